@@ -1,0 +1,14 @@
+"""vmp: variational message passing on conjugate-exponential Bayesian networks."""
+from . import families as families
+from .errors import (ConjugacyError as ConjugacyError, ConvergenceError as ConvergenceError,
+                     DataError as DataError, GraphError as GraphError,
+                     HyperparameterError as HyperparameterError, ShapeError as ShapeError,
+                     VMPError as VMPError)
+from .factors import rules as rules
+from .graph import (Categorical as Categorical, Dirichlet as Dirichlet, Gamma as Gamma,
+                    Gaussian as Gaussian, Model as Model, Normal as Normal, Plate as Plate,
+                    Wishart as Wishart, dot as dot)
+from .inference import ElboDecreaseWarning as ElboDecreaseWarning
+from .inference import FitResult as FitResult
+
+__version__ = "0.1.0"

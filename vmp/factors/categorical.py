@@ -1,0 +1,27 @@
+"""Categorical child given probabilities that are a constant or a Dirichlet node.
+
+E[log Cat(z | pi)] = sum_k E[z_k] E[log pi_k].
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..families import Categorical, Dirichlet
+from .base import Conditional
+from .terms import Op, Term
+
+
+class CategoricalFactor(Conditional):
+    child = Categorical
+    roles = {"probabilities": Dirichlet}
+
+    def terms(self) -> list[Term]:
+        return [Term(1.0, (Op("x", 0, "a"), Op("probabilities", 0, "a")))]
+
+    @staticmethod
+    def check_constant(role: str, value: np.ndarray) -> str | None:
+        if not np.all(np.isfinite(value) & (value >= 0)):
+            return "probabilities must be finite and non-negative"
+        if not np.allclose(value.sum(-1), 1.0):
+            return "probabilities must sum to 1 over the last axis"
+        return None

@@ -1,0 +1,58 @@
+"""Gaussian child given mean and precision (multivariate with Wishart precision; univariate with Gamma).
+
+E[log N(x | mu, Lambda^-1)] = -1/2 tr(E[Lambda] E[x x^T]) + E[x]^T E[Lambda] E[mu]
+                              -1/2 tr(E[Lambda] E[mu mu^T]) + 1/2 E[log|Lambda|] - D/2 log(2 pi)
+(Winn & Bishop, section 4.1; the univariate case has D = 1 and no event axes.)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..families import Gamma, Gaussian, Normal, Wishart
+from ..families._linalg import is_pd
+from .base import Conditional
+from .terms import Op, Term
+
+LOG2PI = float(np.log(2 * np.pi))
+
+
+def _gaussian_terms(a: str, b: str, d: int) -> list[Term]:
+    return [
+        Term(-0.5, (Op("precision", 0, a + b), Op("x", 1, a + b))),
+        Term(1.0, (Op("precision", 0, a + b), Op("x", 0, a), Op("mean", 0, b))),
+        Term(-0.5, (Op("precision", 0, a + b), Op("mean", 1, a + b))),
+        Term(0.5, (Op("precision", 1),)),
+        Term(-0.5 * d * LOG2PI),
+    ]
+
+
+class GaussianFactor(Conditional):
+    child = Gaussian
+    roles = {"mean": Gaussian, "precision": Wishart}
+
+    def terms(self) -> list[Term]:
+        return _gaussian_terms("a", "b", self.event_shape[0])
+
+    @staticmethod
+    def check_constant(role: str, value: np.ndarray) -> str | None:
+        if not np.all(np.isfinite(value)):
+            return f"{role} has non-finite entries"
+        if role == "precision" and not np.all(is_pd(value)):
+            return "precision is not symmetric positive definite"
+        return None
+
+
+class NormalFactor(Conditional):
+    child = Normal
+    roles = {"mean": Normal, "precision": Gamma}
+
+    def terms(self) -> list[Term]:
+        return _gaussian_terms("", "", 1)
+
+    @staticmethod
+    def check_constant(role: str, value: np.ndarray) -> str | None:
+        if not np.all(np.isfinite(value)):
+            return f"{role} has non-finite entries"
+        if role == "precision" and not np.all(value > 0):
+            return "precision must be positive"
+        return None

@@ -1,0 +1,69 @@
+"""The exponential-family interface.
+
+A distribution is written, as in Winn & Bishop (2005) eq. (2),
+
+    log p(x) = <eta, u(x)> - A(eta)
+
+with natural parameters ``eta`` and sufficient statistics ``u(x)``, both tuples of arrays
+shaped ``plates + event``. The moments E[u(x)] are the gradient of the log-normalizer A.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from ._linalg import inner
+
+Arrays = tuple[np.ndarray, ...]
+
+
+class Family:
+    """Exponential-family math on arrays with leading plate axes. Stateless."""
+
+    name: ClassVar[str]
+    #: number of trailing event axes of each component of eta and u
+    event_ndims: ClassVar[tuple[int, ...]]
+    #: components that, for a point mass, are outer products of other components:
+    #: {c: (a, b)} means u_c(x) = u_a(x) (x) u_b(x)
+    outer: ClassVar[dict[int, tuple[int, int]]] = {}
+
+    @classmethod
+    def moments(cls, natural: Arrays) -> Arrays:
+        raise NotImplementedError(f"{cls.__name__}.moments")
+
+    @classmethod
+    def log_normalizer(cls, natural: Arrays) -> np.ndarray:
+        raise NotImplementedError(f"{cls.__name__}.log_normalizer")
+
+    @classmethod
+    def inner(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
+        """<eta, u> summed over event axes, one value per plate element."""
+        return sum(inner(e, u, n) for e, u, n in zip(natural, moments, cls.event_ndims))
+
+    @classmethod
+    def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        """H[q] = A(eta) - <eta, E[u]> (every family here has unit base measure)."""
+        if moments is None:
+            moments = cls.moments(natural)
+        return cls.log_normalizer(natural) - cls.inner(natural, moments)
+
+    @classmethod
+    def valid(cls, natural: Arrays) -> np.ndarray:
+        """Boolean per plate element: is eta in the natural-parameter domain."""
+        raise NotImplementedError(f"{cls.__name__}.valid")
+
+    @classmethod
+    def statistics(cls, x: np.ndarray) -> Arrays:
+        """Sufficient statistics u(x) of a point."""
+        raise NotImplementedError(f"{cls.__name__}.statistics")
+
+    @classmethod
+    def plate_shape(cls, natural: Arrays) -> tuple[int, ...]:
+        a, n = natural[0], cls.event_ndims[0]
+        return a.shape[: a.ndim - n]
+
+    @classmethod
+    def event_shape(cls, natural: Arrays) -> tuple[int, ...]:
+        a, n = natural[0], cls.event_ndims[0]
+        return a.shape[a.ndim - n:]

@@ -1,0 +1,59 @@
+"""Categorical(z | p) over K categories: eta = log p (up to a constant), u = one-hot(z)."""
+from __future__ import annotations
+
+import numpy as np
+from scipy import special, stats
+
+from .base import Arrays, Family
+
+
+class Categorical(Family):
+    name = "Categorical"
+    event_ndims = (1,)
+
+    @staticmethod
+    def natural_from(probabilities: np.ndarray) -> Arrays:
+        with np.errstate(divide="ignore"):
+            return (np.log(np.asarray(probabilities, float)),)
+
+    @classmethod
+    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        return {"probabilities": cls.moments(natural)[0]}
+
+    @classmethod
+    def moments(cls, natural: Arrays) -> Arrays:
+        return (special.softmax(natural[0], axis=-1),)
+
+    @classmethod
+    def log_normalizer(cls, natural: Arrays) -> np.ndarray:
+        return special.logsumexp(natural[0], axis=-1)
+
+    @classmethod
+    def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        p = cls.moments(natural)[0] if moments is None else moments[0]
+        logp = natural[0] - cls.log_normalizer(natural)[..., None]
+        return -np.sum(np.where(p > 0, p * logp, 0.0), axis=-1)
+
+    @classmethod
+    def valid(cls, natural: Arrays) -> np.ndarray:
+        e = natural[0]
+        return np.all(~np.isnan(e) & (e < np.inf), axis=-1) & np.any(np.isfinite(e), axis=-1)
+
+    @staticmethod
+    def statistics(x: np.ndarray, size: int) -> Arrays:
+        x = np.asarray(x)
+        return (np.eye(size)[x],)
+
+    @classmethod
+    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
+        p = cls.moments(natural)[0]
+        c = np.cumsum(p, axis=-1)
+        u = rng.random(p.shape[:-1] + (1,))
+        return np.minimum(np.sum(c < u, axis=-1), p.shape[-1] - 1)
+
+    @classmethod
+    def to_scipy(cls, natural: Arrays):
+        p = cls.moments(natural)[0]
+        if p.ndim != 1:
+            raise ValueError("to_scipy needs a single element: index the plates first")
+        return stats.multinomial(1, p)

@@ -1,0 +1,51 @@
+"""Gamma(tau | a, b) with shape a and rate b: eta = (-b, a - 1), u = (tau, log tau)."""
+from __future__ import annotations
+
+import numpy as np
+from scipy import special, stats
+
+from .base import Arrays, Family
+
+
+class Gamma(Family):
+    name = "Gamma"
+    event_ndims = (0, 0)
+
+    @staticmethod
+    def natural_from(shape: np.ndarray, rate: np.ndarray) -> Arrays:
+        shape, rate = np.broadcast_arrays(np.asarray(shape, float), np.asarray(rate, float))
+        return -rate, shape - 1.0
+
+    @staticmethod
+    def parameters(natural: Arrays) -> dict[str, np.ndarray]:
+        return {"shape": natural[1] + 1.0, "rate": -natural[0]}
+
+    @classmethod
+    def moments(cls, natural: Arrays) -> Arrays:
+        a, b = natural[1] + 1.0, -natural[0]
+        return a / b, special.digamma(a) - np.log(b)
+
+    @classmethod
+    def log_normalizer(cls, natural: Arrays) -> np.ndarray:
+        a, b = natural[1] + 1.0, -natural[0]
+        return special.gammaln(a) - a * np.log(b)
+
+    @classmethod
+    def valid(cls, natural: Arrays) -> np.ndarray:
+        a, b = natural[1] + 1.0, -natural[0]
+        return np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
+
+    @staticmethod
+    def statistics(x: np.ndarray) -> Arrays:
+        x = np.asarray(x, float)
+        return x, np.log(x)
+
+    @classmethod
+    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
+        a, b = natural[1] + 1.0, -natural[0]
+        return rng.gamma(a, 1.0 / b)
+
+    @classmethod
+    def to_scipy(cls, natural: Arrays):
+        a, b = natural[1] + 1.0, -natural[0]
+        return stats.gamma(a, scale=1.0 / b)

@@ -1,0 +1,75 @@
+"""Wishart(Lambda | n, V) with E[Lambda] = n V (as scipy.stats.wishart).
+
+log p = (n - D - 1)/2 log|Lambda| - tr(V^-1 Lambda)/2 - A, eta = (-V^-1/2, (n - D - 1)/2),
+u = (Lambda, log|Lambda|), A = n/2 log|V| + nD/2 log 2 + log Gamma_D(n/2).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from ._linalg import inv_pd, is_pd, logdet_pd, multidigamma, multigammaln, sym
+from .base import Arrays, Family
+
+
+class Wishart(Family):
+    name = "Wishart"
+    event_ndims = (2, 0)
+
+    @staticmethod
+    def natural_from(dof: np.ndarray, scale: np.ndarray) -> Arrays:
+        scale = np.asarray(scale, float)
+        d = scale.shape[-1]
+        dof = np.asarray(dof, float) * np.ones(scale.shape[:-2])
+        return -0.5 * inv_pd(scale), 0.5 * (dof - d - 1.0)
+
+    @staticmethod
+    def parameters(natural: Arrays) -> dict[str, np.ndarray]:
+        d = natural[0].shape[-1]
+        return {"dof": 2.0 * natural[1] + d + 1.0, "scale": inv_pd(-2.0 * sym(natural[0]))}
+
+    @classmethod
+    def moments(cls, natural: Arrays) -> Arrays:
+        p = cls.parameters(natural)
+        d = natural[0].shape[-1]
+        n, v = p["dof"], p["scale"]
+        logdet = multidigamma(0.5 * n, d) + d * np.log(2.0) + logdet_pd(v)
+        return n[..., None, None] * v, logdet
+
+    @classmethod
+    def log_normalizer(cls, natural: Arrays) -> np.ndarray:
+        p = cls.parameters(natural)
+        d = natural[0].shape[-1]
+        n = p["dof"]
+        return 0.5 * n * logdet_pd(p["scale"]) + 0.5 * n * d * np.log(2.0) + multigammaln(0.5 * n, d)
+
+    @classmethod
+    def valid(cls, natural: Arrays) -> np.ndarray:
+        d = natural[0].shape[-1]
+        n = 2.0 * natural[1] + d + 1.0
+        return is_pd(-2.0 * natural[0]) & np.isfinite(n) & (n > d - 1)
+
+    @staticmethod
+    def statistics(x: np.ndarray) -> Arrays:
+        x = np.asarray(x, float)
+        return x, logdet_pd(x)
+
+    @classmethod
+    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
+        """Bartlett decomposition, vectorized over plates."""
+        p = cls.parameters(natural)
+        n, v = p["dof"], p["scale"]
+        d = v.shape[-1]
+        chol = np.linalg.cholesky(v)
+        a = np.tril(rng.standard_normal(v.shape), -1)
+        diag = np.sqrt(rng.chisquare(n[..., None] - np.arange(d)))
+        a = a + diag[..., :, None] * np.eye(d)
+        la = chol @ a
+        return la @ np.swapaxes(la, -1, -2)
+
+    @classmethod
+    def to_scipy(cls, natural: Arrays):
+        p = cls.parameters(natural)
+        if p["scale"].ndim != 2:
+            raise ValueError("to_scipy needs a single element: index the plates first")
+        return stats.wishart(df=float(p["dof"]), scale=p["scale"])

@@ -1,0 +1,258 @@
+"""A factor bound to the graph: its terms expanded into einsum contractions over leaves.
+
+Binding replaces each role operand by the moments that feed it: a node's own moments, a
+constant's statistics, a gathered node's moments, a product of moments for ``dot`` (E[u.v] =
+E[u].E[v], E[(u.v)^2] = tr(E[uu^T]E[vv^T]) or, factorized, Paquet eq. (7)), a scaled node's
+moments, and, for a gate P[z], P's moments over a gate letter multiplied by E[z] in every term.
+Each expanded term stays linear in every leaf element, so the message to a leaf is the einsum of
+the term without that operand (Winn & Bishop eq. (5)); the ELBO term is the full contraction.
+"""
+from __future__ import annotations
+
+import itertools
+import string
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import families as fam
+from ..errors import GraphError
+from ..factors.terms import Term, contract_to
+from .expressions import Constant, Dot, Expression, Gate, Gather, Scaled
+from .leaves import ConstLeaf, GatherLeaf, Leaf, NodeLeaf
+
+PLATE_LETTERS = string.ascii_uppercase
+FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
+
+
+@dataclass
+class Operand:
+    leaf: Leaf | None  # None for a constant array
+    comp: int
+    letters: str
+    array: np.ndarray | None = None
+
+    def value(self) -> np.ndarray:
+        return self.array if self.leaf is None else self.leaf.moments()[self.comp]
+
+
+@dataclass
+class Expanded:
+    coef: float
+    operands: list[Operand]
+
+
+class _Fresh:
+    def __init__(self):
+        self.i = 0
+
+    def __call__(self, n: int = 1) -> str:
+        out = FRESH_EVENT[self.i:self.i + n]
+        self.i += n
+        if len(out) < n:
+            raise GraphError("a factor needs more einsum letters than available")
+        return out
+
+
+class LeafBinding:
+    def __init__(self, leaf: Leaf, letters: str):
+        self.leaf, self.letters = leaf, letters
+
+    def sub(self, comp: int, ev: str, fresh) -> list[tuple[float, list[Operand]]]:
+        fam_ = self.leaf.family
+        if self.leaf.point and comp in fam_.outer:
+            a, b = fam_.outer[comp]
+            na = fam_.event_ndims[a]
+            return [(1.0, [Operand(self.leaf, a, self.letters + ev[:na]), Operand(self.leaf, b, self.letters + ev[na:])])]
+        return [(1.0, [Operand(self.leaf, comp, self.letters + ev)])]
+
+
+class ScaledBinding:
+    """c * P: first moment scales by c; log-moment shifts by D log c (Gamma: D = 1)."""
+
+    def __init__(self, inner, scale: float, family, dim: int):
+        self.inner, self.scale, self.family, self.dim = inner, scale, family, dim
+
+    def sub(self, comp, ev, fresh):
+        terms = self.inner.sub(comp, ev, fresh)
+        if comp == 0:
+            return [(c * self.scale, ops) for c, ops in terms]
+        return terms + [(self.dim * np.log(self.scale), [])]
+
+
+class DotBinding:
+    """Moments (E[m], E[m^2]) of m = u . v as sums of products of u's and v's moments."""
+
+    def __init__(self, bu, bv, cross=None):
+        self.bu, self.bv, self.cross = bu, bv, cross  # cross: (bu', bv', offdiag Operand) if factorized
+
+    def sub(self, comp, ev, fresh):
+        if self.cross is None:
+            e = fresh(comp + 1)
+            return _product(self.bu.sub(comp, e, fresh), self.bv.sub(comp, e, fresh))
+        first = _product(self.bu.sub(comp, "", fresh), self.bv.sub(comp, "", fresh))
+        if comp == 0:
+            return first
+        bu2, bv2, off = self.cross
+        pair_k = _product(self.bu.sub(0, "", fresh), self.bv.sub(0, "", fresh))
+        pair_l = _product(bu2.sub(0, "", fresh), bv2.sub(0, "", fresh))
+        return first + [(c, ops + [off]) for c, ops in _product(pair_k, pair_l)]
+
+
+def _product(a, b):
+    return [(ca * cb, oa + ob) for (ca, oa), (cb, ob) in itertools.product(a, b)]
+
+
+class CompiledFactor:
+    """The factor of ``child`` with terms bound to leaves; computes messages and its ELBO term."""
+
+    def __init__(self, child):
+        self.child = child
+        self.letters: dict = {}
+        self._next = 0
+        for p in child.plates:
+            self.letters[p.name] = self._new_letter()
+        self.child_letters = "".join(self.letters[p.name] for p in child.plates)
+        self.child_shape = child.plate_shape
+        self.sizes = {self.letters[p.name]: p.size for p in child.plates}
+        self._leaves: dict = {}
+        self._gates: dict = {}
+        self._role_nodes: dict = {}
+        bindings = {"x": self._bind(child, dict(self.letters), role="x")}
+        for role, expr in child.parents.items():
+            bindings[role] = self._bind(expr, dict(self.letters), role=role)
+        self.terms: list[Expanded] = []
+        for term in child.factor.terms():
+            self.terms.extend(self._expand(term, bindings))
+        self.coupled: dict = {}
+        self._find_couplings()
+        self.targets = [leaf for leaf in self._leaves.values() if leaf.target]
+
+    # ----- binding ----------------------------------------------------------------------
+    def _new_letter(self, size: int | None = None) -> str:
+        ch = PLATE_LETTERS[self._next]
+        self._next += 1
+        return ch
+
+    def _leaf(self, key, make) -> Leaf:
+        if key not in self._leaves:
+            self._leaves[key] = make()
+        return self._leaves[key]
+
+    def _claim(self, node, role):
+        other = self._role_nodes.setdefault(node.name, role)
+        if other != role:
+            raise GraphError(
+                f"node '{self.child.name}': '{node.name}' reaches it through two parent roles "
+                f"('{other}' and '{role}'); that is not supported"
+            )
+
+    def _bind(self, expr: Expression, letters: dict, role: str):
+        from .node import Node
+
+        if isinstance(expr, Constant):
+            leaf = ConstLeaf(expr, self.child.plates)
+            return LeafBinding(leaf, self.child_letters)
+        if isinstance(expr, Node):
+            if expr is not self.child:
+                self._claim(expr, role)
+            leaf = self._leaf(("node", expr.name), lambda: NodeLeaf(expr))
+            return LeafBinding(leaf, "".join(letters[p.name] for p in expr.plates))
+        if isinstance(expr, Gather):
+            self._claim(expr.node, role)
+            leaf = self._leaf(("gather", expr.node.name, id(expr)), lambda: GatherLeaf(expr))
+            return LeafBinding(leaf, "".join(letters[p.name] for p in expr.plates))
+        if isinstance(expr, Gate):
+            z = expr.selector
+            if z.name not in self._gates:
+                g = self._new_letter()
+                zb = self._bind(z, letters, role=f"gate of {role}")
+                self._gates[z.name] = (g, Operand(zb.leaf, 0, zb.letters + g))
+                self.sizes[g] = expr.gated_plate.size
+            g = self._gates[z.name][0]
+            inner = dict(letters)
+            inner[expr.gated_plate.name] = g
+            return self._bind(expr.node, inner, role)
+        if isinstance(expr, Scaled):
+            inner = self._bind(expr.node, letters, role)
+            dim = expr.event_shape[0] if expr.family is fam.Wishart else 1
+            return ScaledBinding(inner, expr.scale, expr.family, dim)
+        if isinstance(expr, Dot):
+            if expr.shared is None:
+                return DotBinding(self._bind(expr.u, letters, role), self._bind(expr.v, letters, role))
+            k, l = self._new_letter(), self._new_letter()
+            size = expr.shared.size
+            self.sizes[k] = self.sizes[l] = size
+            lk = dict(letters, **{expr.shared.name: k})
+            ll = dict(letters, **{expr.shared.name: l})
+            off = Operand(None, 0, k + l, array=1.0 - np.eye(size))
+            bu, bv = self._bind(expr.u, lk, role), self._bind(expr.v, lk, role)
+            cross = (self._bind(expr.u, ll, role), self._bind(expr.v, ll, role), off)
+            return DotBinding(bu, bv, cross)
+        raise GraphError(f"node '{self.child.name}': cannot use {expr!r} as a parent")
+
+    def _expand(self, term: Term, bindings) -> list[Expanded]:
+        fresh = _Fresh()
+        out = [(term.coef, [])]
+        for op in term.ops:
+            out = _product(out, bindings[op.role].sub(op.comp, op.event, fresh))
+        consts = [Operand(None, 0, self.child_letters + c.event, array=c.value) for c in term.consts]
+        gates = [g[1] for g in self._gates.values()]
+        return [Expanded(c, ops + consts + gates) for c, ops in out]
+
+    def _find_couplings(self) -> None:
+        """Plates along which one node's elements meet in a single term (factorized dot)."""
+        for t in self.terms:
+            seen: dict = {}
+            for o in t.operands:
+                if o.leaf is None or not o.leaf.target:
+                    continue
+                seen.setdefault(id(o.leaf), []).append(o)
+            for ops in seen.values():
+                if len(ops) < 2:
+                    continue
+                leaf = ops[0].leaf
+                for i, p in enumerate(leaf.plates):
+                    if len({o.letters[i] for o in ops}) > 1:
+                        self.coupled.setdefault(leaf.node.name, set()).add(p)
+
+    # ----- evaluation -------------------------------------------------------------------
+    def _inputs(self, ops: list[Operand], weight: np.ndarray | None, output: str):
+        inputs = [(o.value(), o.letters) for o in ops]
+        if weight is not None:
+            inputs.append((weight, self.child_letters))
+        present = set("".join(s for _, s in inputs)) | set(output)
+        missing = "".join(ch for ch in self.child_letters if ch not in present)
+        if missing:
+            inputs.append((np.ones([self.sizes[ch] for ch in missing]), missing))
+        return inputs
+
+    def messages(self, node, weight: np.ndarray | None = None) -> tuple[np.ndarray, ...] | None:
+        """Sum over terms of d(term)/d(moments of node), in the node's layout (None if unconnected)."""
+        total = None
+        for leaf in self.targets:
+            if leaf.node is not node:
+                continue
+            shapes = leaf.shapes()
+            acc = [np.zeros(s) for s in shapes]
+            for t in self.terms:
+                for i, o in enumerate(t.operands):
+                    if o.leaf is not leaf:
+                        continue
+                    rest = t.operands[:i] + t.operands[i + 1:]
+                    inputs = self._inputs(rest, weight, o.letters)
+                    acc[o.comp] += t.coef * contract_to(inputs, o.letters, shapes[o.comp])
+            msg = leaf.to_node(tuple(acc))
+            total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
+        return total
+
+    def elog(self, weight: np.ndarray | None = None, per_element: bool = False):
+        """Weighted E[log p(child | parents)], summed (or per child plate element)."""
+        out = self.child_letters if per_element else ""
+        total = 0.0
+        for t in self.terms:
+            total = total + t.coef * contract_to(self._inputs(t.operands, weight, out), out, self.child_shape if per_element else ())
+        return total
+
+    def nodes(self) -> list:
+        return list({id(l.node): l.node for l in self.targets}.values())

@@ -1,0 +1,109 @@
+"""The model: a named DAG of nodes (networkx), entered with ``with``."""
+from __future__ import annotations
+
+import networkx as nx
+
+from ..errors import GraphError
+from . import context
+from .expressions import Expression
+
+
+class Model:
+    """A Bayesian network. Declare nodes inside ``with Model(name):``; ``model["x"]`` finds one."""
+
+    def __init__(self, name: str = "model"):
+        self.name = name
+        self.nodes: dict = {}
+        self.plates: dict = {}
+        self._compiled = None
+
+    def __enter__(self) -> "Model":
+        context._MODELS.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        context._MODELS.remove(self)
+
+    def _add(self, node) -> None:
+        if node.name in self.nodes:
+            raise GraphError(f"model '{self.name}': a node named '{node.name}' exists already")
+        self.nodes[node.name] = node
+        self._compiled = None
+
+    def __getitem__(self, name: str):
+        try:
+            return self.nodes[name]
+        except KeyError:
+            known = ", ".join(self.nodes) or "none"
+            raise GraphError(f"model '{self.name}': no node named '{name}' (nodes: {known})") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.nodes
+
+    def __iter__(self):
+        return iter(self.nodes.values())
+
+    # ----- structure --------------------------------------------------------------------
+    def _resolve(self) -> None:
+        for node in self.nodes.values():
+            for role, value in list(node.parents.items()):
+                if isinstance(value, str):
+                    parent = self[value]
+                    node.check_parent(role, parent)
+                    node.parents[role] = parent
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """Random nodes and the deterministic expressions between them; edges parent -> child."""
+        self._resolve()
+        g = nx.DiGraph()
+        for node in self.nodes.values():
+            g.add_node(node.name, expr=node, kind="observed" if node.observed else "latent")
+
+        def visit(expr: Expression, child: str, role: str) -> None:
+            from .expressions import Constant
+            from .node import Node
+
+            if isinstance(expr, Constant):
+                return
+            key = expr.name
+            if not isinstance(expr, Node):
+                g.add_node(key, expr=expr, kind="deterministic")
+                for inner in expr.inputs():
+                    visit(inner, key, role)
+            g.add_edge(key, child, role=role)
+
+        for node in self.nodes.values():
+            for role, expr in node.parents.items():
+                visit(expr, node.name, role)
+        return g
+
+    def compile(self):
+        """Check the graph (acyclic, conjugate, plates) and bind every factor. Cached."""
+        if self._compiled is None:
+            g = self.graph
+            if not nx.is_directed_acyclic_graph(g):
+                cycle = " -> ".join(u for u, _ in nx.find_cycle(g))
+                raise GraphError(f"model '{self.name}': the graph has a cycle: {cycle}")
+            from .compiled import CompiledFactor
+
+            factors = {name: CompiledFactor(node) for name, node in self.nodes.items()}
+            order = [n for n in nx.topological_sort(g) if n in self.nodes]
+            self._compiled = (factors, order)
+        return self._compiled
+
+    # ----- inference --------------------------------------------------------------------
+    def fit(self, **options):
+        """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
+        from ..inference import fit
+
+        return fit(self, **options)
+
+    def elbo(self) -> float:
+        """The exact evidence lower bound of the current q."""
+        from ..inference.engine import Engine
+
+        return Engine(self).elbo()
+
+    def __repr__(self) -> str:
+        return f"<Model {self.name}: {len(self.nodes)} nodes>"

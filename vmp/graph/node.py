@@ -1,0 +1,214 @@
+"""Random nodes: a factor p(x | parents) and, unless observed, a variational factor q(x)."""
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import families as fam
+from ..errors import ConjugacyError, DataError, GraphError, ShapeError
+from ..factors import Conditional
+from . import context
+from .expressions import Constant, Expression, Gate, Gather, Scaled
+
+
+class Node(Expression):
+    """A random variable with one element per combination of its plates."""
+
+    family: ClassVar[type[fam.Family]]
+    factor_cls: ClassVar[type[Conditional]]
+
+    def __init__(self, name: str, roles: dict[str, Any], observed=None, mask=None, weights=None):
+        if not isinstance(name, str) or not name:
+            raise GraphError(f"a node name must be a non-empty string, got {name!r}")
+        self.name = name
+        self.model = context.current_model()
+        self.plates = context.active_plates()
+        self.plate_shape = tuple(p.size for p in self.plates)
+        self.parents: dict[str, Expression | str] = {}
+        self.event_shape = self._infer_event_shape(roles)
+        for role, value in roles.items():
+            self.parents[role] = value if isinstance(value, str) else self._parent(role, value)
+        self.factor = self._make_factor()
+        self.weights = self._check_weights(weights)
+        self.mask = None
+        self.observed = observed is not None
+        self.data = None
+        self.natural: tuple[np.ndarray, ...] | None = None
+        self.moments: tuple[np.ndarray, ...] | None = None
+        self.version = 0
+        if self.observed:
+            self._set_data(observed, mask)
+        elif mask is not None:
+            raise DataError(f"node '{name}': mask= needs observed=")
+        self.model._add(self)
+
+    # ----- declaration-time checks -------------------------------------------------------
+    def _infer_event_shape(self, roles: dict[str, Any]) -> tuple[int, ...]:
+        raise NotImplementedError(type(self).__name__)
+
+    def _make_factor(self) -> Conditional:
+        return self.factor_cls(self.event_shape)
+
+    def _constant_shape(self, role: str, value: np.ndarray, event: tuple[int, ...]) -> np.ndarray:
+        target = self.plate_shape + event
+        try:
+            return np.broadcast_to(value, target)
+        except ValueError:
+            raise ShapeError(
+                f"node '{self.name}': {role} has shape {value.shape}, which does not broadcast to "
+                f"plates {self.plate_shape} + event {event} = {target}"
+            ) from None
+
+    def _parent(self, role: str, value: Any) -> Expression:
+        family = self.factor_cls.roles[role]
+        if not isinstance(value, Expression):
+            arr = np.asarray(value, dtype=float)
+            event = self._role_event(role)
+            arr = self._constant_shape(role, arr, event)
+            why = self.factor_cls.check_constant(role, arr)
+            if why is not None:
+                raise_hyper(self.name, why)
+            return Constant(family, arr, label=f"{self.name}.{role}")
+        self.check_parent(role, value)
+        return value
+
+    def _role_event(self, role: str) -> tuple[int, ...]:
+        family = self.factor_cls.roles[role]
+        if family is fam.Wishart:
+            return self.event_shape + self.event_shape
+        return self.event_shape
+
+    def check_parent(self, role: str, value: Expression) -> None:
+        family = self.factor_cls.roles[role]
+        if value.family is not family:
+            supported = ", ".join(f"{r} <- {f.name}" for r, f in self.factor_cls.roles.items())
+            raise ConjugacyError(
+                f"node '{self.name}' ({self.family.name}): parent '{value.name}' is a {value.family.name}, "
+                f"which is not conjugate to role '{role}'. Supported parents: {supported or 'constants only'}"
+            )
+        if value.event_shape != self._role_event(role):
+            raise ShapeError(
+                f"node '{self.name}': parent '{value.name}' for role '{role}' has event shape "
+                f"{value.event_shape}, expected {self._role_event(role)}"
+            )
+        missing = [p.name for p in value.plates if p not in self.plates]
+        if missing:
+            raise GraphError(
+                f"node '{self.name}': parent '{value.name}' has plates {missing} that '{self.name}' is not in "
+                f"(declare '{self.name}' inside them, or gate/gather the parent)"
+            )
+
+    def _check_weights(self, weights) -> np.ndarray | None:
+        if weights is None:
+            return None
+        w = np.asarray(weights, dtype=float)
+        w = self._constant_shape("weights", w, ())
+        if not np.all(np.isfinite(w) & (w >= 0)):
+            raise DataError(f"node '{self.name}': weights must be finite and non-negative")
+        return w
+
+    def _set_data(self, observed, mask) -> None:
+        data = np.asarray(observed)
+        want = self.plate_shape + self.event_shape
+        if data.shape != want:
+            raise ShapeError(
+                f"node '{self.name}': observed data have shape {data.shape}, expected plates "
+                f"{self.plate_shape} + event {self.event_shape} = {want}"
+            )
+        if mask is not None:
+            mask = np.asarray(mask, dtype=bool)
+            if mask.shape != self.plate_shape:
+                raise ShapeError(f"node '{self.name}': mask has shape {mask.shape}, expected plates {self.plate_shape}")
+            self.mask = mask
+            fill = self._fill_value()
+            idx = ~mask
+            data = np.array(data, dtype=fill.dtype if data.dtype.kind in "iub" else float, copy=True)
+            data[idx] = fill
+        why = self._check_data(data)
+        if why is not None:
+            hint = "" if mask is not None else " (give mask= to mark missing entries)"
+            raise DataError(f"node '{self.name}': observed data {why}{hint}")
+        self.data = data
+        self.moments = self._statistics(data)
+
+    def _fill_value(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _check_data(self, data: np.ndarray) -> str | None:
+        if data.dtype.kind not in "iufb" or not np.all(np.isfinite(data)):
+            return "contain NaN or inf"
+        return None
+
+    def _statistics(self, data: np.ndarray) -> tuple[np.ndarray, ...]:
+        return self.family.statistics(data)
+
+    def component_shapes(self, plate_shape: tuple[int, ...] | None = None) -> list[tuple[int, ...]]:
+        """Shape of each moment component: plates + event axes of that component."""
+        ps = self.plate_shape if plate_shape is None else plate_shape
+        d = self.event_shape[:1]
+        return [ps + d * n for n in self.family.event_ndims]
+
+    def set_natural(self, natural: tuple[np.ndarray, ...], moments: tuple[np.ndarray, ...] | None = None) -> None:
+        """Set q's natural parameters; the moments follow (the gradient of the log-normalizer)."""
+        self.natural = tuple(natural)
+        self.moments = self.family.moments(self.natural) if moments is None else tuple(moments)
+        self.version += 1
+
+    # ----- glue -------------------------------------------------------------------------
+    def __getitem__(self, key):
+        if isinstance(key, Node) and key.family is fam.Categorical:
+            return Gate(self, key)
+        if isinstance(key, Expression):
+            raise GraphError(f"'{self.name}[{key.name}]': only a Categorical node can gate")
+        return Gather(self, key)
+
+    def __rmul__(self, other):
+        return Scaled(other, self)
+
+    def factor_weights(self) -> np.ndarray | None:
+        """Data multiplicity times the mask, over the plates (None when all ones)."""
+        w = self.weights
+        if self.mask is not None:
+            w = self.mask.astype(float) if w is None else w * self.mask
+        return w
+
+    # ----- posterior --------------------------------------------------------------------
+    def _need_posterior(self) -> None:
+        if self.moments is None:
+            raise GraphError(f"node '{self.name}' has no posterior yet: call model.fit() first")
+
+    @property
+    def parameters(self) -> dict[str, np.ndarray]:
+        """Parameters of q(x) (or of the data, for an observed node)."""
+        self._need_posterior()
+        if self.observed:
+            return {"value": self.data}
+        return self.family.parameters(self.natural)
+
+    @property
+    def mean(self) -> np.ndarray:
+        self._need_posterior()
+        if self.observed:
+            return np.asarray(self.data, float)
+        if self.family is fam.Dirichlet:
+            a = self.natural[0] + 1.0
+            return a / a.sum(-1, keepdims=True)
+        return self.moments[0]
+
+    def entropy(self) -> np.ndarray:
+        self._need_posterior()
+        return self.family.entropy(self.natural, self.moments)
+
+    def to_scipy(self, index: tuple = ()):
+        """scipy.stats frozen distribution of q at one plate element ``index``."""
+        self._need_posterior()
+        if self.observed:
+            raise GraphError(f"node '{self.name}' is observed: it has no posterior")
+        return self.family.to_scipy(tuple(a[index] for a in self.natural))
+
+
+def raise_hyper(name: str, why: str):
+    from ..errors import HyperparameterError
+
+    raise HyperparameterError(f"node '{name}': {why}")

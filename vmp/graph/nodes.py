@@ -1,0 +1,210 @@
+"""The node types a user declares: one class per family of q."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import families as fam
+from ..errors import GraphError, ShapeError
+from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, GaussianFactor, NormalFactor,
+                       WishartFactor)
+from ..families._linalg import is_pd
+from .expressions import Expression
+from .node import Node, raise_hyper
+
+
+def _dim_of(value: Any, ndim_const: int) -> int | None:
+    if isinstance(value, str):
+        return None
+    if isinstance(value, Expression):
+        return value.event_shape[0] if value.event_shape else None
+    arr = np.asarray(value)
+    return arr.shape[-1] if arr.ndim >= ndim_const else None
+
+
+class Gaussian(Node):
+    """Multivariate Gaussian x ~ N(mean, precision^-1) with a D-vector event.
+
+    mean: constant, Gaussian node, gate or gather of one; precision: constant matrix or Wishart node.
+    """
+
+    family = fam.Gaussian
+    factor_cls = GaussianFactor
+
+    def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
+        super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        prec = roles["precision"]
+        if isinstance(prec, Expression) and prec.family is fam.Gamma:
+            raise GraphError(
+                f"node '{self.name}': a Gamma precision needs the univariate vmp.Normal, not vmp.Gaussian"
+            )
+        dims = {d for d in (_dim_of(roles["mean"], 1), _dim_of(prec, 2)) if d is not None}
+        if len(dims) != 1:
+            raise ShapeError(
+                f"node '{self.name}': cannot tell the dimension D from mean and precision "
+                f"(found {sorted(dims) or 'none'}); give a D-vector mean or a DxD precision"
+            )
+        return (dims.pop(),)
+
+    def _fill_value(self):
+        return np.zeros(self.event_shape)
+
+
+class Normal(Node):
+    """Univariate Gaussian, elementwise over plates: x ~ N(mean, 1/precision).
+
+    mean: constant, Normal node, gather, gate or vmp.dot(u, v); precision: constant or Gamma node.
+    """
+
+    family = fam.Normal
+    factor_cls = NormalFactor
+
+    def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
+        super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        return ()
+
+    def _fill_value(self):
+        return np.zeros(())
+
+
+class Gamma(Node):
+    """Gamma(shape, rate), E[x] = shape / rate. rate: constant or Gamma node; shape: constant."""
+
+    family = fam.Gamma
+    factor_cls = GammaFactor
+
+    def __init__(self, name: str, shape: Any, rate: Any, *, observed=None, mask=None, weights=None):
+        self._shape = shape
+        super().__init__(name, {"rate": rate}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        return ()
+
+    def _make_factor(self):
+        a = self._constant_shape("shape", np.asarray(self._shape, float), ())
+        if not np.all(np.isfinite(a) & (a > 0)):
+            raise_hyper(self.name, "shape must be positive and finite")
+        return GammaFactor((), a)
+
+    def _fill_value(self):
+        return np.ones(())
+
+    def _check_data(self, data):
+        return super()._check_data(data) or (None if np.all(data > 0) else "must be positive")
+
+
+class Wishart(Node):
+    """Wishart(dof, scale) over DxD precision matrices, E[x] = dof * scale (scipy.stats.wishart)."""
+
+    family = fam.Wishart
+    factor_cls = WishartFactor
+
+    def __init__(self, name: str, dof: Any, scale: Any, *, observed=None, mask=None, weights=None):
+        self._dof, self._scale = dof, scale
+        super().__init__(name, {}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        scale = np.asarray(self._scale, float)
+        if scale.ndim < 2 or scale.shape[-1] != scale.shape[-2]:
+            raise ShapeError(f"node '{self.name}': scale must be a DxD matrix, got shape {scale.shape}")
+        return (scale.shape[-1], scale.shape[-1])
+
+    def _make_factor(self):
+        d = self.event_shape[0]
+        n = self._constant_shape("dof", np.asarray(self._dof, float), ())
+        v = self._constant_shape("scale", np.asarray(self._scale, float), (d, d))
+        if not np.all(np.isfinite(n) & (n > d - 1)):
+            raise_hyper(self.name, f"dof must exceed D - 1 = {d - 1}")
+        if not np.all(is_pd(v)):
+            raise_hyper(self.name, "scale is not symmetric positive definite")
+        return WishartFactor(self.event_shape, n, v)
+
+    def _fill_value(self):
+        return np.eye(self.event_shape[0])
+
+    def _check_data(self, data):
+        return super()._check_data(data) or (None if np.all(is_pd(data)) else "are not positive definite")
+
+
+class Dirichlet(Node):
+    """Dirichlet(alpha) over probability vectors of the last axis."""
+
+    family = fam.Dirichlet
+    factor_cls = DirichletFactor
+
+    def __init__(self, name: str, alpha: Any, *, observed=None, mask=None, weights=None):
+        self._alpha = alpha
+        super().__init__(name, {}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        alpha = np.asarray(self._alpha, float)
+        if alpha.ndim < 1 or alpha.shape[-1] < 2:
+            raise ShapeError(f"node '{self.name}': alpha must be a vector of at least 2 entries")
+        return (alpha.shape[-1],)
+
+    def _make_factor(self):
+        a = self._constant_shape("alpha", np.asarray(self._alpha, float), self.event_shape)
+        if not np.all(np.isfinite(a) & (a > 0)):
+            raise_hyper(self.name, "alpha must be positive and finite")
+        return DirichletFactor(self.event_shape, a)
+
+    def _fill_value(self):
+        return np.full(self.event_shape, 1.0 / self.event_shape[0])
+
+    def _check_data(self, data):
+        bad = super()._check_data(data)
+        if bad:
+            return bad
+        ok = np.all(data > 0) and np.allclose(data.sum(-1), 1.0)
+        return None if ok else "must be positive and sum to 1"
+
+    def _statistics(self, data):
+        return (np.log(data),)
+
+
+class Categorical(Node):
+    """Categorical(probabilities) over K categories; observed data are integers in [0, K)."""
+
+    family = fam.Categorical
+    factor_cls = CategoricalFactor
+
+    def __init__(self, name: str, probabilities: Any, *, observed=None, mask=None, weights=None):
+        super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        k = _dim_of(roles["probabilities"], 1)
+        if k is None:
+            raise ShapeError(f"node '{self.name}': cannot tell the number of categories from probabilities")
+        return (k,)
+
+    def _set_data(self, observed, mask):
+        self.event_shape_data = ()
+        data = np.asarray(observed)
+        saved, self.event_shape = self.event_shape, ()
+        try:
+            super()._set_data(data, mask)
+        finally:
+            self.event_shape = saved
+
+    def _fill_value(self):
+        return np.zeros((), dtype=int)
+
+    def _check_data(self, data):
+        if data.dtype.kind == "f":
+            if not np.all(np.isfinite(data)):
+                return "contain NaN or inf"
+            if not np.all(data == np.round(data)):
+                return "must be integer category indices"
+        elif data.dtype.kind not in "iu":
+            return "must be integer category indices"
+        if data.size and (data.min() < 0 or data.max() >= self.event_shape[0]):
+            return f"must lie in [0, {self.event_shape[0]})"
+        return None
+
+    def _statistics(self, data):
+        return fam.Categorical.statistics(data.astype(int), self.event_shape[0])

@@ -1,0 +1,27 @@
+"""What a fit returns."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class FitResult:
+    """ELBO history and convergence state of one call to ``model.fit``."""
+
+    elbo: np.ndarray
+    converged: bool
+    iterations: int
+    message: str
+    decrease: dict | None = None
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def final_elbo(self) -> float:
+        return float(self.elbo[-1]) if len(self.elbo) else float("nan")
+
+    def __repr__(self) -> str:
+        return (f"FitResult(converged={self.converged}, iterations={self.iterations}, "
+                f"elbo={self.final_elbo:.6g}, message={self.message!r})")
