@@ -105,5 +105,14 @@ class Model:
 
         return Engine(self).elbo()
 
+    def render(self, filename: str | None = None):
+        """The network diagram as a graphviz.Digraph; written to ``filename`` when given."""
+        from ..render import render
+
+        return render(self, filename)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return self.render()._repr_mimebundle_(include=include, exclude=exclude)
+
     def __repr__(self) -> str:
         return f"<Model {self.name}: {len(self.nodes)} nodes>"

@@ -110,11 +110,12 @@ class Node(Expression):
 
     def _set_data(self, observed, mask) -> None:
         data = np.asarray(observed)
-        want = self.plate_shape + self.event_shape
+        event = self._data_event_shape()
+        want = self.plate_shape + event
         if data.shape != want:
             raise ShapeError(
                 f"node '{self.name}': observed data have shape {data.shape}, expected plates "
-                f"{self.plate_shape} + event {self.event_shape} = {want}"
+                f"{self.plate_shape} + event {event} = {want}"
             )
         if mask is not None:
             mask = np.asarray(mask, dtype=bool)
@@ -131,6 +132,9 @@ class Node(Expression):
             raise DataError(f"node '{self.name}': observed data {why}{hint}")
         self.data = data
         self.moments = self._statistics(data)
+
+    def _data_event_shape(self) -> tuple[int, ...]:
+        return self.event_shape
 
     def _fill_value(self) -> np.ndarray:
         raise NotImplementedError

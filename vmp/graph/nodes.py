@@ -182,14 +182,8 @@ class Categorical(Node):
             raise ShapeError(f"node '{self.name}': cannot tell the number of categories from probabilities")
         return (k,)
 
-    def _set_data(self, observed, mask):
-        self.event_shape_data = ()
-        data = np.asarray(observed)
-        saved, self.event_shape = self.event_shape, ()
-        try:
-            super()._set_data(data, mask)
-        finally:
-            self.event_shape = saved
+    def _data_event_shape(self):
+        return ()
 
     def _fill_value(self):
         return np.zeros((), dtype=int)

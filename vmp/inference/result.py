@@ -22,6 +22,18 @@ class FitResult:
     def final_elbo(self) -> float:
         return float(self.elbo[-1]) if len(self.elbo) else float("nan")
 
+    def plot(self, filename: str | None = None):
+        """A matplotlib dashboard of the convergence diagnostics (see vmp.diagnostics)."""
+        from ..diagnostics import plot
+
+        return plot(self, filename)
+
+    def summary(self, model=None) -> str:
+        """A text table of the convergence state and, given the model, the posterior."""
+        from ..diagnostics import summary
+
+        return summary(self, model)
+
     def __repr__(self) -> str:
         return (f"FitResult(converged={self.converged}, iterations={self.iterations}, "
                 f"elbo={self.final_elbo:.6g}, message={self.message!r})")

@@ -1,0 +1,37 @@
+"""Bayesian Gaussian mixture (Bishop, PRML section 10.2, with independent q(mu_k) q(Lambda_k)).
+
+pi ~ Dir(alpha), mu_k ~ N(m0, P0^-1), Lambda_k ~ W(nu0, W0), z_n ~ Cat(pi), x_n ~ N(mu_{z_n}, Lambda_{z_n}^-1).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import vmp
+
+
+def gaussian_mixture(data: np.ndarray, n_components: int, *, alpha: float = 1.0,
+                     mean_precision: float = 1e-2, dof: float | None = None,
+                     scale: np.ndarray | None = None, name: str = "gaussian_mixture") -> vmp.Model:
+    """Build the mixture for ``data`` (N x D).
+
+    Defaults are weak and scaled to the data: m0 is the data mean, P0 = mean_precision * S^-1,
+    nu0 = D and W0 = S^-1 / D (so E[Lambda_k] = S^-1), with S the data covariance.
+    """
+    x = np.asarray(data, dtype=float)
+    if x.ndim != 2:
+        raise vmp.ShapeError(f"gaussian_mixture: data must be N x D, got shape {x.shape}")
+    n, d = x.shape
+    k = int(n_components)
+    cov = np.atleast_2d(np.cov(x, rowvar=False)) + 1e-6 * np.eye(d) if n > 1 else np.eye(d)
+    prec = np.linalg.inv(cov)
+    dof = float(d) if dof is None else dof
+    scale = prec / dof if scale is None else scale
+    with vmp.Model(name) as model:
+        pi = vmp.Dirichlet("pi", alpha=np.full(k, alpha))
+        with vmp.Plate("components", k):
+            mu = vmp.Gaussian("mu", mean=x.mean(0), precision=mean_precision * prec)
+            lam = vmp.Wishart("Lambda", dof=dof, scale=scale)
+        with vmp.Plate("data", n):
+            z = vmp.Categorical("z", pi)
+            vmp.Gaussian("x", mean=mu[z], precision=lam[z], observed=x)
+    return model
