@@ -1,0 +1,179 @@
+"""One table of small networks, one per rule and per kind of glue, for the generic rule tests.
+
+Each case builds a model and names the factor (its child node) under test.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import vmp
+
+
+def _rng():
+    return np.random.default_rng(7)
+
+
+def gaussian_wishart():
+    with vmp.Model("c") as m:
+        mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+        lam = vmp.Wishart("Lam", 3.0, np.eye(2))
+        with vmp.Plate("N", 4):
+            x = vmp.Gaussian("x", mu, lam)
+            vmp.Gaussian("y", x, np.eye(2), observed=_rng().normal(size=(4, 2)))
+    return m, "x"
+
+
+def gaussian_observed_weighted():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 3):
+            mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+        lam = vmp.Wishart("Lam", 3.0, np.eye(2))
+        with vmp.Plate("N", 5), vmp.Plate("K", 3):
+            vmp.Gaussian("x", mu, lam, observed=rng.normal(size=(5, 3, 2)), weights=rng.uniform(size=(5, 3)))
+    return m, "x"
+
+
+def normal_gamma():
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("K", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 4), vmp.Plate("K", 3):
+            x = vmp.Normal("x", mu, tau)
+            vmp.Normal("y", x, 2.0, observed=_rng().normal(size=(4, 3)))
+    return m, "x"
+
+
+def normal_scaled_precision():
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        mu = vmp.Normal("mu", 0.0, 0.5 * tau)
+        with vmp.Plate("N", 3):
+            vmp.Normal("x", mu, tau, observed=[0.1, 1.0, -0.5])
+    return m, "mu"
+
+
+def gaussian_scaled_wishart():
+    with vmp.Model("c") as m:
+        lam = vmp.Wishart("Lam", 3.0, np.eye(2))
+        mu = vmp.Gaussian("mu", np.ones(2), 2.0 * lam)
+        with vmp.Plate("N", 3):
+            vmp.Gaussian("x", mu, lam, observed=_rng().normal(size=(3, 2)))
+    return m, "mu"
+
+
+def gamma_rate():
+    with vmp.Model("c") as m:
+        b = vmp.Gamma("b", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            t = vmp.Gamma("t", 3.0, b)
+            vmp.Normal("y", 0.0, t, observed=_rng().normal(size=4))
+    return m, "t"
+
+
+def wishart_const():
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 2):
+            lam = vmp.Wishart("Lam", [3.0, 4.5], np.array([[1.0, 0.2], [0.2, 2.0]]))
+        with vmp.Plate("N", 3), vmp.Plate("K", 2):
+            vmp.Gaussian("x", np.zeros(2), lam, observed=_rng().normal(size=(3, 2, 2)))
+    return m, "Lam"
+
+
+def dirichlet_categorical():
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", [1.0, 2.0, 0.5])
+        with vmp.Plate("N", 5):
+            vmp.Categorical("z", pi)
+    return m, "z"
+
+
+def gated_gaussian():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(3))
+        with vmp.Plate("K", 3):
+            mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+            lam = vmp.Wishart("Lam", 3.0, np.eye(2))
+        with vmp.Plate("N", 6):
+            z = vmp.Categorical("z", pi)
+            vmp.Gaussian("x", mu[z], lam[z], observed=rng.normal(size=(6, 2)), weights=rng.uniform(size=6))
+    return m, "x"
+
+
+def gated_normal_hidden_child():
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+            tau = vmp.Gamma("tau", 2.0, 2.0)
+        with vmp.Plate("N", 4):
+            z = vmp.Categorical("z", pi)
+            x = vmp.Normal("x", mu[z], tau[z])
+            vmp.Normal("y", x, 4.0, observed=_rng().normal(size=4))
+    return m, "x"
+
+
+def gated_categorical():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 2):
+            beta = vmp.Dirichlet("beta", np.ones(4))
+        with vmp.Plate("D", 3):
+            theta = vmp.Dirichlet("theta", np.ones(2))
+        docs = np.array([0, 0, 1, 2, 2, 2])
+        with vmp.Plate("T", 6):
+            z = vmp.Categorical("z", theta[docs], weights=rng.integers(1, 4, size=6))
+            vmp.Categorical("w", beta[z], observed=rng.integers(0, 4, size=6), weights=rng.integers(1, 4, size=6))
+    return m, "w"
+
+
+def gathered_categorical():
+    m, _ = gated_categorical()
+    return m, "z"
+
+
+def dot_structured():
+    rng = _rng()
+    rows, cols = np.array([0, 1, 1, 2, 0]), np.array([1, 0, 2, 2, 0])
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("U", 3):
+            u = vmp.Gaussian("u", np.zeros(2), np.eye(2))
+        with vmp.Plate("I", 3):
+            v = vmp.Gaussian("v", np.zeros(2), np.eye(2))
+        with vmp.Plate("R", 5):
+            vmp.Normal("r", vmp.dot(u[rows], v[cols]), tau, observed=rng.normal(size=5))
+    return m, "r"
+
+
+def dot_factorized():
+    rng = _rng()
+    rows, cols = np.array([0, 1, 1, 2, 0]), np.array([1, 0, 2, 2, 0])
+    with vmp.Model("c") as m:
+        with vmp.Plate("U", 3), vmp.Plate("F", 3):
+            u = vmp.Normal("u", 0.0, 1.0)
+        with vmp.Plate("I", 3), vmp.Plate("F", 3):
+            v = vmp.Normal("v", 0.0, 1.0)
+        with vmp.Plate("R", 5):
+            vmp.Normal("r", vmp.dot(u[rows], v[cols]), 2.0, observed=rng.normal(size=5), weights=rng.uniform(size=5))
+    return m, "r"
+
+
+def dot_plain():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
+        with vmp.Plate("N", 4):
+            xn = vmp.Gaussian("xn", np.zeros(3), np.eye(3))
+            vmp.Normal("y", vmp.dot(xn, w), 1.5, observed=rng.normal(size=4))
+    return m, "y"
+
+
+CASES = {f.__name__: f for f in [
+    gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
+    gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
+    gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
+    dot_factorized, dot_plain,
+]}

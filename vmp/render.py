@@ -1,0 +1,237 @@
+"""Draw a model as a Graphviz diagram: random nodes, deterministic glue, plates as clusters.
+
+Latent random nodes are ellipses, observed ones are filled grey, deterministic expressions
+(gates ``mu[z]``, gathers ``u[ratings]``, ``dot(u, v)``, ``c*tau``) are boxes. Each plate is a
+``cluster_<name>`` subgraph labelled ``name = size`` at its bottom right; a node sits in the
+cluster of its innermost plate, and plates nest in the order of the node's ``plates`` tuple.
+
+``render(model)`` only builds the ``graphviz.Digraph`` (Graphviz itself is needed to turn it into
+an image, in Jupyter too); ``render(model, "net.svg")`` also writes the image, or, when the
+Graphviz ``dot`` program is missing, the DOT source next to it as ``net.dot`` with one warning.
+"""
+from __future__ import annotations
+
+import html
+import shutil
+import warnings
+from pathlib import Path
+
+import graphviz
+
+__all__ = ["render", "diagram", "write", "GraphvizMissingWarning", "SOURCE_SUFFIXES"]
+
+#: suffixes written as DOT source rather than rendered
+SOURCE_SUFFIXES = (".dot", ".gv")
+
+_FONT = "Helvetica"
+_OBSERVED_FILL = "lightgrey"
+
+
+class GraphvizMissingWarning(UserWarning):
+    """The Graphviz ``dot`` program is not installed: the DOT source was written instead."""
+
+
+class Diagram(graphviz.Digraph):
+    """A ``graphviz.Digraph`` that still displays in Jupyter without Graphviz (as DOT text)."""
+
+    def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
+        try:
+            return super()._repr_mimebundle_(include=include, exclude=exclude, **kwargs)
+        except graphviz.ExecutableNotFound:
+            return {"text/plain": self.source}
+
+
+# ----- labels ---------------------------------------------------------------------------------
+def _shape_text(expr) -> str:
+    """``(components=10) x (2,)``: plates then event shape; empty for a scalar without plates."""
+    parts = []
+    if expr.plates:
+        parts.append("(" + ", ".join(f"{p.name}={p.size}" for p in expr.plates) + ")")
+    if expr.event_shape:
+        parts.append(str(tuple(expr.event_shape)))
+    return " x ".join(parts)
+
+
+def _random_label(node) -> str:
+    detail = " ".join(s for s in (node.family.name, _shape_text(node)) if s)
+    return (f'<<b>{html.escape(node.name)}</b><br/>'
+            f'<font point-size="10">{html.escape(detail)}</font>>')
+
+
+def _kind_of_expression(expr) -> str:
+    from .graph.expressions import Dot, Gate, Gather, Scaled
+
+    if isinstance(expr, Gate):
+        return f"gate over {expr.gated_plate.name}"
+    if isinstance(expr, Gather):
+        return f"gather from {expr.node.plates[0].name}"
+    if isinstance(expr, Dot):
+        return "inner product" if expr.shared is None else f"inner product over {expr.shared.name}"
+    if isinstance(expr, Scaled):
+        return "scaled"
+    return type(expr).__name__.lower()
+
+
+def _deterministic_label(expr) -> str:
+    return (f'<{html.escape(expr.name)}<br/>'
+            f'<font point-size="9">{html.escape(_kind_of_expression(expr))}</font>>')
+
+
+def _edge_label(g, tail: str, head: str, role: str) -> tuple[str | None, dict]:
+    """(label, extra attributes) of the edge tail -> head."""
+    from .graph.expressions import Gate
+
+    head_expr = g.nodes[head]["expr"]
+    if g.nodes[head]["kind"] != "deterministic":
+        return role, {}
+    if isinstance(head_expr, Gate) and head_expr.selector.name == tail:
+        return "selects", {"style": "dashed"}
+    return None, {}
+
+
+# ----- plates ---------------------------------------------------------------------------------
+def _cluster_ids(paths: set[tuple]) -> dict[tuple, str]:
+    """A cluster name for each plate path (outermost first): ``cluster_<plate>``, qualified by
+    the outer plates (``cluster_users/factors``) when one plate occurs at several nesting paths."""
+    prefixes = {path[:i] for path in paths for i in range(1, len(path) + 1)}
+    where: dict[str, set] = {}
+    for prefix in prefixes:
+        where.setdefault(prefix[-1].name, set()).add(prefix)
+    ids, used = {}, set()
+    for prefix in sorted(prefixes, key=lambda p: (len(p), [q.name for q in p])):
+        name = prefix[-1].name
+        if len(where[name]) == 1:
+            cid = f"cluster_{name}"
+        else:
+            cid = "cluster_" + "/".join(p.name for p in prefix)
+        base, n = cid, 2
+        while cid in used:
+            cid, n = f"{base}~{n}", n + 1
+        used.add(cid)
+        ids[prefix] = cid
+    return ids
+
+
+def _node_id(name: str, taken: set[str]) -> str:
+    # graphviz.Digraph.edge() reads "a:b" as node a, port b; keep such names out of the ids
+    nid = name.replace(":", "_")
+    base, n = nid, 2
+    while nid in taken:
+        nid, n = f"{base}_{n}", n + 1
+    taken.add(nid)
+    return nid
+
+
+def diagram(model, *, roles: bool = True) -> Diagram:
+    """The model's network as a ``graphviz.Digraph`` (nothing is written or run).
+
+    roles: label the edges into random nodes with the parent's role (mean, precision, ...).
+    """
+    g = model.graph
+    dot = Diagram(name=model.name, format="svg")
+    dot.attr(label=f"<<b>{html.escape(model.name)}</b>>", labelloc="t", fontname=_FONT,
+             fontsize="14", rankdir="TB", nodesep="0.35", ranksep="0.45")
+    dot.attr("node", fontname=_FONT, fontsize="12")
+    dot.attr("edge", fontname=_FONT, fontsize="9", color="gray30", fontcolor="gray25")
+
+    ids: dict[str, str] = {}
+    taken: set[str] = set()
+    members: dict[tuple, list[str]] = {}
+    for name in g.nodes:
+        ids[name] = _node_id(name, taken)
+        members.setdefault(tuple(g.nodes[name]["expr"].plates), []).append(name)
+    cluster_ids = _cluster_ids({path for path in members if path})
+
+    def add_node(target, name: str) -> None:
+        attrs = g.nodes[name]
+        expr, kind = attrs["expr"], attrs["kind"]
+        if kind == "deterministic":
+            target.node(ids[name], label=_deterministic_label(expr), shape="box", fontsize="11",
+                        color="gray35", margin="0.08,0.04", height="0.3")
+        elif kind == "observed":
+            target.node(ids[name], label=_random_label(expr), shape="ellipse", style="filled",
+                        fillcolor=_OBSERVED_FILL)
+        else:
+            target.node(ids[name], label=_random_label(expr), shape="ellipse")
+
+    def add_cluster(parent, prefix: tuple) -> None:
+        plate = prefix[-1]
+        with parent.subgraph(name=cluster_ids[prefix]) as sub:
+            sub.attr(label=f"{plate.name} = {plate.size}", labeljust="r", labelloc="b",
+                     style="rounded", color="gray45", fontname=_FONT, fontsize="11")
+            fill(sub, prefix)
+
+    def fill(target, prefix: tuple) -> None:
+        for name in members.get(prefix, []):
+            add_node(target, name)
+        children = sorted({path[:len(prefix) + 1] for path in members
+                           if len(path) > len(prefix) and path[:len(prefix)] == prefix},
+                          key=lambda p: p[-1].name)
+        for child in children:
+            add_cluster(target, child)
+
+    fill(dot, ())
+    for tail, head, attrs in g.edges(data=True):
+        role = attrs.get("role")
+        label, extra = _edge_label(g, tail, head, role)
+        if label and roles:
+            extra = dict(extra, label=f" {label}")
+        dot.edge(ids[tail], ids[head], **extra)
+    return dot
+
+
+# ----- files ----------------------------------------------------------------------------------
+def _format_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    fmt = suffix[1:]
+    if suffix in SOURCE_SUFFIXES:
+        return "dot-source"
+    if fmt not in graphviz.FORMATS:
+        raise ValueError(f"cannot tell the image format of '{path}': give a file name ending in "
+                         f".svg, .png or .pdf (or .dot for the DOT source)")
+    return fmt
+
+
+def write(dot: graphviz.Digraph, filename) -> Path:
+    """Write ``dot`` to ``filename`` (format from the extension) and return the path written:
+    ``filename`` itself, or the DOT source at ``filename`` with suffix .dot when Graphviz's
+    ``dot`` program is missing (one :class:`GraphvizMissingWarning` then)."""
+    path = Path(filename)
+    fmt = _format_of(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "dot-source":
+        path.write_text(dot.source, encoding="utf-8")
+        return path
+    reason = None
+    if shutil.which("dot") is None:
+        reason = "the Graphviz 'dot' program is not on PATH"
+    else:
+        try:
+            data = dot.pipe(format=fmt)
+        except graphviz.ExecutableNotFound:
+            reason = "the Graphviz 'dot' program is not on PATH"
+        except graphviz.CalledProcessError as err:
+            detail = (err.stderr or b"").decode(errors="replace").strip().splitlines()
+            reason = f"Graphviz failed ({detail[-1] if detail else err})"
+        else:
+            path.write_bytes(data)
+            return path
+    fallback = path.with_suffix(".dot")
+    fallback.write_text(dot.source, encoding="utf-8")
+    warnings.warn(f"{reason}: wrote the DOT source to '{fallback}' instead of '{path}'; install "
+                  f"Graphviz (e.g. apt-get install graphviz) to get the image",
+                  GraphvizMissingWarning, stacklevel=3)
+    return fallback
+
+
+def render(model, filename=None) -> graphviz.Digraph:
+    """The model's network diagram as a ``graphviz.Digraph`` (shown inline by Jupyter).
+
+    filename: also write it there, the format from the extension (.svg, .png, .pdf, ...;
+    .dot or .gv for the DOT source). Without the Graphviz ``dot`` program the DOT source is
+    written next to it with the suffix .dot and a warning says how to get the image.
+    """
+    dot = diagram(model)
+    if filename is not None:
+        write(dot, filename)
+    return dot
