@@ -1,0 +1,176 @@
+"""Bad input raises a vmp error (a ValueError) at declaration, naming the node and the problem."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vmp
+
+
+def declare(fn):
+    with vmp.Model("m") as model:
+        fn()
+    return model
+
+
+@pytest.mark.parametrize("fn,err,words", [
+    (lambda: vmp.Gaussian("mu", np.zeros(2), np.array([[1.0, 2.0], [2.0, 1.0]])),
+     vmp.HyperparameterError, ["'mu'", "positive definite"]),
+    (lambda: vmp.Normal("x", 0.0, -1.0), vmp.HyperparameterError, ["'x'", "positive"]),
+    (lambda: vmp.Gamma("tau", 0.0, 1.0), vmp.HyperparameterError, ["'tau'", "shape"]),
+    (lambda: vmp.Gamma("tau", 1.0, -2.0), vmp.HyperparameterError, ["'tau'", "rate"]),
+    (lambda: vmp.Dirichlet("pi", [1.0, 0.0, 2.0]), vmp.HyperparameterError, ["'pi'", "alpha"]),
+    (lambda: vmp.Wishart("L", 1.0, np.eye(3)), vmp.HyperparameterError, ["'L'", "dof", "D - 1 = 2"]),
+    (lambda: vmp.Wishart("L", 5.0, -np.eye(2)), vmp.HyperparameterError, ["'L'", "scale"]),
+    (lambda: vmp.Categorical("z", [0.5, 0.6]), vmp.HyperparameterError, ["'z'", "sum to 1"]),
+])
+def test_invalid_hyperparameters(fn, err, words):
+    with pytest.raises(err) as info:
+        declare(fn)
+    assert isinstance(info.value, ValueError)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_shapes_that_do_not_fit_the_plates():
+    def bad_mean():
+        with vmp.Plate("N", 3):
+            vmp.Normal("x", np.zeros(4), 1.0)
+    with pytest.raises(vmp.ShapeError, match=r"node 'x': mean has shape \(4,\)"):
+        declare(bad_mean)
+
+    def bad_data():
+        with vmp.Plate("N", 3):
+            vmp.Gaussian("x", np.zeros(2), np.eye(2), observed=np.zeros((3, 3)))
+    with pytest.raises(vmp.ShapeError, match="node 'x': observed data have shape"):
+        declare(bad_data)
+
+    def bad_dim():
+        vmp.Gaussian("x", np.zeros(3), np.eye(2))
+    with pytest.raises(vmp.ShapeError, match="node 'x'"):
+        declare(bad_dim)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_nan_or_inf_in_observed_data_without_mask(value):
+    data = np.array([0.1, value, 0.3])
+
+    def build():
+        with vmp.Plate("N", 3):
+            vmp.Normal("x", 0.0, 1.0, observed=data)
+    with pytest.raises(vmp.DataError, match="node 'x'.*NaN or inf.*mask"):
+        declare(build)
+
+
+def test_masked_nan_is_accepted_and_ignored():
+    with vmp.Model("m") as model:
+        mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 3):
+            vmp.Normal("x", mu, 1.0, observed=[1.0, np.nan, 3.0], mask=[True, False, True])
+    model.fit()
+    # posterior precision 1 + 2, mean (1 + 3) / 3
+    assert mu.mean == pytest.approx(4.0 / 3.0)
+    assert np.isfinite(model.elbo())
+
+
+def test_bad_observed_values():
+    def cat():
+        with vmp.Plate("N", 3):
+            vmp.Categorical("z", [0.5, 0.5], observed=[0, 1, 2])
+    with pytest.raises(vmp.DataError, match=r"node 'z'.*\[0, 2\)"):
+        declare(cat)
+
+    def gam():
+        with vmp.Plate("N", 2):
+            vmp.Gamma("t", 1.0, 1.0, observed=[1.0, -1.0])
+    with pytest.raises(vmp.DataError, match="node 't'.*positive"):
+        declare(gam)
+
+
+def test_cycle_through_forward_references():
+    with vmp.Model("m") as model:
+        vmp.Normal("a", mean="b", precision=1.0)
+        vmp.Normal("b", mean="a", precision=1.0)
+    with pytest.raises(vmp.GraphError, match="cycle: (a -> b|b -> a)"):
+        model.fit()
+
+
+def test_forward_reference_resolves():
+    with vmp.Model("m") as model:
+        with vmp.Plate("N", 2):
+            vmp.Normal("x", mean="mu", precision=1.0, observed=[1.0, 2.0])
+        vmp.Normal("mu", 0.0, 1.0)
+    model.fit()
+    assert model["mu"].mean == pytest.approx(1.0)
+
+
+def test_non_conjugate_parent_names_both_nodes_and_lists_rules():
+    def build():
+        tau = vmp.Gamma("tau", 1.0, 1.0)
+        vmp.Normal("x", mean=tau, precision=1.0)
+    with pytest.raises(vmp.ConjugacyError) as info:
+        declare(build)
+    msg = str(info.value)
+    assert "'x'" in msg and "'tau'" in msg and "mean <- Normal" in msg and "precision <- Gamma" in msg
+
+    def gaussian_gamma():
+        tau = vmp.Gamma("tau", 1.0, 1.0)
+        vmp.Gaussian("x", mean=np.zeros(2), precision=tau)
+    with pytest.raises(vmp.GraphError, match="vmp.Normal"):
+        declare(gaussian_gamma)
+
+
+def test_unknown_and_duplicate_names():
+    with vmp.Model("m") as model:
+        vmp.Normal("x", 0.0, 1.0)
+        with pytest.raises(vmp.GraphError, match="'x' exists already"):
+            vmp.Normal("x", 0.0, 1.0)
+        vmp.Normal("y", mean="nope", precision=1.0)
+    with pytest.raises(vmp.GraphError, match="no node named 'zzz'"):
+        model["zzz"]
+    with pytest.raises(vmp.GraphError, match="no node named 'nope'"):
+        model.fit()
+
+
+def test_parent_in_a_plate_the_child_is_not_in():
+    def build():
+        with vmp.Plate("K", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 4):
+            vmp.Normal("x", mu, 1.0)
+    with pytest.raises(vmp.GraphError, match="node 'x': parent 'mu' has plates \\['K'\\]"):
+        declare(build)
+
+
+def test_gate_with_wrong_number_of_categories():
+    def build():
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 4):
+            z = vmp.Categorical("z", pi)
+            vmp.Normal("x", mu[z], 1.0)
+    with pytest.raises(vmp.ShapeError, match="'z' has 2 categories"):
+        declare(build)
+
+
+def test_node_outside_a_model():
+    with pytest.raises(vmp.GraphError, match="vmp.Model"):
+        vmp.Normal("x", 0.0, 1.0)
+
+
+def test_posterior_before_fit():
+    with vmp.Model("m") as model:
+        x = vmp.Normal("x", 0.0, 1.0)
+    with pytest.raises(vmp.GraphError, match="call model.fit"):
+        x.mean
+    model.fit()
+    assert x.mean == pytest.approx(0.0)
+    assert x.to_scipy().std() == pytest.approx(1.0)
+
+
+def test_rules_are_listed():
+    rules = vmp.rules()
+    assert ("Gaussian", "precision", "Wishart") in rules
+    assert ("Normal", "precision", "Gamma") in rules
+    assert ("Categorical", "probabilities", "Dirichlet") in rules
