@@ -42,20 +42,58 @@ class Term:
     consts: tuple[Const, ...] = ()
 
 
-_PATHS: dict = {}
+_PLANS: dict = {}
+#: intermediates above this many elements are avoided by chunking the largest axis
+MAX_INTERMEDIATE = 2**21
+
+
+def _plan(subscripts: str, operands) -> tuple:
+    """Contraction path (greedy, BLAS-friendly) and, when an intermediate would be large,
+    the letter to chunk along so that memory stays bounded (no N x K x D temporaries)."""
+    path, info = np.einsum_path(subscripts, *operands, optimize=("greedy", 1e15))
+    largest = float(info.split("Largest intermediate:")[1].split()[0])
+    inputs, output = subscripts.split("->")
+    inputs = inputs.split(",")
+    sizes = {}
+    for letters, op in zip(inputs, operands):
+        sizes.update(zip(letters, op.shape))
+    if largest <= MAX_INTERMEDIATE or not sizes:
+        return path, None, None
+    letter = max(sizes, key=sizes.get)
+    n = sizes[letter]
+    rows = max(1, int(n * MAX_INTERMEDIATE / largest))
+    if rows >= n:
+        return path, None, None
+    sliced = [o[(slice(None),) * s.index(letter) + (slice(0, rows),)] if letter in s else o
+              for s, o in zip(inputs, operands)]
+    chunk_path = np.einsum_path(subscripts, *sliced, optimize=("greedy", 1e15))[0]
+    return chunk_path, letter, rows
 
 
 def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
-    """np.einsum with a contraction path cached per (subscripts, shapes)."""
+    """np.einsum with a cached greedy path, chunked along the largest axis when an intermediate
+    would exceed MAX_INTERMEDIATE elements."""
     key = (subscripts,) + tuple(o.shape for o in operands)
-    path = _PATHS.get(key)
-    if path is None:
-        if len(operands) <= 2:
-            path = False
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = _plan(subscripts, operands)
+    path, letter, rows = plan
+    if letter is None:
+        return np.einsum(subscripts, *operands, optimize=path)
+    inputs, output = subscripts.split("->")
+    inputs = inputs.split(",")
+    axes = [s.index(letter) if letter in s else None for s in inputs]
+    n = next(o.shape[a] for o, a in zip(operands, axes) if a is not None)
+    pieces, total = [], None
+    for start in range(0, n, rows):
+        part = [o if a is None else o[(slice(None),) * a + (slice(start, start + rows),)]
+                for o, a in zip(operands, axes)]
+        r = np.einsum(subscripts, *part, optimize=path)
+        if letter in output:
+            pieces.append(r)
         else:
-            path = np.einsum_path(subscripts, *operands, optimize="greedy")[0]
-        _PATHS[key] = path
-    return np.einsum(subscripts, *operands, optimize=path)
+            total = r if total is None else total + r
+    return np.concatenate(pieces, axis=output.index(letter)) if letter in output else total
 
 
 def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[int, ...]) -> np.ndarray:

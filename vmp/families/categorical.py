@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from .base import Arrays, Family
 
@@ -22,17 +22,23 @@ class Categorical(Family):
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
-        return (special.softmax(natural[0], axis=-1),)
+        e = natural[0]
+        p = np.exp(e - e.max(axis=-1, keepdims=True))
+        p /= p.sum(axis=-1, keepdims=True)
+        return (p,)
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
-        return special.logsumexp(natural[0], axis=-1)
+        e = natural[0]
+        m = e.max(axis=-1, keepdims=True)
+        return (np.log(np.exp(e - m).sum(axis=-1, keepdims=True)) + m)[..., 0]
 
     @classmethod
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        """-sum_k p_k log p_k, with 0 log 0 = 0."""
         p = cls.moments(natural)[0] if moments is None else moments[0]
         logp = natural[0] - cls.log_normalizer(natural)[..., None]
-        return -np.sum(np.where(p > 0, p * logp, 0.0), axis=-1)
+        return -np.sum(p * np.where(p > 0, logp, 0.0), axis=-1)
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:

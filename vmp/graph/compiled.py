@@ -127,6 +127,7 @@ class CompiledFactor:
         self.coupled: dict = {}
         self._find_couplings()
         self.targets = [leaf for leaf in self._leaves.values() if leaf.target]
+        self._cache: dict = {}
 
     # ----- binding ----------------------------------------------------------------------
     def _new_letter(self, size: int | None = None) -> str:
@@ -227,21 +228,30 @@ class CompiledFactor:
             inputs.append((np.ones([self.sizes[ch] for ch in missing]), missing))
         return inputs
 
+    @staticmethod
+    def _stamp(ops: list[Operand]) -> tuple:
+        return tuple(0 if o.leaf is None or o.leaf.node is None else o.leaf.node.version for o in ops)
+
     def messages(self, node, weight: np.ndarray | None = None) -> tuple[np.ndarray, ...] | None:
-        """Sum over terms of d(term)/d(moments of node), in the node's layout (None if unconnected)."""
+        """Sum over terms of d(term)/d(moments of node), in the node's layout (None if unconnected).
+
+        Each partial derivative is kept with the versions of the operands it was computed from,
+        so that ``elog`` reuses it (term = <derivative, operand>) while they are unchanged.
+        """
         total = None
         for leaf in self.targets:
             if leaf.node is not node:
                 continue
             shapes = leaf.shapes()
             acc = [np.zeros(s) for s in shapes]
-            for t in self.terms:
+            for ti, t in enumerate(self.terms):
                 for i, o in enumerate(t.operands):
                     if o.leaf is not leaf:
                         continue
                     rest = t.operands[:i] + t.operands[i + 1:]
-                    inputs = self._inputs(rest, weight, o.letters)
-                    acc[o.comp] += t.coef * contract_to(inputs, o.letters, shapes[o.comp])
+                    grad = contract_to(self._inputs(rest, weight, o.letters), o.letters, shapes[o.comp])
+                    self._cache[ti] = (i, self._stamp(rest), weight, grad)
+                    acc[o.comp] += t.coef * grad
             msg = leaf.to_node(tuple(acc))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
         return total
@@ -250,8 +260,16 @@ class CompiledFactor:
         """Weighted E[log p(child | parents)], summed (or per child plate element)."""
         out = self.child_letters if per_element else ""
         total = 0.0
-        for t in self.terms:
-            total = total + t.coef * contract_to(self._inputs(t.operands, weight, out), out, self.child_shape if per_element else ())
+        for ti, t in enumerate(self.terms):
+            hit = None if per_element else self._cache.get(ti)
+            if hit is not None:
+                i, stamp, w, grad = hit
+                rest = t.operands[:i] + t.operands[i + 1:]
+                if w is weight and stamp == self._stamp(rest):
+                    total = total + t.coef * float(np.vdot(grad, t.operands[i].value()))
+                    continue
+            value = contract_to(self._inputs(t.operands, weight, out), out, self.child_shape if per_element else ())
+            total = total + t.coef * value
         return total
 
     def nodes(self) -> list:

@@ -172,10 +172,12 @@ class Node(Expression):
 
     def factor_weights(self) -> np.ndarray | None:
         """Data multiplicity times the mask, over the plates (None when all ones)."""
-        w = self.weights
-        if self.mask is not None:
-            w = self.mask.astype(float) if w is None else w * self.mask
-        return w
+        if not hasattr(self, "_factor_weights"):
+            w = self.weights
+            if self.mask is not None:
+                w = self.mask.astype(float) if w is None else w * self.mask
+            self._factor_weights = w
+        return self._factor_weights
 
     # ----- posterior --------------------------------------------------------------------
     def _need_posterior(self) -> None:

@@ -1,0 +1,88 @@
+"""A plain-text summary of a fit: convergence state and, given the model, the posterior."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["summary", "describe_posterior"]
+
+_SMALL = 12  # posterior means with at most this many numbers are printed in full
+
+
+def _number(x: float) -> str:
+    return f"{x:.6g}" if math.isfinite(x) else str(x)
+
+
+def _convergence(result) -> list[str]:
+    state = "converged" if result.converged else "NOT converged"
+    it = int(result.iterations)
+    lines = [f"fit: {state} after {it} iteration{'s' if it != 1 else ''} ({result.message})"]
+    elbo = np.asarray(result.elbo, dtype=float)
+    line = f"final ELBO: {_number(result.final_elbo)}"
+    if elbo.size > 1:
+        line += f" (initial {_number(float(elbo[0]))})"
+    seconds = getattr(result, "seconds", None)
+    if seconds is not None:
+        line += f"; {seconds:.3g} s"
+    lines.append(line)
+    decrease = getattr(result, "decrease", None)
+    if decrease:
+        lines.append(f"ELBO decrease: the update of node '{decrease.get('node')}' lowered it by "
+                     f"{_number(float(decrease.get('amount', float('nan'))))}")
+    return lines
+
+
+def _array(a: np.ndarray) -> str:
+    return np.array2string(np.asarray(a, float), precision=3, suppress_small=True, separator=" ",
+                           max_line_width=10_000, threshold=_SMALL).replace("\n", " ")
+
+
+def describe_posterior(node) -> str:
+    """A one-line description of q(node): its mean, or the mean's shape and a few stats."""
+    from ..errors import VMPError
+    from .. import families as fam
+
+    try:
+        mean = np.asarray(node.mean, dtype=float)
+    except VMPError:
+        return "no posterior yet (not fitted)"
+    if mean.size <= _SMALL:
+        return f"mean {_array(mean)}"
+    text = (f"mean shape {mean.shape}: min {mean.min():.3g}, mean {mean.mean():.3g}, "
+            f"max {mean.max():.3g}")
+    if node.family is fam.Categorical and mean.ndim >= 1:
+        counts = np.bincount(mean.reshape(-1, mean.shape[-1]).argmax(-1), minlength=mean.shape[-1])
+        text = f"mean shape {mean.shape}; most probable category counts {counts.tolist()}"
+    elif node.family is fam.Dirichlet and mean.ndim == 1:
+        top = np.sort(mean)[::-1][:3]
+        text += f"; largest {_array(top)}"
+    return text
+
+
+def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return [fmt(header), fmt(tuple("-" * w for w in widths))] + [fmt(r) for r in rows]
+
+
+def _plates(node) -> str:
+    return ", ".join(f"{p.name}={p.size}" for p in node.plates) or "-"
+
+
+def summary(result, model=None) -> str:
+    """Convergence state (converged, iterations, final ELBO, message, seconds) and, with the
+    model, a table of the latent nodes (name, family, plates, posterior) and the observed ones."""
+    lines = _convergence(result)
+    if model is not None:
+        nodes = list(model)
+        latent = [n for n in nodes if not n.observed]
+        observed = [n for n in nodes if n.observed]
+        lines += ["", f"model '{model.name}': {len(latent)} latent, {len(observed)} observed node(s)"]
+        if latent:
+            rows = [(n.name, n.family.name, _plates(n), describe_posterior(n)) for n in latent]
+            lines += [""] + _table(rows, ("node", "family", "plates", "posterior"))
+        if observed:
+            lines += ["", "observed: " + "; ".join(
+                f"{n.name} ({n.family.name}, {_plates(n)})" for n in observed)]
+    return "\n".join(lines) + "\n"
