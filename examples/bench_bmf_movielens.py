@@ -3,8 +3,8 @@
 Reads ratings.csv (columns userId,movieId,rating,timestamp), maps the ids to 0..M-1 and 0..N-1,
 and fits models.matrix_factorization with K factors and tau ~ Gamma, both the structured
 q(u_m) q(v_n) (factorized=False) and the fully factorized q(u_mk) q(v_nk) (factorized=True),
-for a fixed number of sweeps (tol=0). Prints seconds per sweep (fit time / sweeps; the fit
-includes initialization and the initial ELBO), a hand-timed sweep broken down by node, the
+for a fixed number of sweeps (tol=0). Prints seconds per sweep (fit time / sweeps, fastest of
+--repeat identical fits; the fit includes initialization and the initial ELBO), a hand-timed sweep broken down by node, the
 training RMSE of E[u_m].E[v_n] and E[tau].
 
     python examples/bench_bmf_movielens.py [path/to/ratings.csv] [--k 10] [--iterations 10]
@@ -47,21 +47,26 @@ def rmse(model, users, items, ratings, offset=0.0) -> float:
     return float(np.sqrt(np.mean((pred - ratings) ** 2)))
 
 
-def sweep_by_hand(model) -> dict:
+def sweep_by_hand(model, repeat: int = 2) -> dict:
+    """More sweeps on the fitted model, timing each node's update and the ELBO (fastest of
+    ``repeat``)."""
     from vmp.inference.engine import Engine
 
     engine = Engine(model)
-    parts = {}
-    t_all = time.perf_counter()
-    for node in engine.schedule():
+    best: dict = {}
+    for _ in range(repeat):
+        parts = {}
+        t_all = time.perf_counter()
+        for node in engine.schedule():
+            t0 = time.perf_counter()
+            engine.update(node)
+            parts[f"update {node.name}"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        engine.update(node)
-        parts[f"update {node.name}"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    engine.elbo()
-    parts["elbo"] = time.perf_counter() - t0
-    parts["sweep+elbo"] = time.perf_counter() - t_all
-    return parts
+        engine.elbo()
+        parts["elbo"] = time.perf_counter() - t0
+        parts["sweep+elbo"] = time.perf_counter() - t_all
+        best = {k: min(v, best.get(k, np.inf)) for k, v in parts.items()}
+    return best
 
 
 def main(argv=None) -> None:
@@ -70,6 +75,7 @@ def main(argv=None) -> None:
     p.add_argument("--k", type=int, default=10, help="number of factors")
     p.add_argument("--iterations", type=int, default=10, help="VMP sweeps per fit")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--repeat", type=int, default=2, help="timed fits per variant; the fastest is reported")
     p.add_argument("--center", action="store_true", help="subtract the global mean rating first")
     p.add_argument("--only", choices=("structured", "factorized"), help="run one variant")
     p.add_argument("--no-sweep", action="store_true", help="skip the hand-timed extra sweep")
@@ -83,7 +89,7 @@ def main(argv=None) -> None:
     target = ratings - offset
     m, n = int(users.max()) + 1, int(items.max()) + 1
     print(f"MovieLens: {ratings.size} ratings, {m} users x {n} items (density {ratings.size / (m * n):.4f}); "
-          f"K={args.k}, {args.iterations} sweeps, tol=0, seed={args.seed}"
+          f"K={args.k}, {args.iterations} sweeps, tol=0, seed={args.seed}, best of {args.repeat} fits"
           + (f", centred at {offset:.3f}" if args.center else ""))
     print(f"ratings: mean {ratings.mean():.3f}, std {ratings.std():.3f} "
           f"(RMSE of predicting the global mean)")
@@ -97,15 +103,18 @@ def main(argv=None) -> None:
         model = matrix_factorization(users, items, target, n_factors=args.k, factorized=factorized)
         build = time.perf_counter() - t0
         res = model.fit(iterations=args.iterations, tol=0, seed=args.seed)
+        fit_s = [res.seconds]
+        for _ in range(args.repeat - 1):  # the same fit again (same seed): keep the fastest time
+            fit_s.append(model.fit(iterations=args.iterations, tol=0, seed=args.seed).seconds)
         steps = np.diff(res.elbo)
         monotone = bool(np.all(steps >= -1e-9 * np.abs(res.elbo[1:])))
-        row = dict(label=label, build=build, total=res.seconds, iters=res.iterations,
-                   per=res.seconds / max(res.iterations, 1), rmse=rmse(model, users, items, ratings, offset),
+        row = dict(label=label, build=build, total=min(fit_s), iters=res.iterations,
+                   per=min(fit_s) / max(res.iterations, 1), rmse=rmse(model, users, items, ratings, offset),
                    tau=float(model["tau"].mean), elbo=res.final_elbo, monotone=monotone, message=res.message)
         if not args.no_sweep:
-            row["sweep"] = sweep_by_hand(model)
+            row["sweep"] = sweep_by_hand(model, args.repeat)
         rows.append(row)
-        print(f"  done {label}: {res.seconds:.1f} s ({res.message})", file=sys.stderr, flush=True)
+        print(f"  done {label}: {min(fit_s):.1f} s of {[round(t, 1) for t in fit_s]} ({res.message})", file=sys.stderr, flush=True)
 
     head = (f"{'q':<11} {'sweeps':>6} {'build s':>7} {'fit s':>8} {'s/sweep':>8} {'train RMSE':>10} "
             f"{'E[tau]':>8} {'1/sqrt(E[tau])':>14} {'final ELBO':>12} {'monotone':>8}")

@@ -3,6 +3,7 @@ every kind of glue (gates, gathers, dot products, scaling, weights, masks)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,5 +122,7 @@ def test_batch_elbo_never_decreases(model, seed):
     res = model.fit(iterations=12, tol=0.0, seed=seed, on_decrease="raise")
     elbo = res.elbo
     assert np.all(np.isfinite(elbo))
+    from vmp.inference.engine import Engine
+    assert elbo[-1] == pytest.approx(Engine(model).elbo(cached=False), rel=1e-9, abs=1e-9)
     steps = np.diff(elbo)
     assert np.all(steps >= -1e-9 * np.maximum(np.abs(elbo[1:]), 1.0)), steps.min()

@@ -60,9 +60,9 @@ def test_message_is_gradient_of_expected_log_density(case, name):
             direction.append(d)
         h = 1e-4
         set_moments(node, [m + h * d for m, d in zip(base, direction)])
-        up = f.elog(weight)
+        up = f.elog(weight, cached=False)
         set_moments(node, [m - h * d for m, d in zip(base, direction)])
-        down = f.elog(weight)
+        down = f.elog(weight, cached=False)
         set_moments(node, base)
         fd = (up - down) / (2 * h)
         analytic = sum(float(np.sum(g * d)) for g, d in zip(msg, direction))
@@ -87,11 +87,34 @@ def test_expected_log_density_is_linear_in_each_node(case, name):
     values = []
     for t in (0.0, 1.0, 2.0):
         set_moments(node, [m + t * d for m, d in zip(base, direction)])
-        values.append(f.elog(weight))
+        values.append(f.elog(weight, cached=False))
     set_moments(node, base)
     second = values[2] - 2 * values[1] + values[0]
     assert abs(second) <= 1e-8 * (1 + max(abs(v) for v in values))
     assert abs(values[1] - values[0]) > 1e-10, "the factor does not depend on this node"
+
+
+@pytest.mark.parametrize("case,name", TARGETS)
+def test_slice_messages_equal_slices_of_the_full_message(case, name):
+    model, f, weight, rng = _setup(case)
+    node = model[name]
+    full = f.messages(node, weight)
+    leaves = [leaf for leaf in f.targets if leaf.node is node]
+    for axis, plate in enumerate(node.plates):
+        if any(plate not in leaf.plates for leaf in leaves):
+            continue  # a gathered plate is never updated slice by slice
+        for i in range(plate.size):
+            part = f.messages(node, weight, plate, i)
+            for a, b in zip(full, part):
+                assert np.allclose(np.take(a, i, axis=axis), b, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_cached_elog_equals_fresh_elog(case):
+    model, f, weight, rng = _setup(case)
+    for node in f.nodes():
+        f.messages(node, weight)
+    assert f.elog(weight) == pytest.approx(f.elog(weight, cached=False), rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -99,4 +122,4 @@ def test_per_element_elog_sums_to_total(case):
     model, f, weight, _ = _setup(case)
     per = f.elog(weight, per_element=True)
     assert per.shape == f.child.plate_shape
-    assert np.sum(per) == pytest.approx(f.elog(weight), rel=1e-10, abs=1e-10)
+    assert np.sum(per) == pytest.approx(f.elog(weight, cached=False), rel=1e-10, abs=1e-10)

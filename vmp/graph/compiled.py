@@ -14,6 +14,7 @@ import string
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from .. import families as fam
 from ..errors import GraphError
@@ -218,58 +219,143 @@ class CompiledFactor:
                         self.coupled.setdefault(leaf.node.name, set()).add(p)
 
     # ----- evaluation -------------------------------------------------------------------
-    def _inputs(self, ops: list[Operand], weight: np.ndarray | None, output: str):
-        inputs = [(o.value(), o.letters) for o in ops]
+    def _materialize(self, ops: list[Operand], weight, output: str, select: dict):
+        """Operand arrays with their letters; selected letters are fixed at an index."""
+        inputs = []
+        for o in ops:
+            v, letters = o.value(), o.letters
+            for ch, idx in select.items():
+                if ch in letters:
+                    v = np.take(v, idx, axis=letters.index(ch))
+                    letters = letters.replace(ch, "")
+            inputs.append((v, letters))
         if weight is not None:
-            inputs.append((weight, self.child_letters))
-        present = set("".join(s for _, s in inputs)) | set(output)
+            w, letters = weight, self.child_letters
+            for ch, idx in select.items():
+                if ch in letters:
+                    w = np.take(w, idx, axis=letters.index(ch))
+                    letters = letters.replace(ch, "")
+            inputs.append((w, letters))
+        present = set("".join(s for _, s in inputs)) | set(output) | set(select)
         missing = "".join(ch for ch in self.child_letters if ch not in present)
         if missing:
             inputs.append((np.ones([self.sizes[ch] for ch in missing]), missing))
         return inputs
 
+    def _fused(self, ops: list[Operand], weight, output: str, shape, target: Operand | None):
+        """Two gathers over one data plate R (as in dot(u[rows], v[cols])) without forming
+        per-datum moments: sum_r w_r A[rows_r] (x) B[cols_r] = A (x) (S B) with the sparse
+        S = P_rows^T diag(w) P_cols. Returns None where the pattern does not apply."""
+        lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
+        if target is not None and isinstance(target.leaf, GatherLeaf):
+            if len(lazy) != 1:
+                return None
+            g1, g2, node_level = target, lazy[0], True
+        else:
+            if len(lazy) != 2:
+                return None
+            g1, g2 = lazy
+            node_level = False
+        r = g1.letters[0]
+        if (g2.letters[0] != r or g1.leaf.node is g2.leaf.node or self.child_letters != r
+                or (r in output) != node_level):
+            return None
+        w = weight
+        glob = []
+        for o in ops:
+            if o is g1 or o is g2:
+                continue
+            if r not in o.letters:
+                glob.append((o.value(), o.letters))
+            elif o.letters == r:
+                w = o.value() if w is None else w * o.value()
+            else:
+                return None
+        i1, i2 = g1.leaf.gather.index, g2.leaf.gather.index
+        m1, m2 = g1.leaf.node.plate_shape[0], g2.leaf.node.plate_shape[0]
+        data = np.ones(i1.size) if w is None else np.broadcast_to(w, i1.shape)
+        pair = sp.csr_matrix((data, (i1, i2)), shape=(m1, m2))
+        b = g2.leaf.node.moments[g2.comp]
+        y = np.asarray(pair @ b.reshape(m2, -1)).reshape((m1,) + b.shape[1:])
+        inputs = [(y, g2.letters)] + glob
+        if node_level:
+            return contract_to(inputs, output, (m1,) + tuple(shape[1:]))
+        inputs.append((g1.leaf.node.moments[g1.comp], g1.letters))
+        return contract_to(inputs, output, shape)
+
+    def _evaluate(self, ops, weight, output, shape, target=None, select=None):
+        """Contract ``ops`` (times the weight) to ``output``; (array, node_level)."""
+        if not select:
+            fused = self._fused(ops, weight, output, shape, target)
+            if fused is not None:
+                return fused, target is not None and isinstance(target.leaf, GatherLeaf)
+        return contract_to(self._materialize(ops, weight, output, select or {}), output, shape), False
+
     @staticmethod
     def _stamp(ops: list[Operand]) -> tuple:
         return tuple(0 if o.leaf is None or o.leaf.node is None else o.leaf.node.version for o in ops)
 
-    def messages(self, node, weight: np.ndarray | None = None) -> tuple[np.ndarray, ...] | None:
+    def messages(self, node, weight: np.ndarray | None = None, plate=None, index: int | None = None):
         """Sum over terms of d(term)/d(moments of node), in the node's layout (None if unconnected).
 
-        Each partial derivative is kept with the versions of the operands it was computed from,
-        so that ``elog`` reuses it (term = <derivative, operand>) while they are unchanged.
+        With ``plate`` and ``index``, only the slice of the node at that index of that plate
+        (the coordinate update of elements coupled in a factorized dot). Each full partial
+        derivative is kept with the versions of the operands it came from, so that ``elog``
+        reuses it (term = <derivative, operand>) while they are unchanged.
         """
         total = None
         for leaf in self.targets:
             if leaf.node is not node:
                 continue
             shapes = leaf.shapes()
-            acc = [np.zeros(s) for s in shapes]
+            axis = None if plate is None else leaf.plates.index(plate)
+            if axis is not None:
+                shapes = [s[:axis] + s[axis + 1:] for s in shapes]
+            node_shapes = node.component_shapes()
+            if axis is not None:
+                node_shapes = [s[:axis] + s[axis + 1:] for s in node_shapes]
+            acc = [None] * len(shapes)
+            acc_node = [None] * len(shapes)
             for ti, t in enumerate(self.terms):
                 for i, o in enumerate(t.operands):
                     if o.leaf is not leaf:
                         continue
                     rest = t.operands[:i] + t.operands[i + 1:]
-                    grad = contract_to(self._inputs(rest, weight, o.letters), o.letters, shapes[o.comp])
-                    self._cache[ti] = (i, self._stamp(rest), weight, grad)
-                    acc[o.comp] += t.coef * grad
-            msg = leaf.to_node(tuple(acc))
+                    out = o.letters
+                    select = None
+                    if axis is not None:
+                        select = {o.letters[axis]: index}
+                        out = out.replace(o.letters[axis], "")
+                    grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select)
+                    if select is None:
+                        self._cache[ti] = (i, self._stamp(rest), weight, grad, node_level)
+                    target = acc_node if node_level else acc
+                    target[o.comp] = t.coef * grad if target[o.comp] is None else target[o.comp] + t.coef * grad
+            if any(a is not None for a in acc):
+                filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
+                msg = list(leaf.to_node(filled))
+            else:
+                msg = [np.zeros(s) for s in node_shapes]
+            msg = tuple(m if a is None else m + a for m, a in zip(msg, acc_node))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
         return total
 
-    def elog(self, weight: np.ndarray | None = None, per_element: bool = False):
+    def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True):
         """Weighted E[log p(child | parents)], summed (or per child plate element)."""
         out = self.child_letters if per_element else ""
+        shape = self.child_shape if per_element else ()
         total = 0.0
         for ti, t in enumerate(self.terms):
-            hit = None if per_element else self._cache.get(ti)
+            hit = None if per_element or not cached else self._cache.get(ti)
             if hit is not None:
-                i, stamp, w, grad = hit
+                i, stamp, w, grad, node_level = hit
                 rest = t.operands[:i] + t.operands[i + 1:]
                 if w is weight and stamp == self._stamp(rest):
-                    total = total + t.coef * float(np.vdot(grad, t.operands[i].value()))
+                    o = t.operands[i]
+                    value = o.leaf.node.moments[o.comp] if node_level else o.value()
+                    total = total + t.coef * float(np.vdot(np.broadcast_to(grad, value.shape), value))
                     continue
-            value = contract_to(self._inputs(t.operands, weight, out), out, self.child_shape if per_element else ())
-            total = total + t.coef * value
+            total = total + t.coef * self._evaluate(t.operands, weight, out, shape)[0]
         return total
 
     def nodes(self) -> list:

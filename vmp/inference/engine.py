@@ -8,8 +8,6 @@ and m_i is node i's own multiplicity (an LDA token seen c times is c identical c
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from ..errors import ConvergenceError
@@ -37,34 +35,38 @@ class Engine:
             w = extra if w is None else w * extra
         return w
 
-    def target(self, node, weights: dict | None = None) -> tuple[np.ndarray, ...]:
-        """lambda^temp of ``node`` given every other q (the coordinate-ascent optimum)."""
+    def target(self, node, weights: dict | None = None, plate=None, index: int | None = None) -> tuple[np.ndarray, ...]:
+        """lambda^temp of ``node`` given every other q (the coordinate-ascent optimum);
+        with ``plate``/``index`` only that slice of the node."""
         total = None
         for f in self.touching[node.name]:
-            msg = f.messages(node, self.factor_weight(f, weights))
+            msg = f.messages(node, self.factor_weight(f, weights), plate, index)
             if msg is not None:
                 total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
         if node.weights is not None:
             m = node.weights
-            total = tuple(t / np.where(m > 0, m, 1.0).reshape(m.shape + (1,) * (t.ndim - m.ndim)) for t in total)
+            if plate is not None:
+                m = np.take(m, index, axis=node.plates.index(plate))
+            m = np.where(m > 0, m, 1.0)
+            total = tuple(t / m.reshape(m.shape + (1,) * (t.ndim - m.ndim)) for t in total)
         return total
 
     def update(self, node, weights: dict | None = None) -> None:
         """Coordinate update of q(node); elements coupled through a factor go one slice at a time."""
-        coupled = [node.plates.index(p) for p in self.coupled[node.name]]
+        coupled = sorted(self.coupled[node.name], key=node.plates.index)
         if not coupled:
             self._set(node, self.target(node, weights))
             return
-        for idx in itertools.product(*(range(node.plate_shape[a]) for a in coupled)):
-            full = self.target(node, weights)
-            sl = [slice(None)] * len(node.plate_shape)
-            for a, i in zip(coupled, idx):
-                sl[a] = i
-            sl = tuple(sl)
+        if len(coupled) > 1:
+            raise ConvergenceError(f"node '{node.name}': elements coupled along several plates are not supported")
+        plate = coupled[0]
+        axis = node.plates.index(plate)
+        for i in range(plate.size):
+            part = self.target(node, weights, plate, i)
             new = []
-            for old, t in zip(node.natural, full):
+            for old, t in zip(node.natural, part):
                 arr = old.copy()
-                arr[sl] = t[sl]
+                arr[(slice(None),) * axis + (i,)] = t
                 new.append(arr)
             self._set(node, tuple(new))
 
@@ -84,11 +86,11 @@ class Engine:
             h = h * node.weights
         return float(np.sum(h))
 
-    def elbo(self, weights: dict | None = None) -> float:
+    def elbo(self, weights: dict | None = None, cached: bool = True) -> float:
         """sum_f w_f E[log p(child_f | parents_f)] + sum_i m_i H[q_i] (every constant included)."""
         total = 0.0
         for f in self.factors.values():
-            total += float(f.elog(self.factor_weight(f, weights)))
+            total += float(f.elog(self.factor_weight(f, weights), cached=cached))
         for node in self.hidden:
             total += self.entropy(node)
         return total

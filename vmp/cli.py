@@ -1,0 +1,589 @@
+"""The ``vmp`` command: draw a model, fit it to data, or run the demo, writing a report.
+
+    vmp demo [--report DIR] [--n N]             fit a Gaussian mixture to synthetic 2-D clusters
+    vmp fit MODEL [DATA] [-k K] [--report DIR]  fit a model to a data file (synthetic data without)
+    vmp render MODEL [DATA] [-o FILE]           draw the model (DOT source to stdout without -o)
+
+MODEL is a name in ``models.MODELS`` (gaussian_mixture, lda, matrix_factorization) or the path of
+a Python file defining ``build(data=None)`` (or a ``model``) that returns a ``vmp.Model``.
+Exit status: 0 on success, 2 for wrong arguments, 1 for data, model or fitting errors.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import sys
+import traceback
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+class CLIError(Exception):
+    """A problem to report in one line (no traceback), with its exit status."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR):
+        super().__init__(message)
+        self.code = code
+
+
+class UsageError(CLIError):
+    def __init__(self, message: str):
+        super().__init__(message, EXIT_USAGE)
+
+
+# ----- reading data files ---------------------------------------------------------------------
+@dataclass
+class Table:
+    """A numeric table read from a text file: ``values`` (rows x columns), the optional header,
+    and the file line number of each row (for messages)."""
+
+    path: Path
+    values: np.ndarray
+    header: list[str] | None
+    lines: list[int]
+
+    def column(self, names: tuple[str, ...], position: int) -> tuple[str, np.ndarray]:
+        """The column whose header starts with one of ``names``, else the one at ``position``."""
+        if self.header:
+            for i, h in enumerate(self.header):
+                if any(h.strip().lower().startswith(n) for n in names):
+                    return h.strip(), self.values[:, i]
+        return names[0], self.values[:, position]
+
+
+def _split(line: str, delimiter: str | None) -> list[str]:
+    fields = line.split(delimiter) if delimiter else line.split()
+    return [f.strip().strip('"').strip("'") for f in fields]
+
+
+def _sniff(line: str) -> str | None:
+    for d in (",", ";", "\t", "|"):
+        if d in line:
+            return d
+    return None  # whitespace
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def read_table(path, *, min_columns: int = 1, what: str = "data") -> Table:
+    """Read a numeric matrix from a CSV / TSV / semicolon / whitespace separated text file.
+
+    Blank lines and lines starting with ``#`` are skipped; the first row may be a header.
+    Raises CLIError naming the file, line and value on anything else that is not a number.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise CLIError(f"{what} file '{p}' not found")
+    if p.is_dir():
+        raise CLIError(f"{what} file '{p}' is a directory")
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise CLIError(f"{what} file '{p}' is not a text file (expected numbers separated by "
+                       f"commas, tabs or spaces)") from None
+    except OSError as err:
+        raise CLIError(f"cannot read {what} file '{p}': {err.strerror or err}") from None
+    rows: list[list[float]] = []
+    lines: list[int] = []
+    header = None
+    delimiter: str | None = None
+    width = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if width is None:
+            delimiter = _sniff(line)
+        fields = _split(line, delimiter)
+        if width is None and not all(_is_number(f) for f in fields):
+            if header is None and not rows:
+                header, width = fields, len(fields)
+                continue
+        if width is not None and len(fields) != width:
+            raise CLIError(f"{what} file '{p}', line {number}: {len(fields)} column(s), expected "
+                           f"{width} like the first row")
+        width = len(fields)
+        values = []
+        for col, field in enumerate(fields, start=1):
+            try:
+                v = float(field)
+            except ValueError:
+                raise CLIError(f"{what} file '{p}', line {number}, column {col}: '{field}' is not a "
+                               f"number") from None
+            if not np.isfinite(v):
+                raise CLIError(f"{what} file '{p}', line {number}, column {col}: '{field}' is not a "
+                               f"finite number")
+            values.append(v)
+        rows.append(values)
+        lines.append(number)
+    if not rows:
+        raise CLIError(f"{what} file '{p}' has no data rows")
+    if width < min_columns:
+        raise CLIError(f"{what} file '{p}' has {width} column(s); it needs at least {min_columns}")
+    return Table(p, np.array(rows, dtype=float), header, lines)
+
+
+def _indices(table: Table, name: str, values: np.ndarray, *, positive: bool = False) -> np.ndarray:
+    bad = (values != np.round(values)) | (values <= 0 if positive else values < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        kind = "positive integers" if positive else "non-negative integers (0-based indices)"
+        raise CLIError(f"data file '{table.path}', line {table.lines[i]}: column '{name}' must hold "
+                       f"{kind}, found {values[i]:g}")
+    return values.astype(np.int64)
+
+
+# ----- the built-in models: data, synthetic data, building --------------------------------------
+@dataclass
+class ModelSpec:
+    """How the command line feeds one builder of ``models.MODELS``."""
+
+    load: Callable[[Path], dict]                          # data file -> data arrays
+    synthetic: Callable[[int, int], dict]                 # (size, seed) -> data arrays
+    build: Callable[[Callable, dict, int, dict], Any]     # (builder, data, k, options) -> Model
+    default_k: int
+    data_help: str
+
+
+def blobs(n: int, seed: int = 0, clusters: int = 4, spread: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` 2-D points from ``clusters`` Gaussian clusters with centres on a circle and random
+    elongated covariances; returns (points, true labels)."""
+    rng = np.random.default_rng(seed)
+    angles = 2 * np.pi * (np.arange(clusters) / clusters + rng.uniform(0, 0.1))
+    centres = spread * np.stack([np.cos(angles), np.sin(angles)], 1)
+    labels = rng.integers(0, clusters, size=n)
+    points = np.empty((n, 2))
+    for k in range(clusters):
+        a = rng.uniform(0, np.pi)
+        rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+        chol = rot @ np.diag(rng.uniform(0.4, 1.2, size=2))
+        idx = labels == k
+        points[idx] = centres[k] + rng.standard_normal((idx.sum(), 2)) @ chol.T
+    return points, labels
+
+
+def _gmm_load(path: Path) -> dict:
+    return {"data": read_table(path).values}
+
+
+def _gmm_synthetic(n: int, seed: int) -> dict:
+    return {"data": blobs(n, seed)[0]}
+
+
+def _gmm_build(builder, data, k, options):
+    return builder(data["data"], k, **options)
+
+
+def _mf_load(path: Path) -> dict:
+    t = read_table(path, min_columns=3)
+    uname, users = t.column(("user", "row"), 0)
+    iname, items = t.column(("item", "col", "movie"), 1)
+    _, ratings = t.column(("rating", "value", "score"), 2)
+    return {"users": _indices(t, uname, users), "items": _indices(t, iname, items), "ratings": ratings}
+
+
+def _mf_synthetic(n: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    n_users, n_items = max(2, n // 10), max(2, n // 15)
+    u, v = rng.standard_normal((n_users, 2)), rng.standard_normal((n_items, 2))
+    users, items = rng.integers(0, n_users, size=n), rng.integers(0, n_items, size=n)
+    ratings = np.sum(u[users] * v[items], 1) + 0.3 * rng.standard_normal(n)
+    return {"users": users, "items": items, "ratings": ratings}
+
+
+def _mf_build(builder, data, k, options):
+    return builder(data["users"], data["items"], data["ratings"], k, **options)
+
+
+def _lda_load(path: Path) -> dict:
+    t = read_table(path, min_columns=3)
+    dname, docs = t.column(("doc",), 0)
+    wname, words = t.column(("word", "term", "token"), 1)
+    cname, counts = t.column(("count", "n", "freq"), 2)
+    return {"documents": _indices(t, dname, docs), "words": _indices(t, wname, words),
+            "counts": _indices(t, cname, counts, positive=True).astype(float)}
+
+
+def _lda_synthetic(n: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    n_docs, n_words, n_topics = max(2, n // 20), 30, 3
+    topics = rng.dirichlet(np.full(n_words, 0.1), size=n_topics)
+    docs, words, counts = [], [], []
+    for d in range(n_docs):
+        mix = rng.dirichlet(np.full(n_topics, 0.3))
+        c = rng.multinomial(40, mix @ topics)
+        for w in np.flatnonzero(c):
+            docs.append(d), words.append(w), counts.append(c[w])
+    return {"documents": np.array(docs), "words": np.array(words), "counts": np.array(counts, float),
+            "n_words": n_words}
+
+
+def _lda_build(builder, data, k, options):
+    extra = {"n_words": data["n_words"]} if "n_words" in data else {}
+    return builder(data["documents"], data["words"], data["counts"], k, **{**extra, **options})
+
+
+SPECS: dict[str, ModelSpec] = {
+    "gaussian_mixture": ModelSpec(_gmm_load, _gmm_synthetic, _gmm_build, 5,
+                                  "a numeric matrix, one point per row (CSV or whitespace separated)"),
+    "matrix_factorization": ModelSpec(_mf_load, _mf_synthetic, _mf_build, 3,
+                                      "CSV rows user,item,rating (0-based indices; header allowed)"),
+    "lda": ModelSpec(_lda_load, _lda_synthetic, _lda_build, 3,
+                     "CSV rows doc,word,count (0-based indices; header allowed)"),
+}
+
+
+# ----- inference methods --------------------------------------------------------------------
+def _fit_batch(model, args):
+    return model.fit(method="batch", iterations=args.iterations, tol=args.tol, seed=args.seed)
+
+
+#: name -> function(model, parsed arguments) -> FitResult; add SVI variants here
+METHODS: dict[str, Callable] = {"batch": _fit_batch}
+
+
+# ----- building a model from the command line -----------------------------------------------
+def _literal(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _options(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise UsageError(f"--option expects NAME=VALUE, got '{pair}'")
+        out[key.strip()] = _literal(value.strip())
+    return out
+
+
+def _known_models() -> dict:
+    import models
+
+    return models.MODELS
+
+
+def _describe_known(known) -> str:
+    return ", ".join(sorted(known))
+
+
+def _call(func, what: str, *args, **kwargs):
+    """Call a builder, turning errors into CLIError (bad keyword: usage; others: model error)."""
+    from .errors import VMPError
+
+    try:
+        return func(*args, **kwargs)
+    except VMPError as err:
+        raise CLIError(f"{what}: {err}") from None
+    except TypeError as err:
+        if "keyword argument" in str(err) or "positional argument" in str(err):
+            raise UsageError(f"{what}: {err}") from None
+        raise CLIError(f"{what} failed: {type(err).__name__}: {err}") from None
+    except (ValueError, np.linalg.LinAlgError) as err:
+        raise CLIError(f"{what} failed: {err}") from None
+
+
+def _load_module(path: Path):
+    if not path.exists():
+        raise CLIError(f"model file '{path}' not found")
+    if path.is_dir():
+        raise CLIError(f"model file '{path}' is a directory")
+    name = f"_vmp_user_model_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CLIError(f"cannot load model file '{path}' (is it a Python file?)")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # the user's code: report where, without a traceback
+        raise CLIError(f"error in model file '{path}'{_where(err, path)}: {type(err).__name__}: {err}") from None
+    return module
+
+
+def _where(err: BaseException, path: Path) -> str:
+    if isinstance(err, SyntaxError) and err.lineno:
+        return f", line {err.lineno}"
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if Path(f.filename).resolve() == path.resolve()]
+    return f", line {frames[-1].lineno}" if frames else ""
+
+
+def _user_model(path: Path, data_path: str | None, options: dict):
+    from .graph.model import Model
+
+    module = _load_module(path)
+    build = getattr(module, "build", None)
+    if callable(build):
+        kwargs = dict(options)
+        if data_path is not None:
+            kwargs["data"] = read_table(data_path).values
+        try:
+            model = build(**kwargs)
+        except TypeError as err:
+            if any(s in str(err) for s in ("keyword argument", "positional argument")):
+                raise UsageError(f"build() in '{path}': {err}") from None
+            raise CLIError(f"build() in '{path}' failed{_where(err, path)}: TypeError: {err}") from None
+        except Exception as err:
+            raise CLIError(f"build() in '{path}' failed{_where(err, path)}: {type(err).__name__}: {err}") from None
+    elif hasattr(module, "model"):
+        if data_path is not None or options:
+            raise UsageError(f"model file '{path}' defines 'model', not build(data=None): it takes "
+                             f"no DATA or --option")
+        model = module.model
+    else:
+        raise CLIError(f"model file '{path}' defines neither build(data=None) nor model")
+    if not isinstance(model, Model):
+        raise CLIError(f"model file '{path}': expected a vmp.Model, got {type(model).__name__}")
+    return model
+
+
+def build_model(args):
+    """The vmp.Model that MODEL, DATA and the model options of ``args`` describe."""
+    options = _options(args.option)
+    known = _known_models()
+    name = args.model
+    if name in known:
+        spec = SPECS.get(name)
+        if spec is None:
+            raise CLIError(f"model '{name}' has no command-line data loader yet; use a Python file "
+                           f"defining build(data=None)")
+        if args.factorized:
+            if name != "matrix_factorization":
+                raise UsageError(f"--factorized applies to matrix_factorization, not {name}")
+            options["factorized"] = True
+        k = spec.default_k if args.components is None else args.components
+        if k < 1:
+            raise UsageError(f"--components must be a positive integer, got {k}")
+        data = spec.load(Path(args.data)) if args.data else spec.synthetic(args.n, args.seed)
+        return _call(spec.build, f"model {name}", known[name], data, k, options)
+    path = Path(name)
+    if path.suffix == ".py" or path.exists():
+        if args.components is not None or args.factorized:
+            raise UsageError("-k/--components and --factorized apply to the built-in models; give a "
+                             "model file's options with --option NAME=VALUE")
+        return _user_model(path, args.data, options)
+    raise UsageError(f"unknown model '{name}': choose one of {_describe_known(known)}, or give the "
+                     f"path of a Python file defining build(data=None)")
+
+
+# ----- commands -----------------------------------------------------------------------------
+def _fit(model, args):
+    method = METHODS[args.method]
+    return _call(method, f"fitting {model.name} ({args.method})", model, args)
+
+
+def _report(model, result, directory) -> list[Path]:
+    from .diagnostics import write_report
+
+    try:
+        return write_report(model, result, directory)
+    except OSError as err:
+        raise CLIError(f"cannot write the report to '{directory}': {err.strerror or err}") from None
+
+
+def _print_paths(directory, paths) -> None:
+    print(f"report written to {Path(directory).resolve()}/:")
+    for p in paths:
+        print(f"  {p.name}")
+
+
+def cmd_render(args) -> int:
+    from .render import diagram, write
+
+    model = build_model(args)
+    dot = diagram(model)
+    if args.output is None:
+        sys.stdout.write(dot.source)
+        return EXIT_OK
+    try:
+        path = write(dot, args.output)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    except OSError as err:
+        raise CLIError(f"cannot write '{args.output}': {err.strerror or err}") from None
+    print(f"diagram written to {path}")
+    return EXIT_OK
+
+
+def cmd_fit(args) -> int:
+    model = build_model(args)
+    source = args.data or f"synthetic data (n={args.n}, seed={args.seed})"
+    print(f"fitting {model!r} to {source} with {args.method} VMP")
+    result = _fit(model, args)
+    print()
+    print(result.summary(model))
+    if args.report:
+        _print_paths(args.report, _report(model, result, args.report))
+    return EXIT_OK
+
+
+def cmd_demo(args) -> int:
+    import models
+
+    if args.n < 2:
+        raise UsageError(f"--n must be at least 2, got {args.n}")
+    if args.components < 1 or args.clusters < 1:
+        raise UsageError("--components and --clusters must be positive")
+    x, _ = blobs(args.n, args.seed, clusters=args.clusters)
+    print(f"demo: {args.n} points in {args.clusters} Gaussian clusters (seed {args.seed}); "
+          f"fitting a Bayesian Gaussian mixture with {args.components} components by "
+          f"{args.method} VMP")
+    # Wishart prior with E[Lambda_k] = K S^-1 (S the data covariance): a priori each component
+    # spans about 1/K of the data. The builder's default, E[Lambda_k] = S^-1, lets one
+    # component cover several clusters, and batch VMP then often stops with clusters merged.
+    d = x.shape[1]
+    dof = d + 2.0
+    scale = args.components * np.linalg.inv(np.cov(x, rowvar=False) + 1e-6 * np.eye(d)) / dof
+    model = _call(models.gaussian_mixture, "model gaussian_mixture", x, args.components,
+                  alpha=args.alpha, dof=dof, scale=scale)
+    result = _fit(model, args)
+    print()
+    print(result.summary(model))
+    _print_paths(args.report, _report(model, result, args.report))
+    return EXIT_OK
+
+
+# ----- argument parsing ---------------------------------------------------------------------
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'") from None
+    if not value > 0 or not np.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got '{text}'")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one clear line plus the usage, exit 2
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _fit_options(p) -> None:
+    p.add_argument("--method", choices=sorted(METHODS), default="batch",
+                   help="inference method (default: batch)")
+    p.add_argument("--iterations", type=_positive_int, default=500, metavar="N",
+                   help="sweeps at most (default: 500)")
+    p.add_argument("--tol", type=_positive_float, default=1e-6,
+                   help="stop when the relative ELBO change is below this (default: 1e-6)")
+
+
+def _model_options(p) -> None:
+    p.add_argument("model", metavar="MODEL",
+                   help="gaussian_mixture, lda, matrix_factorization, or a Python file defining "
+                        "build(data=None)")
+    p.add_argument("data", metavar="DATA", nargs="?",
+                   help="data file; without it the built-in models use synthetic data. "
+                        + "; ".join(f"{k}: {s.data_help}" for k, s in SPECS.items()))
+    p.add_argument("-k", "--components", "--topics", "--factors", dest="components",
+                   type=_positive_int, metavar="K",
+                   help="components (gaussian_mixture), topics (lda) or factors "
+                        "(matrix_factorization)")
+    p.add_argument("--factorized", action="store_true",
+                   help="matrix_factorization: fully factorized q(u_mk) q(v_nk)")
+    p.add_argument("-O", "--option", action="append", metavar="NAME=VALUE",
+                   help="another keyword for the model builder, e.g. -O alpha=0.1 (repeatable)")
+    p.add_argument("--n", type=_positive_int, default=200,
+                   help="size of the synthetic data when DATA is not given (default: 200)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="vmp", description="Variational message passing on Bayesian networks.",
+                     epilog="Exit status: 0 success, 1 data/model/fit error, 2 wrong arguments.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    p = sub.add_parser("demo", help="fit a Gaussian mixture to synthetic 2-D clusters; write a report",
+                       description="Generate a seeded 2-D dataset of a few Gaussian clusters, fit a "
+                                   "Bayesian Gaussian mixture, and write the report (diagram, "
+                                   "dashboard, history JSON, summary, cluster plot).")
+    p.add_argument("--report", default="report", metavar="DIR", help="report directory (default: report)")
+    p.add_argument("--n", type=_positive_int, default=500, help="number of points (default: 500)")
+    p.add_argument("--clusters", type=_positive_int, default=4, help="true clusters (default: 4)")
+    p.add_argument("-k", "--components", type=_positive_int, default=8,
+                   help="mixture components to fit (default: 8; unneeded ones are switched off)")
+    p.add_argument("--alpha", type=_positive_float, default=0.1,
+                   help="Dirichlet concentration of the weights (default: 0.1)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    _fit_options(p)
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("fit", help="fit a model and print its summary (and write a report)")
+    _model_options(p)
+    _fit_options(p)
+    p.add_argument("--report", metavar="DIR", help="write the report into DIR")
+    p.set_defaults(func=cmd_fit)
+
+    p = sub.add_parser("render", help="draw a model's network")
+    _model_options(p)
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="image file (.svg, .png, .pdf) or .dot; without it the DOT source is printed")
+    p.set_defaults(func=cmd_render)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run the command line; return the exit status (0 ok, 1 error, 2 wrong arguments)."""
+    parser = make_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:  # argparse: --help (0) or a usage error (2), already printed
+        return stop.code if isinstance(stop.code, int) else EXIT_USAGE
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        try:
+            code = args.func(args)
+        except CLIError as err:
+            print(f"vmp {args.command}: error: {err}", file=sys.stderr)
+            code = err.code
+        except KeyboardInterrupt:
+            print("vmp: interrupted", file=sys.stderr)
+            code = 130
+        except Exception as err:
+            if args.debug:
+                raise
+            print(f"vmp {args.command}: internal error: {type(err).__name__}: {err} (run with "
+                  f"--debug for the traceback)", file=sys.stderr)
+            code = EXIT_ERROR
+    for w in caught:
+        print(f"vmp: warning: {w.message}", file=sys.stderr)
+    sys.stdout.flush()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
