@@ -43,8 +43,19 @@ class Gaussian(Family):
         return 0.5 * quad - 0.5 * logdet_pd(p["precision"]) + 0.5 * d * LOG2PI
 
     @classmethod
+    def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        """H = D/2 (1 + log 2 pi) - 1/2 log|Lambda|."""
+        d = natural[0].shape[-1]
+        return 0.5 * d * (1.0 + LOG2PI) - 0.5 * logdet_pd(-2.0 * sym(natural[1]))
+
+    @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
-        return is_pd(-2.0 * natural[1]) & np.all(np.isfinite(natural[0]), axis=-1)
+        finite = np.all(np.isfinite(natural[0]), axis=-1)
+        try:
+            np.linalg.cholesky(-2.0 * natural[1])
+            return finite & np.all(np.isfinite(natural[1]), axis=(-2, -1))
+        except np.linalg.LinAlgError:
+            return is_pd(-2.0 * natural[1]) & finite
 
     @staticmethod
     def statistics(x: np.ndarray) -> Arrays:
@@ -92,6 +103,11 @@ class Normal(Family):
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
         e1, e2 = natural
         return -0.25 * e1**2 / e2 - 0.5 * np.log(-2.0 * e2) + 0.5 * LOG2PI
+
+    @classmethod
+    def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        """H = 1/2 (1 + log 2 pi) - 1/2 log(tau)."""
+        return 0.5 * (1.0 + LOG2PI) - 0.5 * np.log(-2.0 * natural[1])
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:

@@ -129,6 +129,7 @@ class CompiledFactor:
         self._find_couplings()
         self.targets = [leaf for leaf in self._leaves.values() if leaf.target]
         self._cache: dict = {}
+        self._patterns: dict = {}
 
     # ----- binding ----------------------------------------------------------------------
     def _new_letter(self, size: int | None = None) -> str:
@@ -271,10 +272,8 @@ class CompiledFactor:
                 w = o.value() if w is None else w * o.value()
             else:
                 return None
-        i1, i2 = g1.leaf.gather.index, g2.leaf.gather.index
-        m1, m2 = g1.leaf.node.plate_shape[0], g2.leaf.node.plate_shape[0]
-        data = np.ones(i1.size) if w is None else np.broadcast_to(w, i1.shape)
-        pair = sp.csr_matrix((data, (i1, i2)), shape=(m1, m2))
+        pair = self._pair(g1.leaf.gather, g2.leaf.gather, w)
+        m1, m2 = pair.shape
         b = g2.leaf.node.moments[g2.comp]
         y = np.asarray(pair @ b.reshape(m2, -1)).reshape((m1,) + b.shape[1:])
         inputs = [(y, g2.letters)] + glob
@@ -282,6 +281,19 @@ class CompiledFactor:
             return contract_to(inputs, output, (m1,) + tuple(shape[1:]))
         inputs.append((g1.leaf.node.moments[g1.comp], g1.letters))
         return contract_to(inputs, output, shape)
+
+    def _pair(self, ga, gb, w) -> sp.csr_matrix:
+        """CSR matrix with w_r at (rows_r, cols_r); the sparsity pattern is computed once."""
+        key = (id(ga), id(gb))
+        pattern = self._patterns.get(key)
+        if pattern is None:
+            i1, i2 = ga.index, gb.index
+            order = np.lexsort((i2, i1))
+            indptr = np.concatenate([[0], np.cumsum(np.bincount(i1, minlength=ga.node.plate_shape[0]))])
+            pattern = self._patterns[key] = (order, i2[order], indptr, (ga.node.plate_shape[0], gb.node.plate_shape[0]))
+        order, indices, indptr, shape = pattern
+        data = np.ones(order.size) if w is None else np.broadcast_to(w, order.shape)[order]
+        return sp.csr_matrix((data, indices, indptr), shape=shape)
 
     def _evaluate(self, ops, weight, output, shape, target=None, select=None):
         """Contract ``ops`` (times the weight) to ``output``; (array, node_level)."""
