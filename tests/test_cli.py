@@ -25,6 +25,13 @@ def run(*args, timeout=120):
     return proc
 
 
+def call(capsys, *args):
+    """main() in-process, like run()."""
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
 def assert_clean_failure(proc, code, *words):
     assert proc.returncode == code, (proc.returncode, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
@@ -72,8 +79,8 @@ def test_render_writes_the_diagram(tmp_path):
         assert "install Graphviz" in proc.stderr
 
 
-def test_render_prints_dot_source_without_output():
-    proc = run("render", "lda")
+def test_render_prints_dot_source_without_output(capsys):
+    proc = call(capsys, "render", "lda")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("digraph lda") and "cluster_topics" in proc.stdout
 
@@ -121,32 +128,38 @@ def test_fit_a_model_file(tmp_path, points_csv):
 
 
 # ----- failures: a clear message, a non-zero status, no traceback -----------------------------
+# One subprocess per kind of failure; the variants run in-process through main() (same code).
 def test_missing_data_file(tmp_path):
     missing = tmp_path / "nothere.csv"
     assert_clean_failure(run("fit", "gaussian_mixture", missing), 1, "nothere.csv", "not found")
 
 
-def test_bad_option():
+def test_bad_option(capsys):
     assert_clean_failure(run("fit", "gaussian_mixture", "--bogus"), 2, "--bogus")
-    assert_clean_failure(run("fit", "gaussian_mixture", "--components", "zero"), 2, "--components",
-                         "positive integer")
-    assert_clean_failure(run("demo", "--iterations", "-3"), 2, "--iterations")
-    assert_clean_failure(run(), 2, "COMMAND")
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", "--components", "zero"), 2,
+                         "--components", "positive integer")
+    assert_clean_failure(call(capsys, "demo", "--iterations", "-3"), 2, "--iterations")
+    assert_clean_failure(call(capsys), 2, "COMMAND")
+    assert_clean_failure(call(capsys, "fit", "lda", "--factorized"), 2, "--factorized")
 
 
-def test_malformed_data(tmp_path):
+def test_malformed_data(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("x,y\n1,2\n3,abc\n")
     assert_clean_failure(run("fit", "gaussian_mixture", bad), 1, "bad.csv", "line 3", "'abc' is not a number")
     ragged = tmp_path / "ragged.txt"
     ragged.write_text("1 2\n3 4 5\n")
-    assert_clean_failure(run("fit", "gaussian_mixture", ragged), 1, "ragged.txt", "line 2", "column")
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", ragged), 1, "ragged.txt", "line 2", "column")
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("user,item,rating\n0,1,3\n-1,0,2\n")
-    assert_clean_failure(run("fit", "matrix_factorization", ratings), 1, "line 3", "user", "non-negative")
+    assert_clean_failure(call(capsys, "fit", "matrix_factorization", ratings), 1, "line 3", "user",
+                         "non-negative")
     binary = tmp_path / "data.bin"
     binary.write_bytes(bytes(range(256)))
-    assert_clean_failure(run("fit", "gaussian_mixture", binary), 1, "data.bin", "not a text file")
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", binary), 1, "data.bin", "not a text file")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("# nothing\n\n")
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", empty), 1, "empty.csv", "no data rows")
 
 
 def test_unknown_model_name():
@@ -154,23 +167,23 @@ def test_unknown_model_name():
     assert_clean_failure(proc, 2, "unknown model 'no_such_model'", "gaussian_mixture")
 
 
-def test_broken_model_files(tmp_path):
+def test_broken_model_files(tmp_path, capsys):
     crash = tmp_path / "crash.py"
     crash.write_text("def build(data=None):\n    return 1 / 0\n")
     assert_clean_failure(run("fit", crash), 1, "crash.py", "line 2", "ZeroDivisionError")
     syntax = tmp_path / "syntax.py"
     syntax.write_text("def build(:\n")
-    assert_clean_failure(run("render", syntax), 1, "syntax.py", "SyntaxError")
-    nothing = tmp_path / "empty.py"
+    assert_clean_failure(call(capsys, "render", syntax), 1, "syntax.py", "SyntaxError")
+    nothing = tmp_path / "nothing.py"
     nothing.write_text("x = 1\n")
-    assert_clean_failure(run("render", nothing), 1, "neither build(data=None) nor model")
-    assert_clean_failure(run("render", tmp_path / "absent.py"), 1, "absent.py", "not found")
+    assert_clean_failure(call(capsys, "render", nothing), 1, "neither build(data=None) nor model")
+    assert_clean_failure(call(capsys, "render", tmp_path / "absent.py"), 1, "absent.py", "not found")
 
 
-def test_model_errors_and_bad_output(tmp_path, points_csv):
-    assert_clean_failure(run("fit", "gaussian_mixture", points_csv, "-O", "alpha=-1"), 1, "alpha")
-    assert_clean_failure(run("fit", "lda", "--factorized"), 2, "--factorized")
-    assert_clean_failure(run("render", "lda", "-o", tmp_path / "lda.txt"), 2, "lda.txt", ".svg")
+def test_model_errors_and_bad_output(tmp_path, points_csv, capsys):
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", points_csv, "-O", "alpha=-1"), 1, "alpha")
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", points_csv, "-O", "nope=1"), 2, "nope")
+    assert_clean_failure(call(capsys, "render", "lda", "-o", tmp_path / "lda.txt"), 2, "lda.txt", ".svg")
 
 
 # ----- in-process ----------------------------------------------------------------------------

@@ -123,3 +123,37 @@ def test_per_element_elog_sums_to_total(case):
     per = f.elog(weight, per_element=True)
     assert per.shape == f.child.plate_shape
     assert np.sum(per) == pytest.approx(f.elog(weight, cached=False), rel=1e-10, abs=1e-10)
+
+
+def _subset_cases():
+    for case, name in TARGETS:
+        model, child = CASES[case]()
+        node = model[child]
+        if node.plates:
+            yield case, name
+
+
+@pytest.mark.parametrize("case,name", list(_subset_cases()))
+def test_messages_on_a_subset_equal_masked_full_messages(case, name):
+    """A minibatch touches only its rows: the message computed on a subset of the child's
+    outermost plate equals the full message with the other rows weighted 0 (restricted to the
+    kept elements when the node itself lives on that plate)."""
+    from vmp.graph.leaves import Context
+
+    model, f, weight, rng = _setup(case)
+    node = model[name]
+    plate = f.child.plates[0]
+    keep = np.sort(rng.choice(plate.size, size=max(1, plate.size // 2), replace=False))
+    mask = np.zeros(plate.size)
+    mask[keep] = 1.0
+    w = mask.reshape((-1,) + (1,) * (len(f.child.plates) - 1)) * np.ones(f.child.plate_shape)
+    if weight is not None:
+        w = w * weight
+    full = f.messages(node, w)
+    ctx = Context(subset={plate.name: keep})
+    part = f.messages(node, weight, ctx=ctx)
+    for a, b in zip(full, part):
+        if plate in node.plates:
+            a = np.take(a, keep, axis=node.plates.index(plate))
+        assert np.allclose(a, b, rtol=1e-10, atol=1e-10)
+    assert f.elog(weight, ctx=ctx) == pytest.approx(f.elog(w, cached=False), rel=1e-10, abs=1e-10)

@@ -20,7 +20,7 @@ from .. import families as fam
 from ..errors import GraphError
 from ..factors.terms import Term, contract_to
 from .expressions import Constant, Dot, Expression, Gate, Gather, Scaled
-from .leaves import ConstLeaf, GatherLeaf, Leaf, NodeLeaf
+from .leaves import ConstLeaf, Context, GatherLeaf, Leaf, NodeLeaf
 
 PLATE_LETTERS = string.ascii_uppercase
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
@@ -33,8 +33,16 @@ class Operand:
     letters: str
     array: np.ndarray | None = None
 
-    def value(self) -> np.ndarray:
-        return self.array if self.leaf is None else self.leaf.moments()[self.comp]
+    def value(self, ctx=None, plate_of: dict | None = None) -> np.ndarray:
+        if self.leaf is not None:
+            return self.leaf.value(self.comp, ctx)
+        arr = self.array
+        if ctx is not None and ctx.subset:
+            for axis, ch in enumerate(self.letters):
+                idx = ctx.subset.get(plate_of.get(ch))
+                if idx is not None:
+                    arr = np.take(arr, idx, axis=axis)
+        return arr
 
 
 @dataclass
@@ -114,6 +122,7 @@ class CompiledFactor:
         for p in child.plates:
             self.letters[p.name] = self._new_letter()
         self.child_letters = "".join(self.letters[p.name] for p in child.plates)
+        self.plate_of = {self.letters[p.name]: p.name for p in child.plates}
         self.child_shape = child.plate_shape
         self.sizes = {self.letters[p.name]: p.size for p in child.plates}
         self._leaves: dict = {}
@@ -220,30 +229,35 @@ class CompiledFactor:
                         self.coupled.setdefault(leaf.node.name, set()).add(p)
 
     # ----- evaluation -------------------------------------------------------------------
-    def _materialize(self, ops: list[Operand], weight, output: str, select: dict):
+    def _weight(self, weight, ctx):
+        if weight is None or ctx is None:
+            return weight
+        return ctx.take(weight, self.child.plates)
+
+    def _size(self, ch: str, ctx) -> int:
+        if ctx is not None and self.plate_of.get(ch) in ctx.subset:
+            return len(ctx.subset[self.plate_of[ch]])
+        return self.sizes[ch]
+
+    def _materialize(self, ops: list[Operand], weight, output: str, select: dict, ctx=None):
         """Operand arrays with their letters; selected letters are fixed at an index."""
-        inputs = []
-        for o in ops:
-            v, letters = o.value(), o.letters
+        inputs = [(o.value(ctx, self.plate_of), o.letters) for o in ops]
+        if weight is not None:
+            inputs.append((weight, self.child_letters))
+        fixed = []
+        for v, letters in inputs:
             for ch, idx in select.items():
                 if ch in letters:
                     v = np.take(v, idx, axis=letters.index(ch))
                     letters = letters.replace(ch, "")
-            inputs.append((v, letters))
-        if weight is not None:
-            w, letters = weight, self.child_letters
-            for ch, idx in select.items():
-                if ch in letters:
-                    w = np.take(w, idx, axis=letters.index(ch))
-                    letters = letters.replace(ch, "")
-            inputs.append((w, letters))
-        present = set("".join(s for _, s in inputs)) | set(output) | set(select)
+            fixed.append((v, letters))
+        present = set("".join(s for _, s in fixed)) | set(output) | set(select)
         missing = "".join(ch for ch in self.child_letters if ch not in present)
         if missing:
-            inputs.append((np.ones([self.sizes[ch] for ch in missing]), missing))
-        return inputs
+            fixed.append((np.ones([self._size(ch, ctx) for ch in missing]), missing))
+        return fixed
 
-    def _fused(self, ops: list[Operand], weight, output: str, shape, target: Operand | None):
+    def _fused(self, ops: list[Operand], weight, output: str, shape, target: Operand | None, ctx=None):
         """Two gathers over one data plate R (as in dot(u[rows], v[cols])) without forming
         per-datum moments: sum_r w_r A[rows_r] (x) B[cols_r] = A (x) (S B) with the sparse
         S = P_rows^T diag(w) P_cols. Returns None where the pattern does not apply."""
@@ -267,64 +281,72 @@ class CompiledFactor:
             if o is g1 or o is g2:
                 continue
             if r not in o.letters:
-                glob.append((o.value(), o.letters))
+                glob.append((o.value(ctx, self.plate_of), o.letters))
             elif o.letters == r:
-                w = o.value() if w is None else w * o.value()
+                v = o.value(ctx, self.plate_of)
+                w = v if w is None else w * v
             else:
                 return None
-        pair = self._pair(g1.leaf.gather, g2.leaf.gather, w)
+        pair = self._pair(g1.leaf, g2.leaf, w, ctx)
         m1, m2 = pair.shape
-        b = g2.leaf.node.moments[g2.comp]
+        b = g2.leaf.source(g2.comp, ctx)
         y = np.asarray(pair @ b.reshape(m2, -1)).reshape((m1,) + b.shape[1:])
         inputs = [(y, g2.letters)] + glob
         if node_level:
             return contract_to(inputs, output, (m1,) + tuple(shape[1:]))
-        inputs.append((g1.leaf.node.moments[g1.comp], g1.letters))
+        inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
         return contract_to(inputs, output, shape)
 
-    def _pair(self, ga, gb, w) -> sp.csr_matrix:
-        """CSR matrix with w_r at (rows_r, cols_r); the sparsity pattern is computed once."""
-        key = (id(ga), id(gb))
+    def _pair(self, la, lb, w, ctx=None) -> sp.csr_matrix:
+        """CSR matrix with w_r at (rows_r, cols_r); the full-data sparsity pattern is kept."""
+        shape = (la.source(0, ctx).shape[0], lb.source(0, ctx).shape[0])
+        if ctx is not None:
+            i1, i2 = la.indices(ctx), lb.indices(ctx)
+            data = np.ones(i1.size) if w is None else np.broadcast_to(w, i1.shape)
+            return sp.csr_matrix((data, (i1, i2)), shape=shape)
+        key = (id(la), id(lb))
         pattern = self._patterns.get(key)
         if pattern is None:
-            i1, i2 = ga.index, gb.index
+            i1, i2 = la.indices(), lb.indices()
             order = np.lexsort((i2, i1))
-            indptr = np.concatenate([[0], np.cumsum(np.bincount(i1, minlength=ga.node.plate_shape[0]))])
-            pattern = self._patterns[key] = (order, i2[order], indptr, (ga.node.plate_shape[0], gb.node.plate_shape[0]))
-        order, indices, indptr, shape = pattern
+            indptr = np.concatenate([[0], np.cumsum(np.bincount(i1, minlength=shape[0]))])
+            pattern = self._patterns[key] = (order, i2[order], indptr)
+        order, indices, indptr = pattern
         data = np.ones(order.size) if w is None else np.broadcast_to(w, order.shape)[order]
         return sp.csr_matrix((data, indices, indptr), shape=shape)
 
-    def _evaluate(self, ops, weight, output, shape, target=None, select=None):
+    def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None):
         """Contract ``ops`` (times the weight) to ``output``; (array, node_level)."""
         if not select:
-            fused = self._fused(ops, weight, output, shape, target)
+            fused = self._fused(ops, weight, output, shape, target, ctx)
             if fused is not None:
                 return fused, target is not None and isinstance(target.leaf, GatherLeaf)
-        return contract_to(self._materialize(ops, weight, output, select or {}), output, shape), False
+        return contract_to(self._materialize(ops, weight, output, select or {}, ctx), output, shape), False
 
     @staticmethod
     def _stamp(ops: list[Operand]) -> tuple:
         return tuple(0 if o.leaf is None or o.leaf.node is None else o.leaf.node.version for o in ops)
 
-    def messages(self, node, weight: np.ndarray | None = None, plate=None, index: int | None = None):
+    def messages(self, node, weight: np.ndarray | None = None, plate=None, index: int | None = None,
+                 ctx: Context | None = None):
         """Sum over terms of d(term)/d(moments of node), in the node's layout (None if unconnected).
 
         With ``plate`` and ``index``, only the slice of the node at that index of that plate
-        (the coordinate update of elements coupled in a factorized dot). Each full partial
-        derivative is kept with the versions of the operands it came from, so that ``elog``
-        reuses it (term = <derivative, operand>) while they are unchanged.
+        (the coordinate update of elements coupled in a factorized dot). With ``ctx``, only the
+        plate elements the context keeps (the message is over the node's kept elements).
+        Each full partial derivative is kept with the versions of the operands it came from, so
+        that ``elog`` reuses it (term = <derivative, operand>) while they are unchanged.
         """
+        weight = self._weight(weight, ctx)
         total = None
         for leaf in self.targets:
             if leaf.node is not node:
                 continue
-            shapes = leaf.shapes()
+            shapes = leaf.shapes(ctx)
+            node_shapes = node.component_shapes(None if ctx is None else ctx.shape(node.plates))
             axis = None if plate is None else leaf.plates.index(plate)
             if axis is not None:
                 shapes = [s[:axis] + s[axis + 1:] for s in shapes]
-            node_shapes = node.component_shapes()
-            if axis is not None:
                 node_shapes = [s[:axis] + s[axis + 1:] for s in node_shapes]
             acc = [None] * len(shapes)
             acc_node = [None] * len(shapes)
@@ -338,27 +360,29 @@ class CompiledFactor:
                     if axis is not None:
                         select = {o.letters[axis]: index}
                         out = out.replace(o.letters[axis], "")
-                    grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select)
-                    if select is None:
+                    grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx)
+                    if select is None and ctx is None:
                         self._cache[ti] = (i, self._stamp(rest), weight, grad, node_level)
                     target = acc_node if node_level else acc
                     target[o.comp] = t.coef * grad if target[o.comp] is None else target[o.comp] + t.coef * grad
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
-                msg = list(leaf.to_node(filled))
+                msg = list(leaf.to_node(filled, ctx))
             else:
                 msg = [np.zeros(s) for s in node_shapes]
             msg = tuple(m if a is None else m + a for m, a in zip(msg, acc_node))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
         return total
 
-    def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True):
+    def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True,
+             ctx: Context | None = None):
         """Weighted E[log p(child | parents)], summed (or per child plate element)."""
+        weight = self._weight(weight, ctx)
         out = self.child_letters if per_element else ""
-        shape = self.child_shape if per_element else ()
+        shape = (self.child_shape if ctx is None else ctx.shape(self.child.plates)) if per_element else ()
         total = 0.0
         for ti, t in enumerate(self.terms):
-            hit = None if per_element or not cached else self._cache.get(ti)
+            hit = None if per_element or not cached or ctx is not None else self._cache.get(ti)
             if hit is not None:
                 i, stamp, w, grad, node_level = hit
                 rest = t.operands[:i] + t.operands[i + 1:]
@@ -367,7 +391,7 @@ class CompiledFactor:
                     value = o.leaf.node.moments[o.comp] if node_level else o.value()
                     total = total + t.coef * float(np.vdot(np.broadcast_to(grad, value.shape), value))
                     continue
-            total = total + t.coef * self._evaluate(t.operands, weight, out, shape)[0]
+            total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
         return total
 
     def nodes(self) -> list:

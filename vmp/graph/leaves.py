@@ -1,9 +1,33 @@
-"""Leaves: the arrays of moments that enter a factor's terms, and where their messages go."""
+"""Leaves: the arrays of moments that enter a factor's terms, and where their messages go.
+
+A ``Context`` restricts an evaluation to subsets of some plates (a minibatch, the children a
+node drew) and may override the moments of nodes with arrays already restricted to them (local
+nodes of a minibatch), so that a stochastic step touches only the rows it uses.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
+import scipy.sparse as sp
 
 from .expressions import Constant, Gather
+
+
+@dataclass
+class Context:
+    subset: dict = field(default_factory=dict)  # plate name -> sorted int array of kept indices
+    overrides: dict = field(default_factory=dict)  # node name -> moments restricted to the subset
+
+    def take(self, arr: np.ndarray, plates: tuple) -> np.ndarray:
+        for axis, p in enumerate(plates):
+            idx = self.subset.get(p.name)
+            if idx is not None:
+                arr = np.take(arr, idx, axis=axis)
+        return arr
+
+    def shape(self, plates: tuple) -> tuple[int, ...]:
+        return tuple(len(self.subset[p.name]) if p.name in self.subset else p.size for p in plates)
 
 
 class Leaf:
@@ -20,10 +44,10 @@ class Leaf:
     def point(self) -> bool:
         return not self.target
 
-    def moments(self) -> tuple[np.ndarray, ...]:
+    def value(self, comp: int, ctx: Context | None = None) -> np.ndarray:
         raise NotImplementedError
 
-    def to_node(self, message: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    def to_node(self, message: tuple[np.ndarray, ...], ctx: Context | None = None) -> tuple[np.ndarray, ...]:
         return message
 
 
@@ -33,11 +57,16 @@ class NodeLeaf(Leaf):
         self.plates = node.plates
         self.family = node.family
 
-    def moments(self):
-        return self.node.moments
+    def value(self, comp, ctx=None):
+        if ctx is None:
+            return self.node.moments[comp]
+        own = ctx.overrides.get(self.node.name)
+        if own is not None:
+            return own[comp]
+        return ctx.take(self.node.moments[comp], self.plates)
 
-    def shapes(self):
-        return self.node.component_shapes()
+    def shapes(self, ctx=None):
+        return self.node.component_shapes(None if ctx is None else ctx.shape(self.plates))
 
 
 class ConstLeaf(Leaf):
@@ -46,8 +75,9 @@ class ConstLeaf(Leaf):
         self.plates = plates
         self.family = const.family
 
-    def moments(self):
-        return self.const.moments
+    def value(self, comp, ctx=None):
+        arr = self.const.moments[comp]
+        return arr if ctx is None else ctx.take(arr, self.plates)
 
 
 class GatherLeaf(Leaf):
@@ -60,20 +90,64 @@ class GatherLeaf(Leaf):
         self.family = gather.family
         self._cache: tuple = (None, None)
 
-    def moments(self):
-        key = self.node.version
-        if self._cache[0] != key:
-            idx = self.gather.index
-            self._cache = (key, tuple(m[idx] for m in self.node.moments))
-        return self._cache[1]
+    def indices(self, ctx: Context | None = None) -> np.ndarray:
+        """Rows of the source used by each gathered element (positions in the override when the
+        source node is overridden by a subset)."""
+        idx = self.gather.index
+        if ctx is None:
+            return idx
+        rows = ctx.subset.get(self.gather.plate.name)
+        if rows is not None:
+            idx = idx[rows]
+        if self.node.name in ctx.overrides:
+            src = ctx.subset[self.node.plates[0].name]
+            idx = np.searchsorted(src, idx)
+        return idx
 
-    def shapes(self):
-        return self.node.component_shapes((self.gather.index.size,) + self.node.plate_shape[1:])
+    def source(self, comp: int, ctx: Context | None = None) -> np.ndarray:
+        if ctx is None:
+            return self.node.moments[comp]
+        own = ctx.overrides.get(self.node.name)
+        if own is not None:
+            return own[comp]
+        return _take_rest(ctx, self.node.moments[comp], self.node.plates)
 
-    def to_node(self, message):
-        s = self.gather.scatter
+    def value(self, comp, ctx=None):
+        if ctx is None:
+            key = self.node.version
+            if self._cache[0] != key:
+                idx = self.gather.index
+                self._cache = (key, tuple(m[idx] for m in self.node.moments))
+            return self._cache[1][comp]
+        return self.source(comp, ctx)[self.indices(ctx)]
+
+    def shapes(self, ctx=None):
+        n = self.gather.index.size if ctx is None else len(self.indices(ctx))
+        rest = self.node.plate_shape[1:] if ctx is None else ctx.shape(self.node.plates[1:])
+        return self.node.component_shapes((n,) + tuple(rest))
+
+    def scatter(self, ctx: Context | None = None) -> sp.csr_matrix:
+        if ctx is None:
+            return self.gather.scatter
+        idx = self.indices(ctx)
+        rows = self.node.plate_shape[0] if self.node.name not in ctx.overrides else len(ctx.subset[self.node.plates[0].name])
+        return sp.csr_matrix((np.ones(idx.size), (idx, np.arange(idx.size))), shape=(rows, idx.size))
+
+    def to_node(self, message, ctx=None):
+        s = self.scatter(ctx)
         out = []
         for m in message:
             flat = m.reshape(m.shape[0], -1)
             out.append(np.asarray(s @ flat).reshape((s.shape[0],) + m.shape[1:]))
         return tuple(out)
+
+
+def _take_rest(ctx: Context, arr: np.ndarray, plates: tuple) -> np.ndarray:
+    """Restrict every plate but the first (the gathered one) to the context's subsets."""
+    for axis, p in enumerate(plates):
+        if axis == 0:
+            continue
+        idx = ctx.subset.get(p.name)
+        if idx is not None:
+            arr = np.take(arr, idx, axis=axis)
+    return arr
