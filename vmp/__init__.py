@@ -10,5 +10,7 @@ from .graph import (Categorical as Categorical, Dirichlet as Dirichlet, Gamma as
                     Wishart as Wishart, dot as dot)
 from .inference import ElboDecreaseWarning as ElboDecreaseWarning
 from .inference import FitResult as FitResult
+from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as PerNode
+from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
 
 __version__ = "0.1.0"

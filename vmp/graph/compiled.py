@@ -230,9 +230,14 @@ class CompiledFactor:
 
     # ----- evaluation -------------------------------------------------------------------
     def _weight(self, weight, ctx):
-        if weight is None or ctx is None:
+        if ctx is None:
             return weight
-        return ctx.take(weight, self.child.plates)
+        if weight is not None:
+            weight = ctx.take(weight, self.child.plates)
+        if ctx.scale is not None:
+            scale = np.broadcast_to(ctx.scale, ctx.shape(self.child.plates))
+            weight = scale if weight is None else weight * scale
+        return weight
 
     def _size(self, ch: str, ctx) -> int:
         if ctx is not None and self.plate_of.get(ch) in ctx.subset:

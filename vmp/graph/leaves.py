@@ -18,6 +18,7 @@ from .expressions import Constant, Gather
 class Context:
     subset: dict = field(default_factory=dict)  # plate name -> sorted int array of kept indices
     overrides: dict = field(default_factory=dict)  # node name -> moments restricted to the subset
+    scale: np.ndarray | None = None  # extra weight over the factor's kept child elements
 
     def take(self, arr: np.ndarray, plates: tuple) -> np.ndarray:
         for axis, p in enumerate(plates):

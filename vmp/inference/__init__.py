@@ -2,3 +2,8 @@
 from .batch import ElboDecreaseWarning as ElboDecreaseWarning
 from .batch import fit as fit
 from .result import FitResult as FitResult
+from .schedules import Constant as Constant
+from .schedules import RobbinsMonro as RobbinsMonro
+from .schedules import Warmup as Warmup
+from .subsample import Minibatch as Minibatch
+from .subsample import PerNode as PerNode

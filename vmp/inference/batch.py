@@ -17,15 +17,23 @@ class ElboDecreaseWarning(UserWarning):
 
 
 def fit(model, *, method: str = "batch", iterations: int = 200, tol: float = 1e-6, seed: int | None = 0,
-        init=None, decrease_tol: float = 1e-9, on_decrease: str = "warn") -> FitResult:
-    """Run batch variational message passing (Winn & Bishop 2005, section 3.2).
+        init=None, decrease_tol: float = 1e-9, on_decrease: str = "warn", **options) -> FitResult:
+    """Run batch variational message passing (Winn & Bishop 2005, section 3.2), or with
+    ``method="stochastic"`` stochastic VMP (see :func:`vmp.inference.stochastic.fit_stochastic`,
+    which takes ``subsample``, ``update``, ``step``, ``iterations``, ``evaluate_every``).
 
     iterations: sweeps at most; tol: stop when the relative ELBO change is below it; seed: for
     initialization; init: 'prior' or {name: initial mean}; on_decrease: 'warn' or 'raise' when an
     update lowers the ELBO by more than ``decrease_tol`` relative (reported, never "converged").
     """
+    if method == "stochastic":
+        from .stochastic import fit_stochastic
+
+        return fit_stochastic(model, init=init, seed=seed, iterations=iterations, **options)
     if method != "batch":
-        raise ValueError(f"unknown method {method!r}; this version has 'batch'")
+        raise ValueError(f"unknown method {method!r}; use 'batch' or 'stochastic'")
+    if options:
+        raise TypeError(f"batch VMP does not take {sorted(options)}")
     if on_decrease not in ("warn", "raise"):
         raise ValueError("on_decrease must be 'warn' or 'raise'")
     engine = Engine(model)

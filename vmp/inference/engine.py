@@ -35,40 +35,57 @@ class Engine:
             w = extra if w is None else w * extra
         return w
 
-    def target(self, node, weights: dict | None = None, plate=None, index: int | None = None) -> tuple[np.ndarray, ...]:
+    def target(self, node, weights: dict | None = None, plate=None, index: int | None = None,
+               ctx=None) -> tuple[np.ndarray, ...]:
         """lambda^temp of ``node`` given every other q (the coordinate-ascent optimum);
-        with ``plate``/``index`` only that slice of the node."""
+        with ``plate``/``index`` only that slice of the node. ``ctx`` (a Context, or a dict from
+        factor child names to Contexts) restricts and scales each factor's messages."""
         total = None
         for f in self.touching[node.name]:
-            msg = f.messages(node, self.factor_weight(f, weights), plate, index)
+            c = ctx.get(f.child.name) if isinstance(ctx, dict) else ctx
+            msg = f.messages(node, self.factor_weight(f, weights), plate, index, c)
             if msg is not None:
                 total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
         if node.weights is not None:
             m = node.weights
+            own = ctx.get(node.name) if isinstance(ctx, dict) else ctx
+            if own is not None:
+                m = own.take(m, node.plates)
             if plate is not None:
                 m = np.take(m, index, axis=node.plates.index(plate))
             m = np.where(m > 0, m, 1.0)
             total = tuple(t / m.reshape(m.shape + (1,) * (t.ndim - m.ndim)) for t in total)
         return total
 
-    def update(self, node, weights: dict | None = None) -> None:
-        """Coordinate update of q(node); elements coupled through a factor go one slice at a time."""
+    def coupled_plate(self, node):
         coupled = sorted(self.coupled[node.name], key=node.plates.index)
-        if not coupled:
-            self._set(node, self.target(node, weights))
-            return
         if len(coupled) > 1:
             raise ConvergenceError(f"node '{node.name}': elements coupled along several plates are not supported")
-        plate = coupled[0]
+        return coupled[0] if coupled else None
+
+    def update(self, node, weights: dict | None = None, ctx=None, rho: float = 1.0) -> None:
+        """Coordinate update of q(node): lambda <- (1 - rho) lambda + rho lambda^temp (Paquet
+        Alg. 1, option (a)); elements coupled through a factor go one slice at a time."""
+        plate = self.coupled_plate(node)
+        if plate is None:
+            self._set(node, self.blend(node.natural, self.target(node, weights, ctx=ctx), rho))
+            return
         axis = node.plates.index(plate)
         for i in range(plate.size):
-            part = self.target(node, weights, plate, i)
+            part = self.target(node, weights, plate, i, ctx)
             new = []
             for old, t in zip(node.natural, part):
                 arr = old.copy()
-                arr[(slice(None),) * axis + (i,)] = t
+                sl = (slice(None),) * axis + (i,)
+                arr[sl] = t if rho == 1.0 else (1.0 - rho) * arr[sl] + rho * t
                 new.append(arr)
             self._set(node, tuple(new))
+
+    @staticmethod
+    def blend(old, new, rho: float):
+        if rho == 1.0:
+            return new
+        return tuple((1.0 - rho) * a + rho * b for a, b in zip(old, new))
 
     def _set(self, node, natural) -> None:
         ok = node.family.valid(natural)

@@ -17,6 +17,8 @@ class FitResult:
     decrease: dict | None = None
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    history: dict = field(default_factory=dict)
+    diverged: bool = False
 
     @property
     def final_elbo(self) -> float:
