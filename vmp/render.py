@@ -164,9 +164,9 @@ def diagram(model, *, roles: bool = True) -> Diagram:
     def fill(target, prefix: tuple) -> None:
         for name in members.get(prefix, []):
             add_node(target, name)
-        children = sorted({path[:len(prefix) + 1] for path in members
-                           if len(path) > len(prefix) and path[:len(prefix)] == prefix},
-                          key=lambda p: p[-1].name)
+        # sub-plates in the order their first node was declared
+        children = dict.fromkeys(path[:len(prefix) + 1] for path in members
+                                 if len(path) > len(prefix) and path[:len(prefix)] == prefix)
         for child in children:
             add_cluster(target, child)
 
