@@ -8,6 +8,8 @@ import numpy as np
 
 import vmp
 
+from . import _checks
+
 
 def gaussian_mixture(data: np.ndarray, n_components: int, *, alpha: float = 1.0,
                      mean_precision: float = 1e-2, dof: float | None = None,
@@ -19,9 +21,10 @@ def gaussian_mixture(data: np.ndarray, n_components: int, *, alpha: float = 1.0,
     """
     x = np.asarray(data, dtype=float)
     if x.ndim != 2:
-        raise vmp.ShapeError(f"gaussian_mixture: data must be N x D, got shape {x.shape}")
+        raise vmp.ShapeError(f"{name}: data must be N x D, got shape {x.shape}")
+    x = _checks.values(name, "data", x)
     n, d = x.shape
-    k = int(n_components)
+    k = _checks.count(name, "n_components", n_components, minimum=2)
     cov = np.atleast_2d(np.cov(x, rowvar=False)) + 1e-6 * np.eye(d) if n > 1 else np.eye(d)
     prec = np.linalg.inv(cov)
     dof = float(d) if dof is None else dof

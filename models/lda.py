@@ -10,17 +10,19 @@ import numpy as np
 
 import vmp
 
+from . import _checks
+
 
 def lda(documents: np.ndarray, words: np.ndarray, counts: np.ndarray, n_topics: int, *,
         n_documents: int | None = None, n_words: int | None = None, alpha: float = 0.1,
         eta: float = 0.01, name: str = "lda") -> vmp.Model:
-    d = np.asarray(documents, dtype=np.int64)
-    w = np.asarray(words, dtype=np.int64)
-    c = np.asarray(counts, dtype=float)
-    if not (d.shape == w.shape == c.shape) or d.ndim != 1:
-        raise vmp.ShapeError("lda: documents, words and counts must be 1-D arrays of one length")
-    n_documents = int(d.max()) + 1 if n_documents is None else n_documents
-    n_words = int(w.max()) + 1 if n_words is None else n_words
+    d = _checks.indices(name, "documents", documents)
+    w = _checks.indices(name, "words", words)
+    c = _checks.values(name, "counts", counts, positive=True)
+    _checks.same_length(name, documents=d, words=w, counts=c)
+    n_topics = _checks.count(name, "n_topics", n_topics, minimum=2)
+    n_documents = int(d.max()) + 1 if n_documents is None else _checks.count(name, "n_documents", n_documents)
+    n_words = int(w.max()) + 1 if n_words is None else _checks.count(name, "n_words", n_words, minimum=2)
     with vmp.Model(name) as model:
         with vmp.Plate("topics", n_topics):
             beta = vmp.Dirichlet("beta", alpha=np.full(n_words, eta))

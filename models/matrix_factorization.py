@@ -10,20 +10,21 @@ import numpy as np
 
 import vmp
 
+from . import _checks
+
 
 def matrix_factorization(users: np.ndarray, items: np.ndarray, ratings: np.ndarray, n_factors: int, *,
                          n_users: int | None = None, n_items: int | None = None, factorized: bool = False,
                          noise_precision: float | None = None, noise_prior: tuple[float, float] = (1.0, 1.0),
                          prior_precision: float = 1.0, name: str = "matrix_factorization") -> vmp.Model:
     """``noise_precision`` fixes tau; when None, tau ~ Gamma(*noise_prior)."""
-    rows = np.asarray(users, dtype=np.int64)
-    cols = np.asarray(items, dtype=np.int64)
-    r = np.asarray(ratings, dtype=float)
-    if not (rows.shape == cols.shape == r.shape) or rows.ndim != 1:
-        raise vmp.ShapeError("matrix_factorization: users, items and ratings must be 1-D arrays of one length")
-    n_users = int(rows.max()) + 1 if n_users is None else n_users
-    n_items = int(cols.max()) + 1 if n_items is None else n_items
-    k = int(n_factors)
+    rows = _checks.indices(name, "users", users)
+    cols = _checks.indices(name, "items", items)
+    r = _checks.values(name, "ratings", ratings)
+    _checks.same_length(name, users=rows, items=cols, ratings=r)
+    n_users = int(rows.max()) + 1 if n_users is None else _checks.count(name, "n_users", n_users)
+    n_items = int(cols.max()) + 1 if n_items is None else _checks.count(name, "n_items", n_items)
+    k = _checks.count(name, "n_factors", n_factors)
     with vmp.Model(name) as model:
         tau = noise_precision if noise_precision is not None else vmp.Gamma("tau", *noise_prior)
         if factorized:

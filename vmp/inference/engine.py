@@ -113,8 +113,9 @@ class Engine:
         return total
 
     def schedule(self) -> list:
-        """Children before parents: local assignments update before the globals they inform."""
-        return list(reversed(self.hidden))
+        """Parents before children (topological order): the globals first, from the
+        initial local responsibilities, then the locals."""
+        return list(self.hidden)
 
     def snapshot(self) -> dict:
         return {n.name: (n.natural, n.moments) for n in self.hidden}

@@ -3,7 +3,9 @@
 A mixture started at its prior is a symmetric saddle: every component gets the same update.
 By default the means of Gaussian components gated by a Categorical start at data points chosen
 k-means++-style (Arthur & Vassilvitskii 2007), gated Dirichlet rows get random pseudo-counts
-(as scikit-learn's LDA), and Gaussians in an inner product start at a draw from their prior.
+(as scikit-learn's LDA), each gate's selector is then updated from them (an E-step), and
+Gaussians in an inner product start at a draw from their prior. ``init={name: value}`` is applied
+last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes.
 """
 from __future__ import annotations
 
@@ -51,7 +53,12 @@ def _expressions(engine):
 
 
 def _break_symmetry(engine, rng) -> None:
-    done = set()
+    """Break the symmetry of gated components, then set each gate's selector from them.
+
+    The schedule runs parents before children, so the first sweep starts from these
+    responsibilities (an E-step from k-means++ centers, as EM and scikit-learn do).
+    """
+    done, selectors = set(), []
     for child, role, expr in _expressions(engine):
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
             p = expr.node
@@ -66,12 +73,16 @@ def _break_symmetry(engine, rng) -> None:
                 noise = rng.gamma(100.0, 0.01, size=p.natural[0].shape)
                 p.set_natural((p.natural[0] + noise,))
                 done.add(p.name)
+            if p.name in done and not expr.selector.observed and expr.selector not in selectors:
+                selectors.append(expr.selector)
         if isinstance(expr, Dot):
             for side in (expr.u, expr.v):
                 n = side.node if isinstance(side, Gather) else side
                 if n.name not in done and not n.observed:
                     _set_mean(n, n.family.sample(n.natural, rng))
                     done.add(n.name)
+    for z in sorted(selectors, key=engine.hidden.index, reverse=True):
+        engine.update(z)
 
 
 def kmeanspp(x: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -1,0 +1,187 @@
+"""Stochastic VMP: unbiased targets (Paquet: E[lambda^temp] = lambda*), options (a)/(b), schedules,
+convergence to the batch fixed point, determinism."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vmp
+from models import gaussian_mixture, matrix_factorization
+from vmp.inference.engine import Engine
+from vmp.inference.init import initialize
+from vmp.inference.stochastic import _optimize_locals, local_step, minibatch_targets
+
+
+def _mixture(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
+    x = centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2))
+    return gaussian_mixture(x, 3)
+
+
+def _mf(factorized, seed=0, m=6, n=7, k=2, r=40):
+    rng = np.random.default_rng(seed)
+    rows, cols = rng.integers(m, size=r), rng.integers(n, size=r)
+    y = np.sum(rng.normal(size=(m, k))[rows] * rng.normal(size=(n, k))[cols], 1) + 0.3 * rng.normal(size=r)
+    return matrix_factorization(rows, cols, y, k, factorized=factorized, n_users=m, n_items=n)
+
+
+def _engine(model, seed=1):
+    engine = Engine(model)
+    initialize(engine, np.random.default_rng(seed))
+    for _ in range(3):
+        for node in engine.schedule():
+            engine.update(node)
+    return engine
+
+
+def _check_mean(draws, exact, what):
+    draws = np.array(draws)
+    mean = draws.mean(0)
+    se = draws.std(0) / np.sqrt(len(draws)) + 1e-9 * (1 + np.abs(exact))
+    z = np.abs(mean - exact) / se
+    assert np.all(z < 5.0), f"{what}: max z = {z.max():.2f}"
+    return bool(np.any(draws.std(0) > 0))
+
+
+@pytest.mark.parametrize("case", ["mixture", "mf-structured", "mf-factorized"])
+def test_per_node_target_is_unbiased(case):
+    model = _mixture() if case == "mixture" else _mf(case == "mf-factorized")
+    engine = _engine(model)
+    sub = vmp.PerNode(children=2)
+    sub.prepare(engine)
+    rng = np.random.default_rng(5)
+    for node in engine.hidden:
+        exact = engine.target(node)
+        draws = [engine.target(node, ctx=sub.contexts(engine, node, rng)) for _ in range(1500)]
+        if all(c is None for c in sub.contexts(engine, node, rng).values()):
+            continue
+        varied = [_check_mean([d[comp] for d in draws], exact[comp], f"{case}:{node.name}[{comp}]")
+                  for comp in range(len(exact))]
+        assert any(varied), f"{case}:{node.name}: the draws do not vary, the test would be vacuous"
+
+
+@pytest.mark.parametrize("case", ["mixture", "mf-structured"])
+def test_minibatch_target_is_unbiased(case):
+    model = _mixture() if case == "mixture" else _mf(False)
+    plate = "data" if case == "mixture" else "ratings"
+    engine = _engine(model)
+    mb = vmp.Minibatch(plate, 7)
+    rng = np.random.default_rng(3)
+    mb.prepare(engine, rng)
+    _optimize_locals(engine, mb)
+    for node in mb.globals:
+        exact = engine.target(node)
+        draws = []
+        for _ in range(1200):
+            ctx = mb.draw(rng)
+            local_step(engine, mb, ctx, rng)
+            draws.append(minibatch_targets(engine, mb, ctx, [node])[node.name])
+        varied = [_check_mean([d[comp] for d in draws], exact[comp], f"{case}:{node.name}[{comp}]")
+                  for comp in range(len(exact))]
+        assert any(varied), f"{case}:{node.name}: the draws do not vary, the test would be vacuous"
+
+
+def test_all_children_and_unit_step_is_batch_vmp():
+    """With C at least every node's number of children and rho = 1, option (a) is batch VMP."""
+    a, b = _mf(True), _mf(True)
+    ra = a.fit(iterations=5, tol=0.0)
+    rb = b.fit(method="stochastic", subsample=vmp.PerNode(children=1000), step=vmp.Constant(1.0),
+               iterations=5, evaluate_every=1)
+    assert np.array_equal(a["u"].natural[0], b["u"].natural[0])
+    assert np.allclose(ra.elbo, rb.elbo, rtol=1e-12)
+
+
+def test_option_b_uses_one_snapshot():
+    model = _mf(False)
+    engine = _engine(model)
+    snapshot = {n.name: engine.target(n) for n in engine.hidden}
+    model2 = _mf(False)
+    res = model2.fit(method="stochastic", subsample=vmp.PerNode(children=1000), update="global",
+                     step=vmp.Constant(1.0), iterations=1, seed=1, init=None)
+    engine2 = _engine(_mf(False))  # same starting point as `engine`
+    targets = {n.name: engine2.target(n) for n in engine2.hidden}
+    for name in snapshot:
+        for x, y in zip(snapshot[name], targets[name]):
+            assert np.allclose(x, y)
+    assert res.iterations == 1
+
+
+def test_option_a_and_b_differ_and_both_step_from_the_same_start():
+    ra = _mf(False).fit(method="stochastic", subsample=vmp.PerNode(children=1000), update="per-node",
+                        step=vmp.Constant(1.0), iterations=1)
+    rb = _mf(False).fit(method="stochastic", subsample=vmp.PerNode(children=1000), update="global",
+                        step=vmp.Constant(1.0), iterations=1)
+    assert ra.elbo[0] == rb.elbo[0]
+    assert ra.elbo[-1] != rb.elbo[-1]
+
+
+def test_schedules():
+    rm = vmp.RobbinsMonro(tau=10.0, kappa=0.7, rho1=0.5)
+    assert rm(1) == 0.5
+    assert rm(11) == pytest.approx(0.5 * (21 / 11) ** -0.7)
+    assert vmp.Constant(0.25)(99) == 0.25
+    w = vmp.Warmup(3, then=vmp.Constant(0.1))
+    assert [w(t) for t in (1, 2, 3, 4, 5)] == [1.0, 1.0, 1.0, 0.1, 0.1]
+    with pytest.raises(ValueError):
+        vmp.RobbinsMonro(kappa=1.5)
+    with pytest.raises(ValueError):
+        vmp.Constant(0.0)
+
+
+def test_per_node_step_dict_and_history():
+    model = _mf(False)
+    res = model.fit(method="stochastic", subsample=vmp.PerNode(children=2),
+                    step={"u": vmp.Constant(0.5), "default": vmp.RobbinsMonro(kappa=0.6)},
+                    iterations=6, evaluate_every=3)
+    h = res.history
+    assert np.all(h["rho"]["u"] == 0.5)
+    assert h["rho"]["v"][0] == 1.0 and h["rho"]["v"][1] < 1.0
+    assert list(h["evaluations"]["iteration"]) == [0, 3, 6]
+    assert np.all(np.diff(h["accesses"]) > 0)
+    assert len(h["change"]["tau"]) == 6
+    with pytest.raises(ValueError, match="no hidden node"):
+        _mf(False).fit(method="stochastic", subsample=vmp.PerNode(2), step={"nope": vmp.Constant(1.0)})
+
+
+def test_stochastic_reaches_the_batch_fixed_point():
+    """A unique optimum (normal-gamma): SVI with kappa in (0.5, 1] converges to batch VMP's."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(1.0, 0.5, size=400)
+
+    def build():
+        with vmp.Model("ng") as model:
+            tau = vmp.Gamma("tau", 1.0, 1.0)
+            mu = vmp.Normal("mu", 0.0, 0.1)
+            with vmp.Plate("N", x.size):
+                vmp.Normal("x", mu, tau, observed=x)
+        return model
+
+    batch = build()
+    batch.fit(tol=1e-12, iterations=1000)
+    for sub in (vmp.Minibatch("N", 40), vmp.PerNode(children=40)):
+        model = build()
+        model.fit(method="stochastic", subsample=sub, step=vmp.RobbinsMonro(tau=1.0, kappa=0.9),
+                  iterations=1500, evaluate_every=0, seed=4)
+        assert model["mu"].mean == pytest.approx(batch["mu"].mean, abs=0.01)
+        assert model["tau"].mean == pytest.approx(batch["tau"].mean, rel=0.05)
+
+
+def test_same_seed_same_bits():
+    def run(seed):
+        model = _mixture(n=200)
+        model.fit(method="stochastic", subsample=vmp.Minibatch("data", 20), iterations=15, seed=seed)
+        return model["mu"].natural[0]
+    assert np.array_equal(run(3), run(3))
+    assert not np.array_equal(run(3), run(4))
+
+
+def test_bad_stochastic_options():
+    with pytest.raises(ValueError, match="option"):
+        _mf(False).fit(method="stochastic", subsample=vmp.PerNode(2), update="sideways")
+    with pytest.raises(ValueError, match="subsample"):
+        _mf(False).fit(method="stochastic", subsample=3)
+    with pytest.raises(vmp.GraphError, match="no plate named 'nope'"):
+        _mf(False).fit(method="stochastic", subsample=vmp.Minibatch("nope", 3))
+    with pytest.raises(ValueError):
+        vmp.PerNode(children=0)
