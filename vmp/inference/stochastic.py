@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ..errors import ConvergenceError
 from ..graph.leaves import Context
 from .engine import Engine
 from .init import initialize
@@ -78,7 +79,10 @@ def fit_stochastic(model, *, subsample, update: str = "per-node", step=None, ite
     """Stochastic VMP. ``subsample``: PerNode(children=C) or Minibatch(plate, size); ``update``:
     'per-node' (option (a)) or 'global' (option (b)); ``step``: a schedule (RobbinsMonro,
     Constant, Warmup) or a dict from node names to schedules with a 'default'; the full ELBO is
-    evaluated every ``evaluate_every`` iterations, outside the step timings."""
+    evaluated every ``evaluate_every`` iterations (0: only at the ends), outside the step timings.
+    ``callback(t, engine)`` runs after each step; returning False stops.
+    An update that leaves a family's domain (overflow, a non-positive precision) stops the run
+    with ``result.diverged = True``."""
     if update not in ("per-node", "global"):
         raise ValueError(f"update must be 'per-node' (option (a)) or 'global' (option (b)), got {update!r}")
     if not isinstance(subsample, (PerNode, Minibatch)):
@@ -86,88 +90,107 @@ def fit_stochastic(model, *, subsample, update: str = "per-node", step=None, ite
     engine = Engine(model)
     rng = np.random.default_rng(seed)
     initialize(engine, rng, init)
-    minibatch = isinstance(subsample, Minibatch)
-    if minibatch:
-        subsample.prepare(engine, rng)
-        stepped = subsample.globals
-    else:
-        subsample.prepare(engine)
-        stepped = list(engine.schedule())
-    schedules = per_node(RobbinsMonro() if step is None else step, [n.name for n in stepped])
-    hist = {"iteration": [], "accesses": [], "step_seconds": [],
-            "rho": {n.name: [] for n in stepped}, "change": {n.name: [] for n in stepped}}
-    evals = {"iteration": [], "accesses": [], "elbo": [], "heldout": []}
-    accesses = 0
-    message, diverged = "reached the iteration limit", False
-
-    def evaluate(t):
-        if minibatch:
-            _optimize_locals(engine, subsample)
-        value = engine.elbo(cached=False)
-        evals["iteration"].append(t)
-        evals["accesses"].append(accesses)
-        evals["elbo"].append(value)
-        if minibatch and subsample.heldout.size:
-            evals["heldout"].append(heldout_elbo(engine, subsample, rng))
-        return value
-
-    evaluate(0)
+    run = _Run(engine, subsample, update, step, rng)
+    run.evaluate(0)
     start = time.perf_counter()
-    for t in range(1, iterations + 1):
-        tick = time.perf_counter()
-        before = {n.name: n.natural for n in stepped}
-        if minibatch:
-            ctx = subsample.draw(rng)
-            _, acc = local_step(engine, subsample, ctx, rng)
-            accesses += acc
-            if update == "global":
-                targets = minibatch_targets(engine, subsample, ctx, stepped)
-                for node in stepped:
-                    engine._set(node, engine.blend(node.natural, targets[node.name], schedules[node.name](t)))
-            else:
-                for node in stepped:
-                    lam = minibatch_targets(engine, subsample, ctx, [node])[node.name]
-                    engine._set(node, engine.blend(node.natural, lam, schedules[node.name](t)))
-            accesses += sum(_accesses(engine, {f.child.name: ctx for f in engine.touching[n.name]
-                                               if f.child is not n and any(p.name in ctx.subset for p in f.child.plates)})
-                            for n in stepped)
-        else:
-            targets = {}
-            for node in stepped:
-                contexts = subsample.contexts(engine, node, rng)
-                accesses += _accesses(engine, contexts)
-                rho = schedules[node.name](t)
-                if update == "per-node":
-                    engine.update(node, ctx=contexts, rho=rho)
-                else:
-                    targets[node.name] = engine.target(node, ctx=contexts)
-            if update == "global":
-                for node in stepped:
-                    engine._set(node, engine.blend(node.natural, targets[node.name], schedules[node.name](t)))
-        hist["step_seconds"].append(time.perf_counter() - tick)
-        hist["iteration"].append(t)
-        hist["accesses"].append(accesses)
-        for node in stepped:
-            hist["rho"][node.name].append(schedules[node.name](t))
-            hist["change"][node.name].append(_relative_change(before[node.name], node.natural))
-        if evaluate_every and t % evaluate_every == 0:
-            value = evaluate(t)
-            if not np.isfinite(value):
+    message, diverged = "reached the iteration limit", False
+    try:
+        for t in range(1, iterations + 1):
+            run.step(t)
+            if evaluate_every and t % evaluate_every == 0 and not np.isfinite(run.evaluate(t)):
                 message, diverged = f"the ELBO is not finite at iteration {t}", True
                 break
-        if callback is not None and callback(t, engine) is False:
-            message = f"stopped by the callback at iteration {t}"
-            break
+            if callback is not None and callback(t, engine) is False:
+                message = f"stopped by the callback at iteration {t}"
+                break
+    except ConvergenceError as err:
+        message, diverged = f"diverged: {err}", True
     seconds = time.perf_counter() - start
-    if not evals["iteration"] or evals["iteration"][-1] != hist["iteration"][-1]:
-        evaluate(hist["iteration"][-1] if hist["iteration"] else 0)
-    history = {k: (np.array(v) if not isinstance(v, dict) else {n: np.array(a) for n, a in v.items()})
-               for k, v in hist.items()}
-    history["evaluations"] = {k: np.array(v) for k, v in evals.items()}
-    result = FitResult(np.array(evals["elbo"]), False, len(hist["iteration"]), message, None, seconds,
-                       extra={"method": "stochastic", "update": update}, history=history)
+    done = run.hist["iteration"][-1] if run.hist["iteration"] else 0
+    if not diverged and run.evals["iteration"][-1] != done:
+        run.evaluate(done)
+    result = FitResult(np.array(run.evals["elbo"]), False, len(run.hist["iteration"]), message, None, seconds,
+                       extra={"method": "stochastic", "update": update}, history=run.history())
     result.diverged = diverged
     return result
+
+
+class _Run:
+    """The state of one stochastic fit: schedules, counters and history."""
+
+    def __init__(self, engine, subsample, update, step, rng):
+        self.engine, self.sub, self.update, self.rng = engine, subsample, update, rng
+        self.minibatch = isinstance(subsample, Minibatch)
+        if self.minibatch:
+            subsample.prepare(engine, rng)
+            self.stepped = subsample.globals
+        else:
+            subsample.prepare(engine)
+            self.stepped = list(engine.schedule())
+        self.schedules = per_node(RobbinsMonro() if step is None else step, [n.name for n in self.stepped])
+        self.hist = {"iteration": [], "accesses": [], "step_seconds": [],
+                     "rho": {n.name: [] for n in self.stepped}, "change": {n.name: [] for n in self.stepped}}
+        self.evals = {"iteration": [], "accesses": [], "elbo": [], "heldout": []}
+        self.accesses = 0
+
+    def step(self, t: int) -> None:
+        engine, tick = self.engine, time.perf_counter()
+        before = {n.name: n.natural for n in self.stepped}
+        rho = {n.name: self.schedules[n.name](t) for n in self.stepped}
+        if self.minibatch:
+            ctx = self.sub.draw(self.rng)
+            _, acc = local_step(engine, self.sub, ctx, self.rng)
+            self.accesses += acc
+            batch_factors = lambda n: {f.child.name: ctx for f in engine.touching[n.name]  # noqa: E731
+                                       if f.child is not n and any(p.name in ctx.subset for p in f.child.plates)}
+            if self.update == "global":
+                targets = minibatch_targets(engine, self.sub, ctx, self.stepped)
+            for node in self.stepped:
+                lam = targets[node.name] if self.update == "global" else \
+                    minibatch_targets(engine, self.sub, ctx, [node])[node.name]
+                if self.update == "per-node":
+                    engine._set(node, engine.blend(node.natural, lam, rho[node.name]))
+                else:
+                    targets[node.name] = lam
+                self.accesses += _accesses(engine, batch_factors(node))
+            if self.update == "global":
+                for node in self.stepped:
+                    engine._set(node, engine.blend(node.natural, targets[node.name], rho[node.name]))
+        else:
+            targets = {}
+            for node in self.stepped:
+                contexts = self.sub.contexts(engine, node, self.rng)
+                self.accesses += _accesses(engine, contexts)
+                if self.update == "per-node":
+                    engine.update(node, ctx=contexts, rho=rho[node.name])
+                else:
+                    targets[node.name] = engine.target(node, ctx=contexts)
+            if self.update == "global":
+                for node in self.stepped:
+                    engine._set(node, engine.blend(node.natural, targets[node.name], rho[node.name]))
+        self.hist["step_seconds"].append(time.perf_counter() - tick)
+        self.hist["iteration"].append(t)
+        self.hist["accesses"].append(self.accesses)
+        for node in self.stepped:
+            self.hist["rho"][node.name].append(rho[node.name])
+            self.hist["change"][node.name].append(_relative_change(before[node.name], node.natural))
+
+    def evaluate(self, t: int) -> float:
+        if self.minibatch:
+            _optimize_locals(self.engine, self.sub)
+        value = self.engine.elbo(cached=False)
+        self.evals["iteration"].append(t)
+        self.evals["accesses"].append(self.accesses)
+        self.evals["elbo"].append(value)
+        if self.minibatch and self.sub.heldout.size:
+            self.evals["heldout"].append(heldout_elbo(self.engine, self.sub, self.rng))
+        return value
+
+    def history(self) -> dict:
+        out = {k: (np.array(v) if not isinstance(v, dict) else {n: np.array(a) for n, a in v.items()})
+               for k, v in self.hist.items()}
+        out["evaluations"] = {k: np.array(v) for k, v in self.evals.items()}
+        return out
 
 
 def _relative_change(old, new) -> float:
