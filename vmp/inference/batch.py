@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import ConvergenceError
 from .engine import Engine
 from .init import initialize
+from .progress import Progress
 from .result import FitResult
 
 
@@ -17,7 +18,8 @@ class ElboDecreaseWarning(UserWarning):
 
 
 def fit(model, *, method: str = "batch", iterations: int = 200, tol: float = 1e-6, seed: int | None = 0,
-        init=None, decrease_tol: float = 1e-9, on_decrease: str = "warn", **options) -> FitResult:
+        init=None, decrease_tol: float = 1e-9, on_decrease: str = "warn", progress: bool | None = None,
+        **options) -> FitResult:
     """Run batch variational message passing (Winn & Bishop 2005, section 3.2), or with
     ``method="stochastic"`` stochastic VMP (see :func:`vmp.inference.stochastic.fit_stochastic`,
     which takes ``subsample``, ``update``, ``step``, ``iterations``, ``evaluate_every``).
@@ -29,7 +31,7 @@ def fit(model, *, method: str = "batch", iterations: int = 200, tol: float = 1e-
     if method == "stochastic":
         from .stochastic import fit_stochastic
 
-        return fit_stochastic(model, init=init, seed=seed, iterations=iterations, **options)
+        return fit_stochastic(model, init=init, seed=seed, iterations=iterations, progress=progress, **options)
     if method != "batch":
         raise ValueError(f"unknown method {method!r}; use 'batch' or 'stochastic'")
     if options:
@@ -42,15 +44,20 @@ def fit(model, *, method: str = "batch", iterations: int = 200, tol: float = 1e-
     initialize(engine, rng, init)
     history = [engine.elbo()]
     schedule = engine.schedule()
+    record = _Record(engine, schedule)
+    bar = Progress(iterations, progress, "batch VMP")
     converged, message, decrease = False, "reached the iteration limit", None
     it = 0
     for it in range(1, iterations + 1):
         before = engine.snapshot()
+        tick = time.perf_counter()
         for node in schedule:
             engine.update(node)
+        record.step(it, before, time.perf_counter() - tick)
         value = engine.elbo()
         prev = history[-1]
         history.append(value)
+        bar.update(value)
         if not np.isfinite(value):
             message = "the ELBO is not finite"
             break
@@ -66,7 +73,41 @@ def fit(model, *, method: str = "batch", iterations: int = 200, tol: float = 1e-
         if change <= tol * abs(value):
             converged, message = True, f"relative ELBO change below {tol:g}"
             break
-    return FitResult(np.array(history), converged, it, message, decrease, time.perf_counter() - start)
+    bar.close()
+    elbo = np.array(history)
+    return FitResult(elbo, converged, it, message, decrease, time.perf_counter() - start,
+                     extra={"method": "batch"}, history=record.history(elbo),
+                     diverged=not np.all(np.isfinite(elbo)))
+
+
+class _Record:
+    """Per-sweep history in the same layout as stochastic VMP's (rho = 1 for every node)."""
+
+    def __init__(self, engine, schedule):
+        self.engine, self.schedule = engine, schedule
+        self.per_sweep = sum(int(np.prod(f.child.plate_shape)) * len(f.nodes())
+                             for f in engine.factors.values() if f.child.observed)
+        self.rows = {"iteration": [], "accesses": [], "step_seconds": []}
+        self.change = {n.name: [] for n in schedule}
+
+    def step(self, it, before, seconds) -> None:
+        from .stochastic import _relative_change
+
+        self.rows["iteration"].append(it)
+        self.rows["accesses"].append(it * self.per_sweep)
+        self.rows["step_seconds"].append(seconds)
+        for n in self.schedule:
+            self.change[n.name].append(_relative_change(before[n.name][0], n.natural))
+
+    def history(self, elbo) -> dict:
+        out = {k: np.array(v) for k, v in self.rows.items()}
+        n = len(out["iteration"])
+        out["rho"] = {name: np.ones(n) for name in self.change}
+        out["change"] = {name: np.array(v) for name, v in self.change.items()}
+        its = np.arange(len(elbo))
+        out["evaluations"] = {"iteration": its, "accesses": its * self.per_sweep, "elbo": elbo,
+                              "heldout": np.array([])}
+        return out
 
 
 def _locate_decrease(engine, before, schedule, start_value) -> dict:

@@ -16,6 +16,7 @@ from ..errors import ConvergenceError
 from ..graph.leaves import Context
 from .engine import Engine
 from .init import initialize
+from .progress import Progress
 from .result import FitResult
 from .schedules import RobbinsMonro, per_node
 from .subsample import Minibatch, PerNode
@@ -75,7 +76,8 @@ def minibatch_targets(engine: Engine, mb: Minibatch, ctx: Context, nodes) -> dic
 
 
 def fit_stochastic(model, *, subsample, update: str = "per-node", step=None, iterations: int = 100,
-                   seed: int | None = 0, init=None, evaluate_every: int = 10, callback=None) -> FitResult:
+                   seed: int | None = 0, init=None, evaluate_every: int = 10, callback=None,
+                   progress: bool | None = None) -> FitResult:
     """Stochastic VMP. ``subsample``: PerNode(children=C) or Minibatch(plate, size); ``update``:
     'per-node' (option (a)) or 'global' (option (b)); ``step``: a schedule (RobbinsMonro,
     Constant, Warmup) or a dict from node names to schedules with a 'default'; the full ELBO is
@@ -94,9 +96,11 @@ def fit_stochastic(model, *, subsample, update: str = "per-node", step=None, ite
     run.evaluate(0)
     start = time.perf_counter()
     message, diverged = "reached the iteration limit", False
+    bar = Progress(iterations, progress, "stochastic VMP")
     try:
         for t in range(1, iterations + 1):
             run.step(t)
+            bar.update(run.evals["elbo"][-1])
             if evaluate_every and t % evaluate_every == 0 and not np.isfinite(run.evaluate(t)):
                 message, diverged = f"the ELBO is not finite at iteration {t}", True
                 break
@@ -105,6 +109,7 @@ def fit_stochastic(model, *, subsample, update: str = "per-node", step=None, ite
                 break
     except ConvergenceError as err:
         message, diverged = f"diverged: {err}", True
+    bar.close()
     seconds = time.perf_counter() - start
     done = run.hist["iteration"][-1] if run.hist["iteration"] else 0
     if not diverged and run.evals["iteration"][-1] != done:
