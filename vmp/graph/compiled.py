@@ -20,7 +20,7 @@ from .. import families as fam
 from ..errors import GraphError
 from ..factors.terms import Term, contract_to
 from .expressions import Constant, Dot, Expression, Gate, Gather, Scaled
-from .leaves import ConstLeaf, Context, GatherLeaf, Leaf, NodeLeaf
+from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf
 
 PLATE_LETTERS = string.ascii_uppercase
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
@@ -134,9 +134,11 @@ class CompiledFactor:
         self.terms: list[Expanded] = []
         for term in child.factor.terms():
             self.terms.extend(self._expand(term, bindings))
+        self.terms = [self._event_gather(t) for t in self.terms]
         self.coupled: dict = {}
         self._find_couplings()
-        self.targets = [leaf for leaf in self._leaves.values() if leaf.target]
+        used = {id(o.leaf) for t in self.terms for o in t.operands if o.leaf is not None}
+        self.targets = [leaf for leaf in self._leaves.values() if leaf.target and id(leaf) in used]
         self._cache: dict = {}
         self._patterns: dict = {}
 
@@ -211,6 +213,35 @@ class CompiledFactor:
         consts = [Operand(None, 0, self.child_letters + c.event, array=c.value) for c in term.consts]
         gates = [g[1] for g in self._gates.values()]
         return [Expanded(c, ops + consts + gates) for c, ops in out]
+
+    def _event_gather(self, t: Expanded) -> Expanded:
+        """Replace one-hot(x_n) * E[log p] over the category letter by E[log p_{x_n}] for an
+        observed Categorical child (an index, not an N x K one-hot)."""
+        child = self.child
+        if not (child.observed and child.family is fam.Categorical):
+            return t
+        xs = [o for o in t.operands if o.leaf is not None and o.leaf.node is child]
+        if len(xs) != 1:
+            return t
+        x = xs[0]
+        e = x.letters[len(self.child_letters):]
+        partners = [o for o in t.operands if o is not x and e in o.letters]
+        if len(e) != 1 or len(partners) != 1 or partners[0].leaf is None:
+            return t
+        p = partners[0]
+        axis = p.letters.index(e)
+        shared = set(p.letters) & set(self.child_letters)
+        if not shared:
+            letters = p.letters[:axis] + self.child_letters + p.letters[axis + 1:]
+            per_element = False
+        elif p.letters == self.child_letters + e:
+            letters, per_element = self.child_letters, True
+        else:
+            return t
+        key = ("event", id(p.leaf), p.comp)
+        leaf = self._leaf(key, lambda: EventGatherLeaf(p.leaf, p.comp, axis, child, per_element))
+        ops = [o for o in t.operands if o is not x and o is not p] + [Operand(leaf, 0, letters)]
+        return Expanded(t.coef, ops)
 
     def _find_couplings(self) -> None:
         """Plates along which one node's elements meet in a single term (factorized dot)."""
@@ -333,7 +364,7 @@ class CompiledFactor:
         return tuple(0 if o.leaf is None or o.leaf.node is None else o.leaf.node.version for o in ops)
 
     def messages(self, node, weight: np.ndarray | None = None, plate=None, index: int | None = None,
-                 ctx: Context | None = None):
+                 ctx: Context | None = None, _weighted: bool = False):
         """Sum over terms of d(term)/d(moments of node), in the node's layout (None if unconnected).
 
         With ``plate`` and ``index``, only the slice of the node at that index of that plate
@@ -342,13 +373,21 @@ class CompiledFactor:
         Each full partial derivative is kept with the versions of the operands it came from, so
         that ``elog`` reuses it (term = <derivative, operand>) while they are unchanged.
         """
-        weight = self._weight(weight, ctx)
+        if not _weighted:
+            weight = self._weight(weight, ctx)
         total = None
         for leaf in self.targets:
             if leaf.node is not node:
                 continue
             shapes = leaf.shapes(ctx)
             node_shapes = node.component_shapes(None if ctx is None else ctx.shape(node.plates))
+            if plate is not None and isinstance(leaf, EventGatherLeaf):
+                # the scatter needs the whole layout: evaluate fully, keep the slice
+                full = self._leaf_message(leaf, node, weight, ctx)
+                ax = node.plates.index(plate)
+                msg = tuple(np.take(m, index, axis=ax) for m in full)
+                total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
+                continue
             axis = None if plate is None else leaf.plates.index(plate)
             if axis is not None:
                 shapes = [s[:axis] + s[axis + 1:] for s in shapes]
@@ -378,6 +417,14 @@ class CompiledFactor:
             msg = tuple(m if a is None else m + a for m, a in zip(msg, acc_node))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
         return total
+
+    def _leaf_message(self, leaf, node, weight, ctx):
+        saved = self.targets
+        self.targets = [leaf]
+        try:
+            return self.messages(node, weight if ctx is None else weight, ctx=ctx, _weighted=True)
+        finally:
+            self.targets = saved
 
     def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True,
              ctx: Context | None = None):

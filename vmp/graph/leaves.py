@@ -152,3 +152,58 @@ def _take_rest(ctx: Context, arr: np.ndarray, plates: tuple) -> np.ndarray:
         if idx is not None:
             arr = np.take(arr, idx, axis=axis)
     return arr
+
+
+class EventGatherLeaf(Leaf):
+    """E[log p_{x_n}] for observed categories x_n: a parent's moments indexed along their event
+    axis by the data, replacing the product of a one-hot child and the parent (so no N x V
+    one-hot is formed). Backward: the message is scattered to the observed categories."""
+
+    def __init__(self, parent: Leaf, comp: int, axis: int, child, per_element: bool):
+        self.parent, self.comp, self.axis, self.child = parent, comp, axis, child
+        self.per_element = per_element  # the parent carries the child's plates (Cat(theta[d]))
+        self.node = parent.node
+        self.family = parent.family
+        self.plates = parent.plates
+
+    @property
+    def target(self) -> bool:
+        return self.parent.target
+
+    def _data(self, ctx):
+        x = self.child.data.astype(np.int64)
+        return x if ctx is None else ctx.take(x, self.child.plates)
+
+    def value(self, comp, ctx=None):
+        p = self.parent.value(self.comp, ctx)
+        x = self._data(ctx)
+        if self.per_element:
+            idx = x.reshape(x.shape + (1,) * (p.ndim - x.ndim))
+            return np.take_along_axis(p, idx, axis=self.axis).squeeze(self.axis)
+        return np.take(p, x, axis=self.axis)
+
+    def parent_shape(self, ctx):
+        return self.parent.shapes(ctx)[self.comp]
+
+    def to_node(self, message, ctx=None):
+        grad = message[0]
+        x = self._data(ctx)
+        shape = self.parent_shape(ctx)
+        v = shape[self.axis]
+        if self.per_element:
+            out = np.zeros(shape)
+            idx = x.reshape(x.shape + (1,) * (len(shape) - x.ndim))
+            np.put_along_axis(out, idx, np.expand_dims(grad, self.axis), axis=self.axis)
+        else:
+            nd = x.ndim
+            moved = np.moveaxis(grad, list(range(self.axis, self.axis + nd)), list(range(nd)))
+            flat = moved.reshape(x.size, -1)
+            onehot = sp.csr_matrix((np.ones(x.size), (x.ravel(), np.arange(x.size))), shape=(v, x.size))
+            out = np.asarray(onehot @ flat).reshape((v,) + moved.shape[nd:])
+            out = np.moveaxis(out, 0, self.axis)
+        comps = [np.zeros(s) for s in self.parent.shapes(ctx)]
+        comps[self.comp] = out
+        return self.parent.to_node(tuple(comps), ctx)
+
+    def shapes(self, ctx=None):
+        return [self.value(self.comp, ctx).shape]

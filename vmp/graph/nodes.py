@@ -201,4 +201,23 @@ class Categorical(Node):
         return None
 
     def _statistics(self, data):
-        return fam.Categorical.statistics(data.astype(int), self.event_shape[0])
+        return _OneHot(data.astype(np.int64), self.event_shape[0])
+
+
+class _OneHot(tuple):
+    """(one-hot(x),) formed only when read: observed words are used through their indices."""
+
+    def __new__(cls, data: np.ndarray, size: int):
+        obj = super().__new__(cls, (None,))
+        obj.data, obj.size, obj._dense = data, size, None
+        return obj
+
+    def __getitem__(self, i):
+        if i not in (0, -1):
+            raise IndexError(i)
+        if self._dense is None:
+            self._dense = fam.Categorical.statistics(self.data, self.size)[0]
+        return self._dense
+
+    def __iter__(self):
+        yield self[0]
