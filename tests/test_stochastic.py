@@ -185,3 +185,27 @@ def test_bad_stochastic_options():
         _mf(False).fit(method="stochastic", subsample=vmp.Minibatch("nope", 3))
     with pytest.raises(ValueError):
         vmp.PerNode(children=0)
+
+
+def test_lda_minibatch_recovers_topics():
+    from models import lda
+
+    rng = np.random.default_rng(0)
+    k, v, docs = 3, 30, 150
+    beta = rng.dirichlet(np.full(v, 0.1), size=k)
+    d, w, c = [], [], []
+    for doc in range(docs):
+        theta = rng.dirichlet(np.full(k, 0.2))
+        counts = rng.multinomial(80, theta @ beta)
+        nz = np.flatnonzero(counts)
+        d += [doc] * nz.size
+        w += nz.tolist()
+        c += counts[nz].tolist()
+    model = lda(np.array(d), np.array(w), np.array(c), k, n_words=v)
+    res = model.fit(method="stochastic", subsample=vmp.Minibatch("documents", 15),
+                    step=vmp.RobbinsMonro(tau=1.0, kappa=0.7), iterations=150, evaluate_every=50, seed=1)
+    assert not res.diverged
+    est = model["beta"].mean
+    corr = np.corrcoef(np.vstack([beta, est]))[:k, k:]
+    assert np.all(corr.max(axis=1) > 0.95), corr
+    assert res.elbo[-1] > res.elbo[0]

@@ -1,18 +1,24 @@
 """The ``vmp`` command: draw a model, fit it to data, or run the demo, writing a report.
 
     vmp demo [--report DIR] [--n N]             fit a Gaussian mixture to synthetic 2-D clusters
+                                                by batch VMP and by SVI; a report per fit and a
+                                                comparison
     vmp fit MODEL [DATA] [-k K] [--report DIR]  fit a model to a data file (synthetic data without)
+        [--method stochastic --minibatch PLATE:SIZE | --per-node C] [--update per-node|global]
+        [--tau T --kappa K --rho1 R --evaluate-every E]
     vmp render MODEL [DATA] [-o FILE]           draw the model (DOT source to stdout without -o)
 
 MODEL is a name in ``models.MODELS`` (gaussian_mixture, lda, matrix_factorization) or the path of
 a Python file defining ``build(data=None)`` (or a ``model``) that returns a ``vmp.Model``.
-Exit status: 0 on success, 2 for wrong arguments, 1 for data, model or fitting errors.
+Exit status: 0 on success, 2 for wrong arguments, 1 for data, model or fitting errors (a diverged
+fit included: its report is still written).
 """
 from __future__ import annotations
 
 import argparse
 import ast
 import importlib.util
+import os
 import sys
 import traceback
 import warnings
@@ -247,12 +253,143 @@ SPECS: dict[str, ModelSpec] = {
 
 
 # ----- inference methods --------------------------------------------------------------------
+#: the stochastic-only options of ``vmp fit`` (dest -> flag), refused with --method batch
+STOCHASTIC_OPTIONS = {"minibatch": "--minibatch", "per_node": "--per-node", "update": "--update",
+                      "kappa": "--kappa", "tau": "--tau", "rho1": "--rho1",
+                      "evaluate_every": "--evaluate-every"}
+
+
+def _given(args, dest: str) -> bool:
+    return getattr(args, dest, None) is not None
+
+
+def check_method_options(args) -> None:
+    """Refuse options that do not apply to ``args.method`` (a UsageError naming them)."""
+    if args.method == "batch":
+        wrong = [flag for dest, flag in STOCHASTIC_OPTIONS.items() if _given(args, dest)]
+        if wrong:
+            raise UsageError(f"{', '.join(wrong)} appl{'y' if len(wrong) > 1 else 'ies'} to "
+                             f"--method stochastic, not batch")
+        return
+    if _given(args, "tol"):
+        raise UsageError("--tol applies to --method batch; stochastic VMP runs --iterations steps")
+    if _given(args, "minibatch") and _given(args, "per_node"):
+        raise UsageError("give one of --minibatch and --per-node, not both")
+    if not _given(args, "minibatch") and not _given(args, "per_node"):
+        raise UsageError("--method stochastic needs --minibatch PLATE:SIZE (minibatches of a data "
+                         "plate, SVI) or --per-node C (each node update draws C children)")
+    _step(args)
+
+
+def data_plates(model) -> list[str]:
+    """Plates a minibatch can be drawn from: those holding an observed node, directly or through
+    a plate that gathers from them (the documents of LDA's tokens)."""
+    from .graph.expressions import Gather
+
+    observed = {p.name for n in model if n.observed for p in n.plates}
+    out = []
+    for name, plate in model.plates.items():
+        linked = {expr.plate.name for n in model for expr in n.parents.values()
+                  if isinstance(expr, Gather) and expr.node.plates and expr.node.plates[0] is plate}
+        if name in observed or linked & observed:
+            out.append(name)
+    return out
+
+
+def check_minibatch(model, args) -> None:
+    """Refuse --minibatch PLATE:SIZE naming no plate of the model, or a plate without data."""
+    if args.method != "stochastic" or args.minibatch is None:
+        return
+    plate, size = args.minibatch
+    usable = data_plates(model)
+    if plate not in model.plates:
+        raise UsageError(f"--minibatch: model '{model.name}' has no plate '{plate}'; its plates are "
+                         f"{', '.join(model.plates) or 'none'} (data plates: "
+                         f"{', '.join(usable) or 'none'})")
+    if plate not in usable:
+        raise UsageError(f"--minibatch: plate '{plate}' holds no observed node; minibatches are "
+                         f"drawn from a data plate ({', '.join(usable) or 'none in this model'})")
+    if size > model.plates[plate].size:
+        raise UsageError(f"--minibatch: size {size} exceeds plate '{plate}' "
+                         f"({model.plates[plate].size} elements)")
+
+
+def _step(args):
+    from .inference import RobbinsMonro
+
+    tau = 1.0 if args.tau is None else args.tau
+    kappa = 0.6 if args.kappa is None else args.kappa
+    rho1 = 1.0 if args.rho1 is None else args.rho1
+    try:
+        return RobbinsMonro(tau=tau, kappa=kappa, rho1=rho1)
+    except ValueError:
+        raise UsageError(f"the step size rho_t = rho1 ((t + tau) / (1 + tau))^-kappa needs "
+                         f"--tau >= 0, 0 <= --kappa <= 1 and 0 < --rho1 <= 1; got tau={tau:g}, "
+                         f"kappa={kappa:g}, rho1={rho1:g}") from None
+
+
+def _subsample(args):
+    from .inference import Minibatch, PerNode
+
+    if args.minibatch is not None:
+        plate, size = args.minibatch
+        return Minibatch(plate, size)
+    return PerNode(children=args.per_node)
+
+
 def _fit_batch(model, args):
+    tol = 1e-6 if args.tol is None else args.tol
+    return model.fit(method="batch", iterations=args.iterations, tol=tol, seed=args.seed)
+
+
+def _fit_stochastic(model, args):
+    every = 10 if args.evaluate_every is None else args.evaluate_every
+    return model.fit(method="stochastic", subsample=_subsample(args),
+                     update=args.update or "per-node", step=_step(args),
+                     iterations=args.iterations, evaluate_every=every, seed=args.seed)
+
+
+#: name -> function(model, parsed arguments) -> FitResult
+METHODS: dict[str, Callable] = {"batch": _fit_batch, "stochastic": _fit_stochastic}
+
+
+def _describe_method(args) -> str:
+    if args.method == "batch":
+        return "batch VMP"
+    sub = (f"minibatches of {args.minibatch[1]} {args.minibatch[0]} elements"
+           if args.minibatch is not None else f"{args.per_node} children per node")
+    return f"stochastic VMP ({sub}, {args.update or 'per-node'} update)"
+
+
+# ----- the demo: one entry per inference method compared -------------------------------------
+@dataclass
+class DemoFit:
+    """One fit of the demo: ``label`` names its sub-report directory, ``fit(model, args)``
+    returns the FitResult. Adding a method to the demo is adding an entry to DEMO_FITS."""
+
+    label: str
+    title: str
+    fit: Callable
+
+
+def _demo_batch(model, args):
     return model.fit(method="batch", iterations=args.iterations, tol=args.tol, seed=args.seed)
 
 
-#: name -> function(model, parsed arguments) -> FitResult; add SVI variants here
-METHODS: dict[str, Callable] = {"batch": _fit_batch}
+def _demo_svi(model, args):
+    from .inference import Minibatch, RobbinsMonro
+
+    size = min(args.batch_size, args.n)
+    return model.fit(method="stochastic", subsample=Minibatch("data", size),
+                     step=RobbinsMonro(tau=1.0, kappa=0.7), iterations=args.svi_iterations,
+                     evaluate_every=args.evaluate_every, seed=args.seed)
+
+
+DEMO_FITS: list[DemoFit] = [
+    DemoFit("batch", "batch VMP (every node updated from all the data each sweep)", _demo_batch),
+    DemoFit("svi", "stochastic VMP, SVI (minibatches of the data plate; Robbins-Monro steps "
+                   "tau=1, kappa=0.7)", _demo_svi),
+]
 
 
 # ----- building a model from the command line -----------------------------------------------
@@ -427,41 +564,82 @@ def cmd_render(args) -> int:
 
 
 def cmd_fit(args) -> int:
+    check_method_options(args)
     model = build_model(args)
+    check_minibatch(model, args)
     source = args.data or f"synthetic data (n={args.n}, seed={args.seed})"
-    print(f"fitting {model!r} to {source} with {args.method} VMP")
+    print(f"fitting {model!r} to {source} with {_describe_method(args)}")
     result = _fit(model, args)
     print()
     print(result.summary(model))
     if args.report:
         _print_paths(args.report, _report(model, result, args.report))
+    if result.diverged:
+        print(f"vmp fit: error: the fit diverged: {result.message}", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_OK
 
 
-def cmd_demo(args) -> int:
+def _demo_model(x, args):
     import models
 
-    if args.n < 2:
-        raise UsageError(f"--n must be at least 2, got {args.n}")
-    if args.components < 1 or args.clusters < 1:
-        raise UsageError("--components and --clusters must be positive")
-    x, _ = blobs(args.n, args.seed, clusters=args.clusters)
-    print(f"demo: {args.n} points in {args.clusters} Gaussian clusters (seed {args.seed}); "
-          f"fitting a Bayesian Gaussian mixture with {args.components} components by "
-          f"{args.method} VMP")
     # Wishart prior with E[Lambda_k] = K S^-1 (S the data covariance): a priori each component
     # spans about 1/K of the data. The builder's default, E[Lambda_k] = S^-1, lets one
     # component cover several clusters, and batch VMP then often stops with clusters merged.
     d = x.shape[1]
     dof = d + 2.0
     scale = args.components * np.linalg.inv(np.cov(x, rowvar=False) + 1e-6 * np.eye(d)) / dof
-    model = _call(models.gaussian_mixture, "model gaussian_mixture", x, args.components,
-                  alpha=args.alpha, dof=dof, scale=scale)
-    result = _fit(model, args)
+    return _call(models.gaussian_mixture, "model gaussian_mixture", x, args.components,
+                 alpha=args.alpha, dof=dof, scale=scale)
+
+
+def _demo_selection(text: str | None) -> list[DemoFit]:
+    known = {f.label: f for f in DEMO_FITS}
+    if text is None:
+        return list(DEMO_FITS)
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise UsageError(f"--methods: unknown {', '.join(unknown) or 'empty list'}; choose from "
+                         f"{', '.join(known)}")
+    return [known[n] for n in dict.fromkeys(names)]
+
+
+def cmd_demo(args) -> int:
+    from .diagnostics import comparison_rows, comparison_table, write_comparison
+
+    if args.n < 2:
+        raise UsageError(f"--n must be at least 2, got {args.n}")
+    if args.components < 1 or args.clusters < 1:
+        raise UsageError("--components and --clusters must be positive")
+    chosen = _demo_selection(args.methods)
+    x, _ = blobs(args.n, args.seed, clusters=args.clusters)
+    print(f"demo: {args.n} points in {args.clusters} Gaussian clusters (seed {args.seed}); "
+          f"fitting a Bayesian Gaussian mixture with {args.components} components by "
+          f"{', '.join(f.label for f in chosen)}")
+    report = Path(args.report)
+    fits = {}
+    failed = False
+    for entry in chosen:
+        model = _demo_model(x, args)
+        result = _call(entry.fit, f"fitting {model.name} ({entry.label})", model, args)
+        fits[entry.label] = (model, result)
+        failed |= bool(result.diverged)
+        print()
+        print(f"== {entry.label}: {entry.title}")
+        print(result.summary(model))
+        _print_paths(report / entry.label, _report(model, result, report / entry.label))
+    try:
+        paths = write_comparison(fits, report)
+    except OSError as err:
+        raise CLIError(f"cannot write the report to '{report}': {err.strerror or err}") from None
     print()
-    print(result.summary(model))
-    _print_paths(args.report, _report(model, result, args.report))
-    return EXIT_OK
+    print(comparison_table(comparison_rows(fits)))
+    _print_paths(report, paths)
+    for label, (_, result) in fits.items():
+        if result.diverged:
+            print(f"vmp demo: error: the {label} fit diverged: {result.message}", file=sys.stderr)
+    return EXIT_ERROR if failed else EXIT_OK
 
 
 # ----- argument parsing ---------------------------------------------------------------------
@@ -491,13 +669,46 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def _plate_size(text: str) -> tuple[str, int]:
+    plate, sep, size = text.rpartition(":")
+    if not sep or not plate.strip():
+        raise argparse.ArgumentTypeError(f"expected PLATE:SIZE, e.g. data:50, got '{text}'")
+    return plate.strip(), _positive_int(size)
+
+
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got '{text}'") from None
+    if not np.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got '{text}'")
+    return value
+
+
 def _fit_options(p) -> None:
     p.add_argument("--method", choices=sorted(METHODS), default="batch",
                    help="inference method (default: batch)")
     p.add_argument("--iterations", type=_positive_int, default=500, metavar="N",
-                   help="sweeps at most (default: 500)")
-    p.add_argument("--tol", type=_positive_float, default=1e-6,
-                   help="stop when the relative ELBO change is below this (default: 1e-6)")
+                   help="batch: sweeps at most; stochastic: steps (default: 500)")
+    p.add_argument("--tol", type=_positive_float, default=None,
+                   help="batch: stop when the relative ELBO change is below this (default: 1e-6)")
+    g = p.add_argument_group("stochastic VMP (--method stochastic)")
+    g.add_argument("--minibatch", type=_plate_size, metavar="PLATE:SIZE",
+                   help="SVI: each step draws SIZE elements of the data plate PLATE (e.g. data:50)")
+    g.add_argument("--per-node", type=_positive_int, metavar="C",
+                   help="each node update draws C of the children of each element (Paquet Alg. 1)")
+    g.add_argument("--update", choices=("per-node", "global"),
+                   help="per-node: each node's new q is used by the next; global: all targets "
+                        "from one snapshot (default: per-node)")
+    g.add_argument("--tau", type=_finite_float, metavar="TAU",
+                   help="step size rho_t = rho1 ((t + tau) / (1 + tau))^-kappa: delay (default: 1)")
+    g.add_argument("--kappa", type=_finite_float, metavar="KAPPA",
+                   help="forgetting rate, in [0, 1]; (0.5, 1] for convergence (default: 0.6)")
+    g.add_argument("--rho1", type=_finite_float, metavar="RHO1",
+                   help="first step size, in (0, 1] (default: 1)")
+    g.add_argument("--evaluate-every", type=_positive_int, metavar="K",
+                   help="evaluate the full ELBO every K steps (default: 10)")
 
 
 def _model_options(p) -> None:
@@ -527,10 +738,14 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    p = sub.add_parser("demo", help="fit a Gaussian mixture to synthetic 2-D clusters; write a report",
+    p = sub.add_parser("demo", help="fit a Gaussian mixture to synthetic 2-D clusters by batch VMP "
+                                    "and SVI; write the reports and a comparison",
                        description="Generate a seeded 2-D dataset of a few Gaussian clusters, fit a "
-                                   "Bayesian Gaussian mixture, and write the report (diagram, "
-                                   "dashboard, history JSON, summary, cluster plot).")
+                                   "Bayesian Gaussian mixture by each method (batch VMP, stochastic "
+                                   "VMP with minibatches: SVI), write one report per method into "
+                                   "DIR/<method>/ (diagram, dashboard, history JSON, summary, "
+                                   "cluster plot) and a comparison into DIR (comparison.md, "
+                                   "comparison.png).")
     p.add_argument("--report", default="report", metavar="DIR", help="report directory (default: report)")
     p.add_argument("--n", type=_positive_int, default=500, help="number of points (default: 500)")
     p.add_argument("--clusters", type=_positive_int, default=4, help="true clusters (default: 4)")
@@ -539,7 +754,19 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--alpha", type=_positive_float, default=0.1,
                    help="Dirichlet concentration of the weights (default: 0.1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    _fit_options(p)
+    p.add_argument("--methods", metavar="LIST",
+                   help=f"comma-separated fits to run, of {', '.join(f.label for f in DEMO_FITS)} "
+                        f"(default: all)")
+    p.add_argument("--iterations", type=_positive_int, default=500, metavar="N",
+                   help="batch: sweeps at most (default: 500)")
+    p.add_argument("--tol", type=_positive_float, default=1e-6,
+                   help="batch: stop when the relative ELBO change is below this (default: 1e-6)")
+    p.add_argument("--svi-iterations", type=_positive_int, default=400, metavar="N",
+                   help="svi: steps (default: 400)")
+    p.add_argument("--batch-size", type=_positive_int, default=50, metavar="S",
+                   help="svi: points per minibatch (default: 50)")
+    p.add_argument("--evaluate-every", type=_positive_int, default=25, metavar="K",
+                   help="svi: evaluate the full ELBO every K steps (default: 25)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("fit", help="fit a model and print its summary (and write a report)")
@@ -573,6 +800,9 @@ def main(argv=None) -> int:
         except KeyboardInterrupt:
             print("vmp: interrupted", file=sys.stderr)
             code = 130
+        except BrokenPipeError:  # stdout closed early (vmp fit ... | head): stop quietly
+            _silence_stdout()
+            return EXIT_ERROR
         except Exception as err:
             if args.debug:
                 raise
@@ -581,8 +811,21 @@ def main(argv=None) -> int:
             code = EXIT_ERROR
     for w in caught:
         print(f"vmp: warning: {w.message}", file=sys.stderr)
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_ERROR
     return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Ellipse
 
-__all__ = ["find_mixture", "plot_mixture"]
+__all__ = ["find_mixture", "plot_mixture", "components_used"]
 
 
 def find_mixture(model):
@@ -76,3 +76,14 @@ def plot_mixture(model, filename=None, *, min_weight: float = 0.01) -> Figure | 
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=110)
     return fig
+
+
+def components_used(model, *, min_weight: float = 0.01) -> int | None:
+    """How many mixture components hold at least ``min_weight`` of the data under q(z), or None
+    when the model is not a 2-D Gaussian mixture (see :func:`find_mixture`) or is not fitted."""
+    found = find_mixture(model)
+    if found is None or found[1].moments is None:
+        return None
+    r = np.asarray(found[1].mean, float)
+    weight = r.reshape(-1, r.shape[-1]).sum(0) / max(r.reshape(-1, r.shape[-1]).shape[0], 1)
+    return int(np.sum(weight >= min_weight))

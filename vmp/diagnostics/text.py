@@ -15,9 +15,24 @@ def _number(x: float) -> str:
 
 
 def _convergence(result) -> list[str]:
-    state = "converged" if result.converged else "NOT converged"
+    extra = getattr(result, "extra", None) or {}
+    method = str(extra.get("method", "batch"))
     it = int(result.iterations)
-    lines = [f"fit: {state} after {it} iteration{'s' if it != 1 else ''} ({result.message})"]
+    steps = f"{it} iteration{'s' if it != 1 else ''}"
+    diverged = bool(getattr(result, "diverged", False))
+    if diverged:
+        head = f"fit: DIVERGED after {steps}"
+    elif method == "stochastic":
+        head = f"fit: ran {steps} of stochastic VMP"
+    else:
+        head = f"fit: {'converged' if result.converged else 'NOT converged'} after {steps}"
+    lines = [f"{head} ({result.message})"]
+    if method == "stochastic" and not diverged:
+        lines[0] += "; stochastic VMP has no convergence test"
+    how = f"method: {method}"
+    if extra.get("update"):
+        how += f", update {extra['update']}"
+    lines.append(f"{how}; diverged: {'yes' if diverged else 'no'}")
     elbo = np.asarray(result.elbo, dtype=float)
     line = f"final ELBO: {_number(result.final_elbo)}"
     if elbo.size > 1:
@@ -26,6 +41,15 @@ def _convergence(result) -> list[str]:
     if seconds is not None:
         line += f"; {seconds:.3g} s"
     lines.append(line)
+    history = getattr(result, "history", None) or {}
+    accesses = np.asarray(history.get("accesses", []), dtype=float)
+    if accesses.size and np.isfinite(accesses[-1]):
+        lines.append(f"observed-node accesses: {accesses[-1]:.6g}")
+    rho = history.get("rho") or {}
+    if method == "stochastic" and rho:
+        last = [f"{name} {float(np.asarray(v)[-1]):.4g}" for name, v in rho.items() if np.size(v)]
+        if last:
+            lines.append("last step size rho: " + ", ".join(last))
     decrease = getattr(result, "decrease", None)
     if decrease:
         lines.append(f"ELBO decrease: the update of node '{decrease.get('node')}' lowered it by "
@@ -71,8 +95,9 @@ def _plates(node) -> str:
 
 
 def summary(result, model=None) -> str:
-    """Convergence state (converged, iterations, final ELBO, message, seconds) and, with the
-    model, a table of the latent nodes (name, family, plates, posterior) and the observed ones."""
+    """Convergence state (converged or diverged, iterations, message, method, final ELBO,
+    seconds, accesses; for stochastic VMP the last step size per node) and, with the model, a
+    table of the latent nodes (name, family, plates, posterior) and the observed ones."""
     lines = _convergence(result)
     if model is not None:
         nodes = list(model)

@@ -162,6 +162,7 @@ class EventGatherLeaf(Leaf):
     def __init__(self, parent: Leaf, comp: int, axis: int, child, per_element: bool):
         self.parent, self.comp, self.axis, self.child = parent, comp, axis, child
         self.per_element = per_element  # the parent carries the child's plates (Cat(theta[d]))
+        self.data = child.data.astype(np.int64)
         self.node = parent.node
         self.family = parent.family
         self.plates = parent.plates
@@ -171,8 +172,7 @@ class EventGatherLeaf(Leaf):
         return self.parent.target
 
     def _data(self, ctx):
-        x = self.child.data.astype(np.int64)
-        return x if ctx is None else ctx.take(x, self.child.plates)
+        return self.data if ctx is None else ctx.take(self.data, self.child.plates)
 
     def value(self, comp, ctx=None):
         p = self.parent.value(self.comp, ctx)

@@ -52,7 +52,7 @@ def local_step(engine: Engine, mb: Minibatch, ctx: Context, rng: np.random.Gener
         for node in reversed(mb.local):
             new = engine.target(node, ctx=ctx)
             moments = node.family.moments(new)
-            change = max(change, max(float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(moments, ctx.overrides[node.name])))
+            change = max(change, _mean_change(node.family, natural[node.name], ctx.overrides[node.name], new, moments))
             natural[node.name] = new
             ctx.overrides[node.name] = moments
         accesses += size
@@ -196,6 +196,17 @@ class _Run:
                for k, v in self.hist.items()}
         out["evaluations"] = {k: np.array(v) for k, v in self.evals.items()}
         return out
+
+
+def _mean_change(family, old_natural, old_moments, new_natural, new_moments) -> float:
+    """Mean absolute change of the mean parameter (probabilities, normalized Dirichlet counts,
+    means): the local convergence test, as scikit-learn's mean_change of the document topics."""
+    from .. import families as fam
+
+    if family is fam.Dirichlet:
+        a, b = old_natural[0] + 1.0, new_natural[0] + 1.0
+        return float(np.mean(np.abs(a / a.sum(-1, keepdims=True) - b / b.sum(-1, keepdims=True))))
+    return float(np.mean(np.abs(old_moments[0] - new_moments[0])))
 
 
 def _relative_change(old, new) -> float:

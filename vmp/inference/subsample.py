@@ -114,7 +114,7 @@ class Minibatch:
     a fraction of the plate out of training for held-out evaluation.
     """
 
-    def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-5,
+    def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-4,
                  holdout: float = 0.0):
         if int(size) != size or size < 1:
             raise ValueError(f"Minibatch(size=...) needs a positive integer, got {size!r}")
