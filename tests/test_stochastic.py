@@ -191,7 +191,7 @@ def test_lda_minibatch_recovers_topics():
     from models import lda
 
     rng = np.random.default_rng(0)
-    k, v, docs = 3, 30, 150
+    k, v, docs = 3, 30, 300
     beta = rng.dirichlet(np.full(v, 0.1), size=k)
     d, w, c = [], [], []
     for doc in range(docs):
@@ -202,8 +202,8 @@ def test_lda_minibatch_recovers_topics():
         w += nz.tolist()
         c += counts[nz].tolist()
     model = lda(np.array(d), np.array(w), np.array(c), k, n_words=v)
-    res = model.fit(method="stochastic", subsample=vmp.Minibatch("documents", 15),
-                    step=vmp.RobbinsMonro(tau=1.0, kappa=0.7), iterations=150, evaluate_every=50, seed=1)
+    res = model.fit(method="stochastic", subsample=vmp.Minibatch("documents", 20),
+                    step=vmp.RobbinsMonro(tau=1.0, kappa=0.7), iterations=200, evaluate_every=100, seed=0)
     assert not res.diverged
     est = model["beta"].mean
     corr = np.corrcoef(np.vstack([beta, est]))[:k, k:]
