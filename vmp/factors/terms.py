@@ -45,11 +45,19 @@ class Term:
 _PLANS: dict = {}
 #: intermediates above this many elements are avoided by chunking the largest axis
 MAX_INTERMEDIATE = 2**21
+#: contractions whose whole index space is at most this many elements skip path planning
+DIRECT = 2**15
 
 
 def _plan(subscripts: str, operands) -> tuple:
     """Contraction path (greedy, BLAS-friendly) and, when an intermediate would be large,
     the letter to chunk along so that memory stays bounded (no N x K x D temporaries)."""
+    inputs_, output_ = subscripts.split("->")
+    dims = {}
+    for letters, op in zip(inputs_.split(","), operands):
+        dims.update(zip(letters, op.shape))
+    if float(np.prod([float(v) for v in dims.values()])) <= DIRECT and len(operands) <= 4:
+        return "direct", None, None
     path, info = np.einsum_path(subscripts, *operands, optimize=("greedy", 1e15))
     largest = float(info.split("Largest intermediate:")[1].split()[0])
     inputs, output = subscripts.split("->")
@@ -78,6 +86,8 @@ def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
     if plan is None:
         plan = _PLANS[key] = _plan(subscripts, operands)
     path, letter, rows = plan
+    if path == "direct":
+        return np.einsum(subscripts, *operands)
     if letter is None:
         return np.einsum(subscripts, *operands, optimize=path)
     inputs, output = subscripts.split("->")
