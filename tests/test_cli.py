@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import vmp
 from vmp.cli import main, read_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,27 +50,60 @@ def points_csv(tmp_path):
 
 
 # ----- success --------------------------------------------------------------------------------
-def test_demo_writes_the_report_within_a_minute(tmp_path):
+def test_demo_writes_both_reports_and_the_comparison(tmp_path):
+    """The README's command, as a subprocess: a report per method and the comparison."""
     out = tmp_path / "report"
     start = time.perf_counter()
-    proc = run("demo", "--report", out, "--n", 300, timeout=60)
+    proc = run("demo", "--report", out, "--n", 200, "--svi-iterations", 150, timeout=60)
     elapsed = time.perf_counter() - start
     assert proc.returncode == 0, proc.stderr
-    assert elapsed < 60
-    for name in (DIAGRAM, "dashboard.png", "history.json", "summary.txt"):
-        assert (out / name).stat().st_size > 0, name
-    assert str(out.resolve()) in proc.stdout
-    history = json.loads((out / "history.json").read_text())
-    assert history["converged"] is True and len(history["elbo"]) == history["iterations"] + 1
-    assert "converged after" in (out / "summary.txt").read_text()
-    assert (out / "dashboard.png").read_bytes()[:4] == b"\x89PNG"
-    if HAVE_DOT:
-        ET.parse(out / "model.svg")
+    assert elapsed < 30
+    assert "Traceback" not in proc.stderr
+    for label in ("batch", "svi"):
+        for name in (DIAGRAM, "dashboard.png", "history.json", "summary.txt", "clusters.png"):
+            assert (out / label / name).stat().st_size > 0, (label, name)
+        assert (out / label / "dashboard.png").read_bytes()[:4] == b"\x89PNG"
+        assert str((out / label).resolve()) in proc.stdout
+        if HAVE_DOT:
+            ET.parse(out / label / "model.svg")
+    batch = json.loads((out / "batch" / "history.json").read_text())
+    assert batch["method"] == "batch" and batch["converged"] is True
+    assert len(batch["elbo"]) == batch["iterations"] + 1
+    svi = json.loads((out / "svi" / "history.json").read_text())
+    assert svi["method"] == "stochastic" and svi["iterations"] == 150 and svi["diverged"] is False
+    assert svi["history"]["evaluations"]["iteration"] == [0, 25, 50, 75, 100, 125, 150]
+    assert set(svi["history"]["rho"]) == {"pi", "mu", "Lambda"}
+    assert "converged after" in (out / "batch" / "summary.txt").read_text()
+    assert "method: stochastic" in (out / "svi" / "summary.txt").read_text()
+    table = (out / "comparison.md").read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| batch") or line.startswith("| svi")]
+    assert len(rows) == 2 and "clusters used" in table and "final ELBO" in table
+    assert f"{batch['final_elbo']:.6g}" in rows[0] and f"{svi['final_elbo']:.6g}" in rows[1]
+    assert (out / "comparison.png").read_bytes()[:4] == b"\x89PNG"
+    assert str(out.resolve()) in proc.stdout and "| svi |" in proc.stdout
 
 
-def test_render_writes_the_diagram(tmp_path):
+def test_demo_methods_option(tmp_path, capsys):
+    proc = call(capsys, "demo", "--report", tmp_path, "--n", 120, "--methods", "svi",
+                "--svi-iterations", 20, "--evaluate-every", 10, "--batch-size", 500)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "svi" / "dashboard.png").exists() and not (tmp_path / "batch").exists()
+    svi = json.loads((tmp_path / "svi" / "history.json").read_text())
+    assert svi["history"]["evaluations"]["iteration"] == [0, 10, 20]
+    assert "| svi |" in (tmp_path / "comparison.md").read_text()
+    assert_clean_failure(call(capsys, "demo", "--methods", "batch,svi+"), 2, "svi+", "batch, svi")
+
+
+def test_demo_fits_are_listed_for_new_methods():
+    from vmp.cli import DEMO_FITS
+
+    assert [f.label for f in DEMO_FITS] == ["batch", "svi"]
+    assert all(callable(f.fit) and f.title for f in DEMO_FITS)
+
+
+def test_render_writes_the_diagram(tmp_path, capsys):
     out = tmp_path / "mf.svg"
-    proc = run("render", "matrix_factorization", "--factorized", "-o", out)
+    proc = call(capsys, "render", "matrix_factorization", "--factorized", "-o", out)
     assert proc.returncode == 0, proc.stderr
     written = out if HAVE_DOT else out.with_suffix(".dot")
     assert written.exists() and str(written) in proc.stdout
@@ -85,30 +119,59 @@ def test_render_prints_dot_source_without_output(capsys):
     assert proc.stdout.startswith("digraph lda") and "cluster_topics" in proc.stdout
 
 
-def test_fit_gaussian_mixture_on_a_csv(points_csv, tmp_path):
+def test_fit_gaussian_mixture_on_a_csv(points_csv, tmp_path, capsys):
     report = tmp_path / "rep"
-    proc = run("fit", "gaussian_mixture", points_csv, "--components", 3, "--iterations", 100,
+    proc = call(capsys, "fit", "gaussian_mixture", points_csv, "--components", 3, "--iterations", 100,
                "--report", report)
     assert proc.returncode == 0, proc.stderr
     assert "gaussian_mixture" in proc.stdout and "final ELBO" in proc.stdout
     assert "mu" in proc.stdout and "data=60" in proc.stdout
     assert {p.name for p in report.iterdir()} >= {DIAGRAM, "dashboard.png", "history.json", "summary.txt"}
+    assert json.loads((report / "history.json").read_text())["method"] == "batch"
 
 
-def test_fit_matrix_factorization_and_lda_csvs(tmp_path):
+def test_fit_stochastic_minibatch(points_csv, tmp_path, capsys):
+    report = tmp_path / "rep"
+    proc = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
+                "--minibatch", "data:20", "--kappa", 0.7, "--tau", 2, "--rho1", 0.9,
+                "--iterations", 40, "--evaluate-every", 10, "--report", report)
+    assert proc.returncode == 0, proc.stderr
+    assert "stochastic VMP (minibatches of 20 data elements, per-node update)" in proc.stdout
+    assert "method: stochastic, update per-node" in proc.stdout and "last step size rho" in proc.stdout
+    h = json.loads((report / "history.json").read_text())
+    assert h["method"] == "stochastic" and h["iterations"] == 40
+    assert h["history"]["evaluations"]["iteration"] == [0, 10, 20, 30, 40]
+    rho = vmp.RobbinsMonro(tau=2, kappa=0.7, rho1=0.9)
+    assert h["history"]["rho"]["mu"] == pytest.approx([rho(t) for t in range(1, 41)])
+    assert h["history"]["accesses"][-1] > 0
+    assert (report / "dashboard.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_fit_stochastic_per_node_global(capsys):
+    proc = call(capsys, "fit", "lda", "--n", 100, "--method", "stochastic", "--per-node", 5,
+                "--update", "global", "--iterations", 15)
+    assert proc.returncode == 0, proc.stderr
+    assert "5 children per node, global update" in proc.stdout
+    assert "method: stochastic, update global" in proc.stdout
+    proc = call(capsys, "fit", "lda", "--n", 100, "--method", "stochastic", "--minibatch",
+                "documents:2", "--iterations", 10)
+    assert proc.returncode == 0, proc.stderr          # a plate linked to the data by a gather
+
+
+def test_fit_matrix_factorization_and_lda_csvs(tmp_path, capsys):
     mf = tmp_path / "ratings.csv"
     mf.write_text("user,item,rating\n0,0,4\n0,1,3.5\n1,0,2\n1,2,5\n2,1,1\n2,2,3\n")
-    proc = run("fit", "matrix_factorization", mf, "--factors", 2, "--iterations", 20)
+    proc = call(capsys, "fit", "matrix_factorization", mf, "--factors", 2, "--iterations", 20)
     assert proc.returncode == 0, proc.stderr
     assert "users=3" in proc.stdout and "tau" in proc.stdout
     lda = tmp_path / "counts.tsv"
     lda.write_text("0\t0\t2\n0\t1\t1\n1\t2\t3\n1\t0\t1\n")
-    proc = run("fit", "lda", lda, "--topics", 2, "--iterations", 20)
+    proc = call(capsys, "fit", "lda", lda, "--topics", 2, "--iterations", 20)
     assert proc.returncode == 0, proc.stderr
     assert "theta" in proc.stdout and "documents=2" in proc.stdout
 
 
-def test_fit_a_model_file(tmp_path, points_csv):
+def test_fit_a_model_file(tmp_path, points_csv, capsys):
     source = tmp_path / "mymodel.py"
     source.write_text(
         "import numpy as np\nimport vmp\n\n"
@@ -119,19 +182,20 @@ def test_fit_a_model_file(tmp_path, points_csv):
         "        with vmp.Plate('obs', len(y)):\n"
         "            vmp.Normal('y', 0.0, tau, observed=y)\n"
         "    return m\n")
-    proc = run("fit", source, "--option", "scale=2")
+    proc = call(capsys, "fit", source, "--option", "scale=2")
     assert proc.returncode == 0, proc.stderr
     assert "toy" in proc.stdout and "tau" in proc.stdout and "obs=3" in proc.stdout
-    proc = run("fit", source, points_csv)
+    proc = call(capsys, "fit", source, points_csv)
     assert proc.returncode == 0, proc.stderr
     assert "obs=60" in proc.stdout
 
 
 # ----- failures: a clear message, a non-zero status, no traceback -----------------------------
-# One subprocess per kind of failure; the variants run in-process through main() (same code).
-def test_missing_data_file(tmp_path):
+# A subprocess takes ~2 s to import numpy and matplotlib: a few check the real entry point (exit
+# status, stderr, no traceback), the other cases run in-process through main() (the same code).
+def test_missing_data_file(tmp_path, capsys):
     missing = tmp_path / "nothere.csv"
-    assert_clean_failure(run("fit", "gaussian_mixture", missing), 1, "nothere.csv", "not found")
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", missing), 1, "nothere.csv", "not found")
 
 
 def test_bad_option(capsys):
@@ -146,7 +210,8 @@ def test_bad_option(capsys):
 def test_malformed_data(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("x,y\n1,2\n3,abc\n")
-    assert_clean_failure(run("fit", "gaussian_mixture", bad), 1, "bad.csv", "line 3", "'abc' is not a number")
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", bad), 1, "bad.csv", "line 3",
+                         "'abc' is not a number")
     ragged = tmp_path / "ragged.txt"
     ragged.write_text("1 2\n3 4 5\n")
     assert_clean_failure(call(capsys, "fit", "gaussian_mixture", ragged), 1, "ragged.txt", "line 2", "column")
@@ -162,15 +227,15 @@ def test_malformed_data(tmp_path, capsys):
     assert_clean_failure(call(capsys, "fit", "gaussian_mixture", empty), 1, "empty.csv", "no data rows")
 
 
-def test_unknown_model_name():
-    proc = run("fit", "no_such_model")
+def test_unknown_model_name(capsys):
+    proc = call(capsys, "fit", "no_such_model")
     assert_clean_failure(proc, 2, "unknown model 'no_such_model'", "gaussian_mixture")
 
 
 def test_broken_model_files(tmp_path, capsys):
     crash = tmp_path / "crash.py"
     crash.write_text("def build(data=None):\n    return 1 / 0\n")
-    assert_clean_failure(run("fit", crash), 1, "crash.py", "line 2", "ZeroDivisionError")
+    assert_clean_failure(run("fit", crash), 1, "crash.py", "line 2", "ZeroDivisionError")  # real entry
     syntax = tmp_path / "syntax.py"
     syntax.write_text("def build(:\n")
     assert_clean_failure(call(capsys, "render", syntax), 1, "syntax.py", "SyntaxError")
@@ -184,6 +249,29 @@ def test_model_errors_and_bad_output(tmp_path, points_csv, capsys):
     assert_clean_failure(call(capsys, "fit", "gaussian_mixture", points_csv, "-O", "alpha=-1"), 1, "alpha")
     assert_clean_failure(call(capsys, "fit", "gaussian_mixture", points_csv, "-O", "nope=1"), 2, "nope")
     assert_clean_failure(call(capsys, "render", "lda", "-o", tmp_path / "lda.txt"), 2, "lda.txt", ".svg")
+
+
+def test_stochastic_option_errors(capsys, points_csv):
+    base = ("fit", "gaussian_mixture", points_csv, "-k", 2, "--iterations", 5)
+    sto = base + ("--method", "stochastic")
+    assert_clean_failure(call(capsys, *sto, "--minibatch", "rows:10"), 2, "no plate 'rows'",
+                         "components, data", "data plates: data")
+    assert_clean_failure(call(capsys, *sto, "--minibatch", "components:1"), 2,
+                         "plate 'components' holds no observed node", "(data)")
+    assert_clean_failure(call(capsys, *sto, "--minibatch", "data:1000"), 2, "size 1000", "60 elements")
+    assert_clean_failure(call(capsys, *sto), 2, "--minibatch PLATE:SIZE", "--per-node C")
+    assert_clean_failure(call(capsys, *sto, "--minibatch", "data:5", "--per-node", 2), 2, "not both")
+    assert_clean_failure(call(capsys, *sto, "--minibatch", "data"), 2, "PLATE:SIZE", "data:50")
+    assert_clean_failure(call(capsys, *sto, "--minibatch", "data:zero"), 2, "--minibatch")
+    assert_clean_failure(call(capsys, *sto, "--per-node", 0), 2, "--per-node")
+    assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--kappa", 1.5), 2, "--kappa", "kappa=1.5")
+    assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--rho1", 0), 2, "--rho1")
+    assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--tau", -1), 2, "--tau >= 0")
+    assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--update", "sideways"), 2, "--update")
+    assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--tol", 1e-3), 2, "--tol")
+    assert_clean_failure(call(capsys, *base, "--minibatch", "data:5", "--kappa", 0.7), 2,
+                         "--minibatch, --kappa apply to --method stochastic")
+    assert_clean_failure(call(capsys, *base, "--method", "svi"), 2, "--method")
 
 
 # ----- in-process ----------------------------------------------------------------------------

@@ -19,6 +19,7 @@ display is needed and nothing is left open); Jupyter shows a returned Figure inl
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -62,7 +63,7 @@ def _title(result) -> str:
         state = f"stochastic VMP{f' ({update} update)' if update else ''}: {steps}"
     else:
         state = f"{'converged' if result.converged else 'not converged'} after {steps}"
-    return f"{state} \u2014 final ELBO {value} \u2014 {result.message}"
+    return textwrap.fill(f"{state} \u2014 final ELBO {value} \u2014 {result.message}", 150)
 
 
 def elbo_axis(elbo) -> tuple[bool, str]:
@@ -158,7 +159,8 @@ def _elbo_accesses_panel(ax, result, acc, elbo) -> None:
         ax.annotate("initial bound (0 accesses) not shown", xy=(0.02, 0.03),
                     xycoords="axes fraction", fontsize=8, color=_GREY)
     if getattr(result, "diverged", False):
-        ax.axvline(np.nanmax(acc[keep]), color=_RED, linewidth=1.2, linestyle="--")
+        ax.axvline(np.nanmax(acc[np.isfinite(acc) & (acc > 0)]), color=_RED, linewidth=1.2,
+                   linestyle="--")
 
 
 def _increment_panel(ax, it, elbo) -> None:

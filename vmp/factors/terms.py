@@ -44,7 +44,7 @@ class Term:
 
 _PLANS: dict = {}
 #: intermediates above this many elements are avoided by chunking the largest axis
-MAX_INTERMEDIATE = 2**21
+MAX_INTERMEDIATE = 2**20
 #: contractions whose whole index space is at most this many elements skip path planning
 DIRECT = 2**15
 

@@ -37,8 +37,7 @@ class Categorical(Family):
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """-sum_k p_k log p_k, with 0 log 0 = 0."""
         p = cls.moments(natural)[0] if moments is None else moments[0]
-        logp = natural[0] - cls.log_normalizer(natural)[..., None]
-        return -np.sum(p * np.where(p > 0, logp, 0.0), axis=-1)
+        return -np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1)
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:

@@ -49,11 +49,12 @@ def fit(model, *, method: str = "batch", iterations: int = 200, tol: float = 1e-
     converged, message, decrease = False, "reached the iteration limit", None
     it = 0
     for it in range(1, iterations + 1):
-        before = engine.snapshot()
         tick = time.perf_counter()
         for node in schedule:
+            old = node.natural
             engine.update(node)
-        record.step(it, before, time.perf_counter() - tick)
+            record.change(node, old)
+        record.step(it, time.perf_counter() - tick)
         value = engine.elbo()
         prev = history[-1]
         history.append(value)
@@ -63,9 +64,10 @@ def fit(model, *, method: str = "batch", iterations: int = 200, tol: float = 1e-
             break
         change = value - prev
         if change < -decrease_tol * max(abs(prev), 1.0):
-            decrease = _locate_decrease(engine, before, schedule, prev)
+            decrease = _locate_decrease(engine, schedule, value)
             message = (f"the ELBO decreased by {-change:.3g} at iteration {it}; "
-                       f"the update of node '{decrease['node']}' lowered it by {decrease['amount']:.3g}")
+                       f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by "
+                       f"{decrease['amount']:.3g}")
             if on_decrease == "raise":
                 raise ConvergenceError(message)
             warnings.warn(message, ElboDecreaseWarning, stacklevel=2)
@@ -88,32 +90,33 @@ class _Record:
         self.per_sweep = sum(int(np.prod(f.child.plate_shape)) * len(f.nodes())
                              for f in engine.factors.values() if f.child.observed)
         self.rows = {"iteration": [], "accesses": [], "step_seconds": []}
-        self.change = {n.name: [] for n in schedule}
+        self._change = {n.name: [] for n in schedule}
 
-    def step(self, it, before, seconds) -> None:
+    def change(self, node, old) -> None:
         from .stochastic import _relative_change
 
+        self._change[node.name].append(_relative_change(old, node.natural))
+
+    def step(self, it, seconds) -> None:
         self.rows["iteration"].append(it)
         self.rows["accesses"].append(it * self.per_sweep)
         self.rows["step_seconds"].append(seconds)
-        for n in self.schedule:
-            self.change[n.name].append(_relative_change(before[n.name][0], n.natural))
 
     def history(self, elbo) -> dict:
         out = {k: np.array(v) for k, v in self.rows.items()}
         n = len(out["iteration"])
-        out["rho"] = {name: np.ones(n) for name in self.change}
-        out["change"] = {name: np.array(v) for name, v in self.change.items()}
+        out["rho"] = {name: np.ones(n) for name in self._change}
+        out["change"] = {name: np.array(v) for name, v in self._change.items()}
         its = np.arange(len(elbo))
         out["evaluations"] = {"iteration": its, "accesses": its * self.per_sweep, "elbo": elbo,
                               "heldout": np.array([])}
         return out
 
 
-def _locate_decrease(engine, before, schedule, start_value) -> dict:
-    """Replay the sweep from its snapshot, evaluating the bound after each node's update."""
+def _locate_decrease(engine, schedule, start_value) -> dict:
+    """One more sweep from the current state, evaluating the bound after each node's update,
+    then back to the state the fit stopped in. Names the node whose update lowers the bound."""
     after = engine.snapshot()
-    engine.restore(before)
     worst = {"node": None, "amount": 0.0}
     value = start_value
     for node in schedule:
