@@ -25,6 +25,7 @@ import vmp  # noqa: E402
 from models import matrix_factorization  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "data" / "movielens-small" / "ratings.csv"
+CEILING = 1e8
 
 
 def load(path: pathlib.Path):
@@ -52,7 +53,12 @@ def main(argv=None) -> int:
     ap.add_argument("--structured", action="store_true", help="structured q(u_m) instead of Paquet's q(u_mk)")
     ap.add_argument("--center", action="store_true", help="subtract the mean rating")
     ap.add_argument("--out", type=pathlib.Path, default=ROOT / "docs" / "figures" / "paquet_fig2.png")
+    ap.add_argument("--replot", action="store_true", help="redraw the figure from the saved JSON")
     args = ap.parse_args(argv)
+    if args.replot:
+        plot(json.loads(args.out.with_suffix(".json").read_text()), args.out)
+        print(f"wrote {args.out}")
+        return 0
     users, items, ratings = load(args.ratings)
     if args.center:
         ratings = ratings - ratings.mean()
@@ -93,16 +99,21 @@ def plot(runs: dict, out: pathlib.Path) -> None:
             if not key.startswith(opt):
                 continue
             acc = np.maximum(np.array(run["accesses"], float), 1.0)
-            neg = -np.array(run["elbo"], float)
+            with np.errstate(over="ignore", invalid="ignore"):
+                neg = -np.array(run["elbo"], float)
             ok = np.isfinite(neg) & (neg > 0)
             style = "-" if "rho1=1 " in key + " " else "--"
-            ax.plot(acc[ok], neg[ok], style, label=key[4:] + (" (diverged)" if run["diverged"] else ""))
+            shown = np.minimum(neg[ok], CEILING)
+            line, = ax.plot(acc[ok], shown, style, label=key[4:] + (" (diverged)" if run["diverged"] else ""))
+            if run["diverged"] or np.any(neg[ok] > CEILING):
+                ax.plot(acc[ok][-1:], [CEILING], "x", color=line.get_color(), markersize=9)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.set_ylim(1e5, CEILING * 3)
         ax.set_xlabel("observed-node accesses")
         ax.set_title(f"option {opt}: {'per-node' if opt == '(a)' else 'global'} updates")
         ax.legend(fontsize=7)
-    axes[0].set_ylabel("-ELBO")
+    axes[0].set_ylabel(f"-ELBO (clipped at {CEILING:.0e}; x = diverged)")
     fig.suptitle("Stochastic VMP on MovieLens matrix factorization (Paquet Fig. 2)")
     fig.tight_layout()
     fig.savefig(out, dpi=110)

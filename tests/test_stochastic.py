@@ -183,6 +183,8 @@ def test_bad_stochastic_options():
         _mf(False).fit(method="stochastic", subsample=3)
     with pytest.raises(vmp.GraphError, match="no plate named 'nope'"):
         _mf(False).fit(method="stochastic", subsample=vmp.Minibatch("nope", 3))
+    with pytest.raises(vmp.GraphError, match="holds no observed node"):
+        _mixture().fit(method="stochastic", subsample=vmp.Minibatch("components", 2))
     with pytest.raises(ValueError):
         vmp.PerNode(children=0)
 

@@ -136,6 +136,9 @@ class Minibatch:
                 if isinstance(expr, Gather) and expr.node.plates and expr.node.plates[0] == self.plate:
                     self.linked[expr.plate.name] = _groups(expr.index, self.plate.size)
         names = {self.plate_name} | set(self.linked)
+        if not any(n.observed and any(p.name in names for p in n.plates) for n in model.nodes.values()):
+            raise GraphError(f"Minibatch: plate '{self.plate_name}' holds no observed node; "
+                             f"draw minibatches of a data plate")
         self.local = [n for n in engine.hidden if any(p.name in names for p in n.plates)]
         self.globals = [n for n in engine.hidden if n not in self.local]
         for n in self.local:
