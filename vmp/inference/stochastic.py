@@ -97,6 +97,9 @@ def fit_stochastic(model, *, subsample, update: str = "per-node", step=None, ite
     start = time.perf_counter()
     message, diverged = "reached the iteration limit", False
     bar = Progress(iterations, progress, "stochastic VMP")
+    # overflow in a diverging run is reported through result.diverged, not as numpy warnings
+    quiet = np.errstate(over="ignore", invalid="ignore")
+    quiet.__enter__()
     try:
         for t in range(1, iterations + 1):
             run.step(t)
@@ -109,6 +112,8 @@ def fit_stochastic(model, *, subsample, update: str = "per-node", step=None, ite
                 break
     except ConvergenceError as err:
         message, diverged = f"diverged: {err}", True
+    finally:
+        quiet.__exit__(None, None, None)
     bar.close()
     seconds = time.perf_counter() - start
     done = run.hist["iteration"][-1] if run.hist["iteration"] else 0
