@@ -13,4 +13,7 @@ from .inference import FitResult as FitResult
 from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as PerNode
 from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
 
+from .monitors import DomainMonitor as DomainMonitor, ElboMonitor as ElboMonitor, Monitor as Monitor
+from .policies import Annealing as Annealing, Policy as Policy, SVIPlus as SVIPlus
+
 __version__ = "0.1.0"

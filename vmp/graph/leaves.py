@@ -19,6 +19,7 @@ class Context:
     subset: dict = field(default_factory=dict)  # plate name -> sorted int array of kept indices
     overrides: dict = field(default_factory=dict)  # node name -> moments restricted to the subset
     scale: np.ndarray | None = None  # extra weight over the factor's kept child elements
+    owner: dict = field(default_factory=dict)  # plate name -> position of each kept element's datapoint
 
     def take(self, arr: np.ndarray, plates: tuple) -> np.ndarray:
         for axis, p in enumerate(plates):

@@ -63,13 +63,17 @@ class Engine:
             raise ConvergenceError(f"node '{node.name}': elements coupled along several plates are not supported")
         return coupled[0] if coupled else None
 
-    def update(self, node, weights: dict | None = None, ctx=None, rho: float = 1.0) -> None:
+    def update(self, node, weights: dict | None = None, ctx=None, rho: float = 1.0, check=None) -> bool:
         """Coordinate update of q(node): lambda <- (1 - rho) lambda + rho lambda^temp (Paquet
-        Alg. 1, option (a)); elements coupled through a factor go one slice at a time."""
+        Alg. 1, option (a)); elements coupled through a factor go one slice at a time.
+        ``check(node, old, new)`` may veto a step (returns False); returns whether all applied."""
         plate = self.coupled_plate(node)
         if plate is None:
-            self._set(node, self.blend(node.natural, self.target(node, weights, ctx=ctx), rho))
-            return
+            new = self.blend(node.natural, self.target(node, weights, ctx=ctx), rho)
+            if check is not None and not check(node, node.natural, new):
+                return False
+            self._set(node, new)
+            return True
         axis = node.plates.index(plate)
         for i in range(plate.size):
             part = self.target(node, weights, plate, i, ctx)
@@ -79,7 +83,10 @@ class Engine:
                 sl = (slice(None),) * axis + (i,)
                 arr[sl] = t if rho == 1.0 else (1.0 - rho) * arr[sl] + rho * t
                 new.append(arr)
+            if check is not None and not check(node, node.natural, tuple(new)):
+                return False
             self._set(node, tuple(new))
+        return True
 
     @staticmethod
     def blend(old, new, rho: float):

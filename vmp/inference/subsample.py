@@ -153,9 +153,13 @@ class Minibatch:
     def context(self, rows: np.ndarray) -> Context:
         """The subsets for the data-plate elements ``rows`` (sorted) and the plates linked to them."""
         subset = {self.plate_name: rows}
+        owner = {self.plate_name: np.arange(rows.size)}
         for name, (order, starts, counts) in self.linked.items():
-            subset[name] = np.sort(_ranges(order, starts[rows], counts[rows]))
-        return Context(subset=subset)
+            elements = _ranges(order, starts[rows], counts[rows])
+            keep = np.argsort(elements, kind="stable")
+            subset[name] = elements[keep]
+            owner[name] = np.repeat(np.arange(rows.size), counts[rows])[keep]
+        return Context(subset=subset, owner=owner)
 
     def draw(self, rng: np.random.Generator) -> Context:
         return self.context(np.sort(rng.choice(self.train, size=self.size, replace=False)))

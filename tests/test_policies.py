@@ -1,0 +1,194 @@
+"""Message-weighting policies (SVI+, annealing) and divergence monitors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vmp
+from models import gaussian_mixture, matrix_factorization
+from vmp.inference.engine import Engine
+from vmp.inference.init import initialize
+from vmp.inference.stochastic import _optimize_locals, local_step, minibatch_targets
+
+
+def _mixture(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
+    return gaussian_mixture(centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2)), 3)
+
+
+def test_svi_plus_weights_have_mean_one_and_the_right_spread():
+    rng = np.random.default_rng(0)
+    policy = vmp.SVIPlus(effective=10)
+    rows = np.arange(50)
+    draws = np.array([policy.weights(1, rows, rng)[1] for _ in range(4000)])
+    assert np.allclose(draws.mean(axis=1), 1.0, atol=1e-12)
+    expected = (50 / 10 - 1) * (1 - 1 / 50)
+    assert draws.var() == pytest.approx(expected, rel=0.05)
+    assert policy.weights(1, np.arange(8), rng) == (None, None)  # M >= |S|: plain SVI
+    assert np.mean(vmp.SVIPlus(effective=10).weights(1, rows, rng)[1] < 0) > 0.05
+
+
+def _global_draws(engine, mb, node, policies, draws, rng):
+    out = []
+    for _ in range(draws):
+        ctx = mb.draw(rng)
+        local_step(engine, mb, ctx, rng)
+        glob = None
+        for p in policies:
+            w = p.weights(1, ctx.subset[mb.plate_name], rng)[1]
+            glob = w if glob is None else glob * w
+        out.append(minibatch_targets(engine, mb, ctx, [node], weight=glob)[node.name][0].ravel())
+    return np.array(out)
+
+
+def test_svi_plus_gradient_is_as_noisy_as_a_minibatch_of_size_m():
+    """Paisley Definition 1: |S| points weighted by SVI+ with effective size M give a natural
+    gradient with the covariance of a plain minibatch of M points (same mean)."""
+    model = _mixture()
+    engine = Engine(model)
+    initialize(engine, np.random.default_rng(1))
+    for _ in range(5):
+        for node in engine.schedule():
+            engine.update(node)
+    mu = model["mu"]
+    small, big = vmp.Minibatch("data", 10), vmp.Minibatch("data", 40)
+    rng = np.random.default_rng(2)
+    small.prepare(engine, rng)
+    big.prepare(engine, rng)
+    _optimize_locals(engine, big)
+    plain = _global_draws(engine, small, mu, [], 1500, rng)
+    plus = _global_draws(engine, big, mu, [vmp.SVIPlus(effective=10)], 1500, rng)
+    ratio = plus.var(axis=0) / plain.var(axis=0)
+    assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
+    se = np.sqrt(plain.var(axis=0) / 1500)
+    assert np.all(np.abs(plus.mean(axis=0) - plain.mean(axis=0)) < 6 * se)
+
+
+def test_svi_plus_negative_weights_are_redrawn_not_applied():
+    """With a tiny M most draws put negative weights on some points; a target that leaves the
+    domain (negative Dirichlet counts, indefinite Wishart scale) is drawn again or skipped."""
+    model = _mixture()
+    res = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 40),
+                    policies=[vmp.SVIPlus(effective=1.5, redraws=2)], iterations=60, evaluate_every=20, seed=3)
+    assert not res.diverged
+    for name in ("pi", "mu", "Lambda"):
+        assert np.all(model[name].family.valid(model[name].natural))
+    assert any(e["action"] == "skip" for e in res.history["events"])
+    assert len(res.history["effective_batch"]) == 60
+
+
+def test_annealing_at_temperature_one_changes_no_bit():
+    a, b = _mixture(), _mixture()
+    ra = a.fit(method="stochastic", subsample=vmp.Minibatch("data", 20), iterations=20, seed=5)
+    rb = b.fit(method="stochastic", subsample=vmp.Minibatch("data", 20), iterations=20, seed=5,
+               policies=[vmp.Annealing([1.0])])
+    for name in ("pi", "mu", "Lambda"):
+        for x, y in zip(a[name].natural, b[name].natural):
+            assert np.array_equal(x, y)
+    assert np.array_equal(ra.elbo, rb.elbo)
+    assert np.all(rb.history["temperature"] == 1.0)
+
+
+def test_annealing_above_one_makes_every_q_more_entropic():
+    """At T > 1 the data plate counts 1/T: every global q is broader and the local q(z) flatter
+    than at T = 1 (components pinned by their priors, so both runs reach the same optimum)."""
+    rng = np.random.default_rng(7)
+    n = 300
+    labels = rng.integers(2, size=n)
+    y = np.where(labels == 0, -2.0, 2.0) + rng.normal(size=n)
+    x = rng.normal(1.0, 0.7, size=n)
+
+    def run(policies):
+        with vmp.Model("annealed") as model:
+            pi = vmp.Dirichlet("pi", np.ones(2))
+            with vmp.Plate("K", 2):
+                mu = vmp.Normal("mu", np.array([-2.0, 2.0]), 50.0)
+            tau = vmp.Gamma("tau", 2.0, 1.0)
+            m = vmp.Normal("m", 0.0, 0.5)
+            with vmp.Plate("N", n):
+                z = vmp.Categorical("z", pi)
+                vmp.Normal("y", mu[z], 1.0, observed=y)
+                vmp.Normal("x", m, tau, observed=x)
+        model.fit(method="stochastic", subsample=vmp.Minibatch("N", 100), iterations=40, seed=6,
+                  step=vmp.Constant(0.5), policies=policies, evaluate_every=0)
+        return model
+    cold, hot = run([]), run([vmp.Annealing(lambda t: 3.0)])
+    for name in ("pi", "mu", "tau", "m"):
+        assert np.sum(hot[name].entropy()) > np.sum(cold[name].entropy()), name
+    from vmp.inference.engine import Engine
+    from vmp.inference.stochastic import local_step
+    h = {}
+    for label, model, temp in (("cold", cold, 1.0), ("hot", hot, 3.0)):
+        engine = Engine(model)
+        mb = vmp.Minibatch("N", n)
+        mb.prepare(engine, np.random.default_rng(0))
+        natural, _ = local_step(engine, mb, vmp.graph.leaves.Context(subset={"N": np.arange(n)}, owner={"N": np.arange(n)}),
+                                np.random.default_rng(0), weight=None if temp == 1.0 else 1.0 / temp)
+        h[label] = np.sum(model["z"].family.entropy(natural["z"]))
+    assert h["hot"] > h["cold"]
+
+
+def test_annealing_schedules_end_at_one():
+    lin, geo = vmp.Annealing.linear(10.0, 5), vmp.Annealing.geometric(10.0, 5)
+    assert [lin.temperature(t) for t in (1, 5, 9)] == [10.0, 1.0, 1.0]
+    assert geo.temperature(1) == pytest.approx(10.0) and geo.temperature(5) == pytest.approx(1.0)
+    assert vmp.Annealing([4.0, 2.0, 1.0]).temperature(7) == 1.0
+    with pytest.raises(ValueError, match=">= 1"):
+        vmp.Annealing([0.5]).temperature(1)
+
+
+def _paquet_small():
+    """Paquet's pitfall on synthetic data: fully factorized q, raw (uncentered) ratings, tau = 1."""
+    rng = np.random.default_rng(0)
+    m, n, k, r = 60, 80, 5, 3000
+    rows, cols = rng.integers(m, size=r), rng.integers(n, size=r)
+    y = 3.5 + 0.5 * np.sum(rng.normal(size=(m, k))[rows] * rng.normal(size=(n, k))[cols], 1) + 0.5 * rng.normal(size=r)
+    return matrix_factorization(rows, cols, y, k, factorized=True, noise_precision=1.0, n_users=m, n_items=n)
+
+
+def _paquet_fit(model, monitors):
+    return model.fit(method="stochastic", subsample=vmp.PerNode(children=1), update="global",
+                     step=vmp.RobbinsMonro(tau=0.0, kappa=0.6, rho1=1.0), iterations=120, evaluate_every=1,
+                     monitors=monitors, progress=False)
+
+
+def test_monitor_stops_paquet_divergence_before_overflow():
+    plain_model = _paquet_small()
+    plain = _paquet_fit(plain_model, [])
+    assert plain.elbo[-1] < 1e3 * plain.elbo[0], "the unmonitored run should fall far below its start"
+    model = _paquet_small()
+    res = _paquet_fit(model, [vmp.ElboMonitor(patience=1, action="stop")])
+    assert res.diverged and "stopped by a monitor" in res.message
+    assert res.iterations < 5
+    for name in ("u", "v"):
+        for a in model[name].natural:
+            assert np.all(np.isfinite(a)) and np.max(np.abs(a)) < 1e6
+
+
+def test_backoff_turns_paquet_divergence_into_a_converging_run():
+    model = _paquet_small()
+    res = _paquet_fit(model, [vmp.DomainMonitor(action="backoff"), vmp.ElboMonitor(patience=1, action="backoff")])
+    assert not res.diverged
+    assert any(e["action"] == "backoff" for e in res.history["events"])
+    elbo = res.elbo
+    assert np.all(np.isfinite(elbo))
+    assert elbo[-1] > elbo[0] and elbo[-1] > -1e4
+    assert res.history["rho"]["u"][-1] < vmp.RobbinsMonro(tau=0.0, kappa=0.6)(120)
+
+
+def test_domain_monitor_rejects_an_invalid_step():
+    model = _mixture(n=30)
+    engine = Engine(model)
+    initialize(engine, np.random.default_rng(0))
+    lam = model["Lambda"]
+    bad = (-lam.natural[0], lam.natural[1])
+    assert vmp.DomainMonitor().check_step(lam, lam.natural, bad) is not None
+    assert vmp.DomainMonitor().check_step(lam, lam.natural, lam.natural) is None
+    with pytest.raises(ValueError):
+        vmp.DomainMonitor(action="panic")
+
+
+def test_policies_need_a_minibatch():
+    with pytest.raises(ValueError, match="Minibatch"):
+        _mixture(n=30).fit(method="stochastic", subsample=vmp.PerNode(2), policies=[vmp.Annealing([2.0])])

@@ -1,0 +1,4 @@
+"""Divergence monitors for stochastic VMP."""
+from .base import Monitor as Monitor
+from .domain import DomainMonitor as DomainMonitor
+from .elbo import ElboMonitor as ElboMonitor

@@ -1,0 +1,23 @@
+"""The full ELBO is not finite, or falls over ``patience`` evaluations by more than noise."""
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Monitor
+
+
+class ElboMonitor(Monitor):
+    def __init__(self, patience: int = 3, tolerance: float = 1e-3, action: str = "backoff", factor: float = 2.0):
+        super().__init__(action, factor)
+        self.patience, self.tolerance = int(patience), float(tolerance)
+
+    def check_elbo(self, t, values):
+        last = values[-1]
+        if not np.isfinite(last):
+            return f"the ELBO is not finite at iteration {t}"
+        if len(values) > self.patience:
+            window = np.asarray(values[-self.patience - 1:], float)
+            falls = np.diff(window) < -self.tolerance * np.abs(window[1:])
+            if np.all(falls):
+                return (f"the ELBO fell at {self.patience} evaluations in a row, to {last:.6g} at iteration {t}")
+        return None

@@ -1,0 +1,4 @@
+"""Message-weighting policies (SVI+, annealing): weights on the data plate's factors."""
+from .annealing import Annealing as Annealing
+from .base import Policy as Policy
+from .svi_plus import SVIPlus as SVIPlus
