@@ -59,7 +59,7 @@ def test_demo_writes_both_reports_and_the_comparison(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert elapsed < 30
     assert "Traceback" not in proc.stderr
-    for label in ("batch", "svi"):
+    for label in ("batch", "svi", "svi_plus"):
         for name in (DIAGRAM, "dashboard.png", "history.json", "summary.txt", "clusters.png"):
             assert (out / label / name).stat().st_size > 0, (label, name)
         assert (out / label / "dashboard.png").read_bytes()[:4] == b"\x89PNG"

@@ -385,10 +385,23 @@ def _demo_svi(model, args):
                      evaluate_every=args.evaluate_every, seed=args.seed)
 
 
+def _demo_svi_plus(model, args):
+    from .inference import Minibatch, RobbinsMonro
+    from .policies import SVIPlus
+
+    size = min(args.batch_size, args.n)
+    return model.fit(method="stochastic", subsample=Minibatch("data", size),
+                     step=RobbinsMonro(tau=1.0, kappa=0.7), iterations=args.svi_iterations,
+                     evaluate_every=args.evaluate_every, seed=args.seed,
+                     policies=[SVIPlus(effective=lambda t: min(size, 0.4 * size + t / 10))])
+
+
 DEMO_FITS: list[DemoFit] = [
     DemoFit("batch", "batch VMP (every node updated from all the data each sweep)", _demo_batch),
     DemoFit("svi", "stochastic VMP, SVI (minibatches of the data plate; Robbins-Monro steps "
                    "tau=1, kappa=0.7)", _demo_svi),
+    DemoFit("svi_plus", "SVI+ (Paisley et al.: the same minibatches weighted to an effective batch "
+                        "size M_t = min(|S|, 0.4|S| + t/10), annealing the gradient noise)", _demo_svi_plus),
 ]
 
 

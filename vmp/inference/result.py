@@ -30,6 +30,18 @@ class FitResult:
 
         return plot(self, filename)
 
+    def to_dict(self) -> dict:
+        """History and convergence state as JSON-ready data (see vmp.diagnostics.history_dict)."""
+        from ..diagnostics import history_dict
+
+        return history_dict(self)
+
+    def to_dataframe(self):
+        """One row per iteration as a pandas DataFrame (needs pandas)."""
+        from ..diagnostics import to_dataframe
+
+        return to_dataframe(self)
+
     def summary(self, model=None) -> str:
         """A text table of the convergence state and, given the model, the posterior."""
         from ..diagnostics import summary
