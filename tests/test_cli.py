@@ -77,7 +77,8 @@ def test_demo_writes_both_reports_and_the_comparison(tmp_path):
     assert "method: stochastic" in (out / "svi" / "summary.txt").read_text()
     table = (out / "comparison.md").read_text()
     rows = [line for line in table.splitlines() if line.startswith("| batch") or line.startswith("| svi")]
-    assert len(rows) == 2 and "clusters used" in table and "final ELBO" in table
+    assert len(rows) == 3 and "clusters used" in table and "final ELBO" in table
+    assert rows[2].startswith("| svi_plus |")
     assert f"{batch['final_elbo']:.6g}" in rows[0] and f"{svi['final_elbo']:.6g}" in rows[1]
     assert (out / "comparison.png").read_bytes()[:4] == b"\x89PNG"
     assert str(out.resolve()) in proc.stdout and "| svi |" in proc.stdout

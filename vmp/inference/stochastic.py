@@ -109,14 +109,20 @@ def minibatch_targets(engine: Engine, mb: Minibatch, ctx: Context, nodes, weight
 
 def fit_stochastic(model, *, subsample, update: str = "per-node", step=None, iterations: int = 100,
                    seed: int | None = 0, init=None, evaluate_every: int = 10, callback=None,
-                   progress: bool | None = None, policies=(), monitors=()) -> FitResult:
+                   progress: bool | None = None, policies=(), monitors=None) -> FitResult:
     """Stochastic VMP. ``subsample``: PerNode(children=C) or Minibatch(plate, size); ``update``:
     'per-node' (option (a)) or 'global' (option (b)); ``step``: a schedule (RobbinsMonro,
     Constant, Warmup) or a dict from node names to schedules with a 'default'; the full ELBO is
     evaluated every ``evaluate_every`` iterations (0: only at the ends), outside the step timings.
     ``callback(t, engine)`` runs after each step; returning False stops.
-    An update that leaves a family's domain (overflow, a non-positive precision) stops the run
-    with ``result.diverged = True``."""
+    ``policies``: message-weighting policies (vmp.SVIPlus, vmp.Annealing) for Minibatch runs.
+    ``monitors``: by default DomainMonitor('stop') (a step that leaves a family's domain ends the
+    run with ``result.diverged = True``) and ElboMonitor(patience=3, action='warn'); pass a list
+    to choose (``[]`` for none), e.g. with action='backoff' to reject steps and shrink rho."""
+    if monitors is None:
+        from ..monitors import DomainMonitor, ElboMonitor
+
+        monitors = [DomainMonitor(action="stop"), ElboMonitor(patience=3, action="warn")]
     if update not in ("per-node", "global"):
         raise ValueError(f"update must be 'per-node' (option (a)) or 'global' (option (b)), got {update!r}")
     if not isinstance(subsample, (PerNode, Minibatch)):
