@@ -98,7 +98,7 @@ def test_demo_methods_option(tmp_path, capsys):
 def test_demo_fits_are_listed_for_new_methods():
     from vmp.cli import DEMO_FITS
 
-    assert [f.label for f in DEMO_FITS] == ["batch", "svi"]
+    assert [f.label for f in DEMO_FITS] == ["batch", "svi", "svi_plus"]
     assert all(callable(f.fit) and f.title for f in DEMO_FITS)
 
 
