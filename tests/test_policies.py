@@ -192,3 +192,19 @@ def test_domain_monitor_rejects_an_invalid_step():
 def test_policies_need_a_minibatch():
     with pytest.raises(ValueError, match="Minibatch"):
         _mixture(n=30).fit(method="stochastic", subsample=vmp.PerNode(2), policies=[vmp.Annealing([2.0])])
+
+
+def test_noise_monitor_flags_small_child_samples_with_large_steps():
+    rng = np.random.default_rng(0)
+    m, n, k, r = 60, 80, 5, 3000
+    rows, cols = rng.integers(m, size=r), rng.integers(n, size=r)
+    y = 3.5 + 0.5 * np.sum(rng.normal(size=(m, k))[rows] * rng.normal(size=(n, k))[cols], 1) + 0.5 * rng.normal(size=r)
+
+    def run(c):
+        model = matrix_factorization(rows, cols, y, k, noise_precision=1.0, n_users=m, n_items=n)
+        return model.fit(method="stochastic", subsample=vmp.PerNode(children=c), step=vmp.Constant(1.0),
+                         iterations=60, evaluate_every=20, monitors=[vmp.NoiseMonitor(action="backoff")])
+    noisy, calm = run(1), run(50)
+    assert any(e["monitor"] == "NoiseMonitor" for e in noisy.history["events"])
+    assert noisy.history["rho"]["u"][-1] < 1.0
+    assert not calm.history["events"] and calm.history["rho"]["u"][-1] == 1.0

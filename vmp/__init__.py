@@ -14,6 +14,7 @@ from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as 
 from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
 
 from .monitors import DomainMonitor as DomainMonitor, ElboMonitor as ElboMonitor, Monitor as Monitor
+from .monitors import NoiseMonitor as NoiseMonitor
 from .policies import Annealing as Annealing, Policy as Policy, SVIPlus as SVIPlus
 
 __version__ = "0.1.0"

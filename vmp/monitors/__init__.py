@@ -2,3 +2,4 @@
 from .base import Monitor as Monitor
 from .domain import DomainMonitor as DomainMonitor
 from .elbo import ElboMonitor as ElboMonitor
+from .noise import NoiseMonitor as NoiseMonitor
