@@ -208,3 +208,53 @@ def test_noise_monitor_flags_small_child_samples_with_large_steps():
     assert any(e["monitor"] == "NoiseMonitor" for e in noisy.history["events"])
     assert noisy.history["rho"]["u"][-1] < 1.0
     assert not calm.history["events"] and calm.history["rho"]["u"][-1] == 1.0
+
+
+def test_tempered_partition_function_matches_closed_form():
+    """For x_n ~ N(mu, 1/lam) with known lam, int N(x | mu, 1/lam)^(1/T) dx =
+    (2 pi / lam)^((1 - 1/T)/2) T^(1/2) for every mu, so log C(T) = N times its log."""
+    from vmp.policies.tempering import estimate_log_partition
+
+    lam, n = 2.5, 40
+    with vmp.Model("t") as model:
+        mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", n):
+            vmp.Normal("x", mu, lam, observed=np.linspace(-1, 1, n))
+    engine = Engine(model)
+    initialize(engine, np.random.default_rng(0))
+    mb = vmp.Minibatch("N", 5)
+    mb.prepare(engine, np.random.default_rng(0))
+    temps = np.array([1.0, 2.0, 5.0])
+    got = estimate_log_partition(engine, mb, temps, 7, np.random.default_rng(1))
+    expected = n * ((1 - 1 / temps) / 2 * np.log(2 * np.pi / lam) + 0.5 * np.log(temps))
+    assert np.allclose(got, expected, rtol=1e-10, atol=1e-10)
+
+
+def test_global_tempering_on_the_mixture():
+    model = _mixture(n=300)
+    temps = np.geomspace(1.0, 10.0, 12)
+    policy = vmp.Tempering(temps, samples=30)
+    res = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30), policies=[policy],
+                    iterations=150, evaluate_every=50, seed=2)
+    assert not res.diverged
+    assert policy.log_partition[0] == pytest.approx(0.0, abs=1e-9)
+    assert np.all(np.diff(policy.log_partition) > 0)
+    assert policy.r.sum() == pytest.approx(1.0)
+    t = res.history["temperature"]
+    assert t[0] > 1.5 and t[-1] == pytest.approx(1.0, abs=1e-6), "q(T) starts spread and learns T = 1"
+    assert res.elbo[-1] > res.elbo[0]
+
+
+def test_tempering_needs_a_partition_function_it_can_estimate():
+    from models import lda
+
+    model = lda(np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([1.0, 2.0, 1.0]), 2)
+    with pytest.raises(vmp.GraphError, match="log_partition"):
+        model.fit(method="stochastic", subsample=vmp.Minibatch("documents", 1),
+                  policies=[vmp.Tempering([1.0, 2.0])], iterations=2)
+    res = lda(np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([1.0, 2.0, 1.0]), 2).fit(
+        method="stochastic", subsample=vmp.Minibatch("documents", 1),
+        policies=[vmp.Tempering([1.0, 2.0], log_partition=[0.0, 3.0])], iterations=3)
+    assert len(res.history["temperature"]) == 3
+    with pytest.raises(ValueError, match="increasing"):
+        vmp.Tempering([2.0, 1.0])

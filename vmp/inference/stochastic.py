@@ -185,6 +185,9 @@ class _Run:
         else:
             subsample.prepare(engine)
             self.stepped = list(engine.schedule())
+        for p in self.policies:
+            if hasattr(p, "prepare"):
+                p.prepare(engine, subsample, rng)
         self.schedules = per_node(RobbinsMonro() if step is None else step, [n.name for n in self.stepped])
         self.backoff = {n.name: 1.0 for n in self.stepped}
         self.hist = {"iteration": [], "accesses": [], "step_seconds": [],
@@ -286,6 +289,13 @@ class _Run:
         local, glob = self._weights(t, rows)
         _, acc = local_step(engine, sub, ctx, self.rng, weight=local)
         self.accesses += acc
+        observers = [p for p in self.policies if hasattr(p, "observe")]
+        if observers:
+            plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner)
+            data = sub.scale * sum(float(f.elog(engine.factor_weight(f), ctx=plain)) for f in engine.factors.values()
+                                   if any(p.name in ctx.subset for p in f.child.plates))
+            for p in observers:
+                p.observe(data)
         redraws = max((getattr(p, "redraws", 0) for p in self.policies), default=0)
         if self.update == "global":
             targets = self._valid_targets(ctx, self.stepped, glob, redraws, t, rows)

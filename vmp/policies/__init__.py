@@ -2,3 +2,4 @@
 from .annealing import Annealing as Annealing
 from .base import Policy as Policy
 from .svi_plus import SVIPlus as SVIPlus
+from .tempering import Tempering as Tempering
