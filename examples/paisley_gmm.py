@@ -70,7 +70,7 @@ def main(argv=None) -> int:
                                 iterations=args.steps, evaluate_every=0, seed=seed, policies=policies,
                                 progress=False)
                 fits.append((clusters(model, n), res.final_elbo))
-            record(f"|S|={size} " + ("SVI" if frac is None else f"SVI+ M={frac:g}|S|"), fits)
+            record(f"S={size} " + ("SVI" if frac is None else f"SVI+ M={frac:g} S"), fits)
     table = ["| method | clusters > 1% (mean) | min | max | final ELBO (mean) |", "|---|---|---|---|---|"]
     table += [f"| {r[0]} | {r[1]:.1f} | {r[2]} | {r[3]} | {r[4]:.1f} |" for r in rows]
     args.out.parent.mkdir(parents=True, exist_ok=True)
