@@ -52,6 +52,31 @@ class Gaussian(Node):
     def _fill_value(self):
         return np.zeros(self.event_shape)
 
+    def _statistics(self, data):
+        return _Outer(np.asarray(data, float))
+
+
+class _Outer(tuple):
+    """(x, x x^T) of observed vectors; x x^T (N x D x D) is formed only if something reads it:
+    the factors use x (x) x inside their contractions instead."""
+
+    def __new__(cls, x: np.ndarray):
+        obj = super().__new__(cls, (x, None))
+        obj._outer = None
+        return obj
+
+    def __getitem__(self, i):
+        if i in (1, -1):
+            if self._outer is None:
+                x = tuple.__getitem__(self, 0)
+                self._outer = x[..., :, None] * x[..., None, :]
+            return self._outer
+        return tuple.__getitem__(self, i)
+
+    def __iter__(self):
+        yield self[0]
+        yield self[1]
+
 
 class Normal(Node):
     """Univariate Gaussian, elementwise over plates: x ~ N(mean, 1/precision).
