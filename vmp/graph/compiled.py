@@ -143,7 +143,9 @@ class CompiledFactor:
         self._patterns: dict = {}
 
     # ----- binding ----------------------------------------------------------------------
-    def _new_letter(self, size: int | None = None) -> str:
+    def _new_letter(self) -> str:
+        if self._next >= len(PLATE_LETTERS):
+            raise GraphError(f"node '{self.child.name}': too many plates, gates and inner products in one factor")
         ch = PLATE_LETTERS[self._next]
         self._next += 1
         return ch
@@ -422,7 +424,7 @@ class CompiledFactor:
         saved = self.targets
         self.targets = [leaf]
         try:
-            return self.messages(node, weight if ctx is None else weight, ctx=ctx, _weighted=True)
+            return self.messages(node, weight, ctx=ctx, _weighted=True)
         finally:
             self.targets = saved
 
