@@ -3,8 +3,8 @@
 Mixture: the 4-cluster data of examples/paisley_gmm.py, K = 8, minibatches of 25. LDA: a corpus
 sampled from LDA (K = 5, V = 50, 300 documents), minibatches of 20 documents. Methods: SVI;
 annealing, T falling linearly from 5 to 1 over the first half of the steps; global tempering over
-20 temperatures from 1 to 10 (mixture only: LDA's local q(theta_d) is outside the Monte Carlo
-estimator of log C(T), see docs/policies.md). Reports the final ELBO (at T = 1, locals optimized on
+20 temperatures from 1 to 10, and local tempering over 10 (mixture only: LDA's local q(theta_d)
+is outside what the tempering policies support, see docs/policies.md). Reports the final ELBO (at T = 1, locals optimized on
 all training data) and the held-out bound per datapoint (10% of the plate held out).
 
     python examples/tempering_table.py [--seeds 10] [--out docs/figures/tempering.md]
@@ -52,12 +52,13 @@ def main(argv=None) -> int:
         "SVI": lambda: [],
         "annealing (T: 5 -> 1)": lambda: [vmp.Annealing.linear(5.0, half)],
         "global tempering": lambda: [vmp.Tempering(np.geomspace(1.0, 10.0, 20), samples=50)],
+        "local tempering": lambda: [vmp.LocalTempering(np.geomspace(1.0, 10.0, 10))],
     }
     rows = []
     for name, build, plate, size in (("mixture", lambda: gaussian_mixture(x, 8), "data", 25),
                                      ("LDA", lambda: lda(d, w, c, 5, n_words=v), "documents", 20)):
         for label, policies in methods.items():
-            if name == "LDA" and label == "global tempering":
+            if name == "LDA" and "tempering" in label:
                 rows.append((name, label, None, None, None))
                 continue
             elbos, held = [], []

@@ -258,3 +258,30 @@ def test_tempering_needs_a_partition_function_it_can_estimate():
     assert len(res.history["temperature"]) == 3
     with pytest.raises(ValueError, match="increasing"):
         vmp.Tempering([2.0, 1.0])
+
+
+def test_local_tempering_gives_outliers_high_temperatures():
+    rng = np.random.default_rng(0)
+    centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
+    x = centers[rng.integers(3, size=300)] + rng.normal(size=(300, 2))
+    x[:5] = [[15, -15], [-15, -12], [14, 14], [-16, 15], [0, -18]]
+    model = gaussian_mixture(x, 3)
+    policy = vmp.LocalTempering(np.geomspace(1.0, 10.0, 10))
+    res = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30), policies=[policy],
+                    iterations=200, evaluate_every=100, seed=1)
+    assert not res.diverged
+    assert np.allclose(policy.r.sum(axis=1), 1.0)
+    expected_t = policy.r @ policy.temperatures
+    assert np.min(expected_t[:5]) > np.percentile(expected_t[5:], 90), "outliers are explained by high T"
+    weights = policy.inverse(np.arange(300))
+    assert np.all((weights >= 0.1 - 1e-12) & (weights <= 1.0 + 1e-12))
+    assert len(res.history["temperature"]) == 200
+
+
+def test_local_tempering_refuses_unsupported_data_plates():
+    from models import lda
+
+    model = lda(np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([1.0, 2.0, 1.0]), 2)
+    with pytest.raises(vmp.GraphError, match="LocalTempering"):
+        model.fit(method="stochastic", subsample=vmp.Minibatch("documents", 1),
+                  policies=[vmp.LocalTempering([1.0, 2.0])], iterations=2)

@@ -16,5 +16,6 @@ from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
 from .monitors import DomainMonitor as DomainMonitor, ElboMonitor as ElboMonitor, Monitor as Monitor
 from .monitors import NoiseMonitor as NoiseMonitor
 from .policies import Annealing as Annealing, Policy as Policy, SVIPlus as SVIPlus, Tempering as Tempering
+from .policies import LocalTempering as LocalTempering
 
 __version__ = "0.1.0"

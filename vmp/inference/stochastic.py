@@ -289,6 +289,9 @@ class _Run:
         local, glob = self._weights(t, rows)
         _, acc = local_step(engine, sub, ctx, self.rng, weight=local)
         self.accesses += acc
+        for p in self.policies:
+            if hasattr(p, "observe_locals"):
+                p.observe_locals(engine, ctx)
         observers = [p for p in self.policies if hasattr(p, "observe")]
         if observers:
             plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner)

@@ -2,4 +2,5 @@
 from .annealing import Annealing as Annealing
 from .base import Policy as Policy
 from .svi_plus import SVIPlus as SVIPlus
+from .tempering import LocalTempering as LocalTempering
 from .tempering import Tempering as Tempering

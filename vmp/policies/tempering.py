@@ -141,3 +141,127 @@ def _tempered(family, eta, counts, temperatures, total: bool = True) -> np.ndarr
         cols.append(family.log_normalizer(scaled) - c * base)
     out = np.stack(cols, axis=-1)
     return out.sum(axis=tuple(range(out.ndim - 1))) if total else out
+
+
+class LocalTempering(Policy):
+    """Local variational tempering (Mandt et al., section 3.4, eq. (10)-(11)): a temperature per
+    datapoint, q(y_n) = r_n over the grid.
+
+    Datapoint n's factors are weighted E[1/T_n] = sum_m r_nm / T_m, in the local updates and in the
+    global targets (eq. (11)). The r_n of the drawn datapoints are set to the mean-field optimum
+    r_nm ∝ exp{E_q[log p(x_n, z_n | beta / T_m)] + log pi_m}, using
+    log p(x | eta / T) = (1/T) log p(x | eta) - [A(eta / T) - A(eta) / T] for an exponential family
+    and the plug-in E_q[A(eta / T)] ≈ A(E_q[eta] / T) (the tempered likelihood is not conjugate;
+    Mandt et al. approximate it too). The typeset eq. (10) also scales log pi_m by 1/T_m; here the
+    prior enters as in any mean-field update. Supported data plates: observed nodes and at most one
+    local Categorical selector, as for the partition function of Tempering.
+    """
+
+    def __init__(self, temperatures, prior=None):
+        t = np.asarray(temperatures, float)
+        if t.ndim != 1 or t.size < 1 or np.any(t < 1) or np.any(np.diff(t) <= 0):
+            raise ValueError("LocalTempering: temperatures must be an increasing 1-D grid of values >= 1")
+        self.temperatures = t
+        self.log_prior = np.log(np.full(t.size, 1.0 / t.size) if prior is None else np.asarray(prior, float))
+        self.r = None
+        self._rows = None
+
+    def prepare(self, engine, minibatch, rng) -> None:
+        self.engine, self.mb = engine, minibatch
+        self.r = np.tile(np.exp(self.log_prior), (minibatch.plate.size, 1))
+        _local_structure(minibatch)
+
+    def inverse(self, rows) -> np.ndarray:
+        return self.r[rows] @ (1.0 / self.temperatures)
+
+    def weights(self, t, rows, rng):
+        self._rows = rows
+        w = self.inverse(rows)
+        return w, w
+
+    def observe_locals(self, engine, ctx) -> None:
+        """Mean-field update of r_n for the drawn datapoints (eq. (10)), locals in ``ctx``."""
+        rows = ctx.subset[self.mb.plate_name]
+        ell = np.zeros(rows.size)
+        from ..graph.leaves import Context
+
+        plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner)
+        for f in engine.factors.values():
+            axis = next((i for i, p in enumerate(f.child.plates) if p.name in ctx.subset), None)
+            if axis is None:
+                continue
+            per = f.elog(engine.factor_weight(f), per_element=True, ctx=plain)
+            per = np.moveaxis(np.asarray(per), axis, 0).reshape(per.shape[axis], -1).sum(axis=1)
+            ell += np.bincount(ctx.owner[f.child.plates[axis].name], weights=per, minlength=rows.size)
+        log_c = _local_log_normalizers(engine, self.mb, ctx, self.temperatures)
+        logits = ell[:, None] / self.temperatures - log_c + self.log_prior
+        self.r[rows] = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
+
+    def record(self, t):
+        return {"temperature": float(np.mean(1.0 / self.inverse(self._rows)))} if self._rows is not None else {}
+
+
+def _local_structure(minibatch):
+    from ..errors import GraphError
+    from ..families import Categorical
+
+    local = minibatch.local
+    if any(n.family is not Categorical for n in local) or len(local) > 1:
+        raise GraphError("LocalTempering supports data plates with observed nodes and at most one local "
+                         "Categorical selector")
+
+
+def _local_log_normalizers(engine, minibatch, ctx, temperatures) -> np.ndarray:
+    """Per drawn datapoint, log int p(x_n, z_n | E[eta])^(1/T) dx dz, as in estimate_log_partition."""
+    from ..graph.compiled import CompiledFactor
+
+    names = {minibatch.plate_name} | set(minibatch.linked)
+    observed = [n for n in engine.model.nodes.values() if n.observed and any(p.name in names for p in n.plates)]
+    cache = getattr(minibatch, "_tempering_factors", None)
+    if cache is None:
+        cache = {}
+        for x in observed:
+            x.observed = False
+            try:
+                cache[x.name] = CompiledFactor(x)
+            finally:
+                x.observed = True
+        minibatch._tempering_factors = cache
+    rows = ctx.subset[minibatch.plate_name]
+    out = np.zeros((rows.size, temperatures.size))
+    z = minibatch.local[0] if minibatch.local else None
+    from ..graph.leaves import Context
+
+    plain = Context(subset=ctx.subset, owner=ctx.owner)
+    if z is None:
+        for x in observed:
+            eta = cache[x.name].messages(x, ctx=plain)
+            c = None if x.factor_weights() is None else ctx.take(x.factor_weights(), x.plates)
+            per = _tempered(x.family, eta, c, temperatures, total=False)
+            out += _per_datapoint(per, x, ctx, rows.size)
+        return out
+    k = z.event_shape[0]
+    c_z = None if z.factor_weights() is None else ctx.take(z.factor_weights(), z.plates)
+    log_pi = engine.factors[z.name].messages(z, ctx=plain)[0]
+    comps = []
+    for j in range(k):
+        onehot = np.zeros(ctx.shape(z.plates) + (k,))
+        onehot[..., j] = 1.0
+        with_z = Context(subset=ctx.subset, owner=ctx.owner, overrides={z.name: (onehot,)})
+        acc = np.zeros(ctx.shape(z.plates) + (temperatures.size,))
+        for x in observed:
+            eta = cache[x.name].messages(x, ctx=with_z)
+            c = None if x.factor_weights() is None else ctx.take(x.factor_weights(), x.plates)
+            acc += _tempered(x.family, eta, c, temperatures, total=False)
+        cz = 1.0 if c_z is None else c_z[..., None]
+        comps.append(acc + cz * log_pi[..., j, None] / temperatures)
+    per = logsumexp(np.stack(comps), axis=0)
+    return out + _per_datapoint(per, z, ctx, rows.size)
+
+
+def _per_datapoint(per, node, ctx, n) -> np.ndarray:
+    axis = next(i for i, p in enumerate(node.plates) if p.name in ctx.subset)
+    owner = ctx.owner[node.plates[axis].name]
+    flat = np.moveaxis(per, axis, 0)
+    flat = flat.reshape(flat.shape[0], -1, flat.shape[-1]).sum(axis=1)
+    return np.stack([np.bincount(owner, weights=flat[:, m], minlength=n) for m in range(flat.shape[1])], axis=1)
