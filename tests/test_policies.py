@@ -285,3 +285,11 @@ def test_local_tempering_refuses_unsupported_data_plates():
     with pytest.raises(vmp.GraphError, match="LocalTempering"):
         model.fit(method="stochastic", subsample=vmp.Minibatch("documents", 1),
                   policies=[vmp.LocalTempering([1.0, 2.0])], iterations=2)
+
+
+def test_elbo_monitor_every_sets_the_evaluation_rhythm():
+    res = _mixture(n=60).fit(method="stochastic", subsample=vmp.Minibatch("data", 10), iterations=6,
+                             evaluate_every=0, monitors=[vmp.ElboMonitor(every=2, action="warn")])
+    assert list(res.history["evaluations"]["iteration"]) == [0, 2, 4, 6]
+    with pytest.raises(ValueError, match="every"):
+        vmp.ElboMonitor(every=0)

@@ -142,7 +142,9 @@ def fit_stochastic(model, *, subsample, update: str = "per-node", step=None, ite
         for t in range(1, iterations + 1):
             run.step(t)
             bar.update(run.evals["elbo"][-1])
-            if evaluate_every and t % evaluate_every == 0 and not np.isfinite(run.evaluate(t)):
+            due = (evaluate_every and t % evaluate_every == 0) or any(
+                getattr(m, "every", None) and t % m.every == 0 for m in run.monitors)
+            if due and not np.isfinite(run.evaluate(t)):
                 if not any(m.action == "backoff" for m in run.monitors):
                     message, diverged = f"the ELBO is not finite at iteration {t}", True
                     break

@@ -7,8 +7,16 @@ from .base import Monitor
 
 
 class ElboMonitor(Monitor):
-    def __init__(self, patience: int = 3, tolerance: float = 1e-3, action: str = "backoff", factor: float = 2.0):
+    """``every``: evaluate the full ELBO at least every that many iterations (on top of the fit's
+    ``evaluate_every``); ``patience``: falls in a row that count as divergence; ``tolerance``:
+    relative size of a fall beyond noise."""
+
+    def __init__(self, every: int | None = None, patience: int = 3, tolerance: float = 1e-3,
+                 action: str = "backoff", factor: float = 2.0):
         super().__init__(action, factor)
+        if every is not None and (int(every) != every or every < 1):
+            raise ValueError(f"ElboMonitor(every=...) needs a positive integer, got {every!r}")
+        self.every = None if every is None else int(every)
         self.patience, self.tolerance = int(patience), float(tolerance)
 
     def check_elbo(self, t, values):
