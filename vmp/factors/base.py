@@ -1,6 +1,7 @@
 """A conditional distribution p(x | parents): its child family, parent roles and terms."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import ClassVar
 
 import numpy as np
@@ -11,7 +12,7 @@ from .terms import Term
 Arrays = tuple[np.ndarray, ...]
 
 
-class Conditional:
+class Conditional(ABC):
     """One factor of the network, defined by its expected log-density (see ``terms``).
 
     ``roles`` maps each parent role that may be a random node to the family whose moments it
@@ -25,9 +26,9 @@ class Conditional:
     def __init__(self, event_shape: tuple[int, ...]):
         self.event_shape = tuple(event_shape)
 
+    @abstractmethod
     def terms(self) -> list[Term]:
         """The expected log-density as a sum of multilinear terms in roles 'x' (child) and parents."""
-        raise NotImplementedError(type(self).__name__ + ".terms")
 
     @staticmethod
     def check_constant(role: str, value: np.ndarray) -> str | None:

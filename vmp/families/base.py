@@ -9,6 +9,7 @@ shaped ``plates + event``. The moments E[u(x)] are the gradient of the log-norma
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import ClassVar
 
 import numpy as np
@@ -18,7 +19,7 @@ from ._linalg import inner
 Arrays = tuple[np.ndarray, ...]
 
 
-class Family:
+class Family(ABC):
     """Exponential-family math on arrays with leading plate axes. Stateless."""
 
     name: ClassVar[str]
@@ -29,12 +30,14 @@ class Family:
     outer: ClassVar[dict[int, tuple[int, int]]] = {}
 
     @classmethod
+    @abstractmethod
     def moments(cls, natural: Arrays) -> Arrays:
-        raise NotImplementedError(f"{cls.__name__}.moments")
+        """E[u(x)] = dA/d eta."""
 
     @classmethod
+    @abstractmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
-        raise NotImplementedError(f"{cls.__name__}.log_normalizer")
+        """A(eta), one value per plate element."""
 
     @classmethod
     def inner(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
@@ -49,14 +52,14 @@ class Family:
         return cls.log_normalizer(natural) - cls.inner(natural, moments)
 
     @classmethod
+    @abstractmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
         """Boolean per plate element: is eta in the natural-parameter domain."""
-        raise NotImplementedError(f"{cls.__name__}.valid")
 
-    @classmethod
-    def statistics(cls, x: np.ndarray) -> Arrays:
+    @staticmethod
+    @abstractmethod
+    def statistics(x: np.ndarray) -> Arrays:
         """Sufficient statistics u(x) of a point."""
-        raise NotImplementedError(f"{cls.__name__}.statistics")
 
     @classmethod
     def plate_shape(cls, natural: Arrays) -> tuple[int, ...]:

@@ -6,6 +6,7 @@ nodes of a minibatch), so that a stochastic step touches only the rows it uses.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,7 +33,7 @@ class Context:
         return tuple(len(self.subset[p.name]) if p.name in self.subset else p.size for p in plates)
 
 
-class Leaf:
+class Leaf(ABC):
     """Moments in a factor's layout; ``node`` receives the messages (None for constants)."""
 
     node = None
@@ -46,8 +47,9 @@ class Leaf:
     def point(self) -> bool:
         return not self.target
 
+    @abstractmethod
     def value(self, comp: int, ctx: Context | None = None) -> np.ndarray:
-        raise NotImplementedError
+        """Moment component ``comp`` in this leaf's layout (restricted by ``ctx``)."""
 
     def to_node(self, message: tuple[np.ndarray, ...], ctx: Context | None = None) -> tuple[np.ndarray, ...]:
         return message

@@ -1,6 +1,7 @@
 """Random nodes: a factor p(x | parents) and, unless observed, a variational factor q(x)."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,7 +13,7 @@ from . import context
 from .expressions import Constant, Expression, Gate, Gather, Scaled
 
 
-class Node(Expression):
+class Node(Expression, ABC):
     """A random variable with one element per combination of its plates."""
 
     family: ClassVar[type[fam.Family]]
@@ -44,8 +45,9 @@ class Node(Expression):
         self.model._add(self)
 
     # ----- declaration-time checks -------------------------------------------------------
+    @abstractmethod
     def _infer_event_shape(self, roles: dict[str, Any]) -> tuple[int, ...]:
-        raise NotImplementedError(type(self).__name__)
+        """The event shape implied by the parameters (D for a Gaussian, K for a Dirichlet...)."""
 
     def _make_factor(self) -> Conditional:
         return self.factor_cls(self.event_shape)
@@ -136,8 +138,9 @@ class Node(Expression):
     def _data_event_shape(self) -> tuple[int, ...]:
         return self.event_shape
 
+    @abstractmethod
     def _fill_value(self) -> np.ndarray:
-        raise NotImplementedError
+        """A valid value that stands in for masked observations."""
 
     def _check_data(self, data: np.ndarray) -> str | None:
         if data.dtype.kind not in "iufb" or not np.all(np.isfinite(data)):

@@ -1,12 +1,14 @@
 """Step-size schedules rho_t, t = 1, 2, ... (Robbins & Monro 1951; Paquet section 2.2)."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 
-class Schedule:
+class Schedule(ABC):
+    @abstractmethod
     def __call__(self, t: int) -> float:
-        raise NotImplementedError
+        """rho_t for step t = 1, 2, ..."""
 
 
 @dataclass(frozen=True)
