@@ -366,7 +366,7 @@ class CompiledFactor:
         return tuple(0 if o.leaf is None or o.leaf.node is None else o.leaf.node.version for o in ops)
 
     def messages(self, node, weight: np.ndarray | None = None, plate=None, index: int | None = None,
-                 ctx: Context | None = None, _weighted: bool = False):
+                 ctx: Context | None = None, _weighted: bool = False, only=None):
         """Sum over terms of d(term)/d(moments of node), in the node's layout (None if unconnected).
 
         With ``plate`` and ``index``, only the slice of the node at that index of that plate
@@ -378,14 +378,14 @@ class CompiledFactor:
         if not _weighted:
             weight = self._weight(weight, ctx)
         total = None
-        for leaf in self.targets:
+        for leaf in self.targets if only is None else only:
             if leaf.node is not node:
                 continue
             shapes = leaf.shapes(ctx)
             node_shapes = node.component_shapes(None if ctx is None else ctx.shape(node.plates))
             if plate is not None and isinstance(leaf, EventGatherLeaf):
                 # the scatter needs the whole layout: evaluate fully, keep the slice
-                full = self._leaf_message(leaf, node, weight, ctx)
+                full = self.messages(node, weight, ctx=ctx, _weighted=True, only=[leaf])
                 ax = node.plates.index(plate)
                 msg = tuple(np.take(m, index, axis=ax) for m in full)
                 total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
@@ -419,14 +419,6 @@ class CompiledFactor:
             msg = tuple(m if a is None else m + a for m, a in zip(msg, acc_node))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
         return total
-
-    def _leaf_message(self, leaf, node, weight, ctx):
-        saved = self.targets
-        self.targets = [leaf]
-        try:
-            return self.messages(node, weight, ctx=ctx, _weighted=True)
-        finally:
-            self.targets = saved
 
     def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True,
              ctx: Context | None = None):
