@@ -38,5 +38,6 @@ def randomize(model, rng: np.random.Generator) -> None:
 
 
 def set_moments(node, moments) -> None:
-    node.moments = tuple(moments)
-    node.version += 1
+    """Give ``node`` these moments in its model's state (natural parameters left as they are)."""
+    model = node.model
+    model.state = model.state.updated({node.name: (model.state.natural[node.name], tuple(moments))})

@@ -123,6 +123,6 @@ def test_batch_elbo_never_decreases(model, seed):
     elbo = res.elbo
     assert np.all(np.isfinite(elbo))
     from vmp.inference.engine import Engine
-    assert elbo[-1] == pytest.approx(Engine(model).elbo(cached=False), rel=1e-9, abs=1e-9)
+    assert elbo[-1] == pytest.approx(Engine(model).elbo(model.state, cached=False), rel=1e-9, abs=1e-9)
     steps = np.diff(elbo)
     assert np.all(steps >= -1e-9 * np.maximum(np.abs(elbo[1:]), 1.0)), steps.min()

@@ -1,14 +1,16 @@
 """Message-weighting policies (SVI+, annealing) and divergence monitors."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import vmp
 from models import gaussian_mixture, matrix_factorization
+from vmp.inference import steps
 from vmp.inference.engine import Engine
 from vmp.inference.init import initialize
-from vmp.inference.stochastic import _optimize_locals, local_step, minibatch_targets
 
 
 def _mixture(n=200, seed=0):
@@ -21,24 +23,24 @@ def test_svi_plus_weights_have_mean_one_and_the_right_spread():
     rng = np.random.default_rng(0)
     policy = vmp.SVIPlus(effective=10)
     rows = np.arange(50)
-    draws = np.array([policy.weights(1, rows, rng)[1] for _ in range(4000)])
+    draws = np.array([policy.weights(1, rows, rng, {})[1] for _ in range(4000)])
     assert np.allclose(draws.mean(axis=1), 1.0, atol=1e-12)
     expected = (50 / 10 - 1) * (1 - 1 / 50)
     assert draws.var() == pytest.approx(expected, rel=0.05)
-    assert policy.weights(1, np.arange(8), rng) == (None, None)  # M >= |S|: plain SVI
-    assert np.mean(vmp.SVIPlus(effective=10).weights(1, rows, rng)[1] < 0) > 0.05
+    assert policy.weights(1, np.arange(8), rng, {}) == (None, None)  # M >= |S|: plain SVI
+    assert np.mean(vmp.SVIPlus(effective=10).weights(1, rows, rng, {})[1] < 0) > 0.05
 
 
-def _global_draws(engine, mb, node, policies, draws, rng):
+def _global_draws(engine, state, plan, node, policies, draws, rng):
     out = []
     for _ in range(draws):
-        ctx = mb.draw(rng)
-        local_step(engine, mb, ctx, rng)
+        draw = plan.draw(engine, rng)
+        ctx, _, _ = steps.local_step(engine, plan, state, draw.ctx)
         glob = None
         for p in policies:
-            w = p.weights(1, ctx.subset[mb.plate_name], rng)[1]
+            w = p.weights(1, draw.rows, rng, {})[1]
             glob = w if glob is None else glob * w
-        out.append(minibatch_targets(engine, mb, ctx, [node], weight=glob)[node.name][0].ravel())
+        out.append(steps.targets(engine, plan, state, replace(draw, ctx=ctx), [node], glob)[node.name][0].ravel())
     return np.array(out)
 
 
@@ -47,18 +49,15 @@ def test_svi_plus_gradient_is_as_noisy_as_a_minibatch_of_size_m():
     gradient with the covariance of a plain minibatch of M points (same mean)."""
     model = _mixture()
     engine = Engine(model)
-    initialize(engine, np.random.default_rng(1))
+    state = initialize(engine, np.random.default_rng(1))
     for _ in range(5):
-        for node in engine.schedule():
-            engine.update(node)
+        state, _ = steps.sweep(engine, state, engine.schedule())
     mu = model["mu"]
-    small, big = vmp.Minibatch("data", 10), vmp.Minibatch("data", 40)
     rng = np.random.default_rng(2)
-    small.prepare(engine, rng)
-    big.prepare(engine, rng)
-    _optimize_locals(engine, big)
-    plain = _global_draws(engine, small, mu, [], 1500, rng)
-    plus = _global_draws(engine, big, mu, [vmp.SVIPlus(effective=10)], 1500, rng)
+    small, big = vmp.Minibatch("data", 10).prepare(engine, rng), vmp.Minibatch("data", 40).prepare(engine, rng)
+    state = steps.optimize_locals(engine, big, state)
+    plain = _global_draws(engine, state, small, mu, [], 1500, rng)
+    plus = _global_draws(engine, state, big, mu, [vmp.SVIPlus(effective=10)], 1500, rng)
     ratio = plus.var(axis=0) / plain.var(axis=0)
     assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
     se = np.sqrt(plain.var(axis=0) / 1500)
@@ -116,15 +115,12 @@ def test_annealing_above_one_makes_every_q_more_entropic():
     cold, hot = run([]), run([vmp.Annealing(lambda t: 3.0)])
     for name in ("pi", "mu", "tau", "m"):
         assert np.sum(hot[name].entropy()) > np.sum(cold[name].entropy()), name
-    from vmp.inference.engine import Engine
-    from vmp.inference.stochastic import local_step
     h = {}
     for label, model, temp in (("cold", cold, 1.0), ("hot", hot, 3.0)):
         engine = Engine(model)
-        mb = vmp.Minibatch("N", n)
-        mb.prepare(engine, np.random.default_rng(0))
-        natural, _ = local_step(engine, mb, vmp.graph.leaves.Context(subset={"N": np.arange(n)}, owner={"N": np.arange(n)}),
-                                np.random.default_rng(0), weight=None if temp == 1.0 else 1.0 / temp)
+        plan = vmp.Minibatch("N", n).prepare(engine, np.random.default_rng(0))
+        _, natural, _ = steps.local_step(engine, plan, model.state, plan.context(np.arange(n)),
+                                         weight=None if temp == 1.0 else 1.0 / temp)
         h[label] = np.sum(model["z"].family.entropy(natural["z"]))
     assert h["hot"] > h["cold"]
 
@@ -180,11 +176,12 @@ def test_backoff_turns_paquet_divergence_into_a_converging_run():
 def test_domain_monitor_rejects_an_invalid_step():
     model = _mixture(n=30)
     engine = Engine(model)
-    initialize(engine, np.random.default_rng(0))
+    state = initialize(engine, np.random.default_rng(0))
     lam = model["Lambda"]
-    bad = (-lam.natural[0], lam.natural[1])
-    assert vmp.DomainMonitor().check_step(lam, lam.natural, bad) is not None
-    assert vmp.DomainMonitor().check_step(lam, lam.natural, lam.natural) is None
+    good = state.natural["Lambda"]
+    bad = (-good[0], good[1])
+    assert vmp.DomainMonitor().check_step(lam, good, bad, {})[0] is not None
+    assert vmp.DomainMonitor().check_step(lam, good, good, {})[0] is None
     with pytest.raises(ValueError):
         vmp.DomainMonitor(action="panic")
 
@@ -205,7 +202,7 @@ def test_noise_monitor_flags_small_child_samples_with_large_steps():
         return model.fit(method="stochastic", subsample=vmp.PerNode(children=c), step=vmp.Constant(1.0),
                          iterations=60, evaluate_every=20, monitors=[vmp.NoiseMonitor(action="backoff")])
     noisy, calm = run(1), run(50)
-    assert any(e["monitor"] == "NoiseMonitor" for e in noisy.history["events"])
+    assert any(e["source"] == "NoiseMonitor" for e in noisy.history["events"])
     assert noisy.history["rho"]["u"][-1] < 1.0
     assert not calm.history["events"] and calm.history["rho"]["u"][-1] == 1.0
 
@@ -221,11 +218,10 @@ def test_tempered_partition_function_matches_closed_form():
         with vmp.Plate("N", n):
             vmp.Normal("x", mu, lam, observed=np.linspace(-1, 1, n))
     engine = Engine(model)
-    initialize(engine, np.random.default_rng(0))
-    mb = vmp.Minibatch("N", 5)
-    mb.prepare(engine, np.random.default_rng(0))
+    state = initialize(engine, np.random.default_rng(0))
+    plan = vmp.Minibatch("N", 5).prepare(engine, np.random.default_rng(0))
     temps = np.array([1.0, 2.0, 5.0])
-    got = estimate_log_partition(engine, mb, temps, 7, np.random.default_rng(1))
+    got = estimate_log_partition(engine, plan, state, temps, 7, np.random.default_rng(1))
     expected = n * ((1 - 1 / temps) / 2 * np.log(2 * np.pi / lam) + 0.5 * np.log(temps))
     assert np.allclose(got, expected, rtol=1e-10, atol=1e-10)
 
@@ -237,9 +233,10 @@ def test_global_tempering_on_the_mixture():
     res = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30), policies=[policy],
                     iterations=150, evaluate_every=50, seed=2)
     assert not res.diverged
-    assert policy.log_partition[0] == pytest.approx(0.0, abs=1e-9)
-    assert np.all(np.diff(policy.log_partition) > 0)
-    assert policy.r.sum() == pytest.approx(1.0)
+    st = res.state.extra["policies"][0]
+    assert st["log_partition"][0] == pytest.approx(0.0, abs=1e-9)
+    assert np.all(np.diff(st["log_partition"]) > 0)
+    assert st["r"].sum() == pytest.approx(1.0)
     t = res.history["temperature"]
     assert t[0] > 1.5 and t[-1] == pytest.approx(1.0, abs=1e-6), "q(T) starts spread and learns T = 1"
     assert res.elbo[-1] > res.elbo[0]
@@ -270,10 +267,11 @@ def test_local_tempering_gives_outliers_high_temperatures():
     res = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30), policies=[policy],
                     iterations=200, evaluate_every=100, seed=1)
     assert not res.diverged
-    assert np.allclose(policy.r.sum(axis=1), 1.0)
-    expected_t = policy.r @ policy.temperatures
+    st = res.state.extra["policies"][0]
+    assert np.allclose(st["r"].sum(axis=1), 1.0)
+    expected_t = st["r"] @ policy.temperatures
     assert np.min(expected_t[:5]) > np.percentile(expected_t[5:], 90), "outliers are explained by high T"
-    weights = policy.inverse(np.arange(300))
+    weights = policy.inverse(np.arange(300), st)
     assert np.all((weights >= 0.1 - 1e-12) & (weights <= 1.0 + 1e-12))
     assert len(res.history["temperature"]) == 200
 

@@ -2,14 +2,16 @@
 convergence to the batch fixed point, determinism."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import vmp
 from models import gaussian_mixture, matrix_factorization
+from vmp.inference import steps
 from vmp.inference.engine import Engine
 from vmp.inference.init import initialize
-from vmp.inference.stochastic import _optimize_locals, local_step, minibatch_targets
 
 
 def _mixture(n=60, seed=0):
@@ -27,12 +29,12 @@ def _mf(factorized, seed=0, m=6, n=7, k=2, r=40):
 
 
 def _engine(model, seed=1):
+    """An engine and a state three batch sweeps from the initialization."""
     engine = Engine(model)
-    initialize(engine, np.random.default_rng(seed))
+    state = initialize(engine, np.random.default_rng(seed))
     for _ in range(3):
-        for node in engine.schedule():
-            engine.update(node)
-    return engine
+        state, _ = steps.sweep(engine, state, engine.schedule())
+    return engine, state
 
 
 def _check_mean(draws, exact, what):
@@ -47,14 +49,13 @@ def _check_mean(draws, exact, what):
 @pytest.mark.parametrize("case", ["mixture", "mf-structured", "mf-factorized"])
 def test_per_node_target_is_unbiased(case):
     model = _mixture() if case == "mixture" else _mf(case == "mf-factorized")
-    engine = _engine(model)
-    sub = vmp.PerNode(children=2)
-    sub.prepare(engine)
+    engine, state = _engine(model)
+    plan = vmp.PerNode(children=2).prepare(engine, None)
     rng = np.random.default_rng(5)
     for node in engine.hidden:
-        exact = engine.target(node)
-        draws = [engine.target(node, ctx=sub.contexts(engine, node, rng)) for _ in range(1500)]
-        if all(c is None for c in sub.contexts(engine, node, rng).values()):
+        exact = engine.target(state, node)
+        draws = [engine.target(state, node, ctx=plan.node_contexts(engine, node, rng)) for _ in range(1500)]
+        if all(c is None for c in plan.node_contexts(engine, node, rng).values()):
             continue
         varied = [_check_mean([d[comp] for d in draws], exact[comp], f"{case}:{node.name}[{comp}]")
                   for comp in range(len(exact))]
@@ -65,18 +66,17 @@ def test_per_node_target_is_unbiased(case):
 def test_minibatch_target_is_unbiased(case):
     model = _mixture() if case == "mixture" else _mf(False)
     plate = "data" if case == "mixture" else "ratings"
-    engine = _engine(model)
-    mb = vmp.Minibatch(plate, 7)
+    engine, state = _engine(model)
     rng = np.random.default_rng(3)
-    mb.prepare(engine, rng)
-    _optimize_locals(engine, mb)
-    for node in mb.globals:
-        exact = engine.target(node)
+    plan = vmp.Minibatch(plate, 7).prepare(engine, rng)
+    state = steps.optimize_locals(engine, plan, state)
+    for node in plan.stepped:
+        exact = engine.target(state, node)
         draws = []
         for _ in range(1200):
-            ctx = mb.draw(rng)
-            local_step(engine, mb, ctx, rng)
-            draws.append(minibatch_targets(engine, mb, ctx, [node])[node.name])
+            draw = plan.draw(engine, rng)
+            ctx, _, _ = steps.local_step(engine, plan, state, draw.ctx)
+            draws.append(steps.targets(engine, plan, state, replace(draw, ctx=ctx), [node])[node.name])
         varied = [_check_mean([d[comp] for d in draws], exact[comp], f"{case}:{node.name}[{comp}]")
                   for comp in range(len(exact))]
         assert any(varied), f"{case}:{node.name}: the draws do not vary, the test would be vacuous"
@@ -92,19 +92,23 @@ def test_all_children_and_unit_step_is_batch_vmp():
     assert np.allclose(ra.elbo, rb.elbo, rtol=1e-12)
 
 
-def test_option_b_uses_one_snapshot():
+@pytest.mark.parametrize("update", ["global", "per-node"])
+def test_option_b_uses_one_snapshot(update):
+    """Option (b): with every child and rho = 1, every node's new q is its target at the
+    starting state (a Jacobi step); option (a) reads its predecessors' new q (Gauss-Seidel) and
+    must not match that for the nodes after the first."""
     model = _mf(False)
-    engine = _engine(model)
-    snapshot = {n.name: engine.target(n) for n in engine.hidden}
-    model2 = _mf(False)
-    res = model2.fit(method="stochastic", subsample=vmp.PerNode(children=1000), update="global",
-                     step=vmp.Constant(1.0), iterations=1, seed=1, init=None)
-    engine2 = _engine(_mf(False))  # same starting point as `engine`
-    targets = {n.name: engine2.target(n) for n in engine2.hidden}
-    for name in snapshot:
-        for x, y in zip(snapshot[name], targets[name]):
-            assert np.allclose(x, y)
-    assert res.iterations == 1
+    fit = model.stochastic(subsample=vmp.PerNode(children=1000), update=update, step=vmp.Constant(1.0),
+                           iterations=1, seed=1)
+    start = fit.state
+    engine = fit.engine
+    fit.step()
+    jacobi = {n.name: engine.target(start, n) for n in engine.hidden}
+    same = [all(np.allclose(x, y) for x, y in zip(fit.state.natural[name], jacobi[name])) for name in jacobi]
+    if update == "global":
+        assert all(same)
+    else:
+        assert same[0] and not all(same[1:])
 
 
 def test_option_a_and_b_differ_and_both_step_from_the_same_start():

@@ -8,8 +8,9 @@ from .factors import rules as rules
 from .graph import (Categorical as Categorical, Dirichlet as Dirichlet, Gamma as Gamma,
                     Gaussian as Gaussian, Model as Model, Normal as Normal, Plate as Plate,
                     Wishart as Wishart, dot as dot)
-from .inference import ElboDecreaseWarning as ElboDecreaseWarning
-from .inference import FitResult as FitResult
+from .inference import DivergenceWarning as DivergenceWarning, ElboDecreaseWarning as ElboDecreaseWarning
+from .inference import Executor as Executor, Fit as Fit, FitResult as FitResult, Serial as Serial
+from .inference import State as State, load as load
 from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as PerNode
 from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
 

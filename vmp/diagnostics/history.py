@@ -1,6 +1,7 @@
-"""The recorded history of a fit as plain data: normalized arrays, a JSON-ready dict, a DataFrame.
+"""Reading the recorded history of a fit: normalized arrays, series, a DataFrame.
 
-Batch and stochastic fits record one layout in ``result.history`` (see docs/diagnostics.md)::
+The schema, the recorder and the JSON form belong to ``vmp.inference.history``; this module
+only reads. Batch and stochastic fits record one layout in ``result.history``::
 
     iteration     (T,)  the step (sweep) numbers 1..T
     accesses      (T,)  cumulative observed-node element reads after each step
@@ -20,11 +21,10 @@ import math
 
 import numpy as np
 
+from ..inference.history import PER_NODE, from_dict, to_dict as history_dict
+
 __all__ = ["PER_NODE", "OPTIONAL", "normalized", "series", "history_dict", "from_dict",
            "to_dataframe"]
-
-#: history keys that hold one array per stepped node
-PER_NODE = ("rho", "change")
 #: optional per-iteration keys of future step policies, plotted when present
 OPTIONAL = ("temperature", "effective_batch")
 
@@ -50,6 +50,9 @@ def normalized(result) -> dict:
     out: dict = {}
     for key, value in raw.items():
         if key == "evaluations":
+            continue
+        if key == "events":
+            out[key] = [dict(e) for e in value]
             continue
         if isinstance(value, dict):
             out[key] = {str(n): _float(v) for n, v in value.items()}
@@ -86,74 +89,6 @@ def series(result) -> dict[str, np.ndarray]:
     if ev["heldout"].size == ev["elbo"].size and ev["heldout"].size:
         out["heldout"] = ev["heldout"]
     return out
-
-
-def _plain(value):
-    """JSON-ready: numpy scalars and arrays to Python, non-finite floats to None."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _plain(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)
-
-
-def history_dict(result) -> dict:
-    """The fit's whole history and convergence state as a JSON-serializable dict.
-
-    Keys: method, converged, diverged, iterations, message, seconds, final_elbo, decrease (None
-    or {node, amount}), elbo (the evaluated bounds), extra (``result.extra``), and history (the
-    nested ``result.history``: arrays as lists, non-finite numbers as null). :func:`from_dict`
-    reads it back into a FitResult.
-    """
-    history = getattr(result, "history", None) or {}
-    return {
-        "method": _method(result),
-        "converged": bool(result.converged),
-        "diverged": bool(getattr(result, "diverged", False)),
-        "iterations": int(result.iterations),
-        "message": str(result.message),
-        "seconds": _plain(getattr(result, "seconds", None)),
-        "final_elbo": _plain(result.final_elbo),
-        "decrease": _plain(getattr(result, "decrease", None)),
-        "elbo": _plain(np.asarray(result.elbo, dtype=float)),
-        "extra": _plain(getattr(result, "extra", None) or {}),
-        "history": _plain(history),
-    }
-
-
-def _arrays(value):
-    """The inverse of _plain for the history: lists to float arrays (null to nan)."""
-    if isinstance(value, dict):
-        return {k: _arrays(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return np.array([np.nan if v is None else v for v in value], dtype=float)
-    return value
-
-
-def from_dict(data: dict):
-    """A :class:`~vmp.FitResult` from :func:`history_dict`'s output (e.g. a report's
-    history.json loaded with ``json.load``), for plotting or tabulating a saved fit."""
-    from ..inference.result import FitResult
-
-    elbo = _arrays(list(data.get("elbo") or []))
-    extra = dict(data.get("extra") or {})
-    extra.setdefault("method", data.get("method", "batch"))
-    return FitResult(np.asarray(elbo, dtype=float), bool(data.get("converged", False)),
-                     int(data.get("iterations", 0)), str(data.get("message", "")),
-                     data.get("decrease"), float(data.get("seconds") or 0.0), extra=extra,
-                     history=_arrays(dict(data.get("history") or {})),
-                     diverged=bool(data.get("diverged", False)))
 
 
 def to_dataframe(result):

@@ -20,7 +20,7 @@ from .. import families as fam
 from ..errors import GraphError
 from ..factors.terms import Term, contract_to
 from .expressions import Constant, Dot, Expression, Gate, Gather, Scaled
-from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf
+from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
 
 PLATE_LETTERS = string.ascii_uppercase
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
@@ -263,7 +263,7 @@ class CompiledFactor:
 
     # ----- evaluation -------------------------------------------------------------------
     def _weight(self, weight, ctx):
-        if ctx is None:
+        if not restricted(ctx):
             return weight
         if weight is not None:
             weight = ctx.take(weight, self.child.plates)
@@ -338,7 +338,7 @@ class CompiledFactor:
     def _pair(self, la, lb, w, ctx=None) -> sp.csr_matrix:
         """CSR matrix with w_r at (rows_r, cols_r); the full-data sparsity pattern is kept."""
         shape = (la.source(0, ctx).shape[0], lb.source(0, ctx).shape[0])
-        if ctx is not None:
+        if restricted(ctx):
             i1, i2 = la.indices(ctx), lb.indices(ctx)
             data = np.ones(i1.size) if w is None else np.broadcast_to(w, i1.shape)
             return sp.csr_matrix((data, (i1, i2)), shape=shape)
@@ -362,8 +362,13 @@ class CompiledFactor:
         return contract_to(self._materialize(ops, weight, output, select or {}, ctx), output, shape), False
 
     @staticmethod
-    def _stamp(ops: list[Operand]) -> tuple:
-        return tuple(0 if o.leaf is None or o.leaf.node is None else o.leaf.node.version for o in ops)
+    def _stamp(ops: list[Operand], ctx) -> tuple:
+        """The moments objects the operands were read from (a memo key compared by identity)."""
+        return tuple(None if o.leaf is None else o.leaf.stamp(ctx) for o in ops)
+
+    @staticmethod
+    def _same(a: tuple, b: tuple) -> bool:
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
     def messages(self, node, weight: np.ndarray | None = None, plate=None, index: int | None = None,
                  ctx: Context | None = None, _weighted: bool = False, only=None):
@@ -407,8 +412,8 @@ class CompiledFactor:
                         select = {o.letters[axis]: index}
                         out = out.replace(o.letters[axis], "")
                     grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx)
-                    if select is None and ctx is None:
-                        self._cache[ti] = (i, self._stamp(rest), weight, grad, node_level)
+                    if select is None and not restricted(ctx):
+                        self._cache[ti] = (i, self._stamp(rest, ctx), weight, grad, node_level)
                     target = acc_node if node_level else acc
                     target[o.comp] = t.coef * grad if target[o.comp] is None else target[o.comp] + t.coef * grad
             if any(a is not None for a in acc):
@@ -428,13 +433,13 @@ class CompiledFactor:
         shape = (self.child_shape if ctx is None else ctx.shape(self.child.plates)) if per_element else ()
         total = 0.0
         for ti, t in enumerate(self.terms):
-            hit = None if per_element or not cached or ctx is not None else self._cache.get(ti)
+            hit = None if per_element or not cached or restricted(ctx) else self._cache.get(ti)
             if hit is not None:
                 i, stamp, w, grad, node_level = hit
                 rest = t.operands[:i] + t.operands[i + 1:]
-                if w is weight and stamp == self._stamp(rest):
+                if w is weight and self._same(stamp, self._stamp(rest, ctx)):
                     o = t.operands[i]
-                    value = o.leaf.node.moments[o.comp] if node_level else o.value()
+                    value = moments_of(o.leaf.node, ctx)[o.comp] if node_level else o.value(ctx, self.plate_of)
                     total = total + t.coef * float(np.vdot(np.broadcast_to(grad, value.shape), value))
                     continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]

@@ -2,7 +2,8 @@
 
 A ``Context`` restricts an evaluation to subsets of some plates (a minibatch, the children a
 node drew) and may override the moments of nodes with arrays already restricted to them (local
-nodes of a minibatch), so that a stochastic step touches only the rows it uses.
+nodes of a minibatch), so that a stochastic step touches only the rows it uses. Its ``state``
+says whose q is read: a fit's State, or (None) the state of the model that owns the node.
 """
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ class Context:
     overrides: dict = field(default_factory=dict)  # node name -> moments restricted to the subset
     scale: np.ndarray | None = None  # extra weight over the factor's kept child elements
     owner: dict = field(default_factory=dict)  # plate name -> position of each kept element's datapoint
+    state: object = None  # the State whose moments are read (None: each node's model.state)
+
+    @property
+    def restricted(self) -> bool:
+        """Whether the evaluation is restricted to subsets, overridden or rescaled."""
+        return bool(self.subset) or bool(self.overrides) or self.scale is not None
 
     def take(self, arr: np.ndarray, plates: tuple) -> np.ndarray:
         for axis, p in enumerate(plates):
@@ -31,6 +38,19 @@ class Context:
 
     def shape(self, plates: tuple) -> tuple[int, ...]:
         return tuple(len(self.subset[p.name]) if p.name in self.subset else p.size for p in plates)
+
+
+def restricted(ctx: Context | None) -> bool:
+    return ctx is not None and ctx.restricted
+
+
+def moments_of(node, ctx: Context | None = None) -> tuple:
+    """The moments of ``node`` at the evaluation's state: the data's statistics for an observed
+    node, else q's moments in ``ctx.state`` (or in the node's model's state)."""
+    if node.observed:
+        return node.moments
+    state = ctx.state if ctx is not None and ctx.state is not None else node.model.state
+    return state.moments[node.name]
 
 
 class Leaf(ABC):
@@ -54,6 +74,11 @@ class Leaf(ABC):
     def to_node(self, message: tuple[np.ndarray, ...], ctx: Context | None = None) -> tuple[np.ndarray, ...]:
         return message
 
+    def stamp(self, ctx: Context | None = None):
+        """What this leaf's value depends on that can change: the moments object of a hidden
+        node (compared by identity), else None."""
+        return None
+
 
 class NodeLeaf(Leaf):
     def __init__(self, node):
@@ -62,15 +87,18 @@ class NodeLeaf(Leaf):
         self.family = node.family
 
     def value(self, comp, ctx=None):
-        if ctx is None:
-            return self.node.moments[comp]
+        if not restricted(ctx):
+            return moments_of(self.node, ctx)[comp]
         own = ctx.overrides.get(self.node.name)
         if own is not None:
             return own[comp]
-        return ctx.take(self.node.moments[comp], self.plates)
+        return ctx.take(moments_of(self.node, ctx)[comp], self.plates)
 
     def shapes(self, ctx=None):
         return self.node.component_shapes(None if ctx is None else ctx.shape(self.plates))
+
+    def stamp(self, ctx=None):
+        return None if self.node.observed else moments_of(self.node, ctx)
 
 
 class ConstLeaf(Leaf):
@@ -98,7 +126,7 @@ class GatherLeaf(Leaf):
         """Rows of the source used by each gathered element (positions in the override when the
         source node is overridden by a subset)."""
         idx = self.gather.index
-        if ctx is None:
+        if not restricted(ctx):
             return idx
         rows = ctx.subset.get(self.gather.plate.name)
         if rows is not None:
@@ -109,29 +137,32 @@ class GatherLeaf(Leaf):
         return idx
 
     def source(self, comp: int, ctx: Context | None = None) -> np.ndarray:
-        if ctx is None:
-            return self.node.moments[comp]
+        if not restricted(ctx):
+            return moments_of(self.node, ctx)[comp]
         own = ctx.overrides.get(self.node.name)
         if own is not None:
             return own[comp]
-        return _take_rest(ctx, self.node.moments[comp], self.node.plates)
+        return _take_rest(ctx, moments_of(self.node, ctx)[comp], self.node.plates)
 
     def value(self, comp, ctx=None):
-        if ctx is None:
-            key = self.node.version
-            if self._cache[0] != key:
+        if not restricted(ctx):
+            moments = moments_of(self.node, ctx)
+            if self._cache[0] is not moments:
                 idx = self.gather.index
-                self._cache = (key, tuple(m[idx] for m in self.node.moments))
+                self._cache = (moments, tuple(m[idx] for m in moments))
             return self._cache[1][comp]
         return self.source(comp, ctx)[self.indices(ctx)]
 
+    def stamp(self, ctx=None):
+        return None if self.node.observed else moments_of(self.node, ctx)
+
     def shapes(self, ctx=None):
-        n = self.gather.index.size if ctx is None else len(self.indices(ctx))
+        n = self.gather.index.size if not restricted(ctx) else len(self.indices(ctx))
         rest = self.node.plate_shape[1:] if ctx is None else ctx.shape(self.node.plates[1:])
         return self.node.component_shapes((n,) + tuple(rest))
 
     def scatter(self, ctx: Context | None = None) -> sp.csr_matrix:
-        if ctx is None:
+        if not restricted(ctx):
             return self.gather.scatter
         idx = self.indices(ctx)
         rows = self.node.plate_shape[0] if self.node.name not in ctx.overrides else len(ctx.subset[self.node.plates[0].name])
@@ -173,6 +204,9 @@ class EventGatherLeaf(Leaf):
     @property
     def target(self) -> bool:
         return self.parent.target
+
+    def stamp(self, ctx=None):
+        return self.parent.stamp(ctx)
 
     def _data(self, ctx):
         return self.data if ctx is None else ctx.take(self.data, self.child.plates)

@@ -16,6 +16,20 @@ class Model:
         self.nodes: dict = {}
         self.plates: dict = {}
         self._compiled = None
+        self.state = None  # the State of the last fit (vmp.inference.State): every node's q
+
+    def __getstate__(self) -> dict:
+        out = dict(self.__dict__)
+        out["_compiled"] = None  # bound factors and their memo caches are rebuilt on demand
+        return out
+
+    def current_state(self):
+        """``self.state``, or an empty State before anything was set."""
+        if self.state is None:
+            from ..inference.state import State
+
+            self.state = State()
+        return self.state
 
     def __enter__(self) -> "Model":
         context._MODELS.append(self)
@@ -99,11 +113,23 @@ class Model:
 
         return fit(self, **options)
 
+    def batch(self, **options):
+        """A batch VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
+        from ..inference import Fit
+
+        return Fit(self, method="batch", **options)
+
+    def stochastic(self, **options):
+        """A stochastic VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
+        from ..inference import Fit
+
+        return Fit(self, method="stochastic", **options)
+
     def elbo(self) -> float:
         """The exact evidence lower bound of the current q."""
         from ..inference.engine import Engine
 
-        return Engine(self).elbo()
+        return Engine(self).elbo(self.state)
 
     def render(self, filename: str | None = None):
         """The network diagram as a graphviz.Digraph; written to ``filename`` when given."""

@@ -35,9 +35,7 @@ class Node(Expression, ABC):
         self.mask = None
         self.observed = observed is not None
         self.data = None
-        self.natural: tuple[np.ndarray, ...] | None = None
-        self.moments: tuple[np.ndarray, ...] | None = None
-        self.version = 0
+        self._data_moments: tuple[np.ndarray, ...] | None = None
         if self.observed:
             self._set_data(observed, mask)
         elif mask is not None:
@@ -133,7 +131,7 @@ class Node(Expression, ABC):
             hint = "" if mask is not None else " (give mask= to mark missing entries)"
             raise DataError(f"node '{self.name}': observed data {why}{hint}")
         self.data = data
-        self.moments = self._statistics(data)
+        self._data_moments = self._statistics(data)
 
     def _data_event_shape(self) -> tuple[int, ...]:
         return self.event_shape
@@ -156,11 +154,27 @@ class Node(Expression, ABC):
         d = self.event_shape[:1]
         return [ps + d * n for n in self.family.event_ndims]
 
+    # ----- q, read from the state of the fit that owns the model ---------------------------
+    @property
+    def natural(self) -> tuple[np.ndarray, ...] | None:
+        """Natural parameters of q(x) in ``model.state`` (None for observed nodes or before a fit)."""
+        state = self.model.state
+        return None if self.observed or state is None else state.natural.get(self.name)
+
+    @property
+    def moments(self) -> tuple[np.ndarray, ...] | None:
+        """E[u(x)] under q (the data's statistics for an observed node)."""
+        if self.observed:
+            return self._data_moments
+        state = self.model.state
+        return None if state is None else state.moments.get(self.name)
+
     def set_natural(self, natural: tuple[np.ndarray, ...], moments: tuple[np.ndarray, ...] | None = None) -> None:
-        """Set q's natural parameters; the moments follow (the gradient of the log-normalizer)."""
-        self.natural = tuple(natural)
-        self.moments = self.family.moments(self.natural) if moments is None else tuple(moments)
-        self.version += 1
+        """Set q's natural parameters in ``model.state``; the moments follow (the gradient of
+        the log-normalizer)."""
+        natural = tuple(natural)
+        moments = self.family.moments(natural) if moments is None else tuple(moments)
+        self.model.state = self.model.current_state().updated({self.name: (natural, moments)})
 
     # ----- glue -------------------------------------------------------------------------
     def __getitem__(self, key):

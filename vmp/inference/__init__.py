@@ -1,9 +1,15 @@
-"""Inference loops over a compiled model."""
-from .batch import ElboDecreaseWarning as ElboDecreaseWarning
-from .batch import fit as fit
+"""Inference over a compiled model: the State of a fit, pure steps, executors, one loop."""
+from .executor import Executor as Executor
+from .executor import Serial as Serial
+from .loop import DivergenceWarning as DivergenceWarning
+from .loop import ElboDecreaseWarning as ElboDecreaseWarning
+from .loop import Fit as Fit
+from .loop import fit as fit
 from .result import FitResult as FitResult
+from .result import load as load
 from .schedules import Constant as Constant
 from .schedules import RobbinsMonro as RobbinsMonro
 from .schedules import Warmup as Warmup
+from .state import State as State
 from .subsample import Minibatch as Minibatch
 from .subsample import PerNode as PerNode

@@ -1,21 +1,40 @@
-"""The update equation, its ELBO, and the node schedule, over a compiled model.
+"""The update equation and its ELBO over a compiled model, evaluated at an explicit State.
 
     lambda_i^temp = ( sum over factors f touching i of  w_f * eta_fi ) / m_i       (Paquet eq. (5))
 
 where f runs over node i's own factor (the prior part eta_i) and its children's factors, w_f is
-the factor's weight over its plates (data multiplicity, mask; later subsampling and policies),
-and m_i is node i's own multiplicity (an LDA token seen c times is c identical copies).
+the factor's weight over its plates (data multiplicity, mask, subsampling, policies), and m_i is
+node i's own multiplicity (an LDA token seen c times is c identical copies).
+
+An ``Engine`` holds only structure (the bound factors, the hidden nodes in schedule order, which
+factors touch which node, which plates couple a node's elements); every evaluation takes the
+``State`` whose q it reads and none writes a node attribute.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from ..errors import ConvergenceError
+from ..graph.leaves import Context
+from .executor import Executor, Serial, add
+from .state import State
+
+
+def with_state(ctx, state: State):
+    """``ctx`` (None, a Context, or a dict of them per factor) reading q from ``state``."""
+    if isinstance(ctx, dict):
+        return {k: with_state(c, state) for k, c in ctx.items()}
+    if ctx is None:
+        return Context(state=state)
+    return replace(ctx, state=state)
 
 
 class Engine:
-    def __init__(self, model):
+    def __init__(self, model, executor: Executor | None = None):
         self.model = model
+        self.executor = Serial() if executor is None else executor
         self.factors, order = model.compile()
         self.nodes = model.nodes
         self.hidden = [self.nodes[n] for n in order if not self.nodes[n].observed]
@@ -35,27 +54,56 @@ class Engine:
             w = extra if w is None else w * extra
         return w
 
-    def target(self, node, weights: dict | None = None, plate=None, index: int | None = None,
+    def message(self, state: State, node, f, weights: dict | None = None, plate=None, index: int | None = None,
+                ctx=None):
+        """eta_f->node: the message of factor ``f`` to ``node`` (restricted and scaled by ``ctx``)."""
+        c = ctx.get(f.child.name) if isinstance(ctx, dict) else ctx
+        return f.messages(node, self.factor_weight(f, weights), plate, index, with_state(c, state))
+
+    def target(self, state: State, node, weights: dict | None = None, plate=None, index: int | None = None,
                ctx=None) -> tuple[np.ndarray, ...]:
-        """lambda^temp of ``node`` given every other q (the coordinate-ascent optimum);
-        with ``plate``/``index`` only that slice of the node. ``ctx`` (a Context, or a dict from
-        factor child names to Contexts) restricts and scales each factor's messages."""
-        total = None
-        for f in self.touching[node.name]:
-            c = ctx.get(f.child.name) if isinstance(ctx, dict) else ctx
-            msg = f.messages(node, self.factor_weight(f, weights), plate, index, c)
-            if msg is not None:
-                total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
-        if node.weights is not None:
-            m = node.weights
-            own = ctx.get(node.name) if isinstance(ctx, dict) else ctx
-            if own is not None:
-                m = own.take(m, node.plates)
-            if plate is not None:
-                m = np.take(m, index, axis=node.plates.index(plate))
-            m = np.where(m > 0, m, 1.0)
-            total = tuple(t / m.reshape(m.shape + (1,) * (t.ndim - m.ndim)) for t in total)
-        return total
+        """lambda^temp of ``node`` given every other q in ``state`` (the coordinate-ascent
+        optimum); with ``plate``/``index`` only that slice of the node. ``ctx`` (a Context, or a
+        dict from factor child names to Contexts) restricts and scales each factor's messages.
+        The sum over the children's factors runs through the executor."""
+        prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
+
+        def children(part):
+            total = None
+            for f in self.touching[node.name]:
+                if f.child is not node:
+                    total = add(total, self.message(state, node, f, weights, plate, index, part))
+            return total
+
+        total = add(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
+        return self.own_multiplicity(node, total, plate, index, ctx)
+
+    def own_multiplicity(self, node, total, plate=None, index=None, ctx=None):
+        """Divide by m_i, node i's own multiplicity (Paquet eq. (5))."""
+        if node.weights is None:
+            return total
+        m = node.weights
+        own = ctx.get(node.name) if isinstance(ctx, dict) else ctx
+        if own is not None:
+            m = own.take(m, node.plates)
+        if plate is not None:
+            m = np.take(m, index, axis=node.plates.index(plate))
+        m = np.where(m > 0, m, 1.0)
+        return tuple(t / m.reshape(m.shape + (1,) * (t.ndim - m.ndim)) for t in total)
+
+    def conditional(self, node):
+        """The conditional of an observed node compiled as if it were hidden: its messages to the
+        node itself are its natural parameters given the parents (for tempered normalizers)."""
+        cache = self.__dict__.setdefault("_conditionals", {})
+        if node.name not in cache:
+            from ..graph.compiled import CompiledFactor
+
+            node.observed = False
+            try:
+                cache[node.name] = CompiledFactor(node)
+            finally:
+                node.observed = True
+        return cache[node.name]
 
     def coupled_plate(self, node):
         coupled = sorted(self.coupled[node.name], key=node.plates.index)
@@ -63,30 +111,29 @@ class Engine:
             raise ConvergenceError(f"node '{node.name}': elements coupled along several plates are not supported")
         return coupled[0] if coupled else None
 
-    def update(self, node, weights: dict | None = None, ctx=None, rho: float = 1.0, check=None) -> bool:
-        """Coordinate update of q(node): lambda <- (1 - rho) lambda + rho lambda^temp (Paquet
-        Alg. 1, option (a)); elements coupled through a factor go one slice at a time.
-        ``check(node, old, new)`` may veto a step (returns False); returns whether all applied."""
+    def coordinate(self, state: State, node, weights: dict | None = None, ctx=None, rho: float = 1.0):
+        """New natural parameters of q(node): lambda <- (1 - rho) lambda + rho lambda^temp
+        (Paquet Alg. 1, option (a)); elements coupled through a factor go one slice at a time,
+        each slice reading the slices before it. Pure: returns (natural, moments)."""
         plate = self.coupled_plate(node)
+        old = state.natural[node.name]
         if plate is None:
-            new = self.blend(node.natural, self.target(node, weights, ctx=ctx), rho)
-            if check is not None and not check(node, node.natural, new):
-                return False
-            self._set(node, new)
-            return True
+            new = self.blend(old, self.target(state, node, weights, ctx=ctx), rho)
+            return new, node.family.moments(new)
         axis = node.plates.index(plate)
+        current = state
+        new = old
         for i in range(plate.size):
-            part = self.target(node, weights, plate, i, ctx)
-            new = []
-            for old, t in zip(node.natural, part):
-                arr = old.copy()
+            part = self.target(current, node, weights, plate, i, ctx)
+            parts = []
+            for arr, t in zip(new, part):
+                arr = arr.copy()
                 sl = (slice(None),) * axis + (i,)
                 arr[sl] = t if rho == 1.0 else (1.0 - rho) * arr[sl] + rho * t
-                new.append(arr)
-            if check is not None and not check(node, node.natural, tuple(new)):
-                return False
-            self._set(node, tuple(new))
-        return True
+                parts.append(arr)
+            new = tuple(parts)
+            current = current.updated({node.name: (new, node.family.moments(new))})
+        return new, current.moments[node.name]
 
     @staticmethod
     def blend(old, new, rho: float):
@@ -94,29 +141,36 @@ class Engine:
             return new
         return tuple((1.0 - rho) * a + rho * b for a, b in zip(old, new))
 
-    def _set(self, node, natural) -> None:
+    @staticmethod
+    def check_domain(node, natural) -> None:
         ok = node.family.valid(natural)
         if not np.all(ok):
             bad = int(np.size(ok) - np.count_nonzero(ok))
             raise ConvergenceError(
                 f"node '{node.name}': update left the valid {node.family.name} domain at {bad} element(s)"
             )
-        node.set_natural(natural)
 
     # ----- the bound --------------------------------------------------------------------
-    def entropy(self, node) -> float:
-        h = node.family.entropy(node.natural, node.moments)
+    def entropy(self, state: State, node) -> float:
+        h = node.family.entropy(state.natural[node.name], state.moments[node.name])
         if node.weights is not None:
             h = h * node.weights
         return float(np.sum(h))
 
-    def elbo(self, weights: dict | None = None, cached: bool = True) -> float:
-        """sum_f w_f E[log p(child_f | parents_f)] + sum_i m_i H[q_i] (every constant included)."""
+    def elbo(self, state: State | None = None, weights: dict | None = None, cached: bool = True) -> float:
+        """sum_f w_f E[log p(child_f | parents_f)] + sum_i m_i H[q_i] (every constant included),
+        at ``state`` (default: the model's)."""
+        state = self.model.state if state is None else state
+        if state is None or any(n.name not in state.natural for n in self.hidden):
+            from ..errors import GraphError
+
+            raise GraphError(f"model '{self.model.name}' has no posterior yet: call model.fit() first")
+        ctx = Context(state=state)
         total = 0.0
         for f in self.factors.values():
-            total += float(f.elog(self.factor_weight(f, weights), cached=cached))
+            total += float(f.elog(self.factor_weight(f, weights), cached=cached, ctx=ctx))
         for node in self.hidden:
-            total += self.entropy(node)
+            total += self.entropy(state, node)
         return total
 
     def schedule(self) -> list:
@@ -124,9 +178,10 @@ class Engine:
         initial local responsibilities, then the locals."""
         return list(self.hidden)
 
-    def snapshot(self) -> dict:
-        return {n.name: (n.natural, n.moments) for n in self.hidden}
-
-    def restore(self, snap: dict) -> None:
-        for n in self.hidden:
-            n.set_natural(*snap[n.name])
+    # ----- convenience for scripts: step the model's own state ----------------------------
+    def update(self, node, weights: dict | None = None, ctx=None, rho: float = 1.0) -> None:
+        """One coordinate update of ``node`` applied to ``model.state``."""
+        state = self.model.state
+        new, moments = self.coordinate(state, node, weights, ctx, rho)
+        self.check_domain(node, new)
+        self.model.state = state.updated({node.name: (new, moments)})

@@ -16,34 +16,43 @@ import numpy as np
 from .. import families as fam
 from ..errors import GraphError
 from ..graph.expressions import Dot, Gate, Gather
+from ..graph.leaves import Context
+from .state import State
 
 
-def initialize(engine, rng: np.random.Generator, init: Any = None) -> None:
+def initialize(engine, rng: np.random.Generator, init: Any = None) -> State:
+    """The initial State: every hidden node at its prior message (parents first), then the
+    symmetry breaking and ``init``'s means."""
+    state = State()
     for node in engine.hidden:
-        own = engine.factors[node.name]
-        node.set_natural(own.messages(node))
+        state = _set(state, node, engine.factors[node.name].messages(node, ctx=Context(state=state)))
     if init == "prior":
-        return
+        return state
     if init is not None and not isinstance(init, dict):
         raise GraphError("init= takes 'prior' or a dict from node names to initial means/probabilities")
-    _break_symmetry(engine, rng)
+    state = _break_symmetry(engine, state, rng)
     for name, value in (init or {}).items():
-        _set_mean(engine.model[name], np.asarray(value, float))
+        state = _set_mean(state, engine.model[name], np.asarray(value, float))
+    return state
 
 
-def _set_mean(node, value: np.ndarray) -> None:
+def _set(state: State, node, natural) -> State:
+    return state.updated({node.name: (natural, node.family.moments(tuple(natural)))})
+
+
+def _set_mean(state: State, node, value: np.ndarray) -> State:
     if node.observed:
         raise GraphError(f"init: node '{node.name}' is observed")
     f = node.family
+    natural, moments = state.natural[node.name], state.moments[node.name]
     if f is fam.Gaussian:
-        prec = -2.0 * node.natural[1]
-        node.set_natural((np.einsum("...ij,...j->...i", prec, np.broadcast_to(value, node.moments[0].shape)), node.natural[1]))
-    elif f is fam.Normal:
-        node.set_natural((-2.0 * node.natural[1] * value, node.natural[1]))
-    elif f is fam.Categorical:
-        node.set_natural((np.log(np.broadcast_to(value, node.moments[0].shape)),))
-    else:
-        raise GraphError(f"init: cannot set the mean of {f.name} node '{node.name}'; give a Gaussian, Normal or Categorical")
+        prec = -2.0 * natural[1]
+        return _set(state, node, (np.einsum("...ij,...j->...i", prec, np.broadcast_to(value, moments[0].shape)), natural[1]))
+    if f is fam.Normal:
+        return _set(state, node, (-2.0 * natural[1] * value, natural[1]))
+    if f is fam.Categorical:
+        return _set(state, node, (np.log(np.broadcast_to(value, moments[0].shape)),))
+    raise GraphError(f"init: cannot set the mean of {f.name} node '{node.name}'; give a Gaussian, Normal or Categorical")
 
 
 def _expressions(engine):
@@ -52,7 +61,7 @@ def _expressions(engine):
             yield node, role, expr
 
 
-def _break_symmetry(engine, rng) -> None:
+def _break_symmetry(engine, state: State, rng) -> State:
     """Break the symmetry of gated components, then set each gate's selector from them.
 
     The schedule runs parents before children, so the first sweep starts from these
@@ -67,11 +76,12 @@ def _break_symmetry(engine, rng) -> None:
                 if child.mask is not None:
                     data = data[child.mask.reshape(-1)]
                 if len(data) >= expr.gated_plate.size:
-                    _set_mean(p, kmeanspp(data, expr.gated_plate.size, rng))
+                    state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
                     done.add(p.name)
             elif p.family is fam.Dirichlet:
-                noise = rng.gamma(100.0, 0.01, size=p.natural[0].shape)
-                p.set_natural((p.natural[0] + noise,))
+                natural = state.natural[p.name]
+                noise = rng.gamma(100.0, 0.01, size=natural[0].shape)
+                state = _set(state, p, (natural[0] + noise,))
                 done.add(p.name)
             if p.name in done and not expr.selector.observed and expr.selector not in selectors:
                 selectors.append(expr.selector)
@@ -79,11 +89,11 @@ def _break_symmetry(engine, rng) -> None:
             for side in (expr.u, expr.v):
                 n = side.node if isinstance(side, Gather) else side
                 if n.name not in done and not n.observed:
-                    _set_mean(n, n.family.sample(n.natural, rng))
+                    state = _set_mean(state, n, n.family.sample(state.natural[n.name], rng))
                     done.add(n.name)
     for z in sorted(selectors, key=engine.hidden.index, reverse=True):
-        engine.update(z)
-
+        state = state.updated({z.name: engine.coordinate(state, z)})
+    return state
 
 def kmeanspp(x: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """k rows of x, the first uniform and each next with probability proportional to D(x)^2."""

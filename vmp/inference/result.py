@@ -1,14 +1,22 @@
-"""What a fit returns."""
+"""What a fit returns, and its file: ``result.save(path)`` / ``vmp.load(path)``."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .history import from_dict, to_dict
+from .state import State
+
 
 @dataclass
 class FitResult:
-    """ELBO history and convergence state of one call to ``model.fit``."""
+    """ELBO history and convergence state of one call to ``model.fit``.
+
+    ``state`` is the fit's final State (every node's q); ``resume_point`` is what a resumed fit
+    continues from (the state and raw history before the closing evaluation, which is done for
+    the report only, so that fitting n + n steps gives the bits of fitting 2n).
+    """
 
     elbo: np.ndarray
     converged: bool
@@ -19,6 +27,9 @@ class FitResult:
     extra: dict = field(default_factory=dict)
     history: dict = field(default_factory=dict)
     diverged: bool = False
+    interrupted: bool = False
+    state: State | None = field(default=None, repr=False)
+    resume_point: tuple | None = field(default=None, repr=False)  # (State, raw history)
 
     @property
     def final_elbo(self) -> float:
@@ -31,10 +42,12 @@ class FitResult:
         return plot(self, filename)
 
     def to_dict(self) -> dict:
-        """History and convergence state as JSON-ready data (see vmp.diagnostics.history_dict)."""
-        from ..diagnostics import history_dict
+        """History and convergence state as JSON-ready data."""
+        return to_dict(self)
 
-        return history_dict(self)
+    @staticmethod
+    def from_dict(data: dict) -> "FitResult":
+        return from_dict(data)
 
     def to_dataframe(self):
         """One row per iteration as a pandas DataFrame (needs pandas)."""
@@ -48,6 +61,35 @@ class FitResult:
 
         return summary(self, model)
 
+    def save(self, path) -> None:
+        """Write the final state, the resume point and the history to one ``.npz`` file
+        (arrays and JSON; no pickle). Read it back with :func:`vmp.load`."""
+        if self.state is None:
+            from ..errors import VMPError
+
+            raise VMPError("this result has no state to save (it was built from a history alone)")
+        resume_state, raw = self.resume_point if self.resume_point is not None else (self.state, None)
+        final = {k: list(v) for k, v in self.state.natural.items()}
+        resume_state.save(path, result=self.to_dict(), raw_history=raw, final_natural=final,
+                          final_step=self.state.step)
+
     def __repr__(self) -> str:
+        flags = ", interrupted=True" if self.interrupted else ""
         return (f"FitResult(converged={self.converged}, iterations={self.iterations}, "
-                f"elbo={self.final_elbo:.6g}, message={self.message!r})")
+                f"elbo={self.final_elbo:.6g}, message={self.message!r}{flags})")
+
+
+def load(path, model=None) -> FitResult:
+    """A FitResult from :meth:`FitResult.save`'s file. Given the ``model`` it was fitted on, the
+    moments are filled in and ``model.state`` is set to the saved final state."""
+    families = None if model is None else {n.name: n.family for n in model.nodes.values() if not n.observed}
+    state, docs = State.load(path, families)
+    result = from_dict(docs["result"])
+    final = state.updated({}, step=int(docs["final_step"]))
+    final.natural = {k: tuple(v) for k, v in docs["final_natural"].items()}
+    final.moments = {} if families is None else {k: tuple(families[k].moments(v)) for k, v in final.natural.items()}
+    result.state = final
+    result.resume_point = (state, docs["raw_history"])
+    if model is not None:
+        model.state = final
+    return result

@@ -1,9 +1,19 @@
 """What a stochastic step reads: the children each node draws (Paquet Alg. 1) or a minibatch of a
 data plate (Paquet Alg. 2, Hoffman et al.'s SVI). Both produce evaluation contexts: subsets of
-plates plus the scale N_i / C (or N / |S|) that makes the message sum unbiased (Paquet eq. (6))."""
+plates plus the scale N_i / C (or N / |S|) that makes the message sum unbiased (Paquet eq. (6)).
+
+One protocol: a ``Subsample`` (the user's choice, a plain description) is ``prepare``d for one
+model into a ``Plan`` (its structure, kept by the fit, never on the Subsample); each step the
+plan ``draw``s a ``Draw`` from the fit's generator, which gives every stepped node the contexts
+of its factors. The Minibatch plan also has local nodes, optimized on the drawn rows before the
+global step (``vmp.inference.steps.local_step``).
+"""
 from __future__ import annotations
 
 import numpy as np
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 
 from ..errors import GraphError
 from ..graph.expressions import Gather
@@ -65,7 +75,64 @@ class _PlateSampler:
         return rows, np.full(c, self.size / c)
 
 
-class PerNode:
+class Subsample(ABC):
+    """How a stochastic step subsamples: PerNode (Alg. 1) or Minibatch (Alg. 2)."""
+
+    @abstractmethod
+    def prepare(self, engine, rng: np.random.Generator, saved: dict | None = None) -> "Plan":
+        """The plan of this subsampling for one model; ``saved`` is a plan's ``saved()`` from a
+        checkpoint (then ``rng`` is not drawn from)."""
+
+
+@dataclass
+class Draw:
+    """What one step reads: per stepped node, the Context of each factor touching it (None: all
+    of it); for a minibatch, its rows and the Context of the rows (locals in its overrides)."""
+
+    contexts: dict = field(default_factory=dict)  # node name -> {factor child name: Context | None}
+    rows: np.ndarray | None = None
+    ctx: Context | None = None
+    accesses: int = 0
+
+
+class Plan(ABC):
+    stepped: list
+    local: list = []
+    #: policies weight a data plate's factors: only plans that draw its rows take them
+    policies_allowed = False
+    #: the drawn rows' local nodes are optimized before the global step (Paquet Alg. 2)
+    local_step = False
+    #: every node reads all of its children with rho = 1: batch VMP, whose bound never falls
+    monotone = False
+
+    @abstractmethod
+    def draw(self, engine, rng: np.random.Generator) -> Draw:
+        """The subsets of one step, drawn from ``rng``."""
+
+    def contexts(self, engine, draw: Draw, node, weight=None) -> dict:
+        """Per factor touching ``node``, the Context its message is evaluated in."""
+        return draw.contexts[node.name]
+
+    def accesses(self, engine, draw: Draw, node) -> int:
+        """Observed-node elements read by the step of ``node`` (the x-axis of Paquet's Fig. 2)."""
+        return 0
+
+    def saved(self) -> dict:
+        """What a checkpoint keeps of the plan (plain data)."""
+        return {}
+
+
+def accesses(engine, contexts: dict) -> int:
+    """Observed-node elements read through ``contexts`` {factor child name: Context | None}."""
+    total = 0
+    for name, ctx in contexts.items():
+        child = engine.nodes[name]
+        if child.observed:
+            total += int(np.prod(child.plate_shape if ctx is None else ctx.shape(child.plates)))
+    return total
+
+
+class PerNode(Subsample):
     """Paquet Alg. 1: every hidden node, per element of its plates, draws ``children`` of its
     children without replacement and scales their messages by N_i / C (eq. (6)); an element
     with fewer children uses them all."""
@@ -74,9 +141,19 @@ class PerNode:
         if int(children) != children or children < 1:
             raise ValueError(f"PerNode(children=...) needs a positive integer, got {children!r}")
         self.children = int(children)
-        self._samplers: dict = {}
 
-    def prepare(self, engine) -> None:
+    def prepare(self, engine, rng=None, saved=None) -> "PerNodePlan":
+        return PerNodePlan(engine, self.children)
+
+    def __repr__(self) -> str:
+        return f"PerNode(children={self.children})"
+
+
+class PerNodePlan(Plan):
+    def __init__(self, engine, children: int):
+        self.children = children
+        self.stepped = list(engine.schedule())
+        self.samplers: dict = {}
         for node in engine.hidden:
             for f in engine.touching[node.name]:
                 if f.child is node:
@@ -87,13 +164,13 @@ class PerNode:
                 else:
                     outside = [p for p in f.child.plates if p not in leaf.plates]
                     sampler = _PlateSampler(max(outside, key=lambda p: p.size)) if outside else None
-                self._samplers[(node.name, f.child.name)] = sampler
+                self.samplers[(node.name, f.child.name)] = sampler
 
-    def contexts(self, engine, node, rng: np.random.Generator) -> dict:
+    def node_contexts(self, engine, node, rng: np.random.Generator) -> dict:
         """Per child factor of ``node``: the Context of the children it drew (None: all)."""
         out = {}
         for f in engine.touching[node.name]:
-            sampler = None if f.child is node else self._samplers[(node.name, f.child.name)]
+            sampler = None if f.child is node else self.samplers[(node.name, f.child.name)]
             if sampler is None or (isinstance(sampler, _PlateSampler) and sampler.size <= self.children):
                 out[f.child.name] = None
                 continue
@@ -104,8 +181,14 @@ class PerNode:
             out[f.child.name] = Context(subset={sampler.plate: rows}, scale=scale.reshape(shape))
         return out
 
+    def draw(self, engine, rng):
+        return Draw(contexts={n.name: self.node_contexts(engine, n, rng) for n in self.stepped})
 
-class Minibatch:
+    def accesses(self, engine, draw, node):
+        return accesses(engine, draw.contexts[node.name])
+
+
+class Minibatch(Subsample):
     """Paquet Alg. 2 / Hoffman et al.'s SVI: draw ``size`` elements of the data ``plate``.
 
     Plates reached from it through gathers (the tokens of the drawn documents) are restricted
@@ -123,8 +206,21 @@ class Minibatch:
         self.plate_name, self.size = plate, int(size)
         self.local_iterations, self.local_tol, self.holdout = local_iterations, local_tol, holdout
 
-    def prepare(self, engine, rng: np.random.Generator) -> None:
+    def prepare(self, engine, rng, saved=None) -> "MinibatchPlan":
+        return MinibatchPlan(self, engine, rng, saved)
+
+    def __repr__(self) -> str:
+        return f"Minibatch({self.plate_name!r}, {self.size})"
+
+
+class MinibatchPlan(Plan):
+    policies_allowed = True
+    local_step = True
+
+    def __init__(self, spec: Minibatch, engine, rng, saved=None):
         model = engine.model
+        self.plate_name, self.size = spec.plate_name, spec.size
+        self.local_iterations, self.local_tol = spec.local_iterations, spec.local_tol
         if self.plate_name not in model.plates:
             raise GraphError(f"Minibatch: no plate named '{self.plate_name}' (plates: {', '.join(model.plates)})")
         self.plate = model.plates[self.plate_name]
@@ -135,20 +231,26 @@ class Minibatch:
             for expr in node.parents.values():
                 if isinstance(expr, Gather) and expr.node.plates and expr.node.plates[0] == self.plate:
                     self.linked[expr.plate.name] = _groups(expr.index, self.plate.size)
-        names = {self.plate_name} | set(self.linked)
-        if not any(n.observed and any(p.name in names for p in n.plates) for n in model.nodes.values()):
+        self.names = {self.plate_name} | set(self.linked)
+        if not any(n.observed and any(p.name in self.names for p in n.plates) for n in model.nodes.values()):
             raise GraphError(f"Minibatch: plate '{self.plate_name}' holds no observed node; "
                              f"draw minibatches of a data plate")
-        self.local = [n for n in engine.hidden if any(p.name in names for p in n.plates)]
-        self.globals = [n for n in engine.hidden if n not in self.local]
+        self.local = [n for n in engine.hidden if any(p.name in self.names for p in n.plates)]
+        self.stepped = [n for n in engine.hidden if n not in self.local]
         for n in self.local:
             if engine.coupled_plate(n) is not None:
                 raise GraphError(f"Minibatch: local node '{n.name}' has coupled elements; not supported")
-        perm = rng.permutation(self.plate.size)
-        n_out = int(round(self.holdout * self.plate.size))
-        self.heldout, self.train = np.sort(perm[:n_out]), np.sort(perm[n_out:])
+        if saved is not None:
+            self.heldout, self.train = np.asarray(saved["heldout"]), np.asarray(saved["train"])
+        else:
+            perm = rng.permutation(self.plate.size)
+            n_out = int(round(spec.holdout * self.plate.size))
+            self.heldout, self.train = np.sort(perm[:n_out]), np.sort(perm[n_out:])
         if self.size > self.train.size:
             raise ValueError(f"Minibatch: size {self.size} exceeds the {self.train.size} training elements")
+
+    def saved(self) -> dict:
+        return {"heldout": self.heldout, "train": self.train}
 
     def context(self, rows: np.ndarray) -> Context:
         """The subsets for the data-plate elements ``rows`` (sorted) and the plates linked to them."""
@@ -161,9 +263,43 @@ class Minibatch:
             owner[name] = np.repeat(np.arange(rows.size), counts[rows])[keep]
         return Context(subset=subset, owner=owner)
 
-    def draw(self, rng: np.random.Generator) -> Context:
-        return self.context(np.sort(rng.choice(self.train, size=self.size, replace=False)))
+    def draw(self, engine, rng):
+        rows = np.sort(rng.choice(self.train, size=self.size, replace=False))
+        return Draw(rows=rows, ctx=self.context(rows))
+
+    def on_batch(self, f) -> bool:
+        return any(p.name in self.names for p in f.child.plates)
+
+    def contexts(self, engine, draw, node, weight=None):
+        """The minibatch's factors of ``node``'s children, scaled by N / |S| times the policies'
+        global weight; the node's own factor in full (Paquet Alg. 2)."""
+        return {f.child.name: scaled_context(draw.ctx, f.child, self.scale, weight)
+                if f.child is not node and self.on_batch(f) else None
+                for f in engine.touching[node.name]}
+
+    def accesses(self, engine, draw, node):
+        return accesses(engine, {f.child.name: draw.ctx for f in engine.touching[node.name]
+                                 if f.child is not node and self.on_batch(f)})
 
     @property
     def scale(self) -> float:
         return self.train.size / self.size
+
+
+def scaled_context(ctx: Context, child, base, weight) -> Context:
+    """The minibatch context for one factor, scaled by ``base`` times a policy weight (a number,
+    or one value per drawn datapoint, spread over the factor's elements of that datapoint)."""
+    scale = np.asarray(base, float)
+    if weight is not None:
+        w = np.asarray(weight, float)
+        if w.ndim:
+            axis = next((i for i, p in enumerate(child.plates) if p.name in ctx.owner), None)
+            if axis is not None:
+                shape = [1] * len(child.plates)
+                shape[axis] = -1
+                w = w[ctx.owner[child.plates[axis].name]].reshape(shape)
+            else:
+                w = np.asarray(1.0)
+        scale = scale * w
+    return Context(subset=ctx.subset, overrides=ctx.overrides, scale=None if scale.ndim == 0 and scale == 1.0 else scale,
+                   owner=ctx.owner, state=ctx.state)

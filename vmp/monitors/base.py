@@ -1,25 +1,44 @@
 """Monitors watch a stochastic run and give verdicts; the loop acts on them.
 
-``action``: 'warn' (record and warn, go on), 'stop' (end the run, result.diverged = True) or
-'backoff' (reject the step, divide the node's step size by ``factor``, go on).
+``action``: 'warn' (record an event and warn, go on; never marks the fit diverged), 'stop' (end
+the run, ``result.diverged = True``) or 'backoff' (reject the step, or return to the last good
+state after a bad bound, divide the step size by ``factor``, go on). A step that leaves a
+family's domain and is applied anyway ends the run as diverged.
+
+A monitor keeps no state of its own: what it remembers (recent steps, say) is plain data ``st``
+in the fit's State, started by :meth:`Monitor.start` and returned anew by each check. Every hook
+is declared here.
 """
 from __future__ import annotations
+
+from ..errors import VMPError
 
 ACTIONS = ("warn", "stop", "backoff")
 
 
 class Monitor:
+    #: evaluate the bound at least every that many steps (None: the fit's ``evaluate_every``)
+    every: int | None = None
+
     def __init__(self, action: str = "backoff", factor: float = 2.0):
         if action not in ACTIONS:
-            raise ValueError(f"{type(self).__name__}: action must be one of {ACTIONS}, got {action!r}")
+            raise VMPError(f"{type(self).__name__}: action must be one of {ACTIONS}, got {action!r}")
         if not factor > 1:
-            raise ValueError(f"{type(self).__name__}: factor must exceed 1, got {factor!r}")
+            raise VMPError(f"{type(self).__name__}: factor must exceed 1, got {factor!r}")
         self.action, self.factor = action, float(factor)
 
-    def check_step(self, node, old, new) -> str | None:
-        """Before a node's new natural parameters are applied: a problem, or None."""
-        return None
+    @property
+    def name(self) -> str:
+        return type(self).__name__
 
-    def check_elbo(self, t: int, values: list) -> str | None:
-        """After an evaluation of the full ELBO (all values so far): a problem, or None."""
-        return None
+    def start(self) -> dict:
+        """The monitor's initial state (plain data)."""
+        return {}
+
+    def check_step(self, node, old, new, st: dict) -> tuple[str | None, dict]:
+        """Before a node's new natural parameters are applied: (a problem or None, new state)."""
+        return None, st
+
+    def check_elbo(self, t: int, values: list, st: dict) -> tuple[str | None, dict]:
+        """After an evaluation of the bound (all values so far): (a problem or None, new state)."""
+        return None, st

@@ -8,9 +8,9 @@ from .base import Monitor
 
 
 class DomainMonitor(Monitor):
-    def check_step(self, node, old, new):
+    def check_step(self, node, old, new, st):
         ok = node.family.valid(new)
         if np.all(ok):
-            return None
+            return None, st
         bad = int(np.size(ok) - np.count_nonzero(ok))
-        return f"node '{node.name}': the step leaves the {node.family.name} domain at {bad} element(s)"
+        return f"node '{node.name}': the step leaves the {node.family.name} domain at {bad} element(s)", st

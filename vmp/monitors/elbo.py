@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import VMPError
 from .base import Monitor
 
 
@@ -15,17 +16,17 @@ class ElboMonitor(Monitor):
                  action: str = "backoff", factor: float = 2.0):
         super().__init__(action, factor)
         if every is not None and (int(every) != every or every < 1):
-            raise ValueError(f"ElboMonitor(every=...) needs a positive integer, got {every!r}")
+            raise VMPError(f"ElboMonitor(every=...) needs a positive integer, got {every!r}")
         self.every = None if every is None else int(every)
         self.patience, self.tolerance = int(patience), float(tolerance)
 
-    def check_elbo(self, t, values):
+    def check_elbo(self, t, values, st):
         last = values[-1]
         if not np.isfinite(last):
-            return f"the ELBO is not finite at iteration {t}"
+            return f"the ELBO is not finite at iteration {t}", st
         if len(values) > self.patience:
             window = np.asarray(values[-self.patience - 1:], float)
             falls = np.diff(window) < -self.tolerance * np.abs(window[1:])
             if np.all(falls):
-                return (f"the ELBO fell at {self.patience} evaluations in a row, to {last:.6g} at iteration {t}")
-        return None
+                return f"the ELBO fell at {self.patience} evaluations in a row, to {last:.6g} at iteration {t}", st
+        return None, st

@@ -3,10 +3,9 @@ rho_t (lambda^temp - lambda) against the size of lambda. With few children per d
 and a large rho_t the steps swing by more than the parameters they move (Paquet section 3)."""
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 
+from ..errors import VMPError
 from .base import Monitor
 
 
@@ -14,23 +13,21 @@ class NoiseMonitor(Monitor):
     def __init__(self, window: int = 10, threshold: float = 0.5, action: str = "backoff", factor: float = 2.0):
         super().__init__(action, factor)
         if window < 2 or not threshold > 0:
-            raise ValueError("NoiseMonitor needs window >= 2 and threshold > 0")
+            raise VMPError("NoiseMonitor needs window >= 2 and threshold > 0")
         self.window, self.threshold = int(window), float(threshold)
-        self._steps: dict = {}
 
-    def check_step(self, node, old, new):
+    def check_step(self, node, old, new, st):
         step = np.concatenate([(b - a).ravel() for a, b in zip(old, new)])
         if not np.all(np.isfinite(step)):
-            return None  # the DomainMonitor's business
-        steps = self._steps.setdefault(node.name, deque(maxlen=self.window))
-        steps.append(step)
+            return None, st  # the DomainMonitor's business
+        steps = (list(st.get(node.name, [])) + [step])[-self.window:]
+        st = dict(st, **{node.name: steps})
         if len(steps) < self.window:
-            return None
+            return None, st
         spread = float(np.linalg.norm(np.std(np.stack(steps), axis=0)))
         size = float(np.sqrt(sum(np.sum(a ** 2) for a in old)))
         ratio = spread / max(size, 1e-300)
         if ratio > self.threshold:
-            steps.clear()
             return (f"node '{node.name}': the last {self.window} steps spread by {ratio:.3g} times the size of "
-                    f"its natural parameters (threshold {self.threshold:g})")
-        return None
+                    f"its natural parameters (threshold {self.threshold:g})"), dict(st, **{node.name: []})
+        return None, st

@@ -18,7 +18,6 @@ class Annealing(Policy):
         """``schedule``: T as a function of the step t (t = 1, 2, ...) or a sequence of
         temperatures (the last one is kept after it ends). Temperatures must be >= 1."""
         self.schedule = schedule
-        self._t = 1.0
 
     @classmethod
     def linear(cls, start: float, steps: int) -> "Annealing":
@@ -40,11 +39,11 @@ class Annealing(Policy):
             raise ValueError(f"Annealing: temperatures must be finite and >= 1, got {temp} at step {t}")
         return temp
 
-    def weights(self, t, rows, rng):
-        self._t = temp = self.temperature(t)
+    def weights(self, t, rows, rng, st):
+        temp = self.temperature(t)
         if temp == 1.0:
             return None, None
         return 1.0 / temp, 1.0 / temp
 
-    def record(self, t):
-        return {"temperature": self._t}
+    def record(self, t, rows, st):
+        return {"temperature": self.temperature(t)}

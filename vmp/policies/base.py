@@ -9,6 +9,10 @@ datapoint's messages come from):
   1 + eps_n - mean(eps); annealing: 1/T).
 
 Weights compose by multiplication with the subsampling scale and with data weights (counts).
+
+A policy keeps no state of its own: what it learns (a temperature's q, for instance) is plain
+data ``st`` that lives in the fit's State, starts as :meth:`Policy.start` and is returned anew by
+:meth:`Policy.observe`. Every hook is declared here; the loop calls each of them on every policy.
 """
 from __future__ import annotations
 
@@ -16,11 +20,31 @@ import numpy as np
 
 
 class Policy:
-    def weights(self, t: int, rows: np.ndarray, rng: np.random.Generator):
+    #: draws of the global weights when a weighted target leaves its domain (then the step is skipped)
+    redraws: int = 0
+    #: whether :meth:`observe` reads the minibatch's data bound (computed only when some policy does)
+    needs_data_bound: bool = False
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__
+
+    def start(self, engine, plan, state, rng: np.random.Generator) -> dict:
+        """The policy's initial state (plain data), given the model, the subsampling plan and
+        the fit's initial State."""
+        return {}
+
+    def weights(self, t: int, rows: np.ndarray, rng: np.random.Generator, st: dict):
         """(local, global_) weights for step t on the drawn rows."""
         return None, None
 
-    def record(self, t: int) -> dict:
+    def observe(self, engine, plan, ctx, data_bound: float | None, st: dict) -> dict:
+        """After the local step of a minibatch (locals in ``ctx.overrides``, q in ``ctx.state``):
+        the policy's new state. ``data_bound`` is N/|S| times the minibatch's expected
+        log-likelihood terms when :attr:`needs_data_bound`."""
+        return st
+
+    def record(self, t: int, rows: np.ndarray, st: dict) -> dict:
         """Values for the history at step t (e.g. {'temperature': T})."""
         return {}
 

@@ -22,7 +22,6 @@ class SVIPlus(Policy):
         if not callable(effective) and not (np.isscalar(effective) and effective > 0):
             raise ValueError(f"SVIPlus(effective=...) needs a positive number or a function of t, got {effective!r}")
         self.effective, self.redraws = effective, int(redraws)
-        self._m = None
 
     def size(self, t: int) -> float:
         m = self.effective(t) if callable(self.effective) else self.effective
@@ -30,13 +29,13 @@ class SVIPlus(Policy):
             raise ValueError(f"SVIPlus: the effective batch size must be positive, got {m!r} at step {t}")
         return float(m)
 
-    def weights(self, t, rows, rng):
+    def weights(self, t, rows, rng, st):
         s = len(rows)
-        self._m = m = self.size(t)
+        m = self.size(t)
         if m >= s:
             return None, None
         eps = rng.normal(0.0, np.sqrt(s / m - 1.0), size=s)
         return None, 1.0 + eps - eps.mean()
 
-    def record(self, t):
-        return {"effective_batch": self._m}
+    def record(self, t, rows, st):
+        return {"effective_batch": self.size(t)}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from ..graph.leaves import Context
 from .base import Policy
 
 
@@ -30,67 +31,57 @@ class Tempering(Policy):
         self.log_prior = np.log(np.full(t.size, 1.0 / t.size) if prior is None else np.asarray(prior, float))
         self.log_partition = None if log_partition is None else np.asarray(log_partition, float)
         self.samples = int(samples)
-        self.r = np.full(t.size, 1.0 / t.size)
 
-    @property
-    def inverse_temperature(self) -> float:
+    needs_data_bound = True
+
+    def inverse_temperature(self, st: dict) -> float:
         """E_q[1/T]."""
-        return float(np.sum(self.r / self.temperatures))
+        return float(np.sum(st["r"] / self.temperatures))
 
-    def prepare(self, engine, minibatch, rng) -> None:
-        if self.log_partition is None:
-            self.log_partition = estimate_log_partition(engine, minibatch, self.temperatures, self.samples, rng)
-        if self.log_partition.shape != self.temperatures.shape:
+    def start(self, engine, plan, state, rng) -> dict:
+        log_c = self.log_partition
+        if log_c is None:
+            log_c = estimate_log_partition(engine, plan, state, self.temperatures, self.samples, rng)
+        if log_c.shape != self.temperatures.shape:
             raise ValueError("Tempering: log_partition needs one value per temperature")
+        return {"r": np.full(self.temperatures.size, 1.0 / self.temperatures.size), "log_partition": log_c}
 
-    def weights(self, t, rows, rng):
-        w = self.inverse_temperature
+    def weights(self, t, rows, rng, st):
+        w = self.inverse_temperature(st)
         return (None, None) if w == 1.0 else (w, w)
 
-    def observe(self, data_elog: float) -> None:
+    def observe(self, engine, plan, ctx, data_bound, st):
         """Mandt eq. (9) with the minibatch estimate of sum_i E[log p(x_i, z_i | beta)]."""
-        logits = data_elog / self.temperatures + self.log_prior - self.log_partition
-        self.r = np.exp(logits - logsumexp(logits))
+        logits = data_bound / self.temperatures + self.log_prior - st["log_partition"]
+        return dict(st, r=np.exp(logits - logsumexp(logits)))
 
-    def record(self, t):
-        return {"temperature": 1.0 / self.inverse_temperature}
+    def record(self, t, rows, st):
+        return {"temperature": 1.0 / self.inverse_temperature(st)}
 
 
-def estimate_log_partition(engine, minibatch, temperatures, samples, rng) -> np.ndarray:
+def _observed(engine, plan) -> list:
+    return [n for n in engine.model.nodes.values() if n.observed and any(p.name in plan.names for p in n.plates)]
+
+
+def estimate_log_partition(engine, plan, state, temperatures, samples, rng) -> np.ndarray:
     """log C(T_m) by Monte Carlo over the global nodes' prior (see the module docstring)."""
     from ..errors import GraphError
     from ..families import Categorical
-    from ..graph.compiled import CompiledFactor
 
-    local = minibatch.local
+    local = plan.local
     selectors = [n for n in local if n.family is Categorical]
     if len(selectors) != len(local) or len(selectors) > 1:
         raise GraphError("Tempering: log C(T) can be estimated only when the data plate holds observed nodes "
                          "and at most one local Categorical selector; give log_partition= otherwise")
-    names = {minibatch.plate_name} | set(minibatch.linked)
-    observed = [n for n in engine.model.nodes.values()
-                if n.observed and any(p.name in names for p in n.plates)]
-    saved = {n.name: (n.natural, n.moments) for n in engine.hidden}
-    factors = {}
-    for x in observed:  # the conditional of each observed node, compiled as if it were hidden
-        x.observed = False
-        try:
-            factors[x.name] = CompiledFactor(x)
-        finally:
-            x.observed = True
+    observed = _observed(engine, plan)
     z = selectors[0] if selectors else None
     out = np.empty((samples, temperatures.size))
-    try:
-        for s in range(samples):
-            for node in minibatch.globals:
-                eta = engine.factors[node.name].messages(node)
-                node.moments = _point(node, node.family.sample(eta, rng))
-                node.natural = eta
-                node.version += 1
-            out[s] = _log_integral(engine, factors, observed, z, temperatures)
-    finally:
-        for n in engine.hidden:
-            n.set_natural(*saved[n.name])
+    for s in range(samples):
+        point = state
+        for node in plan.stepped:
+            eta = engine.factors[node.name].messages(node, ctx=Context(state=point))
+            point = point.updated({node.name: (eta, _point(node, node.family.sample(eta, rng)))})
+        out[s] = _log_integral(engine, point, observed, z, temperatures)
     return logsumexp(out, axis=0) - np.log(samples)
 
 
@@ -104,26 +95,26 @@ def _point(node, value):
     return node.family.statistics(value)
 
 
-def _log_integral(engine, factors, observed, z, temperatures) -> np.ndarray:
-    """sum_i log int p(x_i, z_i | beta)^(1/T) for the globals' current point moments."""
+def _log_integral(engine, point, observed, z, temperatures) -> np.ndarray:
+    """sum_i log int p(x_i, z_i | beta)^(1/T) for the globals' point moments in ``point``."""
     total = np.zeros(temperatures.size)
+    at = Context(state=point)
     if z is None:
         for x in observed:
-            eta, c = factors[x.name].messages(x), x.factor_weights()
+            eta, c = engine.conditional(x).messages(x, ctx=at), x.factor_weights()
             total += _tempered(x.family, eta, c, temperatures)
         return total
     k = z.event_shape[0]
     c_z = z.factor_weights()
-    log_pi = engine.factors[z.name].messages(z)[0]  # log pi at the point, per element
+    log_pi = engine.factors[z.name].messages(z, ctx=at)[0]  # log pi at the point, per element
     per_k = []
     for j in range(k):
         onehot = np.zeros(z.plate_shape + (k,))
         onehot[..., j] = 1.0
-        z.moments = (onehot,)
-        z.version += 1
+        at_j = Context(state=point.updated({z.name: (point.natural[z.name], (onehot,))}))
         acc = np.zeros(z.plate_shape + (temperatures.size,))
         for x in observed:
-            eta, c = factors[x.name].messages(x), x.factor_weights()
+            eta, c = engine.conditional(x).messages(x, ctx=at_j), x.factor_weights()
             acc += _tempered(x.family, eta, c, temperatures, total=False)
         cz = 1.0 if c_z is None else c_z[..., None]
         acc += cz * log_pi[..., j, None] / temperatures
@@ -163,29 +154,23 @@ class LocalTempering(Policy):
             raise ValueError("LocalTempering: temperatures must be an increasing 1-D grid of values >= 1")
         self.temperatures = t
         self.log_prior = np.log(np.full(t.size, 1.0 / t.size) if prior is None else np.asarray(prior, float))
-        self.r = None
-        self._rows = None
 
-    def prepare(self, engine, minibatch, rng) -> None:
-        self.engine, self.mb = engine, minibatch
-        self.r = np.tile(np.exp(self.log_prior), (minibatch.plate.size, 1))
-        _local_structure(minibatch)
+    def start(self, engine, plan, state, rng) -> dict:
+        _local_structure(plan)
+        return {"r": np.tile(np.exp(self.log_prior), (plan.plate.size, 1))}
 
-    def inverse(self, rows) -> np.ndarray:
-        return self.r[rows] @ (1.0 / self.temperatures)
+    def inverse(self, rows, st) -> np.ndarray:
+        return st["r"][rows] @ (1.0 / self.temperatures)
 
-    def weights(self, t, rows, rng):
-        self._rows = rows
-        w = self.inverse(rows)
+    def weights(self, t, rows, rng, st):
+        w = self.inverse(rows, st)
         return w, w
 
-    def observe_locals(self, engine, ctx) -> None:
+    def observe(self, engine, plan, ctx, data_bound, st):
         """Mean-field update of r_n for the drawn datapoints (eq. (10)), locals in ``ctx``."""
-        rows = ctx.subset[self.mb.plate_name]
+        rows = ctx.subset[plan.plate_name]
         ell = np.zeros(rows.size)
-        from ..graph.leaves import Context
-
-        plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner)
+        plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner, state=ctx.state)
         for f in engine.factors.values():
             axis = next((i for i, p in enumerate(f.child.plates) if p.name in ctx.subset), None)
             if axis is None:
@@ -193,49 +178,36 @@ class LocalTempering(Policy):
             per = f.elog(engine.factor_weight(f), per_element=True, ctx=plain)
             per = np.moveaxis(np.asarray(per), axis, 0).reshape(per.shape[axis], -1).sum(axis=1)
             ell += np.bincount(ctx.owner[f.child.plates[axis].name], weights=per, minlength=rows.size)
-        log_c = _local_log_normalizers(engine, self.mb, ctx, self.temperatures)
+        log_c = _local_log_normalizers(engine, plan, ctx, self.temperatures)
         logits = ell[:, None] / self.temperatures - log_c + self.log_prior
-        self.r[rows] = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
+        r = st["r"].copy()
+        r[rows] = np.exp(logits - logsumexp(logits, axis=1, keepdims=True))
+        return dict(st, r=r)
 
-    def record(self, t):
-        return {"temperature": float(np.mean(1.0 / self.inverse(self._rows)))} if self._rows is not None else {}
+    def record(self, t, rows, st):
+        return {"temperature": float(np.mean(1.0 / self.inverse(rows, st)))}
 
 
-def _local_structure(minibatch):
+def _local_structure(plan):
     from ..errors import GraphError
     from ..families import Categorical
 
-    local = minibatch.local
+    local = plan.local
     if any(n.family is not Categorical for n in local) or len(local) > 1:
         raise GraphError("LocalTempering supports data plates with observed nodes and at most one local "
                          "Categorical selector")
 
 
-def _local_log_normalizers(engine, minibatch, ctx, temperatures) -> np.ndarray:
+def _local_log_normalizers(engine, plan, ctx, temperatures) -> np.ndarray:
     """Per drawn datapoint, log int p(x_n, z_n | E[eta])^(1/T) dx dz, as in estimate_log_partition."""
-    from ..graph.compiled import CompiledFactor
-
-    names = {minibatch.plate_name} | set(minibatch.linked)
-    observed = [n for n in engine.model.nodes.values() if n.observed and any(p.name in names for p in n.plates)]
-    cache = getattr(minibatch, "_tempering_factors", None)
-    if cache is None:
-        cache = {}
-        for x in observed:
-            x.observed = False
-            try:
-                cache[x.name] = CompiledFactor(x)
-            finally:
-                x.observed = True
-        minibatch._tempering_factors = cache
-    rows = ctx.subset[minibatch.plate_name]
+    observed = _observed(engine, plan)
+    rows = ctx.subset[plan.plate_name]
     out = np.zeros((rows.size, temperatures.size))
-    z = minibatch.local[0] if minibatch.local else None
-    from ..graph.leaves import Context
-
-    plain = Context(subset=ctx.subset, owner=ctx.owner)
+    z = plan.local[0] if plan.local else None
+    plain = Context(subset=ctx.subset, owner=ctx.owner, state=ctx.state)
     if z is None:
         for x in observed:
-            eta = cache[x.name].messages(x, ctx=plain)
+            eta = engine.conditional(x).messages(x, ctx=plain)
             c = None if x.factor_weights() is None else ctx.take(x.factor_weights(), x.plates)
             per = _tempered(x.family, eta, c, temperatures, total=False)
             out += _per_datapoint(per, x, ctx, rows.size)
@@ -247,10 +219,10 @@ def _local_log_normalizers(engine, minibatch, ctx, temperatures) -> np.ndarray:
     for j in range(k):
         onehot = np.zeros(ctx.shape(z.plates) + (k,))
         onehot[..., j] = 1.0
-        with_z = Context(subset=ctx.subset, owner=ctx.owner, overrides={z.name: (onehot,)})
+        with_z = Context(subset=ctx.subset, owner=ctx.owner, overrides={z.name: (onehot,)}, state=ctx.state)
         acc = np.zeros(ctx.shape(z.plates) + (temperatures.size,))
         for x in observed:
-            eta = cache[x.name].messages(x, ctx=with_z)
+            eta = engine.conditional(x).messages(x, ctx=with_z)
             c = None if x.factor_weights() is None else ctx.take(x.factor_weights(), x.plates)
             acc += _tempered(x.family, eta, c, temperatures, total=False)
         cz = 1.0 if c_z is None else c_z[..., None]

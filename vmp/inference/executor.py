@@ -1,0 +1,52 @@
+"""Executors: where the sums over the data plate run.
+
+Every message to a node from its children is a sum over their plate elements (Winn & Bishop
+eq. (5); Paquet eq. (6) for a draw), so it partitions: an executor splits an evaluation into
+partitions, runs ``fn`` on each and adds the results (tuples of arrays, dicts of them, numbers).
+``Serial`` runs everything here in one partition and gives the same bits as a direct call. A
+new executor (a Dask cluster, a process pool) is one new file with a subclass of ``Executor``.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from typing import Any
+
+
+def add(a: Any, b: Any) -> Any:
+    """Sum of two partial results: None is zero; tuples and dicts add elementwise."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, dict):
+        return {k: add(a.get(k), b.get(k)) for k in {**a, **b}}
+    if isinstance(a, tuple):
+        return tuple(add(x, y) for x, y in zip(a, b))
+    return a + b
+
+
+class Executor(ABC):
+    @abstractmethod
+    def partitions(self, ctx) -> list:
+        """The pieces of an evaluation over ``ctx`` (a Context, a dict of them, or None: all)."""
+
+    @abstractmethod
+    def map_sum(self, fn: Callable[[Any], Any], partitions: Iterable) -> Any:
+        """sum over p in ``partitions`` of fn(p)."""
+
+
+class Serial(Executor):
+    """Everything in this process, in one partition: the reference executor."""
+
+    def partitions(self, ctx) -> list:
+        return [ctx]
+
+    def map_sum(self, fn, partitions):
+        total = None
+        for p in partitions:
+            total = add(total, fn(p))
+        return total
+
+    def __repr__(self) -> str:
+        return "Serial()"

@@ -1,0 +1,522 @@
+"""One loop for batch and stochastic VMP.
+
+Each step: draw (a Plan: every child for batch VMP, PerNode's children, or a Minibatch's rows),
+the policies' weights, the local step of a minibatch, each stepped node's target through the
+executor, the blend with rho (Paquet Alg. 1-2; rho = 1 for batch VMP), the monitors' verdicts,
+and the recorder. The state of the fit is one :class:`~vmp.inference.state.State`, replaced only
+when a step or an evaluation is complete, so an interrupted fit is always consistent.
+
+    fit = model.stochastic(subsample=vmp.Minibatch("data", 100))   # or model.batch()
+    fit.run(50); fit.step(); result = fit.result()
+"""
+from __future__ import annotations
+
+import copy
+import signal
+import threading
+import time
+import warnings
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConvergenceError, VMPError
+from ..policies.base import combine
+from . import steps
+from .engine import Engine
+from .executor import Executor, Serial
+from .history import Recorder
+from .init import initialize
+from .progress import Progress
+from .result import FitResult, load
+from .schedules import RobbinsMonro, per_node
+from .state import State
+from .subsample import Draw, Plan, Subsample
+
+
+class ElboDecreaseWarning(UserWarning):
+    """The bound fell during batch VMP: a bug or a numerical breakdown, never convergence."""
+
+
+class DivergenceWarning(UserWarning):
+    """A monitor with action='warn' saw a step or a bound that signals divergence."""
+
+
+class _Stop(Exception):
+    """A monitor with action='stop' ended the run."""
+
+
+class FullPlan(Plan):
+    """Batch VMP: every node reads all of its children, parents first, rho = 1."""
+
+    monotone = True
+
+    def __init__(self, engine):
+        self.stepped = engine.schedule()
+        self.per_sweep = sum(int(np.prod(f.child.plate_shape)) * len(f.nodes())
+                             for f in engine.factors.values() if f.child.observed)
+
+    def draw(self, engine, rng):
+        return Draw(contexts={n.name: None for n in self.stepped})
+
+    def accesses(self, engine, draw, node):
+        return 0
+
+
+@dataclass
+class Options:
+    """The choices of one fit, checked once (see :func:`fit` for their meaning)."""
+
+    method: str = "batch"
+    iterations: int = 200
+    tol: float | None = None
+    seed: int | None = 0
+    init: Any = None
+    subsample: Subsample | None = None
+    update: str = "per-node"
+    step: Any = None
+    evaluate_every: int | None = None
+    policies: list = field(default_factory=list)
+    monitors: list | None = None
+    executor: Executor | None = None
+    decrease_tol: float | None = None
+    on_decrease: str | None = None
+    progress: bool | None = None
+    callback: Any = None
+    checkpoint: Any = None
+    checkpoint_every: int | None = None
+    resume: Any = None
+
+    def __post_init__(self):
+        if self.method not in ("batch", "stochastic"):
+            raise VMPError(f"unknown method {self.method!r}; use 'batch' or 'stochastic'")
+        if int(self.iterations) != self.iterations or self.iterations < 0:
+            raise VMPError(f"iterations must be a non-negative integer, got {self.iterations!r}")
+        self.iterations = int(self.iterations)
+        stochastic_only = {"subsample": self.subsample, "step": self.step, "policies": self.policies or None,
+                           "monitors": self.monitors, "evaluate_every": self.evaluate_every}
+        batch_only = {"tol": self.tol, "decrease_tol": self.decrease_tol, "on_decrease": self.on_decrease}
+        if self.method == "batch":
+            given = sorted(k for k, v in stochastic_only.items() if v is not None)
+            if given or self.update != "per-node":
+                raise VMPError(f"batch VMP does not take {given or ['update']}: they are options of method='stochastic'")
+            self.tol = 1e-6 if self.tol is None else float(self.tol)
+            self.decrease_tol = 1e-9 if self.decrease_tol is None else float(self.decrease_tol)
+            self.on_decrease = "warn" if self.on_decrease is None else self.on_decrease
+            if self.on_decrease not in ("warn", "raise"):
+                raise VMPError("on_decrease must be 'warn' or 'raise'")
+            self.evaluate_every = 1
+            self.monitors = []
+        else:
+            given = sorted(k for k, v in batch_only.items() if v is not None)
+            if given:
+                raise VMPError(f"stochastic VMP does not take {given}: they are options of batch VMP "
+                               f"(a stochastic fit runs its iterations; monitors watch it)")
+            if self.update not in ("per-node", "global"):
+                raise VMPError(f"update must be 'per-node' (option (a)) or 'global' (option (b)), got {self.update!r}")
+            if not isinstance(self.subsample, Subsample):
+                raise VMPError("subsample= takes vmp.PerNode(children=C) or vmp.Minibatch(plate, size)")
+            self.evaluate_every = 10 if self.evaluate_every is None else int(self.evaluate_every)
+            if self.monitors is None:
+                from ..monitors import DomainMonitor, ElboMonitor
+
+                self.monitors = [DomainMonitor(action="stop"), ElboMonitor(patience=3, action="warn")]
+            self.monitors = list(self.monitors)
+        self.policies = list(self.policies)
+        if self.checkpoint_every is not None and (int(self.checkpoint_every) != self.checkpoint_every
+                                                  or self.checkpoint_every < 1 or self.checkpoint is None):
+            raise VMPError("checkpoint_every= takes a positive integer, with checkpoint=path")
+
+
+class Fit:
+    """A fit in progress: its engine, plan, options, current State and history.
+
+    ``step()`` advances one step (a sweep for batch VMP), ``run(n)`` up to n more steps (or to
+    ``iterations``, the total a fit runs to), ``result()`` the FitResult so far. Ctrl-C or
+    SIGTERM during ``run`` ends it after the current step with ``result.interrupted = True``.
+    """
+
+    def __init__(self, model, **options):
+        self.opts = o = Options(**options)
+        self.model = model
+        self.engine = engine = Engine(model, o.executor)
+        self.start = time.perf_counter()
+        resume = _resume_point(o.resume, model)
+        if resume is None:
+            self.rng = rng = np.random.default_rng(o.seed)
+            state = initialize(engine, rng, o.init)
+        else:
+            state, raw = resume
+            self.rng = rng = state.generator()
+        self.plan = FullPlan(engine) if o.method == "batch" else o.subsample.prepare(
+            engine, rng, None if resume is None else state.extra.get("plan"))
+        if o.policies and not self.plan.policies_allowed:
+            raise VMPError("policies= weight the factors of a data plate: use subsample=vmp.Minibatch(plate, size)")
+        names = [n.name for n in self.plan.stepped]
+        self.schedules = per_node(RobbinsMonro() if o.step is None else o.step, names)
+        if resume is None:
+            extra = {"plan": self.plan.saved(), "backoff": {n: 1.0 for n in names}, "accesses": 0,
+                     "policies": [p.start(engine, self.plan, state, rng) for p in o.policies],
+                     "monitors": [m.start() for m in o.monitors], "good": None, "good_value": None,
+                     "converged": False, "message": "reached the iteration limit", "decrease": None,
+                     "diverged": False}
+            self.state = state.updated({}, extra=extra, rng=rng.bit_generator.state)
+            self.recorder = Recorder(names)
+            self.evaluate(0)
+        else:
+            self.state = state
+            self.recorder = Recorder(names, copy.deepcopy(raw))
+        self.model.state = self.state
+        self.interrupted = False
+        self.done = self.state.extra["converged"] or self.state.extra["diverged"]
+        self.resume_point = None
+
+    # ----- one step -------------------------------------------------------------------------
+    @property
+    def t(self) -> int:
+        return self.state.step
+
+    def step(self) -> None:
+        """One step of the fit (a sweep of batch VMP), committed to ``self.state``."""
+        o, engine, plan, rng = self.opts, self.engine, self.plan, self.rng
+        state = self.state
+        extra = dict(state.extra)
+        t, tick = state.step + 1, time.perf_counter()
+        draw = plan.draw(engine, rng)
+        local = glob = None
+        series: dict = {}
+        pol = list(extra["policies"])
+        for i, p in enumerate(o.policies):
+            lw, gw = p.weights(t, draw.rows, rng, pol[i])
+            local, glob = combine(local, lw), combine(glob, gw)
+            series.update(p.record(t, draw.rows, pol[i]))
+        count = extra["accesses"]
+        if plan.local_step:
+            ctx, _, acc = steps.local_step(engine, plan, state, draw.ctx, local)
+            draw, count = replace(draw, ctx=ctx), count + acc
+            bound = steps.data_bound(engine, plan, ctx) if any(p.needs_data_bound for p in o.policies) else None
+            for i, p in enumerate(o.policies):
+                pol[i] = p.observe(engine, plan, ctx, bound, pol[i])
+        extra["policies"] = pol
+        backoff = dict(extra["backoff"])
+        rho = {n.name: (1.0 if plan.monotone else self.schedules[n.name](t) * backoff[n.name])
+               for n in plan.stepped}
+        monitors = list(extra["monitors"])
+        work, skipped = state, False
+        redraws = max((p.redraws for p in o.policies), default=0)
+        if o.update == "global":
+            targets = self._valid_targets(work, draw, plan.stepped, glob, redraws, t, extra)
+            skipped = targets is None
+            for node in [] if skipped else plan.stepped:
+                work = self._apply(work, node, engine.blend(work.natural[node.name], targets[node.name], rho[node.name]),
+                                   t, monitors, backoff)
+        else:
+            for node in plan.stepped:
+                if engine.coupled_plate(node) is not None:
+                    new, _ = steps.coordinate(engine, plan, work, draw, node, rho[node.name], glob)
+                else:
+                    lam = self._valid_targets(work, draw, [node], glob, redraws, t, extra)
+                    if lam is None:
+                        continue
+                    new = engine.blend(work.natural[node.name], lam[node.name], rho[node.name])
+                work = self._apply(work, node, new, t, monitors, backoff)
+        if not skipped:
+            count += sum(plan.accesses(engine, draw, node) for node in plan.stepped)
+        if plan.monotone:
+            count += plan.per_sweep
+        change = {n.name: steps.relative_change(state.natural[n.name], work.natural[n.name]) for n in plan.stepped}
+        extra.update(backoff=backoff, monitors=monitors, accesses=count)
+        self.recorder.step(t, count, time.perf_counter() - tick, rho, change, series)
+        self._commit(work.updated({}, step=t, extra=extra))
+
+    def _commit(self, state: State) -> None:
+        self.state = state.updated({}, rng=self.rng.bit_generator.state)
+        self.model.state = self.state
+
+    def _valid_targets(self, state, draw, nodes, glob, redraws, t, extra):
+        """Targets from the policies' global weights; a draw whose target leaves the domain
+        (negative SVI+ weights) is drawn again, at most ``redraws`` times, then the step is
+        skipped and an event names the policies that asked for it."""
+        for attempt in range(redraws + 1):
+            targets = steps.targets(self.engine, self.plan, state, draw, nodes, glob)
+            if redraws == 0 or all(np.all(n.family.valid(targets[n.name])) for n in nodes):
+                return targets
+            if attempt < redraws:
+                glob = None
+                for i, p in enumerate(self.opts.policies):
+                    glob = combine(glob, p.weights(t, draw.rows, self.rng, extra["policies"][i])[1])
+        source = ",".join(p.name for p in self.opts.policies if p.redraws)
+        self.recorder.event(t, source, ",".join(n.name for n in nodes), "skip",
+                            f"the weighted target left the domain in {redraws + 1} draws")
+        return None
+
+    def _apply(self, state, node, new, t, monitors, backoff) -> State:
+        """The monitors' verdict on one node's step; the state with it applied, or unchanged."""
+        old = state.natural[node.name]
+        for i, m in enumerate(self.opts.monitors):
+            problem, monitors[i] = m.check_step(node, old, new, monitors[i])
+            if problem is None:
+                continue
+            self.recorder.event(t, m.name, node.name, m.action, problem)
+            if m.action == "warn":
+                warnings.warn(problem, DivergenceWarning, stacklevel=4)
+            elif m.action == "stop":
+                raise _Stop(problem)
+            else:
+                backoff[node.name] /= m.factor
+                return state
+        self.engine.check_domain(node, new)
+        return state.updated({node.name: (new, node.family.moments(new))})
+
+    # ----- evaluations ----------------------------------------------------------------------
+    def evaluate(self, t: int | None = None) -> float:
+        """The bound at the current state (locals optimized on all data for a minibatch fit),
+        recorded in the history and shown to the monitors."""
+        o, engine, plan = self.opts, self.engine, self.plan
+        t = self.state.step if t is None else t
+        state = self.state
+        extra = dict(state.extra)
+        if plan.local_step:
+            state = steps.optimize_locals(engine, plan, state)
+        value = engine.elbo(state, cached=plan.monotone)
+        heldout = None
+        if plan.local_step and plan.heldout.size:
+            heldout = steps.heldout_bound(engine, plan, state)
+        self.recorder.evaluation(t, extra["accesses"], value, heldout)
+        monitors = list(extra["monitors"])
+        for i, m in enumerate(o.monitors):
+            problem, monitors[i] = m.check_elbo(t, self.recorder.elbo, monitors[i])
+            if problem is None:
+                continue
+            self.recorder.event(t, m.name, None, m.action, problem)
+            if m.action == "warn":
+                warnings.warn(problem, DivergenceWarning, stacklevel=3)
+            elif m.action == "stop":
+                extra["monitors"] = monitors
+                self._commit(state.updated({}, extra=extra))
+                raise _Stop(problem)
+            else:
+                if extra["good"] is not None:
+                    state = state.updated({n: (nat, self.engine.nodes[n].family.moments(nat))
+                                           for n, nat in extra["good"].items()})
+                    self.recorder.elbo[-1] = extra["good_value"]
+                extra["backoff"] = {n: b / m.factor for n, b in extra["backoff"].items()}
+                break
+        extra["monitors"] = monitors
+        last = self.recorder.elbo[-1]
+        if np.isfinite(last) and (extra["good"] is None or last >= extra["good_value"] or not o.monitors):
+            extra["good"] = {n.name: state.natural[n.name] for n in plan.stepped}
+            extra["good_value"] = last
+        self._commit(state.updated({}, extra=extra))
+        return last
+
+    def _verdict(self, t: int, value: float) -> str | None:
+        """After an evaluation at step t: why the fit ends now, or None."""
+        o = self.opts
+        if self.plan.monotone:
+            return self._batch_verdict(t, value)
+        if not np.isfinite(value) and not any(m.action == "backoff" for m in o.monitors):
+            self._set(diverged=True)
+            return f"the ELBO is not finite at iteration {t}"
+        return None
+
+    def _batch_verdict(self, t: int, value: float) -> str | None:
+        """Coordinate ascent never lowers the bound: a fall is reported (and the node that
+        causes it named), never taken for convergence."""
+        o = self.opts
+        values = self.recorder.elbo
+        if not np.isfinite(value):
+            return "the ELBO is not finite"
+        prev = values[-2]
+        change = value - prev
+        if change < -o.decrease_tol * max(abs(prev), 1.0):
+            decrease = _locate_decrease(self.engine, self.state, self.plan.stepped, value)
+            message = (f"the ELBO decreased by {-change:.3g} at iteration {t}; "
+                       f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by "
+                       f"{decrease['amount']:.3g}")
+            self._set(decrease=decrease)
+            if o.on_decrease == "raise":
+                raise ConvergenceError(message)
+            warnings.warn(message, ElboDecreaseWarning, stacklevel=4)
+            return message
+        if change <= o.tol * abs(value):
+            self._set(converged=True)
+            return f"relative ELBO change below {o.tol:g}"
+        return None
+
+    def _set(self, **fields) -> None:
+        self._commit(self.state.updated({}, extra={**self.state.extra, **fields}))
+
+    # ----- running ----------------------------------------------------------------------------
+    def run(self, steps_: int | None = None) -> "Fit":
+        """Up to ``steps_`` more steps (default: until the fit's ``iterations``), ending early
+        on convergence, divergence, a monitor's stop, the callback, or an interrupt."""
+        o = self.opts
+        end = o.iterations if steps_ is None else self.t + int(steps_)
+        bar = Progress(max(end - self.t, 0), o.progress, f"{o.method} VMP")
+        stop = _Interrupts()
+        quiet = np.errstate(over="ignore", invalid="ignore") if not self.plan.monotone else _Nothing()
+        try:
+            with quiet, stop:
+                while self.t < end and not self.done:
+                    if stop.requested:
+                        self.interrupted = True
+                        self._set(message=f"interrupted after iteration {self.t}")
+                        break
+                    self.step()
+                    t = self.t
+                    due = (o.evaluate_every and t % o.evaluate_every == 0) or any(
+                        m.every and t % m.every == 0 for m in o.monitors)
+                    if due:
+                        why = self._verdict(t, self.evaluate(t))
+                        if why is not None:
+                            self._set(message=why)
+                            self.done = True
+                    bar.update(self.recorder.elbo[-1])
+                    if not self.done and o.callback is not None and o.callback(t, self) is False:
+                        self._set(message=f"stopped by the callback at iteration {t}")
+                        self.done = True
+                    if o.checkpoint is not None and o.checkpoint_every and t % o.checkpoint_every == 0:
+                        self.save(o.checkpoint)
+        except ConvergenceError as err:
+            self._set(message=f"diverged: {err}", diverged=True)
+            self.done = True
+            if self.plan.monotone:
+                raise
+        except _Stop as err:
+            self._set(message=f"stopped by a monitor: {err}", diverged=True)
+            self.done = True
+        finally:
+            bar.close()
+        if stop.requested:
+            self.interrupted = True
+            if "interrupted" not in self.state.extra["message"]:
+                self._set(message=f"interrupted after iteration {self.t}")
+        if o.checkpoint is not None:
+            self.save(o.checkpoint)
+        return self
+
+    def save(self, path) -> None:
+        """Write a checkpoint: the state and history now (resume with ``fit(resume=path)``)."""
+        self.result(close=False).save(path)
+
+    def result(self, close: bool = True) -> FitResult:
+        """The FitResult so far. With ``close`` a stochastic fit evaluates the bound at its last
+        step if it was not (for the report; a resumed fit continues from before it)."""
+        o = self.opts
+        resume = (self.state, copy.deepcopy(self.recorder.raw))
+        done = self.recorder.raw["iteration"][-1] if self.recorder.raw["iteration"] else 0
+        ev = self.recorder.raw["evaluations"]["iteration"]
+        if close and not self.plan.monotone and not self.state.extra["diverged"] and not self.interrupted \
+                and ev and ev[-1] != done:
+            with np.errstate(over="ignore", invalid="ignore"):
+                try:
+                    self.evaluate(done)
+                except _Stop as err:
+                    self._set(message=f"stopped by a monitor: {err}", diverged=True)
+        extra = self.state.extra
+        history = self.recorder.history()
+        elbo = np.array(self.recorder.elbo, dtype=float)
+        info = {"method": o.method} if o.method == "batch" else {"method": o.method, "update": o.update}
+        diverged = bool(extra["diverged"]) if not self.plan.monotone else not bool(np.all(np.isfinite(elbo)))
+        return FitResult(elbo, bool(extra["converged"]), len(history["iteration"]), extra["message"],
+                         extra["decrease"], time.perf_counter() - self.start, extra=info, history=history,
+                         diverged=diverged, interrupted=self.interrupted, state=self.state,
+                         resume_point=resume)
+
+
+def _resume_point(resume, model):
+    """(State, raw history) from ``resume=``: a FitResult, a Fit, or a checkpoint file."""
+    if resume is None:
+        return None
+    if isinstance(resume, Fit):
+        resume = resume.result(close=False)
+    if not isinstance(resume, FitResult):
+        resume = load(resume, model)
+    if resume.resume_point is None:
+        raise VMPError("resume=: this result carries no state (it was read from a history alone)")
+    state, raw = resume.resume_point
+    families = {n.name: n.family for n in model.nodes.values() if not n.observed}
+    if set(state.natural) != set(families):
+        raise VMPError(f"resume=: the saved state has nodes {sorted(state.natural)}, "
+                       f"the model has {sorted(families)}")
+    if not state.moments:
+        state = replace(state, moments={k: tuple(families[k].moments(v)) for k, v in state.natural.items()})
+    return state, raw
+
+
+def _locate_decrease(engine, state, schedule, start_value) -> dict:
+    """One more sweep from ``state``, evaluating the bound after each node's update. Names the
+    node whose update lowers the bound (the state is left as it was)."""
+    worst = {"node": None, "amount": 0.0}
+    value = start_value
+    for node in schedule:
+        state = state.updated({node.name: engine.coordinate(state, node)})
+        new = engine.elbo(state)
+        if value - new > worst["amount"]:
+            worst = {"node": node.name, "amount": value - new}
+        value = new
+    if worst["node"] is None:
+        worst["node"] = schedule[-1].name if schedule else "?"
+    return worst
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Interrupts:
+    """Ctrl-C (SIGINT) and SIGTERM end the loop after the current step; a second Ctrl-C
+    interrupts at once. Outside the main thread a KeyboardInterrupt is caught instead."""
+
+    def __init__(self):
+        self.requested = False
+        self._saved = {}
+
+    def _handler(self, signum, frame):
+        if self.requested and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._saved[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, kind, value, tb):
+        for sig, old in self._saved.items():
+            signal.signal(sig, old)
+        if kind is KeyboardInterrupt:
+            self.requested = True
+            return True
+        return False
+
+
+def fit(model, *, method: str = "batch", iterations: int = 200, **options) -> FitResult:
+    """Fit q by variational message passing.
+
+    ``method="batch"`` (Winn & Bishop 2005, section 3.2): coordinate ascent, parents first; the
+    bound never decreases. Options: ``tol`` (stop when the relative change of the bound is below
+    it; default 1e-6), ``decrease_tol`` and ``on_decrease`` ('warn' or 'raise' when an update
+    lowers the bound by more than decrease_tol relative; reported, never "converged").
+
+    ``method="stochastic"`` (Paquet Alg. 1-2; Hoffman et al. 2013): ``subsample``
+    (vmp.PerNode(children=C) or vmp.Minibatch(plate, size)), ``update`` ('per-node', option (a),
+    or 'global', option (b)), ``step`` (a schedule, or a dict from node names to schedules with a
+    'default'), ``evaluate_every`` (steps between evaluations of the bound, default 10; 0: only
+    at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
+    ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')).
+
+    Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
+    resumed fit), ``seed``, ``init`` ('prior' or {name: initial mean}), ``executor`` (where the
+    sums over the data run; default vmp.Serial()), ``progress``, ``callback(t, fit)`` (returning
+    False stops), ``checkpoint`` (a path written at the end, on interrupt and every
+    ``checkpoint_every`` steps) and ``resume`` (a path, a FitResult or a Fit to continue from).
+    """
+    return Fit(model, method=method, iterations=iterations, **options).run().result()
