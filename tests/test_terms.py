@@ -16,7 +16,7 @@ def test_chunked_contraction_matches_einsum(monkeypatch, subs):
     ops = [arrays[s] for s in subs.split("->")[0].split(",")]
     expected = np.einsum(subs, *ops)
     monkeypatch.setattr(terms, "MAX_INTERMEDIATE", 500)
-    monkeypatch.setattr(terms, "_PLANS", {})
+    monkeypatch.setattr(terms, "_PLANS", terms.OrderedDict())
     plan = terms._plan(subs, ops)
     got = terms.contract(subs, *ops)
     assert np.allclose(got, expected, rtol=1e-12, atol=1e-12)

@@ -11,6 +11,7 @@ operand removed. Messages and the ELBO therefore come from a single definition.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,7 +43,10 @@ class Term:
     consts: tuple[Const, ...] = ()
 
 
-_PLANS: dict = {}
+#: contraction plans kept, least recently used dropped first (minibatch shapes vary, so the
+#: cache must not grow without end)
+PLAN_CACHE_SIZE = 1024
+_PLANS: OrderedDict = OrderedDict()
 #: intermediates above this many elements are avoided by chunking the largest axis
 MAX_INTERMEDIATE = 2**20
 #: contractions whose whole index space is at most this many elements skip path planning
@@ -85,6 +89,10 @@ def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
     plan = _PLANS.get(key)
     if plan is None:
         plan = _PLANS[key] = _plan(subscripts, operands)
+        if len(_PLANS) > PLAN_CACHE_SIZE:
+            _PLANS.popitem(last=False)
+    else:
+        _PLANS.move_to_end(key)
     path, letter, rows = plan
     if path == "direct":
         return np.einsum(subscripts, *operands)

@@ -77,6 +77,9 @@ class _Outer(tuple):
         yield self[0]
         yield self[1]
 
+    def __reduce__(self):
+        return _Outer, (tuple.__getitem__(self, 0),)
+
 
 class Normal(Node):
     """Univariate Gaussian, elementwise over plates: x ~ N(mean, 1/precision).

@@ -99,7 +99,7 @@ def arrays(value):
     """The inverse of :func:`plain` for a history: lists of numbers to float arrays (null to
     nan); lists of records (events) stay lists of dicts."""
     if isinstance(value, dict):
-        return {k: arrays(v) for k, v in value.items()}
+        return {k: [dict(e) for e in v] if k == "events" else arrays(v) for k, v in value.items()}
     if isinstance(value, list):
         if any(isinstance(v, dict) for v in value):
             return [dict(v) for v in value]

@@ -443,6 +443,11 @@ def _resume_point(resume, model):
                        f"the model has {sorted(families)}")
     if not state.moments:
         state = replace(state, moments={k: tuple(families[k].moments(v)) for k, v in state.natural.items()})
+    for name, moments in state.moments.items():
+        want = [tuple(s) for s in model[name].component_shapes()]
+        if [m.shape for m in moments] != want:
+            raise VMPError(f"resume=: node '{name}' has moments of shapes {[m.shape for m in moments]} in the "
+                           f"saved state, {want} in the model")
     return state, raw
 
 

@@ -79,7 +79,7 @@ class State:
         with np.load(Path(path), allow_pickle=False) as data:
             arrays = {k: data[k] for k in data.files}
         meta = json.loads(str(arrays.pop(_META)))
-        natural = {k: tuple(arrays[key] for key in keys) for k, keys in meta["natural"].items()}
+        natural = {k: tuple(arrays[key["__array__"]] for key in keys) for k, keys in meta["natural"].items()}
         moments = {}
         if families is not None:
             moments = {k: tuple(families[k].moments(v)) for k, v in natural.items()}
