@@ -293,3 +293,19 @@ def test_read_table_sniffs_delimiters_and_headers(tmp_path):
     p.write_text("user,item,rating\n0,1,2.5\n")
     t = read_table(p)
     assert t.header == ["user", "item", "rating"] and t.lines == [2]
+
+
+def test_checkpoint_and_resume_continue_the_same_fit(capsys, tmp_path):
+    """vmp fit --checkpoint for 20 steps, then --resume to 40, reports the bounds of one 40-step fit."""
+    common = ["fit", "gaussian_mixture", "--method", "stochastic", "--minibatch", "data:20", "--n", 120]
+    ckpt = tmp_path / "fit.npz"
+    first = call(capsys, *common, "--iterations", 20, "--checkpoint", ckpt)
+    assert first.returncode == 0 and "--resume" in first.stdout and ckpt.is_file()
+    resumed = call(capsys, *common, "--iterations", 40, "--resume", ckpt, "--report", tmp_path / "a")
+    whole = call(capsys, *common, "--iterations", 40, "--report", tmp_path / "b")
+    assert resumed.returncode == whole.returncode == 0
+    a = json.loads((tmp_path / "a" / "history.json").read_text())
+    b = json.loads((tmp_path / "b" / "history.json").read_text())
+    assert a["history"]["evaluations"] == b["history"]["evaluations"] and a["iterations"] == 40
+    missing = call(capsys, *common, "--resume", tmp_path / "nothing.npz")
+    assert_clean_failure(missing, 2, "--resume")

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class CLIError(Exception):
@@ -337,16 +337,30 @@ def _subsample(args):
     return PerNode(children=args.per_node)
 
 
+def _state_options(args) -> dict:
+    """--checkpoint, --checkpoint-every and --resume, as fit() options."""
+    out = {}
+    if getattr(args, "checkpoint", None):
+        out["checkpoint"] = args.checkpoint
+        if args.checkpoint_every:
+            out["checkpoint_every"] = args.checkpoint_every
+    if getattr(args, "resume", None):
+        if not Path(args.resume).is_file():
+            raise UsageError(f"--resume: no checkpoint file '{args.resume}'")
+        out["resume"] = args.resume
+    return out
+
+
 def _fit_batch(model, args):
     tol = 1e-6 if args.tol is None else args.tol
-    return model.fit(method="batch", iterations=args.iterations, tol=tol, seed=args.seed)
+    return model.fit(method="batch", iterations=args.iterations, tol=tol, seed=args.seed, **_state_options(args))
 
 
 def _fit_stochastic(model, args):
     every = 10 if args.evaluate_every is None else args.evaluate_every
     return model.fit(method="stochastic", subsample=_subsample(args),
                      update=args.update or "per-node", step=_step(args),
-                     iterations=args.iterations, evaluate_every=every, seed=args.seed)
+                     iterations=args.iterations, evaluate_every=every, seed=args.seed, **_state_options(args))
 
 
 #: name -> function(model, parsed arguments) -> FitResult
@@ -587,6 +601,11 @@ def cmd_fit(args) -> int:
     print(result.summary(model))
     if args.report:
         _print_paths(args.report, _report(model, result, args.report))
+    if getattr(args, "checkpoint", None):
+        print(f"checkpoint written to {Path(args.checkpoint).resolve()} (continue with --resume)")
+    if result.interrupted:
+        print(f"vmp fit: interrupted after {result.iterations} steps", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if result.diverged:
         print(f"vmp fit: error: the fit diverged: {result.message}", file=sys.stderr)
         return EXIT_ERROR
@@ -722,6 +741,15 @@ def _fit_options(p) -> None:
                    help="first step size, in (0, 1] (default: 1)")
     g.add_argument("--evaluate-every", type=_positive_int, metavar="K",
                    help="evaluate the full ELBO every K steps (default: 10)")
+    s = p.add_argument_group("state (checkpoint and resume)")
+    s.add_argument("--checkpoint", metavar="PATH",
+                   help="write the fit's state to PATH (.npz) at the end, on Ctrl-C/SIGTERM and every "
+                        "--checkpoint-every steps")
+    s.add_argument("--checkpoint-every", type=_positive_int, metavar="K",
+                   help="also write the checkpoint every K steps")
+    s.add_argument("--resume", metavar="PATH",
+                   help="continue the fit saved in PATH up to --iterations steps in all "
+                        "(same model, data and options)")
 
 
 def _model_options(p) -> None:
