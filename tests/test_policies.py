@@ -291,3 +291,13 @@ def test_elbo_monitor_every_sets_the_evaluation_rhythm():
     assert list(res.history["evaluations"]["iteration"]) == [0, 2, 4, 6]
     with pytest.raises(ValueError, match="every"):
         vmp.ElboMonitor(every=0)
+
+
+def test_elbo_monitor_flags_a_bound_far_below_its_best():
+    monitor = vmp.ElboMonitor(patience=3)
+    assert monitor.check_elbo(3, [-100.0, -90.0, -4e4, -95.0], {})[0] is None
+    problem, _ = monitor.check_elbo(3, [-100.0, -90.0, -4e4, -130.0], {})
+    assert "far below its best -90" in problem
+    assert monitor.check_elbo(2, [-100.0, -101.0, -100.5], {})[0] is None
+    with pytest.raises(vmp.VMPError, match="drop"):
+        vmp.ElboMonitor(drop=0)
