@@ -19,4 +19,30 @@ from .monitors import NoiseMonitor as NoiseMonitor
 from .policies import Annealing as Annealing, Policy as Policy, SVIPlus as SVIPlus, Tempering as Tempering
 from .policies import LocalTempering as LocalTempering
 
+
+
+def _plot(self, filename=None):
+    """A matplotlib dashboard of the convergence diagnostics (see vmp.diagnostics.plot)."""
+    from .diagnostics import plot
+
+    return plot(self, filename)
+
+
+def _summary(self, model=None) -> str:
+    """A text table of the convergence state and, given the model, the posterior."""
+    from .diagnostics import summary
+
+    return summary(self, model)
+
+
+def _to_dataframe(self):
+    """One row per step as a pandas DataFrame (needs pandas)."""
+    from .diagnostics import to_dataframe
+
+    return to_dataframe(self)
+
+
+# the readers of vmp.diagnostics as methods: the reading layer sits above inference
+FitResult.plot, FitResult.summary, FitResult.to_dataframe = _plot, _summary, _to_dataframe
+
 __version__ = "0.1.0"

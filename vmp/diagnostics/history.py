@@ -21,7 +21,8 @@ import math
 
 import numpy as np
 
-from ..inference.history import PER_NODE, from_dict, to_dict as history_dict
+from ..inference.history import PER_NODE, to_dict as history_dict
+from ..inference.result import from_dict
 
 __all__ = ["PER_NODE", "OPTIONAL", "normalized", "series", "history_dict", "from_dict",
            "to_dataframe"]

@@ -130,19 +130,3 @@ def to_dict(result) -> dict:
         "extra": plain(extra),
         "history": plain(getattr(result, "history", None) or {}),
     }
-
-
-def from_dict(data: dict):
-    """A :class:`~vmp.FitResult` from :func:`to_dict`'s output (e.g. a report's history.json
-    loaded with ``json.load``), for plotting or tabulating a saved fit."""
-    from .result import FitResult
-
-    elbo = arrays(list(data.get("elbo") or []))
-    extra = dict(data.get("extra") or {})
-    extra.setdefault("method", data.get("method", "batch"))
-    return FitResult(np.asarray(elbo, dtype=float), bool(data.get("converged", False)),
-                     int(data.get("iterations", 0)), str(data.get("message", "")),
-                     data.get("decrease"), float(data.get("seconds") or 0.0), extra=extra,
-                     history=arrays(dict(data.get("history") or {})),
-                     diverged=bool(data.get("diverged", False)),
-                     interrupted=bool(data.get("interrupted", False)))

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .history import from_dict, to_dict
+from .history import arrays, to_dict
 from .state import State
 
 
@@ -35,31 +35,16 @@ class FitResult:
     def final_elbo(self) -> float:
         return float(self.elbo[-1]) if len(self.elbo) else float("nan")
 
-    def plot(self, filename: str | None = None):
-        """A matplotlib dashboard of the convergence diagnostics (see vmp.diagnostics)."""
-        from ..diagnostics import plot
-
-        return plot(self, filename)
+    # plot(filename), summary(model) and to_dataframe() are vmp.diagnostics' readers, attached by
+    # the vmp package (the reading layer sits above this one and imports it, not the other way)
 
     def to_dict(self) -> dict:
-        """History and convergence state as JSON-ready data."""
+        """History and convergence state as JSON-ready data (see vmp.inference.history.to_dict)."""
         return to_dict(self)
 
     @staticmethod
     def from_dict(data: dict) -> "FitResult":
         return from_dict(data)
-
-    def to_dataframe(self):
-        """One row per iteration as a pandas DataFrame (needs pandas)."""
-        from ..diagnostics import to_dataframe
-
-        return to_dataframe(self)
-
-    def summary(self, model=None) -> str:
-        """A text table of the convergence state and, given the model, the posterior."""
-        from ..diagnostics import summary
-
-        return summary(self, model)
 
     def save(self, path) -> None:
         """Write the final state, the resume point and the history to one ``.npz`` file
@@ -77,6 +62,20 @@ class FitResult:
         flags = ", interrupted=True" if self.interrupted else ""
         return (f"FitResult(converged={self.converged}, iterations={self.iterations}, "
                 f"elbo={self.final_elbo:.6g}, message={self.message!r}{flags})")
+
+
+def from_dict(data: dict) -> FitResult:
+    """A :class:`FitResult` from :func:`~vmp.inference.history.to_dict`'s output (e.g. a report's
+    history.json loaded with ``json.load``), for plotting or tabulating a saved fit."""
+    elbo = arrays(list(data.get("elbo") or []))
+    extra = dict(data.get("extra") or {})
+    extra.setdefault("method", data.get("method", "batch"))
+    return FitResult(np.asarray(elbo, dtype=float), bool(data.get("converged", False)),
+                     int(data.get("iterations", 0)), str(data.get("message", "")),
+                     data.get("decrease"), float(data.get("seconds") or 0.0), extra=extra,
+                     history=arrays(dict(data.get("history") or {})),
+                     diverged=bool(data.get("diverged", False)),
+                     interrupted=bool(data.get("interrupted", False)))
 
 
 def load(path, model=None) -> FitResult:
