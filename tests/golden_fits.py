@@ -1,6 +1,8 @@
 """Fits whose final natural parameters were recorded before the inference layer owned its state
 (tests/data/golden_fits.npz, written by ``python -m tests.golden_fits``): the refactor must give
-the same bits for the same seed."""
+the same bits for the same seed. The minibatch fits and option (b) were recorded again when
+their initialization changed on purpose (globals from one minibatch's sweep, no locals kept,
+bound estimated on a subsample); batch and option (a) PerNode fits keep the first record."""
 from __future__ import annotations
 
 import numpy as np

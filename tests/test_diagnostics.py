@@ -104,7 +104,8 @@ def test_stochastic_dashboard_has_the_accesses_panel(svi):
     assert by_acc.get_xscale() == "log"
     x, y = by_acc.lines[0].get_data()
     ev = h["evaluations"]
-    assert np.allclose(x, ev["accesses"][1:]) and np.allclose(y, -ev["elbo"][1:])
+    drawn = ev["accesses"] > 0  # a log axis: the initialization's sweep reads a minibatch
+    assert np.allclose(x, ev["accesses"][drawn]) and np.allclose(y, -ev["elbo"][drawn])
     by_it = panel(fig, "ELBO against iteration")
     assert list(by_it.lines[0].get_xdata()) == list(ev["iteration"]) == [0, 10, 20, 30, 40, 50, 60]
     rho = panel(fig, "step size rho")

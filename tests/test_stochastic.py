@@ -116,7 +116,7 @@ def test_option_a_and_b_differ_and_both_step_from_the_same_start():
                         step=vmp.Constant(1.0), iterations=1)
     rb = _mf(False).fit(method="stochastic", subsample=vmp.PerNode(children=1000), update="global",
                         step=vmp.Constant(1.0), iterations=1)
-    assert ra.elbo[0] == rb.elbo[0]
+    assert rb.elbo[0] > ra.elbo[0], "option (b) starts one batch sweep further, its globals agreeing"
     assert ra.elbo[-1] != rb.elbo[-1]
 
 

@@ -554,7 +554,10 @@ def build_model(args):
 # ----- commands -----------------------------------------------------------------------------
 def _fit(model, args):
     method = METHODS[args.method]
-    return _call(method, f"fitting {model.name} ({args.method})", model, args)
+    result = _call(method, f"fitting {model.name} ({args.method})", model, args)
+    if not result.diverged:
+        model.infer_locals()  # the report shows every node; a minibatch fit kept only the globals
+    return result
 
 
 def _report(model, result, directory) -> list[Path]:
@@ -655,6 +658,8 @@ def cmd_demo(args) -> int:
     for entry in chosen:
         model = _demo_model(x, args)
         result = _call(entry.fit, f"fitting {model.name} ({entry.label})", model, args)
+        if not result.diverged:
+            model.infer_locals()
         fits[entry.label] = (model, result)
         failed |= bool(result.diverged)
         print()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .data import take_rows
 from .expressions import Constant, Gather
 
 
@@ -33,7 +34,7 @@ class Context:
         for axis, p in enumerate(plates):
             idx = self.subset.get(p.name)
             if idx is not None:
-                arr = np.take(arr, idx, axis=axis)
+                arr = take_rows(arr, idx, axis)
         return arr
 
     def shape(self, plates: tuple) -> tuple[int, ...]:
@@ -88,7 +89,7 @@ class NodeLeaf(Leaf):
 
     def value(self, comp, ctx=None):
         if not restricted(ctx):
-            return moments_of(self.node, ctx)[comp]
+            return np.asarray(moments_of(self.node, ctx)[comp])
         own = ctx.overrides.get(self.node.name)
         if own is not None:
             return own[comp]

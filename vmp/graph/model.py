@@ -125,6 +125,19 @@ class Model:
 
         return Fit(self, method="stochastic", **options)
 
+    def infer_locals(self, iterations: int = 50, tol: float = 1e-4) -> "Model":
+        """Give the hidden nodes that the fit's state lacks (the local nodes of a minibatch fit,
+        whose q is computed per minibatch) their q on all data given the others: one pass over
+        the data plate, O(N), done only when asked."""
+        from ..inference.engine import Engine
+        from ..inference.steps import complete
+
+        engine = Engine(self)
+        state = self.current_state()
+        missing = [n for n in engine.hidden if n.name not in state.natural]
+        self.state = complete(engine, state, missing, iterations, tol)
+        return self
+
     def elbo(self) -> float:
         """The exact evidence lower bound of the current q."""
         from ..inference.engine import Engine

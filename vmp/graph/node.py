@@ -10,6 +10,7 @@ from .. import families as fam
 from ..errors import ConjugacyError, DataError, GraphError, ShapeError
 from ..factors import Conditional
 from . import context
+from .data import chunks, is_lazy
 from .expressions import Constant, Expression, Gate, Gather, Scaled
 
 
@@ -108,8 +109,12 @@ class Node(Expression, ABC):
             raise DataError(f"node '{self.name}': weights must be finite and non-negative")
         return w
 
+    #: observed data may stay out of core (memmap, HDF5, zarr): read by rows, never converted
+    lazy_data: ClassVar[bool] = False
+
     def _set_data(self, observed, mask) -> None:
-        data = np.asarray(observed)
+        lazy = self.lazy_data and mask is None and is_lazy(observed)
+        data = observed if lazy else np.asarray(observed)
         event = self._data_event_shape()
         want = self.plate_shape + event
         if data.shape != want:
@@ -126,7 +131,7 @@ class Node(Expression, ABC):
             idx = ~mask
             data = np.array(data, dtype=fill.dtype if data.dtype.kind in "iub" else float, copy=True)
             data[idx] = fill
-        why = self._check_data(data)
+        why = self._check_chunks(data) if lazy else self._check_data(data)
         if why is not None:
             hint = "" if mask is not None else " (give mask= to mark missing entries)"
             raise DataError(f"node '{self.name}': observed data {why}{hint}")
@@ -139,6 +144,10 @@ class Node(Expression, ABC):
     @abstractmethod
     def _fill_value(self) -> np.ndarray:
         """A valid value that stands in for masked observations."""
+
+    def _check_chunks(self, data) -> str | None:
+        """``_check_data`` one block of rows at a time (data out of core)."""
+        return next((why for block in chunks(data) if (why := self._check_data(block)) is not None), None)
 
     def _check_data(self, data: np.ndarray) -> str | None:
         if data.dtype.kind not in "iufb" or not np.all(np.isfinite(data)):
@@ -199,6 +208,9 @@ class Node(Expression, ABC):
     # ----- posterior --------------------------------------------------------------------
     def _need_posterior(self) -> None:
         if self.moments is None:
+            if self.model.state is not None and self.model.state.natural:
+                raise GraphError(f"node '{self.name}' has no q in the fit's state: a minibatch fit keeps only "
+                                 f"the global nodes; model.infer_locals() computes the local ones (O(N))")
             raise GraphError(f"node '{self.name}' has no posterior yet: call model.fit() first")
 
     @property

@@ -11,6 +11,7 @@ from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, Gaussian
                        WishartFactor)
 from ..families._linalg import is_pd
 from .expressions import Expression
+from .data import is_lazy
 from .node import Node, raise_hyper
 
 
@@ -49,27 +50,35 @@ class Gaussian(Node):
             )
         return (dims.pop(),)
 
+    lazy_data = True
+
     def _fill_value(self):
         return np.zeros(self.event_shape)
 
     def _statistics(self, data):
-        return _Outer(np.asarray(data, float))
+        return _Outer(_points(data))
+
+
+def _points(data):
+    """Observed values as they are when out of core, else as a float array."""
+    return data if is_lazy(data) else np.asarray(data, float)
 
 
 class _Outer(tuple):
-    """(x, x x^T) of observed vectors; x x^T (N x D x D) is formed only if something reads it:
-    the factors use x (x) x inside their contractions instead."""
+    """(x, x x^T) of observed vectors (x, x^2 of scalars with ``square``); the second is formed
+    only if something reads it: the factors use x (x) x inside their contractions instead. x may
+    stay out of core (a memmap, an HDF5 or zarr array): a minibatch reads only its rows."""
 
-    def __new__(cls, x: np.ndarray):
+    def __new__(cls, x, square: bool = False):
         obj = super().__new__(cls, (x, None))
-        obj._outer = None
+        obj._outer, obj._square = None, square
         return obj
 
     def __getitem__(self, i):
         if i in (1, -1):
             if self._outer is None:
-                x = tuple.__getitem__(self, 0)
-                self._outer = x[..., :, None] * x[..., None, :]
+                x = np.asarray(tuple.__getitem__(self, 0), float)
+                self._outer = x * x if self._square else x[..., :, None] * x[..., None, :]
             return self._outer
         return tuple.__getitem__(self, i)
 
@@ -78,7 +87,7 @@ class _Outer(tuple):
         yield self[1]
 
     def __reduce__(self):
-        return _Outer, (tuple.__getitem__(self, 0),)
+        return _Outer, (tuple.__getitem__(self, 0), self._square)
 
 
 class Normal(Node):
@@ -89,6 +98,10 @@ class Normal(Node):
 
     family = fam.Normal
     factor_cls = NormalFactor
+    lazy_data = True
+
+    def _statistics(self, data):
+        return _Outer(_points(data), square=True)
 
     def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
         super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)

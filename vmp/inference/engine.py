@@ -164,7 +164,9 @@ class Engine:
         if state is None or any(n.name not in state.natural for n in self.hidden):
             from ..errors import GraphError
 
-            raise GraphError(f"model '{self.model.name}' has no posterior yet: call model.fit() first")
+            missing = [n.name for n in self.hidden if state is None or n.name not in state.natural]
+            raise GraphError(f"model '{self.model.name}': no q for {missing} yet: call model.fit() first "
+                             f"(after a minibatch fit, model.infer_locals() computes the local nodes)")
         ctx = Context(state=state)
         total = 0.0
         for f in self.factors.values():

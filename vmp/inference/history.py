@@ -7,7 +7,10 @@
     step_seconds  (T,)  wall time of each step (evaluations excluded)
     rho           {node: (T,)}  step size of each stepped node (ones for batch VMP)
     change        {node: (T,)}  relative change ||lambda_t - lambda_(t-1)|| / ||lambda_(t-1)||
-    evaluations   {"iteration": (E,), "accesses": (E,), "elbo": (E,), "heldout": (E,) or (0,)}
+    evaluations   {"iteration": (E,), "accesses": (E,), "elbo": (E,), "stderr": (E,),
+                   "heldout": (E,) or (0,)}    elbo is exact (stderr 0) or, for a minibatch fit
+                   with evaluate="subsample", an estimate from a fixed subsample of the data plate
+    bound_estimate (T,)  minibatch fits: each step's noisy bound (Hoffman et al.), free
     events        [{"iteration", "source", "node", "action", "message"}, ...]
 
 Policies add per-step series under their own keys (``temperature``, ``effective_batch``).
@@ -31,7 +34,7 @@ class Recorder:
         if raw is None:
             raw = {"iteration": [], "accesses": [], "step_seconds": [],
                    "rho": {n: [] for n in stepped}, "change": {n: [] for n in stepped},
-                   "evaluations": {"iteration": [], "accesses": [], "elbo": [], "heldout": []},
+                   "evaluations": {"iteration": [], "accesses": [], "elbo": [], "stderr": [], "heldout": []},
                    "events": []}
         self.raw = raw
 
@@ -46,11 +49,13 @@ class Recorder:
             h["rho"][name].append(rho[name])
             h["change"][name].append(change[name])
 
-    def evaluation(self, t: int, accesses: int, elbo: float, heldout: float | None = None) -> None:
+    def evaluation(self, t: int, accesses: int, elbo: float, heldout: float | None = None,
+                   stderr: float = 0.0) -> None:
         ev = self.raw["evaluations"]
         ev["iteration"].append(t)
         ev["accesses"].append(accesses)
         ev["elbo"].append(elbo)
+        ev["stderr"].append(stderr)
         if heldout is not None:
             ev["heldout"].append(heldout)
 

@@ -20,20 +20,51 @@ from ..graph.leaves import Context
 from .state import State
 
 
-def initialize(engine, rng: np.random.Generator, init: Any = None) -> State:
+def initialize(engine, rng: np.random.Generator, init: Any = None, plan=None) -> State:
     """The initial State: every hidden node at its prior message (parents first), then the
-    symmetry breaking and ``init``'s means."""
+    symmetry breaking and ``init``'s means.
+
+    For a plan with a local step (Minibatch) only the global nodes get a q (the locals are
+    computed per minibatch and never over the whole plate), the symmetry breaking reads the
+    plan's evaluation subsample, and one coordinate sweep of the globals from the
+    responsibilities of one minibatch makes their q agree with one another (so that option (b)
+    does not start from a precision fitted to the prior's spread of the means)."""
+    local = plan is not None and plan.local_step
     state = State()
-    for node in engine.hidden:
+    for node in plan.stepped if local else engine.hidden:
         state = _set(state, node, engine.factors[node.name].messages(node, ctx=Context(state=state)))
     if init == "prior":
         return state
     if init is not None and not isinstance(init, dict):
         raise GraphError("init= takes 'prior' or a dict from node names to initial means/probabilities")
-    state = _break_symmetry(engine, state, rng)
+    state = _break_symmetry(engine, state, rng, plan.evaluation if local else None)
     for name, value in (init or {}).items():
+        if engine.model[name].name not in state.natural and not engine.model[name].observed:
+            raise GraphError(f"init: node '{name}' is local to the minibatch plate; its q is computed per minibatch")
         state = _set_mean(state, engine.model[name], np.asarray(value, float))
     return state
+
+
+def first_sweep(engine, plan, state: State, rng: np.random.Generator) -> tuple[State, int]:
+    """One coordinate sweep of the global nodes (option (a) order, rho = 1) from the locals of
+    one minibatch; returns the state and the observed elements read."""
+    from dataclasses import replace
+
+    from .steps import coordinate, local_step
+
+    draw = plan.draw(engine, rng)
+    ctx, _, count = local_step(engine, plan, state, draw.ctx)
+    draw = replace(draw, ctx=ctx)
+    for node in plan.stepped:
+        state = state.updated({node.name: coordinate(engine, plan, state, draw, node, 1.0)})
+    return state, count + sum(plan.accesses(engine, draw, node) for node in plan.stepped)
+
+
+def _rows(data, rows):
+    """Rows of observed data (all of them when ``rows`` is None); reads only those rows."""
+    from ..graph.data import take_rows
+
+    return np.asarray(data) if rows is None else take_rows(data, rows)
 
 
 def _set(state: State, node, natural) -> State:
@@ -61,7 +92,7 @@ def _expressions(engine):
             yield node, role, expr
 
 
-def _break_symmetry(engine, state: State, rng) -> State:
+def _break_symmetry(engine, state: State, rng, rows=None) -> State:
     """Break the symmetry of gated components, then set each gate's selector from them.
 
     The schedule runs parents before children, so the first sweep starts from these
@@ -72,9 +103,9 @@ def _break_symmetry(engine, state: State, rng) -> State:
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
             p = expr.node
             if p.family in (fam.Gaussian, fam.Normal) and child.observed and p.plates == (expr.gated_plate,):
-                data = np.asarray(child.data, float).reshape((-1,) + p.event_shape)
+                data = np.asarray(_rows(child.data, rows), float).reshape((-1,) + p.event_shape)
                 if child.mask is not None:
-                    data = data[child.mask.reshape(-1)]
+                    data = data[_rows(child.mask, rows).reshape(-1)]
                 if len(data) >= expr.gated_plate.size:
                     state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
                     done.add(p.name)
@@ -92,7 +123,8 @@ def _break_symmetry(engine, state: State, rng) -> State:
                     state = _set_mean(state, n, n.family.sample(state.natural[n.name], rng))
                     done.add(n.name)
     for z in sorted(selectors, key=engine.hidden.index, reverse=True):
-        state = state.updated({z.name: engine.coordinate(state, z)})
+        if z.name in state.natural:
+            state = state.updated({z.name: engine.coordinate(state, z)})
     return state
 
 def kmeanspp(x: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:

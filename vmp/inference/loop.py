@@ -27,12 +27,12 @@ from . import steps
 from .engine import Engine
 from .executor import Executor, Serial
 from .history import Recorder
-from .init import initialize
+from .init import first_sweep, initialize
 from .progress import Progress
 from .result import FitResult, load
 from .schedules import RobbinsMonro, per_node
 from .state import State
-from .subsample import Draw, Plan, Subsample
+from .subsample import Draw, Plan, Subsample, sweep_accesses
 
 
 class ElboDecreaseWarning(UserWarning):
@@ -54,8 +54,7 @@ class FullPlan(Plan):
 
     def __init__(self, engine):
         self.stepped = engine.schedule()
-        self.per_sweep = sum(int(np.prod(f.child.plate_shape)) * len(f.nodes())
-                             for f in engine.factors.values() if f.child.observed)
+        self.per_sweep = sweep_accesses(engine)
 
     def draw(self, engine, rng):
         return Draw(contexts={n.name: None for n in self.stepped})
@@ -77,6 +76,7 @@ class Options:
     update: str = "per-node"
     step: Any = None
     evaluate_every: int | None = None
+    evaluate: str | None = None
     policies: list = field(default_factory=list)
     monitors: list | None = None
     executor: Executor | None = None
@@ -95,7 +95,8 @@ class Options:
             raise VMPError(f"iterations must be a non-negative integer, got {self.iterations!r}")
         self.iterations = int(self.iterations)
         stochastic_only = {"subsample": self.subsample, "step": self.step, "policies": self.policies or None,
-                           "monitors": self.monitors, "evaluate_every": self.evaluate_every}
+                           "monitors": self.monitors, "evaluate_every": self.evaluate_every,
+                           "evaluate": self.evaluate}
         batch_only = {"tol": self.tol, "decrease_tol": self.decrease_tol, "on_decrease": self.on_decrease}
         if self.method == "batch":
             given = sorted(k for k, v in stochastic_only.items() if v is not None)
@@ -106,7 +107,7 @@ class Options:
             self.on_decrease = "warn" if self.on_decrease is None else self.on_decrease
             if self.on_decrease not in ("warn", "raise"):
                 raise VMPError("on_decrease must be 'warn' or 'raise'")
-            self.evaluate_every = 1
+            self.evaluate_every, self.evaluate = 1, "full"
             self.monitors = []
         else:
             given = sorted(k for k, v in batch_only.items() if v is not None)
@@ -118,6 +119,10 @@ class Options:
             if not isinstance(self.subsample, Subsample):
                 raise VMPError("subsample= takes vmp.PerNode(children=C) or vmp.Minibatch(plate, size)")
             self.evaluate_every = 10 if self.evaluate_every is None else int(self.evaluate_every)
+            self.evaluate = "subsample" if self.evaluate is None else self.evaluate
+            if self.evaluate not in ("subsample", "full"):
+                raise VMPError(f"evaluate= takes 'subsample' (an estimate from a fixed subsample of the data "
+                               f"plate, O(evaluation_size)) or 'full' (the exact bound, O(N)); got {self.evaluate!r}")
             if self.monitors is None:
                 from ..monitors import DomainMonitor, ElboMonitor
 
@@ -145,18 +150,23 @@ class Fit:
         resume = _resume_point(o.resume, model)
         if resume is None:
             self.rng = rng = np.random.default_rng(o.seed)
-            state = initialize(engine, rng, o.init)
         else:
             state, raw = resume
             self.rng = rng = state.generator()
-        self.plan = FullPlan(engine) if o.method == "batch" else o.subsample.prepare(
+        self.plan = plan = FullPlan(engine) if o.method == "batch" else o.subsample.prepare(
             engine, rng, None if resume is None else state.extra.get("plan"))
-        if o.policies and not self.plan.policies_allowed:
+        if o.policies and not plan.policies_allowed:
             raise VMPError("policies= weight the factors of a data plate: use subsample=vmp.Minibatch(plate, size)")
-        names = [n.name for n in self.plan.stepped]
+        names = [n.name for n in plan.stepped]
         self.schedules = per_node(RobbinsMonro() if o.step is None else o.step, names)
         if resume is None:
-            extra = {"plan": self.plan.saved(), "backoff": {n: 1.0 for n in names}, "accesses": 0,
+            state, count = initialize(engine, rng, o.init, plan), 0
+            if plan.local_step and o.init != "prior":
+                state, count = first_sweep(engine, plan, state, rng)
+            elif o.update == "global" and o.init != "prior":
+                state, _ = steps.sweep(engine, state, plan.stepped)
+                count = sweep_accesses(engine)
+            extra = {"plan": plan.saved(), "backoff": {n: 1.0 for n in names}, "accesses": count,
                      "policies": [p.start(engine, self.plan, state, rng) for p in o.policies],
                      "monitors": [m.start() for m in o.monitors], "good": None, "good_value": None,
                      "converged": False, "message": "reached the iteration limit", "decrease": None,
@@ -193,8 +203,9 @@ class Fit:
             series.update(p.record(t, draw.rows, pol[i]))
         count = extra["accesses"]
         if plan.local_step:
-            ctx, _, acc = steps.local_step(engine, plan, state, draw.ctx, local)
+            ctx, natural, acc = steps.local_step(engine, plan, state, draw.ctx, local)
             draw, count = replace(draw, ctx=ctx), count + acc
+            series["bound_estimate"] = steps.minibatch_bound(engine, plan, state, ctx, natural)
             bound = steps.data_bound(engine, plan, ctx) if any(p.needs_data_bound for p in o.policies) else None
             for i, p in enumerate(o.policies):
                 pol[i] = p.observe(engine, plan, ctx, bound, pol[i])
@@ -277,13 +288,17 @@ class Fit:
         t = self.state.step if t is None else t
         state = self.state
         extra = dict(state.extra)
-        if plan.local_step:
-            state = steps.optimize_locals(engine, plan, state)
-        value = engine.elbo(state, cached=plan.monotone)
+        stderr = 0.0
+        if plan.local_step and o.evaluate == "subsample":
+            value, stderr = steps.subsample_bound(engine, plan, state, plan.evaluation)
+        elif plan.local_step:
+            value = engine.elbo(steps.optimize_locals(engine, plan, state), cached=False)
+        else:
+            value = engine.elbo(state, cached=plan.monotone)
         heldout = None
         if plan.local_step and plan.heldout.size:
             heldout = steps.heldout_bound(engine, plan, state)
-        self.recorder.evaluation(t, extra["accesses"], value, heldout)
+        self.recorder.evaluation(t, extra["accesses"], value, heldout, stderr)
         monitors = list(extra["monitors"])
         for i, m in enumerate(o.monitors):
             problem, monitors[i] = m.check_elbo(t, self.recorder.elbo, monitors[i])
@@ -419,6 +434,9 @@ class Fit:
         history = self.recorder.history()
         elbo = np.array(self.recorder.elbo, dtype=float)
         info = {"method": o.method} if o.method == "batch" else {"method": o.method, "update": o.update}
+        info["bound"] = "exact" if not self.plan.local_step or o.evaluate == "full" else (
+            f"estimate from {self.plan.evaluation.size} of {self.plan.plate.size} elements of "
+            f"'{self.plan.plate_name}'")
         diverged = bool(extra["diverged"]) if not self.plan.monotone else not bool(np.all(np.isfinite(elbo)))
         return FitResult(elbo, bool(extra["converged"]), len(history["iteration"]), extra["message"],
                          extra["decrease"], time.perf_counter() - self.start, extra=info, history=history,
@@ -438,9 +456,9 @@ def _resume_point(resume, model):
         raise VMPError("resume=: this result carries no state (it was read from a history alone)")
     state, raw = resume.resume_point
     families = {n.name: n.family for n in model.nodes.values() if not n.observed}
-    if set(state.natural) != set(families):
+    if not set(state.natural) <= set(families):
         raise VMPError(f"resume=: the saved state has nodes {sorted(state.natural)}, "
-                       f"the model has {sorted(families)}")
+                       f"the model's hidden nodes are {sorted(families)}")
     if not state.moments:
         state = replace(state, moments={k: tuple(families[k].moments(v)) for k, v in state.natural.items()})
     for name, moments in state.moments.items():

@@ -6,7 +6,8 @@ record, and never read or write a node's q or a module global. These are what an
   al. 2013, Fig. 6 step 5; Paquet Alg. 2);
 - :func:`targets`: lambda^temp of stepped nodes from one draw (Paquet eq. (6)), from one snapshot
   (option (b)) or each from the state its predecessors left (option (a), :func:`coordinate`);
-- :func:`optimize_locals` and :func:`heldout_bound` for evaluations.
+- :func:`minibatch_bound`, :func:`subsample_bound`, :func:`heldout_bound`: the bound's
+  estimates (O(minibatch)); :func:`complete` / :func:`optimize_locals`: a pass over all data.
 """
 from __future__ import annotations
 
@@ -80,17 +81,28 @@ def coordinate(engine: Engine, plan, state: State, draw, node, rho: float, weigh
     return engine.coordinate(state, node, ctx=plan.contexts(engine, draw, node, weight), rho=rho)
 
 
-def optimize_locals(engine: Engine, plan, state: State) -> State:
-    """Exact local updates on all data given the global q (for evaluating the full ELBO)."""
-    for _ in range(plan.local_iterations):
-        old = [state.moments[n.name] for n in plan.local]
-        for node in reversed(plan.local):
+def complete(engine: Engine, state: State, nodes, iterations: int = 50, tol: float = 1e-4) -> State:
+    """``state`` with exact coordinate updates of ``nodes`` on all data given every other q
+    (a pass over all data: for evaluating the full bound, or ``model.infer_locals()``). Nodes
+    the state lacks start from their prior messages."""
+    for node in nodes:
+        if node.name not in state.natural:
+            own = engine.factors[node.name].messages(node, ctx=Context(state=state))
+            state = state.updated({node.name: (own, node.family.moments(own))})
+    for _ in range(iterations):
+        old = [state.moments[n.name] for n in nodes]
+        for node in reversed(nodes):
             state = state.updated({node.name: engine.coordinate(state, node)})
         change = max((max(float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(o, state.moments[n.name]))
-                      for o, n in zip(old, plan.local)), default=0.0)
-        if change < plan.local_tol:
+                      for o, n in zip(old, nodes)), default=0.0)
+        if change < tol:
             break
     return state
+
+
+def optimize_locals(engine: Engine, plan, state: State) -> State:
+    """Exact local updates on all data given the global q (for evaluating the full ELBO)."""
+    return complete(engine, state, plan.local, plan.local_iterations, plan.local_tol)
 
 
 def data_bound(engine: Engine, plan, ctx: Context) -> float:
@@ -100,20 +112,70 @@ def data_bound(engine: Engine, plan, ctx: Context) -> float:
                             if plan.on_batch(f))
 
 
-def heldout_bound(engine: Engine, plan, state: State) -> float:
-    """Per-element ELBO of the held-out rows: locals optimized on them, their factors and
-    entropies summed, divided by the number of held-out elements."""
-    ctx, natural, _ = local_step(engine, plan, state, plan.context(plan.heldout))
-    total = 0.0
+def per_datapoint(values: np.ndarray, plates: tuple, ctx: Context, n: int) -> np.ndarray:
+    """Sum ``values`` (shaped ``ctx.shape(plates)`` + trailing axes) over the elements of each of
+    the ``n`` drawn datapoints (a token belongs to its document through ``ctx.owner``)."""
+    axis = next(i for i, p in enumerate(plates) if p.name in ctx.subset)
+    moved = np.moveaxis(np.asarray(values, float), axis, 0)
+    lead = len(plates) - 1
+    flat = moved.reshape((moved.shape[0], -1) + moved.shape[1 + lead:]).sum(axis=1)
+    owner = ctx.owner[plates[axis].name]
+    cols = flat.reshape(flat.shape[0], -1)
+    out = np.stack([np.bincount(owner, weights=cols[:, j], minlength=n) for j in range(cols.shape[1])], axis=1)
+    return out.reshape((n,) + flat.shape[1:])
+
+
+def local_terms(engine: Engine, plan, ctx: Context, natural: dict, n: int) -> np.ndarray:
+    """Per drawn datapoint: its factors' E[log p] (data and locals) plus its locals' entropies,
+    at the locals in ``ctx.overrides`` and the globals in ``ctx.state``."""
+    plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner, state=ctx.state)
+    total = np.zeros(n)
     for f in engine.factors.values():
         if plan.on_batch(f):
-            total += float(f.elog(engine.factor_weight(f), ctx=ctx))
+            per = f.elog(engine.factor_weight(f), per_element=True, ctx=plain)
+            total += per_datapoint(per, f.child.plates, ctx, n)
     for node in plan.local:
         h = node.family.entropy(natural[node.name], ctx.overrides[node.name])
         if node.weights is not None:
             h = h * ctx.take(node.weights, node.plates)
-        total += float(np.sum(h))
-    return total / plan.heldout.size
+        total += per_datapoint(h, node.plates, ctx, n)
+    return total
+
+
+def global_terms(engine: Engine, plan, state: State) -> float:
+    """The bound's terms of the global nodes: their factors' E[log p] and their entropies."""
+    ctx = Context(state=state)
+    total = sum(float(f.elog(engine.factor_weight(f), cached=False, ctx=ctx))
+                for f in engine.factors.values() if not plan.on_batch(f))
+    return total + sum(engine.entropy(state, node) for node in plan.stepped)
+
+
+def minibatch_bound(engine: Engine, plan, state: State, ctx: Context, natural: dict) -> float:
+    """Hoffman et al.'s noisy bound of one step: the global terms plus N/|S| times the drawn
+    rows' local terms (an unbiased estimate of the bound on the training rows)."""
+    n = len(ctx.subset[plan.plate_name])
+    return global_terms(engine, plan, state) + plan.scale * float(local_terms(engine, plan, ctx, natural, n).sum())
+
+
+def subsample_bound(engine: Engine, plan, state: State, rows: np.ndarray) -> tuple[float, float]:
+    """(estimate, standard error) of the bound from the data-plate elements ``rows``, drawn
+    uniformly without replacement: the global terms plus N/n times their local terms (locals
+    optimized on the rows only). Unbiased for the data part; the standard error is
+    N s / sqrt(n) sqrt(1 - n/N), s the spread of the per-datapoint terms."""
+    ctx, natural, _ = local_step(engine, plan, state, plan.context(rows))
+    ell = local_terms(engine, plan, ctx, natural, rows.size)
+    big_n, n = plan.plate.size, rows.size
+    spread = float(np.std(ell, ddof=1)) if n > 1 else 0.0
+    stderr = big_n * spread / np.sqrt(n) * np.sqrt(max(1.0 - n / big_n, 0.0))
+    return global_terms(engine, plan, state) + big_n / n * float(ell.sum()), stderr
+
+
+def heldout_bound(engine: Engine, plan, state: State) -> float:
+    """Per-element ELBO of the held-out rows (at most ``evaluation_size`` of them): locals
+    optimized on them, their factors and entropies summed, divided by their number."""
+    rows = plan.heldout_evaluation
+    ctx, natural, _ = local_step(engine, plan, state, plan.context(rows))
+    return float(local_terms(engine, plan, ctx, natural, rows.size).sum()) / rows.size
 
 
 def mean_change(family, old_natural, old_moments, new_natural, new_moments) -> float:

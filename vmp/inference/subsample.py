@@ -132,6 +132,12 @@ def accesses(engine, contexts: dict) -> int:
     return total
 
 
+def sweep_accesses(engine) -> int:
+    """Observed-node elements read by one batch sweep (every node reads all of its children)."""
+    return sum(int(np.prod(f.child.plate_shape)) * len(f.nodes()) for f in engine.factors.values()
+               if f.child.observed)
+
+
 class PerNode(Subsample):
     """Paquet Alg. 1: every hidden node, per element of its plates, draws ``children`` of its
     children without replacement and scales their messages by N_i / C (eq. (6)); an element
@@ -194,17 +200,22 @@ class Minibatch(Subsample):
     Plates reached from it through gathers (the tokens of the drawn documents) are restricted
     too. Local nodes (on those plates) get exact coordinate updates, iterated to ``local_tol``
     (at most ``local_iterations``); global nodes then step with scale N / |S|. ``holdout`` keeps
-    a fraction of the plate out of training for held-out evaluation.
+    a fraction of the plate out of training for held-out evaluation. The bound is estimated on a
+    fixed subsample of ``evaluation_size`` elements of the plate (and of the held-out rows),
+    drawn once from the fit's seed.
     """
 
     def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-4,
-                 holdout: float = 0.0):
+                 holdout: float = 0.0, evaluation_size: int = 2000):
         if int(size) != size or size < 1:
             raise ValueError(f"Minibatch(size=...) needs a positive integer, got {size!r}")
         if not 0 <= holdout < 1:
             raise ValueError("Minibatch(holdout=...) must lie in [0, 1)")
+        if int(evaluation_size) != evaluation_size or evaluation_size < 2:
+            raise ValueError(f"Minibatch(evaluation_size=...) needs an integer >= 2, got {evaluation_size!r}")
         self.plate_name, self.size = plate, int(size)
         self.local_iterations, self.local_tol, self.holdout = local_iterations, local_tol, holdout
+        self.evaluation_size = int(evaluation_size)
 
     def prepare(self, engine, rng, saved=None) -> "MinibatchPlan":
         return MinibatchPlan(self, engine, rng, saved)
@@ -240,17 +251,27 @@ class MinibatchPlan(Plan):
         for n in self.local:
             if engine.coupled_plate(n) is not None:
                 raise GraphError(f"Minibatch: local node '{n.name}' has coupled elements; not supported")
+        n = self.plate.size
         if saved is not None:
-            self.heldout, self.train = np.asarray(saved["heldout"]), np.asarray(saved["train"])
+            self.heldout, self.train = np.asarray(saved["heldout"]), saved["train"]
+            self.evaluation, self.heldout_evaluation = np.asarray(saved["evaluation"]), np.asarray(saved["heldout_evaluation"])
         else:
-            perm = rng.permutation(self.plate.size)
-            n_out = int(round(spec.holdout * self.plate.size))
-            self.heldout, self.train = np.sort(perm[:n_out]), np.sort(perm[n_out:])
-        if self.size > self.train.size:
-            raise ValueError(f"Minibatch: size {self.size} exceeds the {self.train.size} training elements")
+            n_out = int(round(spec.holdout * n))
+            if n_out:
+                perm = rng.permutation(n)
+                self.heldout, self.train = np.sort(perm[:n_out]), np.sort(perm[n_out:])
+            else:  # every row trains: no O(N) index array
+                self.heldout, self.train = np.zeros(0, dtype=np.int64), None
+            self.evaluation = np.sort(rng.choice(n, size=min(spec.evaluation_size, n), replace=False))
+            self.heldout_evaluation = self.heldout if self.heldout.size <= spec.evaluation_size else np.sort(
+                rng.choice(self.heldout, size=spec.evaluation_size, replace=False))
+        self.n_train = n - self.heldout.size
+        if self.size > self.n_train:
+            raise ValueError(f"Minibatch: size {self.size} exceeds the {self.n_train} training elements")
 
     def saved(self) -> dict:
-        return {"heldout": self.heldout, "train": self.train}
+        return {"heldout": self.heldout, "train": self.train, "evaluation": self.evaluation,
+                "heldout_evaluation": self.heldout_evaluation}
 
     def context(self, rows: np.ndarray) -> Context:
         """The subsets for the data-plate elements ``rows`` (sorted) and the plates linked to them."""
@@ -264,7 +285,8 @@ class MinibatchPlan(Plan):
         return Context(subset=subset, owner=owner)
 
     def draw(self, engine, rng):
-        rows = np.sort(rng.choice(self.train, size=self.size, replace=False))
+        rows = np.sort(rng.choice(self.plate.size if self.train is None else self.train, size=self.size,
+                                  replace=False))
         return Draw(rows=rows, ctx=self.context(rows))
 
     def on_batch(self, f) -> bool:
@@ -283,7 +305,7 @@ class MinibatchPlan(Plan):
 
     @property
     def scale(self) -> float:
-        return self.train.size / self.size
+        return self.n_train / self.size
 
 
 def scaled_context(ctx: Context, child, base, weight) -> Context:

@@ -111,7 +111,7 @@ def _log_integral(engine, point, observed, z, temperatures) -> np.ndarray:
     for j in range(k):
         onehot = np.zeros(z.plate_shape + (k,))
         onehot[..., j] = 1.0
-        at_j = Context(state=point.updated({z.name: (point.natural[z.name], (onehot,))}))
+        at_j = Context(state=point.updated({z.name: ((), (onehot,))}))
         acc = np.zeros(z.plate_shape + (temperatures.size,))
         for x in observed:
             eta, c = engine.conditional(x).messages(x, ctx=at_j), x.factor_weights()
