@@ -66,7 +66,7 @@ def run(name: str):
     model = build()
     kwargs = dict(kwargs, progress=False)
     result = model.fit(**kwargs)
-    natural = {n.name: n.natural for n in model.nodes.values() if not n.observed}
+    natural = dict(result.state.natural)
     return model, result, natural
 
 
