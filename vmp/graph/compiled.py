@@ -418,7 +418,7 @@ class CompiledFactor:
                 msg = [np.zeros(s) for s in node_shapes]
             msg = tuple(m if a is None else m + a for m, a in zip(msg, acc_node))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
-        return total
+        return None if total is None else node.family.symmetrize(total)
 
     def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True,
              ctx: Context | None = None):
