@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import families as fam
 from ..errors import GraphError
-from ..graph.expressions import Dot, Gate, Gather
+from ..graph.expressions import Dot, Gate
+from ..graph.node import Node
 
 
 def initialize(engine, rng: np.random.Generator, init: Any = None) -> None:
@@ -47,42 +48,61 @@ def _set_mean(node, value: np.ndarray) -> None:
 
 
 def _expressions(engine):
+    """(child, role, expression, top) for every expression inside every parent role, reached
+    through ``inputs()`` so that any kind of glue (gate, gather, dot, sum...) is traversed."""
+    def walk(expr):
+        yield expr
+        for inner in expr.inputs():
+            yield from walk(inner)
+
     for node in engine.model.nodes.values():
-        for role, expr in node.parents.items():
-            yield node, role, expr
+        for role, top in node.parents.items():
+            for expr in walk(top):
+                yield node, role, expr, top
 
 
 def _break_symmetry(engine, rng) -> None:
     """Break the symmetry of gated components, then set each gate's selector from them.
 
-    The schedule runs parents before children, so the first sweep starts from these
+    Gaussian components that are the gated mean of observed data start at k-means++ centers;
+    other gated Gaussians, and the Gaussians of an inner product, start at a draw from their
+    prior. The schedule runs parents before children, so the first sweep starts from these
     responsibilities (an E-step from k-means++ centers, as EM and scikit-learn do).
     """
     done, selectors = set(), []
-    for child, role, expr in _expressions(engine):
+    for child, role, expr, top in _expressions(engine):
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
             p = expr.node
-            if p.family in (fam.Gaussian, fam.Normal) and child.observed and p.plates == (expr.gated_plate,):
-                data = np.asarray(child.data, float).reshape((-1,) + p.event_shape)
-                if child.mask is not None:
+            if p.family in (fam.Gaussian, fam.Normal):
+                direct = expr is top and child.observed and p.plates == (expr.gated_plate,)
+                data = np.asarray(child.data, float).reshape((-1,) + p.event_shape) if direct else None
+                if direct and child.mask is not None:
                     data = data[child.mask.reshape(-1)]
-                if len(data) >= expr.gated_plate.size:
+                if direct and len(data) >= expr.gated_plate.size:
                     _set_mean(p, kmeanspp(data, expr.gated_plate.size, rng))
-                    done.add(p.name)
+                else:
+                    _set_mean(p, p.family.sample(p.natural, rng))
+                done.add(p.name)
             elif p.family is fam.Dirichlet:
                 noise = rng.gamma(100.0, 0.01, size=p.natural[0].shape)
                 p.set_natural((p.natural[0] + noise,))
                 done.add(p.name)
-            if p.name in done and not expr.selector.observed and expr.selector not in selectors:
-                selectors.append(expr.selector)
+        if isinstance(expr, Gate) and expr.node.name in done and not expr.selector.observed \
+                and expr.selector not in selectors:
+            selectors.append(expr.selector)
         if isinstance(expr, Dot):
-            for side in (expr.u, expr.v):
-                n = side.node if isinstance(side, Gather) else side
-                if n.name not in done and not n.observed:
+            for n in _random_nodes(expr):
+                if n.family in (fam.Gaussian, fam.Normal) and n.name not in done and not n.observed:
                     _set_mean(n, n.family.sample(n.natural, rng))
                     done.add(n.name)
     for z in sorted(selectors, key=engine.hidden.index, reverse=True):
         engine.update(z)
+
+
+def _random_nodes(expr) -> list:
+    if isinstance(expr, Node):
+        return [expr]
+    return [n for inner in expr.inputs() for n in _random_nodes(inner)]
 
 
 def kmeanspp(x: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
