@@ -81,12 +81,21 @@ def wishart_const():
     return m, "Lam"
 
 
-def dirichlet_categorical():
+def _normal_mixture(alpha, mask=None, weights=None):
+    """z_n ~ Cat(pi), x_n ~ N(mu_{z_n}, 1) observed (z has observed descendants where unmasked)."""
+    rng = _rng()
     with vmp.Model("c") as m:
-        pi = vmp.Dirichlet("pi", [1.0, 2.0, 0.5])
+        pi = vmp.Dirichlet("pi", alpha)
+        with vmp.Plate("K", len(alpha)):
+            mu = vmp.Normal("mu", 0.0, 1.0)
         with vmp.Plate("N", 5):
-            vmp.Categorical("z", pi)
+            z = vmp.Categorical("z", pi, weights=weights)
+            vmp.Normal("x", mu[z], 1.0, observed=rng.normal(size=5), mask=mask)
     return m, "z"
+
+
+def dirichlet_categorical():
+    return _normal_mixture([1.0, 2.0, 0.5])
 
 
 def gated_gaussian():
@@ -171,9 +180,23 @@ def dot_plain():
     return m, "y"
 
 
+def normal_partially_observed_parent():
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            x = vmp.Normal("x", 0.0, 1.0, observed=[0.5, 0.0, -1.0, 0.0], mask=[True, False, True, False])
+            vmp.Normal("y", x, tau, observed=_rng().normal(size=4))
+    return m, "y"
+
+
+def categorical_barren_rows():
+    weights = np.random.default_rng(3).uniform(1, 2, size=5)
+    return _normal_mixture(np.ones(2), mask=[True, False, True, True, False], weights=weights)
+
+
 CASES = {f.__name__: f for f in [
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
-    dot_factorized, dot_plain,
+    dot_factorized, dot_plain, normal_partially_observed_parent, categorical_barren_rows,
 ]}

@@ -20,7 +20,7 @@ from .. import families as fam
 from ..errors import GraphError
 from ..factors.terms import Term, contract_to
 from .expressions import Constant, Dot, Expression, Gate, Gather, Scaled
-from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf
+from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of
 
 PLATE_LETTERS = string.ascii_uppercase
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
@@ -141,6 +141,8 @@ class CompiledFactor:
         self.targets = [leaf for leaf in self._leaves.values() if leaf.target and id(leaf) in used]
         self._cache: dict = {}
         self._patterns: dict = {}
+        self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
+        self._kept_memo: tuple = (None, None)
 
     # ----- binding ----------------------------------------------------------------------
     def _new_letter(self) -> str:
@@ -272,6 +274,18 @@ class CompiledFactor:
             weight = scale if weight is None else weight * scale
         return weight
 
+    def _kept(self, weight, ctx):
+        """The weight times ``keep``: barren child elements send nothing to the parents and add
+        nothing to the bound (the same object for the same weight, so cached derivatives match)."""
+        if self.keep is None:
+            return weight
+        if ctx is not None:
+            keep = ctx.take(self.keep, self.child.plates)
+            return keep.astype(float) if weight is None else weight * keep
+        if self._kept_memo[0] is not weight or self._kept_memo[1] is None:
+            self._kept_memo = (weight, self.keep.astype(float) if weight is None else weight * self.keep)
+        return self._kept_memo[1]
+
     def _size(self, ch: str, ctx) -> int:
         if ctx is not None and self.plate_of.get(ch) in ctx.subset:
             return len(ctx.subset[self.plate_of[ch]])
@@ -377,6 +391,8 @@ class CompiledFactor:
         """
         if not _weighted:
             weight = self._weight(weight, ctx)
+            if node is not self.child:
+                weight = self._kept(weight, ctx)
         total = None
         for leaf in self.targets if only is None else only:
             if leaf.node is not node:
@@ -418,12 +434,16 @@ class CompiledFactor:
                 msg = [np.zeros(s) for s in node_shapes]
             msg = tuple(m if a is None else m + a for m, a in zip(msg, acc_node))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
-        return None if total is None else node.family.symmetrize(total)
+        if total is None:
+            return None
+        if node.clamp is not None and node is not self.child:
+            total = node.clamp.free(total, ctx, plate, index)
+        return node.family.symmetrize(total)
 
     def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True,
              ctx: Context | None = None):
         """Weighted E[log p(child | parents)], summed (or per child plate element)."""
-        weight = self._weight(weight, ctx)
+        weight = self._kept(self._weight(weight, ctx), ctx)
         out = self.child_letters if per_element else ""
         shape = (self.child_shape if ctx is None else ctx.shape(self.child.plates)) if per_element else ()
         total = 0.0
@@ -434,7 +454,7 @@ class CompiledFactor:
                 rest = t.operands[:i] + t.operands[i + 1:]
                 if w is weight and stamp == self._stamp(rest):
                     o = t.operands[i]
-                    value = o.leaf.node.moments[o.comp] if node_level else o.value()
+                    value = moments_of(o.leaf.node)[o.comp] if node_level else o.value()
                     total = total + t.coef * float(np.vdot(np.broadcast_to(grad, value.shape), value))
                     continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]

@@ -33,6 +33,11 @@ class Context:
         return tuple(len(self.subset[p.name]) if p.name in self.subset else p.size for p in plates)
 
 
+def moments_of(node) -> tuple:
+    """q's moments, with the observed elements of a partially observed node at their data."""
+    return node.moments if node.clamp is None else node.clamp.apply(node.moments, node.version)
+
+
 class Leaf(ABC):
     """Moments in a factor's layout; ``node`` receives the messages (None for constants)."""
 
@@ -63,11 +68,11 @@ class NodeLeaf(Leaf):
 
     def value(self, comp, ctx=None):
         if ctx is None:
-            return self.node.moments[comp]
+            return moments_of(self.node)[comp]
         own = ctx.overrides.get(self.node.name)
         if own is not None:
             return own[comp]
-        return ctx.take(self.node.moments[comp], self.plates)
+        return ctx.take(moments_of(self.node)[comp], self.plates)
 
     def shapes(self, ctx=None):
         return self.node.component_shapes(None if ctx is None else ctx.shape(self.plates))
@@ -110,18 +115,18 @@ class GatherLeaf(Leaf):
 
     def source(self, comp: int, ctx: Context | None = None) -> np.ndarray:
         if ctx is None:
-            return self.node.moments[comp]
+            return moments_of(self.node)[comp]
         own = ctx.overrides.get(self.node.name)
         if own is not None:
             return own[comp]
-        return _take_rest(ctx, self.node.moments[comp], self.node.plates)
+        return _take_rest(ctx, moments_of(self.node)[comp], self.node.plates)
 
     def value(self, comp, ctx=None):
         if ctx is None:
             key = self.node.version
             if self._cache[0] != key:
                 idx = self.gather.index
-                self._cache = (key, tuple(m[idx] for m in self.node.moments))
+                self._cache = (key, tuple(m[idx] for m in moments_of(self.node)))
             return self._cache[1][comp]
         return self.source(comp, ctx)[self.indices(ctx)]
 

@@ -32,6 +32,9 @@ class Node(Expression, ABC):
             self.parents[role] = value if isinstance(value, str) else self._parent(role, value)
         self.factor = self._make_factor()
         self.weights = self._check_weights(weights)
+        self.multiplicity = self.weights  # m_i; ``weights`` becomes the entropy weight (0 where observed or barren)
+        self.clamp = None  # set by missing.resolve for a masked observed node with children
+        self.barren = None
         self.mask = None
         self.observed = observed is not None
         self.data = None
@@ -174,10 +177,12 @@ class Node(Expression, ABC):
         return Scaled(other, self)
 
     def factor_weights(self) -> np.ndarray | None:
-        """Data multiplicity times the mask, over the plates (None when all ones)."""
+        """Data multiplicity times the mask of an observed node, over the plates (None when all
+        ones). A partially observed node keeps all its elements: observed ones are data, masked
+        ones latent."""
         if not hasattr(self, "_factor_weights"):
-            w = self.weights
-            if self.mask is not None:
+            w = self.multiplicity
+            if self.observed and self.mask is not None:
                 w = self.mask.astype(float) if w is None else w * self.mask
             self._factor_weights = w
         return self._factor_weights
@@ -203,6 +208,8 @@ class Node(Expression, ABC):
         if self.family is fam.Dirichlet:
             a = self.natural[0] + 1.0
             return a / a.sum(-1, keepdims=True)
+        if self.clamp is not None:
+            return self.clamp.apply(self.moments, self.version)[0]
         return self.moments[0]
 
     def entropy(self) -> np.ndarray:
