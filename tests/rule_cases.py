@@ -180,6 +180,27 @@ def dot_plain():
     return m, "y"
 
 
+def dot_constant_design():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
+        with vmp.Plate("N", 4):
+            vmp.Normal("y", vmp.dot(rng.normal(size=(4, 3)), w), tau, observed=rng.normal(size=4))
+    return m, "y"
+
+
+def dot_constant_factorized():
+    rng = _rng()
+    rows = np.array([0, 1, 1, 2, 0])
+    with vmp.Model("c") as m:
+        with vmp.Plate("U", 3), vmp.Plate("F", 2):
+            u = vmp.Normal("u", 0.0, 1.0)
+        with vmp.Plate("R", 5):
+            vmp.Normal("r", vmp.dot(u[rows], rng.normal(size=(5, 2))), 2.0, observed=rng.normal(size=5))
+    return m, "r"
+
+
 def normal_partially_observed_parent():
     with vmp.Model("c") as m:
         tau = vmp.Gamma("tau", 2.0, 1.0)
@@ -198,5 +219,5 @@ CASES = {f.__name__: f for f in [
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
-    dot_factorized, dot_plain, normal_partially_observed_parent, categorical_barren_rows,
+    dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, normal_partially_observed_parent, categorical_barren_rows,
 ]}

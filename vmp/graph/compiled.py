@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from .. import families as fam
 from ..errors import GraphError
 from ..factors.terms import Term, contract_to
-from .expressions import Constant, Dot, Expression, Gate, Gather, Scaled
+from .expressions import Constant, Dot, Expression, Gate, Gather, PlatedConstant, Scaled
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of
 
 PLATE_LETTERS = string.ascii_uppercase
@@ -168,6 +168,8 @@ class CompiledFactor:
     def _bind(self, expr: Expression, letters: dict, role: str):
         from .node import Node
 
+        if isinstance(expr, PlatedConstant):
+            return LeafBinding(ConstLeaf(expr, expr.plates), "".join(letters[p.name] for p in expr.plates))
         if isinstance(expr, Constant):
             leaf = ConstLeaf(expr, self.child.plates)
             return LeafBinding(leaf, self.child_letters)

@@ -127,16 +127,58 @@ class Gather(Expression):
         return [self.node]
 
 
+class PlatedConstant(Constant):
+    """A constant argument of ``dot`` (a design matrix): its leading axes are plates."""
+
+    def __init__(self, family: type[fam.Family], value: np.ndarray, label: str, plates: tuple):
+        super().__init__(family, value, label)
+        self.plates = plates
+
+
+def _design(value, other: Expression, where: str) -> PlatedConstant:
+    """A constant side of ``dot``: plates + (D,) against a Gaussian (over the open plates), or
+    open plates + (K,) against Normals sharing their innermost plate K."""
+    arr = np.asarray(value, dtype=float)
+    if isinstance(value, Expression) or arr.dtype.kind not in "f" or not np.all(np.isfinite(arr)):
+        raise GraphError(f"{where}: a constant argument must be a finite numeric array")
+    if other.family is fam.Gaussian:
+        event, plates = other.event_shape, context.active_plates()
+    else:
+        shared = other.plates[-1] if other.plates else None
+        if shared is None:
+            raise ShapeError(f"{where}: a Normal argument needs an innermost plate to sum over")
+        event, plates = (), tuple(p for p in context.active_plates() if p != shared) + (shared,)
+    target = tuple(p.size for p in plates) + event
+    try:
+        arr = np.broadcast_to(arr, target)
+    except ValueError:
+        names = [p.name for p in plates]
+        raise ShapeError(
+            f"{where}: the constant has shape {np.shape(value)}, which does not broadcast to plates "
+            f"{names} + event {event} = {target}"
+        ) from None
+    return PlatedConstant(other.family, arr, label=f"const{list(target)}", plates=plates)
+
+
 class Dot(Expression):
     """Inner product of two Gaussians: over the event axis (multivariate), or over a shared
-    innermost plate of two Normal nodes (the fully factorized q(u_mk) of Paquet eq. (7))."""
+    innermost plate of two Normal nodes (the fully factorized q(u_mk) of Paquet eq. (7)).
+    Either side may be a constant array (a design matrix X: E[w.x] = E[w].x,
+    E[(w.x)^2] = x^T E[ww^T] x)."""
 
-    def __init__(self, u: Expression, v: Expression):
+    def __init__(self, u, v):
+        where = f"dot({getattr(u, 'name', 'const')}, {getattr(v, 'name', 'const')})"
+        if not isinstance(u, Expression) and not isinstance(v, Expression):
+            raise GraphError(f"{where}: at least one argument must be a Gaussian or Normal node")
         for e in (u, v):
-            if not isinstance(e, Expression) or e.family not in (fam.Gaussian, fam.Normal) or isinstance(e, (Dot, Constant)):
+            if isinstance(e, Expression) and (e.family not in (fam.Gaussian, fam.Normal) or isinstance(e, (Dot, Constant))):
                 raise GraphError(f"dot: arguments must be Gaussian or Normal nodes (or gathers of them), got {e!r}")
+        if not isinstance(u, Expression):
+            u = _design(u, v, where)
+        if not isinstance(v, Expression):
+            v = _design(v, u, where)
         if u.family is not v.family:
-            raise GraphError(f"dot({u.name}, {v.name}): both must be Gaussian or both Normal")
+            raise GraphError(f"{where}: both must be Gaussian or both Normal")
         self.u, self.v = u, v
         self.family = fam.Normal
         self.event_shape = ()
@@ -156,8 +198,8 @@ class Dot(Expression):
         return [self.u, self.v]
 
 
-def dot(u: Expression, v: Expression) -> Dot:
-    """Inner product node ``u . v`` usable as the mean of a Normal."""
+def dot(u, v) -> Dot:
+    """Inner product node ``u . v`` usable as the mean of a Normal; u or v may be a constant array."""
     return Dot(u, v)
 
 
