@@ -143,18 +143,34 @@ def gathered_categorical():
     return m, "z"
 
 
-def dot_structured():
+def _ratings(biases: bool):
+    """r ~ N(u[rows] . v[cols] (+ bu[rows] + bi[cols] + b0 + 3), 1/tau)."""
     rng = _rng()
     rows, cols = np.array([0, 1, 1, 2, 0]), np.array([1, 0, 2, 2, 0])
     with vmp.Model("c") as m:
         tau = vmp.Gamma("tau", 2.0, 1.0)
         with vmp.Plate("U", 3):
             u = vmp.Gaussian("u", np.zeros(2), np.eye(2))
+            bu = vmp.Normal("bu", 0.0, 1.0) if biases else None
         with vmp.Plate("I", 3):
             v = vmp.Gaussian("v", np.zeros(2), np.eye(2))
+            bi = vmp.Normal("bi", 0.0, 1.0) if biases else None
+        b0 = vmp.Normal("b0", 0.0, 1.0) if biases else None
         with vmp.Plate("R", 5):
-            vmp.Normal("r", vmp.dot(u[rows], v[cols]), tau, observed=rng.normal(size=5))
+            mean = vmp.dot(u[rows], v[cols])
+            if biases:
+                mean = mean + bu[rows] + bi[cols] + b0 + 3.0
+            vmp.Normal("r", mean, tau, observed=rng.normal(size=5),
+                       weights=rng.uniform(size=5) if biases else None)
     return m, "r"
+
+
+def dot_structured():
+    return _ratings(biases=False)
+
+
+def sum_dot_and_biases():
+    return _ratings(biases=True)
 
 
 def dot_factorized():
@@ -201,6 +217,18 @@ def dot_constant_factorized():
     return m, "r"
 
 
+def gaussian_sum_mean():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        lam = vmp.Wishart("Lam", 3.0, np.eye(2))
+        mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+        with vmp.Plate("K", 2):
+            off = vmp.Gaussian("off", np.zeros(2), np.eye(2))
+        with vmp.Plate("N", 4), vmp.Plate("K", 2):
+            vmp.Gaussian("x", mu + off + np.array([1.0, -1.0]), lam, observed=rng.normal(size=(4, 2, 2)))
+    return m, "x"
+
+
 def normal_partially_observed_parent():
     with vmp.Model("c") as m:
         tau = vmp.Gamma("tau", 2.0, 1.0)
@@ -219,5 +247,6 @@ CASES = {f.__name__: f for f in [
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
-    dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, normal_partially_observed_parent, categorical_barren_rows,
+    dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
+    normal_partially_observed_parent, categorical_barren_rows,
 ]}

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from .. import families as fam
 from ..errors import GraphError
 from ..factors.terms import Term, contract_to
-from .expressions import Constant, Dot, Expression, Gate, Gather, PlatedConstant, Scaled
+from .expressions import Constant, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of
 
 PLATE_LETTERS = string.ascii_uppercase
@@ -108,6 +108,23 @@ class DotBinding:
         return first + [(c, ops + [off]) for c, ops in _product(pair_k, pair_l)]
 
 
+class SumBinding:
+    """Moments of m = sum_i a_i over independent terms: E[m] = sum_i E[a_i],
+    E[m m^T] = sum_i E[a_i a_i^T] + sum_{i != j} E[a_i] E[a_j]^T."""
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def sub(self, comp, ev, fresh):
+        out = [t for b in self.parts for t in b.sub(comp, ev, fresh)]
+        if comp == 0:
+            return out
+        half = len(ev) // 2
+        for bi, bj in itertools.permutations(self.parts, 2):
+            out += _product(bi.sub(0, ev[:half], fresh), bj.sub(0, ev[half:], fresh))
+        return out
+
+
 def _product(a, b):
     return [(ca * cb, oa + ob) for (ca, oa), (cb, ob) in itertools.product(a, b)]
 
@@ -193,6 +210,8 @@ class CompiledFactor:
             inner = dict(letters)
             inner[expr.gated_plate.name] = g
             return self._bind(expr.node, inner, role)
+        if isinstance(expr, Sum):
+            return SumBinding([self._bind(t, letters, role) for t in expr.terms])
         if isinstance(expr, Scaled):
             inner = self._bind(expr.node, letters, role)
             dim = expr.event_shape[0] if expr.family is fam.Wishart else 1

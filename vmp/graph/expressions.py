@@ -35,6 +35,12 @@ class Expression:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} plates={[p.name for p in self.plates]} event={self.event_shape}>"
 
+    def __add__(self, other):
+        return Sum([self, other])
+
+    def __radd__(self, other):
+        return Sum([other, self])
+
 
 def statistics(family: type[fam.Family], value: np.ndarray) -> tuple[np.ndarray, ...]:
     if family is fam.Dirichlet:
@@ -135,29 +141,31 @@ class PlatedConstant(Constant):
         self.plates = plates
 
 
+def _plated(value, family: type[fam.Family], plates: tuple, event: tuple, where: str) -> PlatedConstant:
+    """A constant broadcast to plates + event, or a ShapeError naming the expression."""
+    target = tuple(p.size for p in plates) + event
+    try:
+        arr = np.broadcast_to(np.asarray(value, dtype=float), target)
+    except (ValueError, TypeError):
+        raise ShapeError(
+            f"{where}: the constant has shape {np.shape(value)}, which does not broadcast to plates "
+            f"{[p.name for p in plates]} + event {event} = {target}"
+        ) from None
+    if not np.all(np.isfinite(arr)):
+        raise GraphError(f"{where}: a constant argument must be finite")
+    return PlatedConstant(family, arr, label=f"const{list(target)}" if arr.ndim else f"{float(arr):g}", plates=plates)
+
+
 def _design(value, other: Expression, where: str) -> PlatedConstant:
     """A constant side of ``dot``: plates + (D,) against a Gaussian (over the open plates), or
     open plates + (K,) against Normals sharing their innermost plate K."""
-    arr = np.asarray(value, dtype=float)
-    if isinstance(value, Expression) or arr.dtype.kind not in "f" or not np.all(np.isfinite(arr)):
-        raise GraphError(f"{where}: a constant argument must be a finite numeric array")
     if other.family is fam.Gaussian:
-        event, plates = other.event_shape, context.active_plates()
-    else:
-        shared = other.plates[-1] if other.plates else None
-        if shared is None:
-            raise ShapeError(f"{where}: a Normal argument needs an innermost plate to sum over")
-        event, plates = (), tuple(p for p in context.active_plates() if p != shared) + (shared,)
-    target = tuple(p.size for p in plates) + event
-    try:
-        arr = np.broadcast_to(arr, target)
-    except ValueError:
-        names = [p.name for p in plates]
-        raise ShapeError(
-            f"{where}: the constant has shape {np.shape(value)}, which does not broadcast to plates "
-            f"{names} + event {event} = {target}"
-        ) from None
-    return PlatedConstant(other.family, arr, label=f"const{list(target)}", plates=plates)
+        return _plated(value, other.family, context.active_plates(), other.event_shape, where)
+    if not other.plates:
+        raise ShapeError(f"{where}: a Normal argument needs an innermost plate to sum over")
+    shared = other.plates[-1]
+    plates = tuple(p for p in context.active_plates() if p != shared) + (shared,)
+    return _plated(value, other.family, plates, (), where)
 
 
 class Dot(Expression):
@@ -201,6 +209,54 @@ class Dot(Expression):
 def dot(u, v) -> Dot:
     """Inner product node ``u . v`` usable as the mean of a Normal; u or v may be a constant array."""
     return Dot(u, v)
+
+
+def _random_nodes(expr: Expression) -> set:
+    from .node import Node
+
+    if isinstance(expr, Node):
+        return {expr.name}
+    return set().union(*(_random_nodes(e) for e in expr.inputs()))
+
+
+class Sum(Expression):
+    """``a + b + ...``: a Gaussian or Normal mean that is a sum of terms from distinct nodes
+    (nodes, gates, gathers, ``dot``, constants). Its moments are sums of products of the terms'
+    moments, E[m] = sum_i E[a_i], E[m m^T] = sum_i E[a_i a_i^T] + sum_{i != j} E[a_i] E[a_j]^T,
+    so every expanded term stays multilinear."""
+
+    def __init__(self, terms: list):
+        flat: list = []
+        for t in terms:
+            flat.extend(t.terms if isinstance(t, Sum) else [t])
+        random = [t for t in flat if isinstance(t, Expression)]
+        where = " + ".join(getattr(t, "name", "const") for t in flat)
+        if not random:
+            raise GraphError(f"{where}: at least one term must be a Gaussian or Normal expression")
+        family = random[0].family
+        if family not in (fam.Gaussian, fam.Normal) or any(t.family is not family for t in random):
+            names = ", ".join(f"'{t.name}' ({t.family.name})" for t in random)
+            raise GraphError(f"{where}: terms must all be Gaussian or all Normal, got {names}")
+        event = random[0].event_shape
+        if any(t.event_shape != event for t in random):
+            raise ShapeError(f"{where}: terms have different event shapes {[t.event_shape for t in random]}")
+        seen: dict = {}
+        for t in random:
+            for n in _random_nodes(t):
+                if n in seen:
+                    raise GraphError(
+                        f"{where}: node '{n}' appears in two terms ('{seen[n]}' and '{t.name}'); the "
+                        f"mean-field moments of such a sum are not multilinear. Combine them first"
+                    )
+                seen[n] = t.name
+        self.terms = [t if isinstance(t, Expression) else _plated(t, family, context.active_plates(), event, where)
+                      for t in flat]
+        self.family, self.event_shape = family, event
+        self.plates = plate_union(*(t.plates for t in self.terms))
+        self.name = " + ".join(t.name for t in self.terms)
+
+    def inputs(self):
+        return list(self.terms)
 
 
 class Scaled(Expression):
