@@ -229,6 +229,30 @@ def gaussian_sum_mean():
     return m, "x"
 
 
+def _ard(hidden: bool):
+    """w_d ~ N(mu, diag(alpha)^-1), alpha_k ~ Gamma: hidden w with a Gaussian child, or observed."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 3):
+            alpha = vmp.Gamma("alpha", 2.0, 1.0)
+        mu = vmp.Gaussian("mu", np.zeros(3), np.eye(3)) if hidden else np.array([0.5, -1.0, 0.0])
+        with vmp.Plate("D", 4):
+            if hidden:
+                w = vmp.Gaussian("w", mu, alpha)
+                vmp.Gaussian("y", w, np.eye(3), observed=rng.normal(size=(4, 3)))
+            else:
+                vmp.Gaussian("w", mu, alpha, observed=rng.normal(size=(4, 3)), weights=rng.uniform(size=4))
+    return m, "w"
+
+
+def gaussian_ard():
+    return _ard(hidden=True)
+
+
+def gaussian_ard_observed():
+    return _ard(hidden=False)
+
+
 def normal_partially_observed_parent():
     with vmp.Model("c") as m:
         tau = vmp.Gamma("tau", 2.0, 1.0)
@@ -248,5 +272,5 @@ CASES = {f.__name__: f for f in [
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
     dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
-    normal_partially_observed_parent, categorical_barren_rows,
+    gaussian_ard, gaussian_ard_observed, normal_partially_observed_parent, categorical_barren_rows,
 ]}

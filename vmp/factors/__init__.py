@@ -3,11 +3,12 @@ from .base import Conditional as Conditional
 from .categorical import CategoricalFactor as CategoricalFactor
 from .dirichlet import DirichletFactor as DirichletFactor
 from .gamma import GammaFactor as GammaFactor
+from .gaussian import GaussianARDFactor as GaussianARDFactor
 from .gaussian import GaussianFactor as GaussianFactor
 from .gaussian import NormalFactor as NormalFactor
 from .wishart import WishartFactor as WishartFactor
 
-FACTORS = (GaussianFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor)
+FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor)
 
 
 def rules() -> list[tuple[str, str, str]]:

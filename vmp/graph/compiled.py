@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from .. import families as fam
 from ..errors import GraphError
 from ..factors.terms import Term, contract_to
-from .expressions import Constant, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum
+from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of
 
 PLATE_LETTERS = string.ascii_uppercase
@@ -106,6 +106,17 @@ class DotBinding:
         pair_k = _product(self.bu.sub(0, "", fresh), self.bv.sub(0, "", fresh))
         pair_l = _product(bu2.sub(0, "", fresh), bv2.sub(0, "", fresh))
         return first + [(c, ops + [off]) for c, ops in _product(pair_k, pair_l)]
+
+
+class DiagonalBinding:
+    """diag(alpha): the node's letter for its innermost plate becomes the event letter."""
+
+    def __init__(self, inner: LeafBinding, placeholder: str):
+        self.inner, self.placeholder = inner, placeholder
+
+    def sub(self, comp, ev, fresh):
+        return [(c, [Operand(o.leaf, o.comp, o.letters.replace(self.placeholder, ev)) for o in ops])
+                for c, ops in self.inner.sub(comp, "", fresh)]
 
 
 class SumBinding:
@@ -210,6 +221,9 @@ class CompiledFactor:
             inner = dict(letters)
             inner[expr.gated_plate.name] = g
             return self._bind(expr.node, inner, role)
+        if isinstance(expr, Diagonal):
+            inner = dict(letters, **{expr.dim_plate.name: "#"})
+            return DiagonalBinding(self._bind(expr.node, inner, role), "#")
         if isinstance(expr, Sum):
             return SumBinding([self._bind(t, letters, role) for t in expr.terms])
         if isinstance(expr, Scaled):

@@ -259,6 +259,39 @@ class Sum(Expression):
         return list(self.terms)
 
 
+class Diagonal(Expression):
+    """diag(alpha): the Gamma node alpha's innermost plate (size D) read as the event axis of a
+    D x D diagonal precision (automatic relevance determination, one alpha_d per dimension)."""
+
+    def __init__(self, node, owner: str, dim: int | None):
+        from .node import Node
+
+        if not isinstance(node, Node) or node.family is not fam.Gamma:
+            raise GraphError(
+                f"node '{owner}': a Gamma precision of a Gaussian must be a Gamma node over a plate of "
+                f"the event dimensions (ARD), got {node!r}"
+            )
+        if not node.plates:
+            raise GraphError(
+                f"node '{owner}': the Gamma precision '{node.name}' has no plate; ARD needs one alpha_d per "
+                f"dimension (declare '{node.name}' in a plate of size D), and a scalar precision of a "
+                f"univariate variable needs vmp.Normal"
+            )
+        if dim is not None and node.plates[-1].size != dim:
+            raise ShapeError(
+                f"node '{owner}': the ARD precision '{node.name}' needs an innermost plate of size D = "
+                f"{dim} (one alpha_d per dimension), it has plates {[p.name for p in node.plates]}"
+            )
+        self.node, self.dim_plate = node, node.plates[-1]
+        self.family = fam.Gamma
+        self.plates = node.plates[:-1]
+        self.event_shape = (self.dim_plate.size,)
+        self.name = f"diag({node.name})"
+
+    def inputs(self):
+        return [self.node]
+
+
 class Scaled(Expression):
     """``c * P`` for a positive constant c and a Gamma or Wishart node P."""
 
