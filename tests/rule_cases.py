@@ -253,6 +253,20 @@ def gaussian_ard_observed():
     return _ard(hidden=False)
 
 
+def gate_outer_plate():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2), vmp.Plate("D", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+            tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            z = vmp.Categorical("z", pi)
+            with vmp.Plate("D", 3):
+                vmp.Normal("x", mu[z, "K"], tau[z, "K"], observed=rng.normal(size=(4, 3)))
+    return m, "x"
+
+
 def normal_partially_observed_parent():
     with vmp.Model("c") as m:
         tau = vmp.Gamma("tau", 2.0, 1.0)
@@ -272,5 +286,5 @@ CASES = {f.__name__: f for f in [
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
     dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
-    gaussian_ard, gaussian_ard_observed, normal_partially_observed_parent, categorical_barren_rows,
+    gaussian_ard, gaussian_ard_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
 ]}

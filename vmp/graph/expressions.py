@@ -73,10 +73,19 @@ def plate_union(*groups) -> tuple:
     return tuple(out)
 
 
-class Gate(Expression):
-    """``P[z]``: component z_n of the plated node P (a mixture). P's innermost plate is gated."""
+def _plate_named(plate, among: tuple, what: str):
+    name = plate.name if hasattr(plate, "name") else plate
+    found = next((p for p in among if p.name == name), None)
+    if found is None:
+        raise GraphError(f"{what}: no plate '{name}' among {[p.name for p in among]}")
+    return found
 
-    def __init__(self, node, selector):
+
+class Gate(Expression):
+    """``P[z]``: component z_n of the plated node P (a mixture). P's innermost plate is gated,
+    or the plate named by ``P[z, plate]`` (BayesPy's cluster_plate)."""
+
+    def __init__(self, node, selector, plate=None):
         from .node import Node
 
         if not isinstance(selector, Node) or selector.family is not fam.Categorical:
@@ -84,16 +93,17 @@ class Gate(Expression):
         if not node.plates:
             raise GraphError(f"'{node.name}[{selector.name}]': '{node.name}' has no plate to gate over")
         self.node, self.selector = node, selector
-        self.gated_plate = node.plates[-1]
+        where = f"'{node.name}[{selector.name}]'"
+        self.gated_plate = node.plates[-1] if plate is None else _plate_named(plate, node.plates, where)
         k = selector.event_shape[0]
         if self.gated_plate.size != k:
             raise ShapeError(
-                f"'{node.name}[{selector.name}]': '{selector.name}' has {k} categories but the innermost "
-                f"plate '{self.gated_plate.name}' of '{node.name}' has size {self.gated_plate.size}"
+                f"{where}: '{selector.name}' has {k} categories but the gated plate "
+                f"'{self.gated_plate.name}' of '{node.name}' has size {self.gated_plate.size}"
             )
         self.family = node.family
         self.event_shape = node.event_shape
-        self.plates = plate_union(selector.plates, node.plates[:-1])
+        self.plates = plate_union(selector.plates, tuple(p for p in node.plates if p != self.gated_plate))
         self.name = f"{node.name}[{selector.name}]"
 
     def inputs(self):
@@ -103,7 +113,7 @@ class Gate(Expression):
 class Gather(Expression):
     """``P[rows]``: element rows[i] of P's outermost plate for each i of the current plate."""
 
-    def __init__(self, node, index):
+    def __init__(self, node, index, plate=None):
         index = np.asarray(index)
         if index.ndim != 1 or not np.issubdtype(index.dtype, np.integer):
             raise ShapeError(f"'{node.name}[...]': a gather index must be a 1-D integer array")
@@ -114,12 +124,23 @@ class Gather(Expression):
             raise ShapeError(
                 f"'{node.name}[...]': index values must lie in [0, {source.size}) (plate '{source.name}')"
             )
-        plate = next((p for p in reversed(context.active_plates()) if p.size == index.size), None)
-        if plate is None:
-            raise GraphError(
-                f"'{node.name}[...]': declare the gather inside a plate of size {index.size} "
-                f"(the length of the index)"
-            )
+        where = f"'{node.name}[...]'"
+        if plate is not None:
+            plate = _plate_named(plate, context.active_plates(), f"{where} (open plates)")
+            if plate.size != index.size:
+                raise ShapeError(f"{where}: plate '{plate.name}' has size {plate.size}, the index {index.size}")
+        else:
+            fits = [p for p in context.active_plates() if p.size == index.size]
+            if not fits:
+                raise GraphError(
+                    f"{where}: declare the gather inside a plate of size {index.size} (the length of the index)"
+                )
+            if len(fits) > 1:
+                raise GraphError(
+                    f"{where}: open plates {[p.name for p in fits]} all have size {index.size}; say which one "
+                    f"the index runs over: {node.name}[rows, '{fits[-1].name}']"
+                )
+            plate = fits[0]
         self.node, self.index, self.plate = node, index, plate
         self.family = node.family
         self.event_shape = node.event_shape

@@ -11,6 +11,7 @@ from ..errors import ConjugacyError, DataError, GraphError, ShapeError
 from ..factors import Conditional
 from . import context
 from .expressions import Constant, Expression, Gate, Gather, Scaled
+from .plate import Plate
 
 
 class Node(Expression, ABC):
@@ -167,11 +168,16 @@ class Node(Expression, ABC):
 
     # ----- glue -------------------------------------------------------------------------
     def __getitem__(self, key):
+        """``P[z]`` / ``P[z, plate]``: gate P's innermost plate (or ``plate``) by the Categorical z;
+        ``P[rows]`` / ``P[rows, plate]``: gather P's outermost plate into the open ``plate``."""
+        plate = None
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], (str, Plate)):
+            key, plate = key
         if isinstance(key, Node) and key.family is fam.Categorical:
-            return Gate(self, key)
+            return Gate(self, key, plate)
         if isinstance(key, Expression):
             raise GraphError(f"'{self.name}[{key.name}]': only a Categorical node can gate")
-        return Gather(self, key)
+        return Gather(self, key, plate)
 
     def __rmul__(self, other):
         return Scaled(other, self)
@@ -222,6 +228,23 @@ class Node(Expression, ABC):
         if self.observed:
             raise GraphError(f"node '{self.name}' is observed: it has no posterior")
         return self.family.to_scipy(tuple(a[index] for a in self.natural))
+
+
+def fixed(name: str, node_cls, what: str, value: Any) -> Any:
+    """``value`` for a hyperparameter that no conjugate rule lets be random (a Gamma's shape, a
+    Wishart's dof and scale, a Dirichlet's alpha), or a ConjugacyError listing what is supported."""
+    if isinstance(value, (Expression, str)):
+        from ..factors import rules
+
+        label = f"'{value}'" if isinstance(value, str) else f"'{value.name}' ({value.family.name})"
+        roles = ", ".join(f"{r} <- {f.name}" for r, f in node_cls.factor_cls.roles.items()) or "none"
+        table = "; ".join(dict.fromkeys(f"{c}.{r} <- {f}" for c, r, f in rules()))
+        raise ConjugacyError(
+            f"node '{name}' ({node_cls.family.name}): {what} must be a constant, got the random node "
+            f"{label}; no conjugate rule takes a random {what}. Random parents a "
+            f"{node_cls.family.name} accepts: {roles}. All rules: {table}"
+        )
+    return value
 
 
 def raise_hyper(name: str, why: str):

@@ -11,7 +11,7 @@ from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, Gaussian
                        NormalFactor, WishartFactor)
 from ..families._linalg import is_pd
 from .expressions import Diagonal, Expression
-from .node import Node, raise_hyper
+from .node import Node, fixed, raise_hyper
 
 
 def _dim_of(value: Any, ndim_const: int) -> int | None:
@@ -112,7 +112,7 @@ class Gamma(Node):
     factor_cls = GammaFactor
 
     def __init__(self, name: str, shape: Any, rate: Any, *, observed=None, mask=None, weights=None):
-        self._shape = shape
+        self._shape = fixed(name, type(self), "shape", shape)
         super().__init__(name, {"rate": rate}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):
@@ -138,7 +138,7 @@ class Wishart(Node):
     factor_cls = WishartFactor
 
     def __init__(self, name: str, dof: Any, scale: Any, *, observed=None, mask=None, weights=None):
-        self._dof, self._scale = dof, scale
+        self._dof, self._scale = fixed(name, type(self), "dof", dof), fixed(name, type(self), "scale", scale)
         super().__init__(name, {}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):
@@ -171,7 +171,7 @@ class Dirichlet(Node):
     factor_cls = DirichletFactor
 
     def __init__(self, name: str, alpha: Any, *, observed=None, mask=None, weights=None):
-        self._alpha = alpha
+        self._alpha = fixed(name, type(self), "alpha", alpha)
         super().__init__(name, {}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):
