@@ -121,7 +121,9 @@ class DiagonalBinding:
 
 class SumBinding:
     """Moments of m = sum_i a_i over independent terms: E[m] = sum_i E[a_i],
-    E[m m^T] = sum_i E[a_i a_i^T] + sum_{i != j} E[a_i] E[a_j]^T."""
+    E[m m^T] = sum_i E[a_i a_i^T] + 2 sum_{i < j} E[a_i] E[a_j]^T (the pair (j, i) is the
+    transpose of (i, j): equal against the symmetric precision it meets, and messages are
+    symmetrized)."""
 
     def __init__(self, parts):
         self.parts = parts
@@ -131,8 +133,8 @@ class SumBinding:
         if comp == 0:
             return out
         half = len(ev) // 2
-        for bi, bj in itertools.permutations(self.parts, 2):
-            out += _product(bi.sub(0, ev[:half], fresh), bj.sub(0, ev[half:], fresh))
+        for bi, bj in itertools.combinations(self.parts, 2):
+            out += [(2.0 * c, ops) for c, ops in _product(bi.sub(0, ev[:half], fresh), bj.sub(0, ev[half:], fresh))]
         return out
 
 

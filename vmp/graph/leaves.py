@@ -97,7 +97,7 @@ class GatherLeaf(Leaf):
         self.node = gather.node
         self.plates = gather.plates
         self.family = gather.family
-        self._cache: tuple = (None, None)
+        self._cache: dict = {}  # moment component -> (node version, gathered rows)
 
     def indices(self, ctx: Context | None = None) -> np.ndarray:
         """Rows of the source used by each gathered element (positions in the override when the
@@ -123,11 +123,11 @@ class GatherLeaf(Leaf):
 
     def value(self, comp, ctx=None):
         if ctx is None:
-            key = self.node.version
-            if self._cache[0] != key:
-                idx = self.gather.index
-                self._cache = (key, tuple(m[idx] for m in moments_of(self.node)))
-            return self._cache[1][comp]
+            version, rows = self._cache.get(comp, (None, None))
+            if version != self.node.version:
+                rows = moments_of(self.node)[comp][self.gather.index]
+                self._cache[comp] = (self.node.version, rows)
+            return rows
         return self.source(comp, ctx)[self.indices(ctx)]
 
     def shapes(self, ctx=None):
