@@ -130,3 +130,24 @@ def test_semi_supervised_mixture_recovers_the_clusters():
         assert np.allclose(mu.mean, [-3.0, 3.0], atol=0.3)
         assert np.mean(z.mean.argmax(1) == labels) > 0.97
         assert np.array_equal(z.mean[:4], np.eye(2)[labels[:4]])
+
+
+def test_semi_supervised_mixture_with_minibatches():
+    """Stochastic VMP: the local q(z) of a minibatch is pinned at the observed labels too."""
+    rng = np.random.default_rng(5)
+    n = 200
+    labels = rng.integers(0, 2, n)
+    labels[:4] = [0, 1, 0, 1]
+    x = np.where(labels == 0, -3.0, 3.0) + rng.normal(size=n)
+    known = np.zeros(n, bool)
+    known[:4] = True
+    with vmp.Model("semi") as model:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            mu = vmp.Normal("mu", 0.0, 0.01)
+            tau = vmp.Gamma("tau", 1.0, 1.0)
+        with vmp.Plate("N", n):
+            vmp.Categorical("z", pi, observed=np.where(known, labels, 0), mask=known)
+            vmp.Normal("x", mu[model["z"]], tau[model["z"]], observed=x)
+    model.fit(method="stochastic", subsample=vmp.Minibatch("N", 50), iterations=200, init="prior")
+    assert np.allclose(mu.mean, [-3.0, 3.0], atol=0.3)

@@ -38,6 +38,14 @@ def moments_of(node) -> tuple:
     return node.moments if node.clamp is None else node.clamp.apply(node.moments, node.version)
 
 
+def override_of(node, ctx: Context) -> tuple | None:
+    """The context's moments for ``node`` (restricted to its subset), pinned like ``moments_of``."""
+    own = ctx.overrides.get(node.name)
+    if own is None or node.clamp is None:
+        return own
+    return node.clamp.restrict(own, ctx)
+
+
 class Leaf(ABC):
     """Moments in a factor's layout; ``node`` receives the messages (None for constants)."""
 
@@ -69,7 +77,7 @@ class NodeLeaf(Leaf):
     def value(self, comp, ctx=None):
         if ctx is None:
             return moments_of(self.node)[comp]
-        own = ctx.overrides.get(self.node.name)
+        own = override_of(self.node, ctx)
         if own is not None:
             return own[comp]
         return ctx.take(moments_of(self.node)[comp], self.plates)
@@ -116,7 +124,7 @@ class GatherLeaf(Leaf):
     def source(self, comp: int, ctx: Context | None = None) -> np.ndarray:
         if ctx is None:
             return moments_of(self.node)[comp]
-        own = ctx.overrides.get(self.node.name)
+        own = override_of(self.node, ctx)
         if own is not None:
             return own[comp]
         return _take_rest(ctx, moments_of(self.node)[comp], self.node.plates)

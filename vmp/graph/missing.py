@@ -35,6 +35,11 @@ class Clamp:
             self._cache = (version, moments, out)
         return self._cache[2]
 
+    def restrict(self, moments: tuple, ctx) -> tuple:
+        """``apply`` for moments already restricted to the context's subset (a minibatch's local q)."""
+        observed = ctx.take(self.observed, self.plates)
+        return tuple(np.where(self._mask(observed, m), ctx.take(s, self.plates), m) for m, s in zip(moments, self.stats))
+
     def free(self, message: tuple, ctx=None, plate=None, index: int | None = None) -> tuple:
         """The message with the observed elements set to zero (in the message's layout)."""
         keep = ~self.observed
