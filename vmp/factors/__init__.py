@@ -13,4 +13,4 @@ FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, Wishart
 
 def rules() -> list[tuple[str, str, str]]:
     """Every conjugacy rule as (child family, parent role, parent family)."""
-    return [(f.child.name, role, fam.name) for f in FACTORS for role, fam in f.roles.items()]
+    return list(dict.fromkeys((f.child.name, role, fam.name) for f in FACTORS for role, fam in f.roles.items()))

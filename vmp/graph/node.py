@@ -238,7 +238,7 @@ def fixed(name: str, node_cls, what: str, value: Any) -> Any:
 
         label = f"'{value}'" if isinstance(value, str) else f"'{value.name}' ({value.family.name})"
         roles = ", ".join(f"{r} <- {f.name}" for r, f in node_cls.factor_cls.roles.items()) or "none"
-        table = "; ".join(dict.fromkeys(f"{c}.{r} <- {f}" for c, r, f in rules()))
+        table = "; ".join(f"{c}.{r} <- {f}" for c, r, f in rules())
         raise ConjugacyError(
             f"node '{name}' ({node_cls.family.name}): {what} must be a constant, got the random node "
             f"{label}; no conjugate rule takes a random {what}. Random parents a "

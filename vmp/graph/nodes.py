@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from .. import families as fam
-from ..errors import GraphError, ShapeError
+from ..errors import ShapeError
 from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, GaussianARDFactor, GaussianFactor,
                        NormalFactor, WishartFactor)
 from ..families._linalg import is_pd
@@ -37,7 +37,6 @@ class Gaussian(Node):
     def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
         if isinstance(precision, Expression) and precision.family is fam.Gamma:
             self.factor_cls = GaussianARDFactor
-            self.name = name
             precision = Diagonal(precision, name, _dim_of(mean, 1))
         super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
 
