@@ -232,12 +232,13 @@ def dot(u, v) -> Dot:
     return Dot(u, v)
 
 
-def _random_nodes(expr: Expression) -> set:
+def random_nodes(expr: Expression) -> list:
+    """The random nodes an expression reads (itself for a node), through ``inputs()``."""
     from .node import Node
 
     if isinstance(expr, Node):
-        return {expr.name}
-    return set().union(*(_random_nodes(e) for e in expr.inputs()))
+        return [expr]
+    return list({id(n): n for e in expr.inputs() for n in random_nodes(e)}.values())
 
 
 class Sum(Expression):
@@ -263,7 +264,7 @@ class Sum(Expression):
             raise ShapeError(f"{where}: terms have different event shapes {[t.event_shape for t in random]}")
         seen: dict = {}
         for t in random:
-            for n in _random_nodes(t):
+            for n in (node.name for node in random_nodes(t)):
                 if n in seen:
                     raise GraphError(
                         f"{where}: node '{n}' appears in two terms ('{seen[n]}' and '{t.name}'); the "

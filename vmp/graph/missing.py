@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .expressions import Expression, Gather
+from .expressions import Expression, Gather, random_nodes
 
 
 class Clamp:
@@ -77,30 +77,12 @@ def _propagate(expr: Expression, alive: np.ndarray, plates: tuple, reached: dict
         _propagate(inner, project(alive, plates, inner.plates), inner.plates, reached)
 
 
-def _has_children(model) -> set:
-    """Names of the random nodes that some node's parent expression reads."""
-    from .node import Node
-
-    used = set()
-
-    def walk(expr):
-        if isinstance(expr, Node):
-            used.add(expr.name)
-        for inner in expr.inputs():
-            walk(inner)
-
-    for node in model.nodes.values():
-        for expr in node.parents.values():
-            if isinstance(expr, Expression):
-                walk(expr)
-    return used
-
-
 def resolve(model, order: list[str]) -> dict:
     """Turn masked non-leaf observed nodes into partially observed latent ones, give every latent
     node its entropy weights (mask and barren), and return, per factor that drops some child
     elements, the elements it keeps."""
-    parents_of = _has_children(model)
+    parents_of = {n.name for node in model.nodes.values() for expr in node.parents.values()
+                  if isinstance(expr, Expression) for n in random_nodes(expr)}
     for node in model.nodes.values():
         if node.observed and node.mask is not None and not node.mask.all() and node.name in parents_of:
             node.observed, node.clamp, node.natural = False, Clamp(node), None

@@ -15,8 +15,7 @@ import numpy as np
 
 from .. import families as fam
 from ..errors import GraphError
-from ..graph.expressions import Dot, Gate
-from ..graph.node import Node
+from ..graph.expressions import Dot, Gate, random_nodes
 
 
 def initialize(engine, rng: np.random.Generator, init: Any = None) -> None:
@@ -48,7 +47,7 @@ def _set_mean(node, value: np.ndarray) -> None:
 
 
 def _expressions(engine):
-    """(child, role, expression, top) for every expression inside every parent role, reached
+    """(child, expression, top) for every expression inside every parent role, reached
     through ``inputs()`` so that any kind of glue (gate, gather, dot, sum...) is traversed."""
     def walk(expr):
         yield expr
@@ -56,9 +55,9 @@ def _expressions(engine):
             yield from walk(inner)
 
     for node in engine.model.nodes.values():
-        for role, top in node.parents.items():
+        for top in node.parents.values():
             for expr in walk(top):
-                yield node, role, expr, top
+                yield node, expr, top
 
 
 def _break_symmetry(engine, rng) -> None:
@@ -70,7 +69,7 @@ def _break_symmetry(engine, rng) -> None:
     responsibilities (an E-step from k-means++ centers, as EM and scikit-learn do).
     """
     done, selectors = set(), []
-    for child, role, expr, top in _expressions(engine):
+    for child, expr, top in _expressions(engine):
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
             p = expr.node
             if p.family in (fam.Gaussian, fam.Normal):
@@ -91,18 +90,12 @@ def _break_symmetry(engine, rng) -> None:
                 and expr.selector not in selectors:
             selectors.append(expr.selector)
         if isinstance(expr, Dot):
-            for n in _random_nodes(expr):
+            for n in random_nodes(expr):
                 if n.family in (fam.Gaussian, fam.Normal) and n.name not in done and not n.observed:
                     _set_mean(n, n.family.sample(n.natural, rng))
                     done.add(n.name)
     for z in sorted(selectors, key=engine.hidden.index, reverse=True):
         engine.update(z)
-
-
-def _random_nodes(expr) -> list:
-    if isinstance(expr, Node):
-        return [expr]
-    return [n for inner in expr.inputs() for n in _random_nodes(inner)]
 
 
 def kmeanspp(x: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
