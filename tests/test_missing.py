@@ -25,6 +25,7 @@ def test_masked_parent_is_inferred_with_the_exact_evidence():
     assert evidence == pytest.approx(-6.6313, abs=1e-4)
     assert res.final_elbo == pytest.approx(evidence, rel=1e-12)
     assert np.allclose(xn.mean, [0.5, 1.0, -1.0])
+    assert model.missing() == ["x: 1 of 3 masked entries inferred"]
     assert xn.parameters["variance"][1] == pytest.approx(0.5)
 
 
@@ -79,6 +80,8 @@ def test_masked_mixture_rows_equal_deleted_rows():
         for key, value in masked[name].parameters.items():
             assert np.allclose(value, deleted[name].parameters[key], rtol=1e-8), (name, key)
     assert np.array_equal(masked["z"].barren, ~mask)
+    assert masked.missing() == ["z: 10 of 40 elements barren (pruned: no observed descendant)"]
+    assert deleted.missing() == []
 
 
 def _chain(y, mask=None):

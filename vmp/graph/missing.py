@@ -108,3 +108,18 @@ def resolve(model, order: list[str]) -> dict:
         m = node.multiplicity
         node.weights = m if latent.all() else (1.0 if m is None else m) * latent
     return keep
+
+
+def describe(model) -> list[str]:
+    """One line per node with inferred masked entries or pruned (barren) elements, for summaries
+    and diagrams (empty when the model has neither)."""
+    model.compile()
+    lines = []
+    for node in model.nodes.values():
+        total = int(np.prod(node.plate_shape))
+        if node.clamp is not None:
+            lines.append(f"{node.name}: {int((~node.clamp.observed).sum())} of {total} masked entries inferred")
+        if node.barren is not None:
+            lines.append(f"{node.name}: {int(node.barren.sum())} of {total} elements barren (pruned: "
+                         f"no observed descendant)")
+    return lines

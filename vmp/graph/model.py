@@ -97,6 +97,13 @@ class Model:
             self._compiled = (factors, order)
         return self._compiled
 
+    def missing(self) -> list[str]:
+        """Masked entries that are inferred and latent elements that are pruned as barren, one
+        line per node (see ``vmp/graph/missing.py``)."""
+        from .missing import describe
+
+        return describe(self)
+
     # ----- inference --------------------------------------------------------------------
     def fit(self, **options):
         """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
