@@ -1,6 +1,10 @@
 """Ready-made models. Each is a function that builds a ``vmp.Model`` from data and hyperparameters."""
+from .factor_analysis import factor_analysis as factor_analysis
 from .gaussian_mixture import gaussian_mixture as gaussian_mixture
 from .lda import lda as lda
+from .linear_regression import linear_regression as linear_regression
 from .matrix_factorization import matrix_factorization as matrix_factorization
+from .mixture_of_regressions import mixture_of_regressions as mixture_of_regressions
 
+#: the builders the command line can feed from a data file (vmp/cli.py SPECS)
 MODELS = {"gaussian_mixture": gaussian_mixture, "lda": lda, "matrix_factorization": matrix_factorization}

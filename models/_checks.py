@@ -44,3 +44,17 @@ def same_length(name: str, **arrays) -> None:
     lengths = {k: len(v) for k, v in arrays.items()}
     if len(set(lengths.values())) != 1:
         raise vmp.ShapeError(f"{name}: {', '.join(lengths)} must have one length, got {lengths}")
+
+
+def matrix(name: str, what: str, data) -> np.ndarray:
+    arr = values(name, what, data)
+    if arr.ndim != 2:
+        raise vmp.ShapeError(f"{name}: {what} must be a 2-D array (N x D), got shape {arr.shape}")
+    return arr
+
+
+def positive(name: str, **numbers) -> None:
+    """Each given number (None allowed: not fixed) must be positive and finite."""
+    for what, v in numbers.items():
+        if v is not None and not (np.isscalar(v) and np.isfinite(v) and v > 0):
+            raise vmp.HyperparameterError(f"{name}: {what} must be a positive number, got {v!r}")

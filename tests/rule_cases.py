@@ -81,12 +81,21 @@ def wishart_const():
     return m, "Lam"
 
 
-def dirichlet_categorical():
+def _normal_mixture(alpha, mask=None, weights=None):
+    """z_n ~ Cat(pi), x_n ~ N(mu_{z_n}, 1) observed (z has observed descendants where unmasked)."""
+    rng = _rng()
     with vmp.Model("c") as m:
-        pi = vmp.Dirichlet("pi", [1.0, 2.0, 0.5])
+        pi = vmp.Dirichlet("pi", alpha)
+        with vmp.Plate("K", len(alpha)):
+            mu = vmp.Normal("mu", 0.0, 1.0)
         with vmp.Plate("N", 5):
-            vmp.Categorical("z", pi)
+            z = vmp.Categorical("z", pi, weights=weights)
+            vmp.Normal("x", mu[z], 1.0, observed=rng.normal(size=5), mask=mask)
     return m, "z"
+
+
+def dirichlet_categorical():
+    return _normal_mixture([1.0, 2.0, 0.5])
 
 
 def gated_gaussian():
@@ -134,18 +143,34 @@ def gathered_categorical():
     return m, "z"
 
 
-def dot_structured():
+def _ratings(biases: bool):
+    """r ~ N(u[rows] . v[cols] (+ bu[rows] + bi[cols] + b0 + 3), 1/tau)."""
     rng = _rng()
     rows, cols = np.array([0, 1, 1, 2, 0]), np.array([1, 0, 2, 2, 0])
     with vmp.Model("c") as m:
         tau = vmp.Gamma("tau", 2.0, 1.0)
         with vmp.Plate("U", 3):
             u = vmp.Gaussian("u", np.zeros(2), np.eye(2))
+            bu = vmp.Normal("bu", 0.0, 1.0) if biases else None
         with vmp.Plate("I", 3):
             v = vmp.Gaussian("v", np.zeros(2), np.eye(2))
+            bi = vmp.Normal("bi", 0.0, 1.0) if biases else None
+        b0 = vmp.Normal("b0", 0.0, 1.0) if biases else None
         with vmp.Plate("R", 5):
-            vmp.Normal("r", vmp.dot(u[rows], v[cols]), tau, observed=rng.normal(size=5))
+            mean = vmp.dot(u[rows], v[cols])
+            if biases:
+                mean = mean + bu[rows] + bi[cols] + b0 + 3.0
+            vmp.Normal("r", mean, tau, observed=rng.normal(size=5),
+                       weights=rng.uniform(size=5) if biases else None)
     return m, "r"
+
+
+def dot_structured():
+    return _ratings(biases=False)
+
+
+def sum_dot_and_biases():
+    return _ratings(biases=True)
 
 
 def dot_factorized():
@@ -171,9 +196,95 @@ def dot_plain():
     return m, "y"
 
 
+def dot_constant_design():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
+        with vmp.Plate("N", 4):
+            vmp.Normal("y", vmp.dot(rng.normal(size=(4, 3)), w), tau, observed=rng.normal(size=4))
+    return m, "y"
+
+
+def dot_constant_factorized():
+    rng = _rng()
+    rows = np.array([0, 1, 1, 2, 0])
+    with vmp.Model("c") as m:
+        with vmp.Plate("U", 3), vmp.Plate("F", 2):
+            u = vmp.Normal("u", 0.0, 1.0)
+        with vmp.Plate("R", 5):
+            vmp.Normal("r", vmp.dot(u[rows], rng.normal(size=(5, 2))), 2.0, observed=rng.normal(size=5))
+    return m, "r"
+
+
+def gaussian_sum_mean():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        lam = vmp.Wishart("Lam", 3.0, np.eye(2))
+        mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+        with vmp.Plate("K", 2):
+            off = vmp.Gaussian("off", np.zeros(2), np.eye(2))
+        with vmp.Plate("N", 4), vmp.Plate("K", 2):
+            vmp.Gaussian("x", mu + off + np.array([1.0, -1.0]), lam, observed=rng.normal(size=(4, 2, 2)))
+    return m, "x"
+
+
+def _ard(hidden: bool):
+    """w_d ~ N(mu, diag(alpha)^-1), alpha_k ~ Gamma: hidden w with a Gaussian child, or observed."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 3):
+            alpha = vmp.Gamma("alpha", 2.0, 1.0)
+        mu = vmp.Gaussian("mu", np.zeros(3), np.eye(3)) if hidden else np.array([0.5, -1.0, 0.0])
+        with vmp.Plate("D", 4):
+            if hidden:
+                w = vmp.Gaussian("w", mu, alpha)
+                vmp.Gaussian("y", w, np.eye(3), observed=rng.normal(size=(4, 3)))
+            else:
+                vmp.Gaussian("w", mu, alpha, observed=rng.normal(size=(4, 3)), weights=rng.uniform(size=4))
+    return m, "w"
+
+
+def gaussian_ard():
+    return _ard(hidden=True)
+
+
+def gaussian_ard_observed():
+    return _ard(hidden=False)
+
+
+def gate_outer_plate():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2), vmp.Plate("D", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+            tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            z = vmp.Categorical("z", pi)
+            with vmp.Plate("D", 3):
+                vmp.Normal("x", mu[z, "K"], tau[z, "K"], observed=rng.normal(size=(4, 3)))
+    return m, "x"
+
+
+def normal_partially_observed_parent():
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            x = vmp.Normal("x", 0.0, 1.0, observed=[0.5, 0.0, -1.0, 0.0], mask=[True, False, True, False])
+            vmp.Normal("y", x, tau, observed=_rng().normal(size=4))
+    return m, "y"
+
+
+def categorical_barren_rows():
+    weights = np.random.default_rng(3).uniform(1, 2, size=5)
+    return _normal_mixture(np.ones(2), mask=[True, False, True, True, False], weights=weights)
+
+
 CASES = {f.__name__: f for f in [
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
-    dot_factorized, dot_plain,
+    dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
+    gaussian_ard, gaussian_ard_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
 ]}

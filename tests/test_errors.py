@@ -174,3 +174,15 @@ def test_rules_are_listed():
     assert ("Gaussian", "precision", "Wishart") in rules
     assert ("Normal", "precision", "Gamma") in rules
     assert ("Categorical", "probabilities", "Dirichlet") in rules
+
+
+@pytest.mark.parametrize("make", [
+    lambda: vmp.Wishart("V", 3.0, vmp.Wishart("W", 3.0, np.eye(2))),
+    lambda: vmp.Wishart("V", vmp.Gamma("n", 3.0, 1.0), np.eye(2)),
+    lambda: vmp.Gamma("h", vmp.Gamma("g", 1.0, 1.0), 1.0),
+    lambda: vmp.Dirichlet("p", vmp.Dirichlet("q", np.ones(3))),
+])
+def test_random_hyperparameter_outside_the_rules_is_a_conjugacy_error(make):
+    """Used to be a raw numpy ValueError from np.asarray(node)."""
+    with pytest.raises(vmp.ConjugacyError, match="must be a constant, got the random node .*All rules: "):
+        declare(make)

@@ -1,5 +1,8 @@
-"""Refactors keep the bits: fits recorded before the inference layer owned its state give the
-same final natural parameters and the same evaluated bounds."""
+"""Refactors keep the numbers: fits recorded before the inference layer owned its state give the
+same final natural parameters and bounds. The refactor itself kept every bit (checked at commit
+"Inference owns its state"); the record was made again when Wishart natural parameters became
+symmetric (issue 11: they were not) and when minibatch fits changed their initialization and
+evaluation on purpose. Kernel work must keep these numbers to 1e-9 relative."""
 from __future__ import annotations
 
 import pathlib
@@ -19,8 +22,8 @@ def test_same_bits_as_recorded(name):
     assert keys
     for key in keys:
         _, node, i = key.split("/")
-        np.testing.assert_array_equal(natural[node][int(i)], GOLDEN[key], err_msg=key)
-    np.testing.assert_array_equal(np.asarray(result.elbo, float), GOLDEN[f"{name}/#elbo"])
+        np.testing.assert_allclose(natural[node][int(i)], GOLDEN[key], rtol=1e-9, atol=1e-12, err_msg=key)
+    np.testing.assert_allclose(np.asarray(result.elbo, float), GOLDEN[f"{name}/#elbo"], rtol=1e-9)
 
 
 def test_option_b_is_not_option_a():

@@ -148,3 +148,19 @@ def test_weights_equal_repeated_data():
     assert a["mu"].mean == pytest.approx(b["mu"].mean, rel=1e-9)
     assert a["tau"].mean == pytest.approx(b["tau"].mean, rel=1e-9)
     assert ra.final_elbo == pytest.approx(rb.final_elbo, rel=1e-9)
+
+
+def test_wishart_natural_is_symmetric_with_a_random_mean():
+    """The message x mu^T from a Gaussian child with a random mean is not symmetric; the natural
+    parameters of q(Lambda) must be (anyone reading node.natural gets the q the moments use)."""
+    rng = np.random.default_rng(3)
+    with vmp.Model("w") as model:
+        mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+        lam = vmp.Wishart("Lam", 3.0, np.eye(2))
+        with vmp.Plate("N", 10):
+            vmp.Gaussian("x", mu, lam, observed=rng.normal(size=(10, 2)) + 3.0)
+    model.fit(iterations=5)
+    eta = lam.natural[0]
+    assert np.array_equal(eta, eta.T)
+    for a, b in zip(vmp.families.Wishart.moments(lam.natural), lam.moments):
+        assert np.allclose(a, b, rtol=1e-12)

@@ -3,13 +3,14 @@ from .base import Conditional as Conditional
 from .categorical import CategoricalFactor as CategoricalFactor
 from .dirichlet import DirichletFactor as DirichletFactor
 from .gamma import GammaFactor as GammaFactor
+from .gaussian import GaussianARDFactor as GaussianARDFactor
 from .gaussian import GaussianFactor as GaussianFactor
 from .gaussian import NormalFactor as NormalFactor
 from .wishart import WishartFactor as WishartFactor
 
-FACTORS = (GaussianFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor)
+FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor)
 
 
 def rules() -> list[tuple[str, str, str]]:
     """Every conjugacy rule as (child family, parent role, parent family)."""
-    return [(f.child.name, role, fam.name) for f in FACTORS for role, fam in f.roles.items()]
+    return list(dict.fromkeys((f.child.name, role, fam.name) for f in FACTORS for role, fam in f.roles.items()))

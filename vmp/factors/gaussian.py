@@ -2,7 +2,10 @@
 
 E[log N(x | mu, Lambda^-1)] = -1/2 tr(E[Lambda] E[x x^T]) + E[x]^T E[Lambda] E[mu]
                               -1/2 tr(E[Lambda] E[mu mu^T]) + 1/2 E[log|Lambda|] - D/2 log(2 pi)
-(Winn & Bishop, section 4.1; the univariate case has D = 1 and no event axes.)
+(Winn & Bishop, section 4.1; the univariate case has D = 1 and no event axes.) With a diagonal
+precision Lambda = diag(alpha), alpha_d ~ Gamma (automatic relevance determination, Bishop PRML
+section 7.2.2; BayesPy's GaussianARD), tr(E[Lambda] E[x x^T]) = sum_d E[alpha_d] E[x x^T]_dd and
+E[log|Lambda|] = sum_d E[log alpha_d].
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import numpy as np
 from ..families import Gamma, Gaussian, Normal, Wishart
 from ..families._linalg import is_pd
 from .base import Conditional
-from .terms import Op, Term
+from .terms import Const, Op, Term
 
 LOG2PI = float(np.log(2 * np.pi))
 
@@ -56,3 +59,29 @@ class NormalFactor(Conditional):
         if role == "precision" and not np.all(value > 0):
             return "precision must be positive"
         return None
+
+
+class GaussianARDFactor(Conditional):
+    """Gaussian child with precision diag(alpha): one Gamma alpha_d per event dimension."""
+
+    child = Gaussian
+    roles = {"mean": Gaussian, "precision": Gamma}
+
+    def __init__(self, event_shape: tuple[int, ...], plate_shape: tuple[int, ...] = ()):
+        super().__init__(event_shape)
+        d = self.event_shape[0]
+        self.eye = np.broadcast_to(np.eye(d), tuple(plate_shape) + (d, d))
+
+    def terms(self) -> list[Term]:
+        d, eye = self.event_shape[0], Const(self.eye, "ab")
+        return [
+            Term(-0.5, (Op("precision", 0, "a"), Op("x", 1, "ab")), (eye,)),
+            Term(1.0, (Op("precision", 0, "a"), Op("x", 0, "a"), Op("mean", 0, "a"))),
+            Term(-0.5, (Op("precision", 0, "a"), Op("mean", 1, "ab")), (eye,)),
+            Term(0.5, (Op("precision", 1, "a"),)),
+            Term(-0.5 * d * LOG2PI),
+        ]
+
+    @staticmethod
+    def check_constant(role: str, value: np.ndarray) -> str | None:
+        return GaussianFactor.check_constant(role, value)

@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ._linalg import inner
+from ._linalg import inner, sym
 
 Arrays = tuple[np.ndarray, ...]
 
@@ -50,6 +50,12 @@ class Family(ABC):
         if moments is None:
             moments = cls.moments(natural)
         return cls.log_normalizer(natural) - cls.inner(natural, moments)
+
+    @classmethod
+    def symmetrize(cls, message: Arrays) -> Arrays:
+        """The message with every matrix component (u = x x^T, u = Lambda) replaced by its symmetric
+        part: <eta, u> is unchanged for symmetric u, and q's natural parameters stay symmetric."""
+        return tuple(sym(m) if n == 2 else m for m, n in zip(message, cls.event_ndims))
 
     @classmethod
     @abstractmethod

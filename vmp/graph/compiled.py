@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from .. import families as fam
 from ..errors import GraphError
 from ..factors.terms import Term, contract_to
-from .expressions import Constant, Dot, Expression, Gate, Gather, Scaled
+from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
 
 PLATE_LETTERS = string.ascii_uppercase
@@ -108,6 +108,36 @@ class DotBinding:
         return first + [(c, ops + [off]) for c, ops in _product(pair_k, pair_l)]
 
 
+class DiagonalBinding:
+    """diag(alpha): the node's letter for its innermost plate becomes the event letter."""
+
+    def __init__(self, inner: LeafBinding, placeholder: str):
+        self.inner, self.placeholder = inner, placeholder
+
+    def sub(self, comp, ev, fresh):
+        return [(c, [Operand(o.leaf, o.comp, o.letters.replace(self.placeholder, ev)) for o in ops])
+                for c, ops in self.inner.sub(comp, "", fresh)]
+
+
+class SumBinding:
+    """Moments of m = sum_i a_i over independent terms: E[m] = sum_i E[a_i],
+    E[m m^T] = sum_i E[a_i a_i^T] + 2 sum_{i < j} E[a_i] E[a_j]^T (the pair (j, i) is the
+    transpose of (i, j): equal against the symmetric precision it meets, and messages are
+    symmetrized)."""
+
+    def __init__(self, parts):
+        self.parts = parts
+
+    def sub(self, comp, ev, fresh):
+        out = [t for b in self.parts for t in b.sub(comp, ev, fresh)]
+        if comp == 0:
+            return out
+        half = len(ev) // 2
+        for bi, bj in itertools.combinations(self.parts, 2):
+            out += [(2.0 * c, ops) for c, ops in _product(bi.sub(0, ev[:half], fresh), bj.sub(0, ev[half:], fresh))]
+        return out
+
+
 def _product(a, b):
     return [(ca * cb, oa + ob) for (ca, oa), (cb, ob) in itertools.product(a, b)]
 
@@ -141,6 +171,8 @@ class CompiledFactor:
         self.targets = [leaf for leaf in self._leaves.values() if leaf.target and id(leaf) in used]
         self._cache: dict = {}
         self._patterns: dict = {}
+        self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
+        self._kept_memo: tuple = (None, None)
 
     # ----- binding ----------------------------------------------------------------------
     def _new_letter(self) -> str:
@@ -166,6 +198,8 @@ class CompiledFactor:
     def _bind(self, expr: Expression, letters: dict, role: str):
         from .node import Node
 
+        if isinstance(expr, PlatedConstant):
+            return LeafBinding(ConstLeaf(expr, expr.plates), "".join(letters[p.name] for p in expr.plates))
         if isinstance(expr, Constant):
             leaf = ConstLeaf(expr, self.child.plates)
             return LeafBinding(leaf, self.child_letters)
@@ -189,6 +223,11 @@ class CompiledFactor:
             inner = dict(letters)
             inner[expr.gated_plate.name] = g
             return self._bind(expr.node, inner, role)
+        if isinstance(expr, Diagonal):
+            inner = dict(letters, **{expr.dim_plate.name: "#"})
+            return DiagonalBinding(self._bind(expr.node, inner, role), "#")
+        if isinstance(expr, Sum):
+            return SumBinding([self._bind(t, letters, role) for t in expr.terms])
         if isinstance(expr, Scaled):
             inner = self._bind(expr.node, letters, role)
             dim = expr.event_shape[0] if expr.family is fam.Wishart else 1
@@ -271,6 +310,18 @@ class CompiledFactor:
             scale = np.broadcast_to(ctx.scale, ctx.shape(self.child.plates))
             weight = scale if weight is None else weight * scale
         return weight
+
+    def _kept(self, weight, ctx):
+        """The weight times ``keep``: barren child elements send nothing to the parents and add
+        nothing to the bound (the same object for the same weight, so cached derivatives match)."""
+        if self.keep is None:
+            return weight
+        if ctx is not None:
+            keep = ctx.take(self.keep, self.child.plates)
+            return keep.astype(float) if weight is None else weight * keep
+        if self._kept_memo[0] is not weight or self._kept_memo[1] is None:
+            self._kept_memo = (weight, self.keep.astype(float) if weight is None else weight * self.keep)
+        return self._kept_memo[1]
 
     def _size(self, ch: str, ctx) -> int:
         if ctx is not None and self.plate_of.get(ch) in ctx.subset:
@@ -377,11 +428,13 @@ class CompiledFactor:
         With ``plate`` and ``index``, only the slice of the node at that index of that plate
         (the coordinate update of elements coupled in a factorized dot). With ``ctx``, only the
         plate elements the context keeps (the message is over the node's kept elements).
-        Each full partial derivative is kept with the versions of the operands it came from, so
+        Each full partial derivative is kept with the moments of the operands it came from, so
         that ``elog`` reuses it (term = <derivative, operand>) while they are unchanged.
         """
         if not _weighted:
             weight = self._weight(weight, ctx)
+            if node is not self.child:
+                weight = self._kept(weight, ctx)
         total = None
         for leaf in self.targets if only is None else only:
             if leaf.node is not node:
@@ -423,12 +476,16 @@ class CompiledFactor:
                 msg = [np.zeros(s) for s in node_shapes]
             msg = tuple(m if a is None else m + a for m, a in zip(msg, acc_node))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
-        return total
+        if total is None:
+            return None
+        if node.clamp is not None and node is not self.child:
+            total = node.clamp.free(total, ctx, plate, index)
+        return node.family.symmetrize(total)
 
     def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True,
              ctx: Context | None = None):
         """Weighted E[log p(child | parents)], summed (or per child plate element)."""
-        weight = self._weight(weight, ctx)
+        weight = self._kept(self._weight(weight, ctx), ctx)
         out = self.child_letters if per_element else ""
         shape = (self.child_shape if ctx is None else ctx.shape(self.child.plates)) if per_element else ()
         total = 0.0

@@ -35,6 +35,12 @@ class Expression:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} plates={[p.name for p in self.plates]} event={self.event_shape}>"
 
+    def __add__(self, other):
+        return Sum([self, other])
+
+    def __radd__(self, other):
+        return Sum([other, self])
+
 
 def statistics(family: type[fam.Family], value: np.ndarray) -> tuple[np.ndarray, ...]:
     if family is fam.Dirichlet:
@@ -67,10 +73,19 @@ def plate_union(*groups) -> tuple:
     return tuple(out)
 
 
-class Gate(Expression):
-    """``P[z]``: component z_n of the plated node P (a mixture). P's innermost plate is gated."""
+def _plate_named(plate, among: tuple, what: str):
+    name = plate.name if hasattr(plate, "name") else plate
+    found = next((p for p in among if p.name == name), None)
+    if found is None:
+        raise GraphError(f"{what}: no plate '{name}' among {[p.name for p in among]}")
+    return found
 
-    def __init__(self, node, selector):
+
+class Gate(Expression):
+    """``P[z]``: component z_n of the plated node P (a mixture). P's innermost plate is gated,
+    or the plate named by ``P[z, plate]`` (BayesPy's cluster_plate)."""
+
+    def __init__(self, node, selector, plate=None):
         from .node import Node
 
         if not isinstance(selector, Node) or selector.family is not fam.Categorical:
@@ -78,16 +93,17 @@ class Gate(Expression):
         if not node.plates:
             raise GraphError(f"'{node.name}[{selector.name}]': '{node.name}' has no plate to gate over")
         self.node, self.selector = node, selector
-        self.gated_plate = node.plates[-1]
+        where = f"'{node.name}[{selector.name}]'"
+        self.gated_plate = node.plates[-1] if plate is None else _plate_named(plate, node.plates, where)
         k = selector.event_shape[0]
         if self.gated_plate.size != k:
             raise ShapeError(
-                f"'{node.name}[{selector.name}]': '{selector.name}' has {k} categories but the innermost "
-                f"plate '{self.gated_plate.name}' of '{node.name}' has size {self.gated_plate.size}"
+                f"{where}: '{selector.name}' has {k} categories but the gated plate "
+                f"'{self.gated_plate.name}' of '{node.name}' has size {self.gated_plate.size}"
             )
         self.family = node.family
         self.event_shape = node.event_shape
-        self.plates = plate_union(selector.plates, node.plates[:-1])
+        self.plates = plate_union(selector.plates, tuple(p for p in node.plates if p != self.gated_plate))
         self.name = f"{node.name}[{selector.name}]"
 
     def inputs(self):
@@ -97,7 +113,7 @@ class Gate(Expression):
 class Gather(Expression):
     """``P[rows]``: element rows[i] of P's outermost plate for each i of the current plate."""
 
-    def __init__(self, node, index):
+    def __init__(self, node, index, plate=None):
         index = np.asarray(index)
         if index.ndim != 1 or not np.issubdtype(index.dtype, np.integer):
             raise ShapeError(f"'{node.name}[...]': a gather index must be a 1-D integer array")
@@ -108,12 +124,23 @@ class Gather(Expression):
             raise ShapeError(
                 f"'{node.name}[...]': index values must lie in [0, {source.size}) (plate '{source.name}')"
             )
-        plate = next((p for p in reversed(context.active_plates()) if p.size == index.size), None)
-        if plate is None:
-            raise GraphError(
-                f"'{node.name}[...]': declare the gather inside a plate of size {index.size} "
-                f"(the length of the index)"
-            )
+        where = f"'{node.name}[...]'"
+        if plate is not None:
+            plate = _plate_named(plate, context.active_plates(), f"{where} (open plates)")
+            if plate.size != index.size:
+                raise ShapeError(f"{where}: plate '{plate.name}' has size {plate.size}, the index {index.size}")
+        else:
+            fits = [p for p in context.active_plates() if p.size == index.size]
+            if not fits:
+                raise GraphError(
+                    f"{where}: declare the gather inside a plate of size {index.size} (the length of the index)"
+                )
+            if len(fits) > 1:
+                raise GraphError(
+                    f"{where}: open plates {[p.name for p in fits]} all have size {index.size}; say which one "
+                    f"the index runs over: {node.name}[rows, '{fits[-1].name}']"
+                )
+            plate = fits[0]
         self.node, self.index, self.plate = node, index, plate
         self.family = node.family
         self.event_shape = node.event_shape
@@ -127,16 +154,60 @@ class Gather(Expression):
         return [self.node]
 
 
+class PlatedConstant(Constant):
+    """A constant argument of ``dot`` (a design matrix): its leading axes are plates."""
+
+    def __init__(self, family: type[fam.Family], value: np.ndarray, label: str, plates: tuple):
+        super().__init__(family, value, label)
+        self.plates = plates
+
+
+def _plated(value, family: type[fam.Family], plates: tuple, event: tuple, where: str) -> PlatedConstant:
+    """A constant broadcast to plates + event, or a ShapeError naming the expression."""
+    target = tuple(p.size for p in plates) + event
+    try:
+        arr = np.broadcast_to(np.asarray(value, dtype=float), target)
+    except (ValueError, TypeError):
+        raise ShapeError(
+            f"{where}: the constant has shape {np.shape(value)}, which does not broadcast to plates "
+            f"{[p.name for p in plates]} + event {event} = {target}"
+        ) from None
+    if not np.all(np.isfinite(arr)):
+        raise GraphError(f"{where}: a constant argument must be finite")
+    return PlatedConstant(family, arr, label=f"const{list(target)}" if arr.ndim else f"{float(arr):g}", plates=plates)
+
+
+def _design(value, other: Expression, where: str) -> PlatedConstant:
+    """A constant side of ``dot``: plates + (D,) against a Gaussian (over the open plates), or
+    open plates + (K,) against Normals sharing their innermost plate K."""
+    if other.family is fam.Gaussian:
+        return _plated(value, other.family, context.active_plates(), other.event_shape, where)
+    if not other.plates:
+        raise ShapeError(f"{where}: a Normal argument needs an innermost plate to sum over")
+    shared = other.plates[-1]
+    plates = tuple(p for p in context.active_plates() if p != shared) + (shared,)
+    return _plated(value, other.family, plates, (), where)
+
+
 class Dot(Expression):
     """Inner product of two Gaussians: over the event axis (multivariate), or over a shared
-    innermost plate of two Normal nodes (the fully factorized q(u_mk) of Paquet eq. (7))."""
+    innermost plate of two Normal nodes (the fully factorized q(u_mk) of Paquet eq. (7)).
+    Either side may be a constant array (a design matrix X: E[w.x] = E[w].x,
+    E[(w.x)^2] = x^T E[ww^T] x)."""
 
-    def __init__(self, u: Expression, v: Expression):
+    def __init__(self, u, v):
+        where = f"dot({getattr(u, 'name', 'const')}, {getattr(v, 'name', 'const')})"
+        if not isinstance(u, Expression) and not isinstance(v, Expression):
+            raise GraphError(f"{where}: at least one argument must be a Gaussian or Normal node")
         for e in (u, v):
-            if not isinstance(e, Expression) or e.family not in (fam.Gaussian, fam.Normal) or isinstance(e, (Dot, Constant)):
+            if isinstance(e, Expression) and (e.family not in (fam.Gaussian, fam.Normal) or isinstance(e, (Dot, Constant))):
                 raise GraphError(f"dot: arguments must be Gaussian or Normal nodes (or gathers of them), got {e!r}")
+        if not isinstance(u, Expression):
+            u = _design(u, v, where)
+        if not isinstance(v, Expression):
+            v = _design(v, u, where)
         if u.family is not v.family:
-            raise GraphError(f"dot({u.name}, {v.name}): both must be Gaussian or both Normal")
+            raise GraphError(f"{where}: both must be Gaussian or both Normal")
         self.u, self.v = u, v
         self.family = fam.Normal
         self.event_shape = ()
@@ -156,9 +227,91 @@ class Dot(Expression):
         return [self.u, self.v]
 
 
-def dot(u: Expression, v: Expression) -> Dot:
-    """Inner product node ``u . v`` usable as the mean of a Normal."""
+def dot(u, v) -> Dot:
+    """Inner product node ``u . v`` usable as the mean of a Normal; u or v may be a constant array."""
     return Dot(u, v)
+
+
+def random_nodes(expr: Expression) -> list:
+    """The random nodes an expression reads (itself for a node), through ``inputs()``."""
+    from .node import Node
+
+    if isinstance(expr, Node):
+        return [expr]
+    return list({id(n): n for e in expr.inputs() for n in random_nodes(e)}.values())
+
+
+class Sum(Expression):
+    """``a + b + ...``: a Gaussian or Normal mean that is a sum of terms from distinct nodes
+    (nodes, gates, gathers, ``dot``, constants). Its moments are sums of products of the terms'
+    moments, E[m] = sum_i E[a_i], E[m m^T] = sum_i E[a_i a_i^T] + sum_{i != j} E[a_i] E[a_j]^T,
+    so every expanded term stays multilinear."""
+
+    def __init__(self, terms: list):
+        flat: list = []
+        for t in terms:
+            flat.extend(t.terms if isinstance(t, Sum) else [t])
+        random = [t for t in flat if isinstance(t, Expression)]
+        where = " + ".join(getattr(t, "name", "const") for t in flat)
+        if not random:
+            raise GraphError(f"{where}: at least one term must be a Gaussian or Normal expression")
+        family = random[0].family
+        if family not in (fam.Gaussian, fam.Normal) or any(t.family is not family for t in random):
+            names = ", ".join(f"'{t.name}' ({t.family.name})" for t in random)
+            raise GraphError(f"{where}: terms must all be Gaussian or all Normal, got {names}")
+        event = random[0].event_shape
+        if any(t.event_shape != event for t in random):
+            raise ShapeError(f"{where}: terms have different event shapes {[t.event_shape for t in random]}")
+        seen: dict = {}
+        for t in random:
+            for n in (node.name for node in random_nodes(t)):
+                if n in seen:
+                    raise GraphError(
+                        f"{where}: node '{n}' appears in two terms ('{seen[n]}' and '{t.name}'); the "
+                        f"mean-field moments of such a sum are not multilinear. Combine them first"
+                    )
+                seen[n] = t.name
+        self.terms = [t if isinstance(t, Expression) else _plated(t, family, context.active_plates(), event, where)
+                      for t in flat]
+        self.family, self.event_shape = family, event
+        self.plates = plate_union(*(t.plates for t in self.terms))
+        self.name = " + ".join(t.name for t in self.terms)
+
+    def inputs(self):
+        return list(self.terms)
+
+
+class Diagonal(Expression):
+    """diag(alpha): the Gamma node alpha's innermost plate (size D) read as the event axis of a
+    D x D diagonal precision (automatic relevance determination, one alpha_d per dimension)."""
+
+    def __init__(self, node, owner: str, dim: int | None):
+        from .node import Node
+
+        if not isinstance(node, Node) or node.family is not fam.Gamma:
+            raise GraphError(
+                f"node '{owner}': a Gamma precision of a Gaussian must be a Gamma node over a plate of "
+                f"the event dimensions (ARD), got {node!r}"
+            )
+        if not node.plates:
+            raise GraphError(
+                f"node '{owner}': the Gamma precision '{node.name}' has no plate; ARD needs one alpha_d per "
+                f"dimension (declare '{node.name}' in a plate of size D), and a scalar precision of a "
+                f"univariate variable needs vmp.Normal"
+            )
+        if dim is not None and node.plates[-1].size != dim:
+            raise ShapeError(
+                f"node '{owner}': the ARD precision '{node.name}' needs an innermost plate of size D = "
+                f"{dim} (one alpha_d per dimension), it has plates {[p.name for p in node.plates]}"
+            )
+        self.node, self.dim_plate = node, node.plates[-1]
+        self.family = fam.Gamma
+        self.plates = node.plates[:-1]
+        self.event_shape = (self.dim_plate.size,)
+        self.name = f"diag({node.name})"
+
+    def inputs(self):
+        return [self.node]
 
 
 class Scaled(Expression):

@@ -47,11 +47,21 @@ def restricted(ctx: Context | None) -> bool:
 
 def moments_of(node, ctx: Context | None = None) -> tuple:
     """The moments of ``node`` at the evaluation's state: the data's statistics for an observed
-    node, else q's moments in ``ctx.state`` (or in the node's model's state)."""
+    node, else q's moments in ``ctx.state`` (or in the node's model's state), with the observed
+    elements of a partially observed node at their data."""
     if node.observed:
         return node.moments
     state = ctx.state if ctx is not None and ctx.state is not None else node.model.state
-    return state.moments[node.name]
+    moments = state.moments[node.name]
+    return moments if node.clamp is None else node.clamp.apply(moments)
+
+
+def override_of(node, ctx: Context) -> tuple | None:
+    """The context's moments for ``node`` (restricted to its subset), pinned like ``moments_of``."""
+    own = ctx.overrides.get(node.name)
+    if own is None or node.clamp is None:
+        return own
+    return node.clamp.restrict(own, ctx)
 
 
 class Leaf(ABC):
@@ -90,7 +100,7 @@ class NodeLeaf(Leaf):
     def value(self, comp, ctx=None):
         if not restricted(ctx):
             return np.asarray(moments_of(self.node, ctx)[comp])
-        own = ctx.overrides.get(self.node.name)
+        own = override_of(self.node, ctx)
         if own is not None:
             return own[comp]
         return ctx.take(moments_of(self.node, ctx)[comp], self.plates)
@@ -121,7 +131,7 @@ class GatherLeaf(Leaf):
         self.node = gather.node
         self.plates = gather.plates
         self.family = gather.family
-        self._cache: tuple = (None, None)
+        self._cache: dict = {}  # moment component -> (moments it came from, gathered rows)
 
     def indices(self, ctx: Context | None = None) -> np.ndarray:
         """Rows of the source used by each gathered element (positions in the override when the
@@ -140,7 +150,7 @@ class GatherLeaf(Leaf):
     def source(self, comp: int, ctx: Context | None = None) -> np.ndarray:
         if not restricted(ctx):
             return moments_of(self.node, ctx)[comp]
-        own = ctx.overrides.get(self.node.name)
+        own = override_of(self.node, ctx)
         if own is not None:
             return own[comp]
         return _take_rest(ctx, moments_of(self.node, ctx)[comp], self.node.plates)
@@ -148,10 +158,11 @@ class GatherLeaf(Leaf):
     def value(self, comp, ctx=None):
         if not restricted(ctx):
             moments = moments_of(self.node, ctx)
-            if self._cache[0] is not moments:
-                idx = self.gather.index
-                self._cache = (moments, tuple(m[idx] for m in moments))
-            return self._cache[1][comp]
+            source, rows = self._cache.get(comp, (None, None))
+            if source is not moments:
+                rows = moments[comp][self.gather.index]
+                self._cache[comp] = (moments, rows)
+            return rows
         return self.source(comp, ctx)[self.indices(ctx)]
 
     def stamp(self, ctx=None):

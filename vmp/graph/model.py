@@ -101,10 +101,22 @@ class Model:
                 raise GraphError(f"model '{self.name}': the graph has a cycle: {cycle}")
             from .compiled import CompiledFactor
 
-            factors = {name: CompiledFactor(node) for name, node in self.nodes.items()}
+            from .missing import resolve
+
             order = [n for n in nx.topological_sort(g) if n in self.nodes]
+            keep = resolve(self, order)
+            factors = {name: CompiledFactor(node) for name, node in self.nodes.items()}
+            for name, alive in keep.items():
+                factors[name].keep = alive
             self._compiled = (factors, order)
         return self._compiled
+
+    def missing(self) -> list[str]:
+        """Masked entries that are inferred and latent elements that are pruned as barren, one
+        line per node (see ``vmp/graph/missing.py``)."""
+        from .missing import describe
+
+        return describe(self)
 
     # ----- inference --------------------------------------------------------------------
     def fit(self, **options):

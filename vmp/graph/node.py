@@ -12,6 +12,7 @@ from ..factors import Conditional
 from . import context
 from .data import chunks, is_lazy
 from .expressions import Constant, Expression, Gate, Gather, Scaled
+from .plate import Plate
 
 
 class Node(Expression, ABC):
@@ -33,6 +34,9 @@ class Node(Expression, ABC):
             self.parents[role] = value if isinstance(value, str) else self._parent(role, value)
         self.factor = self._make_factor()
         self.weights = self._check_weights(weights)
+        self.multiplicity = self.weights  # m_i; ``weights`` becomes the entropy weight (0 where observed or barren)
+        self.clamp = None  # set by missing.resolve for a masked observed node with children
+        self.barren = None
         self.mask = None
         self.observed = observed is not None
         self.data = None
@@ -187,20 +191,27 @@ class Node(Expression, ABC):
 
     # ----- glue -------------------------------------------------------------------------
     def __getitem__(self, key):
+        """``P[z]`` / ``P[z, plate]``: gate P's innermost plate (or ``plate``) by the Categorical z;
+        ``P[rows]`` / ``P[rows, plate]``: gather P's outermost plate into the open ``plate``."""
+        plate = None
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], (str, Plate)):
+            key, plate = key
         if isinstance(key, Node) and key.family is fam.Categorical:
-            return Gate(self, key)
+            return Gate(self, key, plate)
         if isinstance(key, Expression):
             raise GraphError(f"'{self.name}[{key.name}]': only a Categorical node can gate")
-        return Gather(self, key)
+        return Gather(self, key, plate)
 
     def __rmul__(self, other):
         return Scaled(other, self)
 
     def factor_weights(self) -> np.ndarray | None:
-        """Data multiplicity times the mask, over the plates (None when all ones)."""
+        """Data multiplicity times the mask of an observed node, over the plates (None when all
+        ones). A partially observed node keeps all its elements: observed ones are data, masked
+        ones latent."""
         if not hasattr(self, "_factor_weights"):
-            w = self.weights
-            if self.mask is not None:
+            w = self.multiplicity
+            if self.observed and self.mask is not None:
                 w = self.mask.astype(float) if w is None else w * self.mask
             self._factor_weights = w
         return self._factor_weights
@@ -229,6 +240,8 @@ class Node(Expression, ABC):
         if self.family is fam.Dirichlet:
             a = self.natural[0] + 1.0
             return a / a.sum(-1, keepdims=True)
+        if self.clamp is not None:
+            return self.clamp.apply(self.moments)[0]
         return self.moments[0]
 
     def entropy(self) -> np.ndarray:
@@ -241,6 +254,23 @@ class Node(Expression, ABC):
         if self.observed:
             raise GraphError(f"node '{self.name}' is observed: it has no posterior")
         return self.family.to_scipy(tuple(a[index] for a in self.natural))
+
+
+def fixed(name: str, node_cls, what: str, value: Any) -> Any:
+    """``value`` for a hyperparameter that no conjugate rule lets be random (a Gamma's shape, a
+    Wishart's dof and scale, a Dirichlet's alpha), or a ConjugacyError listing what is supported."""
+    if isinstance(value, (Expression, str)):
+        from ..factors import rules
+
+        label = f"'{value}'" if isinstance(value, str) else f"'{value.name}' ({value.family.name})"
+        roles = ", ".join(f"{r} <- {f.name}" for r, f in node_cls.factor_cls.roles.items()) or "none"
+        table = "; ".join(f"{c}.{r} <- {f}" for c, r, f in rules())
+        raise ConjugacyError(
+            f"node '{name}' ({node_cls.family.name}): {what} must be a constant, got the random node "
+            f"{label}; no conjugate rule takes a random {what}. Random parents a "
+            f"{node_cls.family.name} accepts: {roles}. All rules: {table}"
+        )
+    return value
 
 
 def raise_hyper(name: str, why: str):

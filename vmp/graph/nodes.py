@@ -6,13 +6,13 @@ from typing import Any
 import numpy as np
 
 from .. import families as fam
-from ..errors import GraphError, ShapeError
-from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, GaussianFactor, NormalFactor,
-                       WishartFactor)
+from ..errors import ShapeError
+from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, GaussianARDFactor, GaussianFactor,
+                       NormalFactor, WishartFactor)
 from ..families._linalg import is_pd
-from .expressions import Expression
 from .data import is_lazy
-from .node import Node, raise_hyper
+from .expressions import Diagonal, Expression
+from .node import Node, fixed, raise_hyper
 
 
 def _dim_of(value: Any, ndim_const: int) -> int | None:
@@ -27,22 +27,29 @@ def _dim_of(value: Any, ndim_const: int) -> int | None:
 class Gaussian(Node):
     """Multivariate Gaussian x ~ N(mean, precision^-1) with a D-vector event.
 
-    mean: constant, Gaussian node, gate or gather of one; precision: constant matrix or Wishart node.
+    mean: constant, Gaussian node, gate, gather or sum of them; precision: constant matrix,
+    Wishart node, or a Gamma node over a plate of size D (ARD: precision diag(alpha), one Gamma
+    alpha_d per dimension, as BayesPy's GaussianARD).
     """
 
     family = fam.Gaussian
     factor_cls = GaussianFactor
 
     def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
+        if isinstance(precision, Expression) and precision.family is fam.Gamma:
+            self.factor_cls = GaussianARDFactor
+            precision = Diagonal(precision, name, _dim_of(mean, 1))
         super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
+
+    def _make_factor(self):
+        if self.factor_cls is GaussianARDFactor:
+            return GaussianARDFactor(self.event_shape, self.plate_shape)
+        return super()._make_factor()
 
     def _infer_event_shape(self, roles):
         prec = roles["precision"]
-        if isinstance(prec, Expression) and prec.family is fam.Gamma:
-            raise GraphError(
-                f"node '{self.name}': a Gamma precision needs the univariate vmp.Normal, not vmp.Gaussian"
-            )
-        dims = {d for d in (_dim_of(roles["mean"], 1), _dim_of(prec, 2)) if d is not None}
+        dims = {d for d in (_dim_of(roles["mean"], 1), _dim_of(prec, 2 if self.factor_cls is GaussianFactor else 1))
+                if d is not None}
         if len(dims) != 1:
             raise ShapeError(
                 f"node '{self.name}': cannot tell the dimension D from mean and precision "
@@ -120,7 +127,7 @@ class Gamma(Node):
     factor_cls = GammaFactor
 
     def __init__(self, name: str, shape: Any, rate: Any, *, observed=None, mask=None, weights=None):
-        self._shape = shape
+        self._shape = fixed(name, type(self), "shape", shape)
         super().__init__(name, {"rate": rate}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):
@@ -146,7 +153,7 @@ class Wishart(Node):
     factor_cls = WishartFactor
 
     def __init__(self, name: str, dof: Any, scale: Any, *, observed=None, mask=None, weights=None):
-        self._dof, self._scale = dof, scale
+        self._dof, self._scale = fixed(name, type(self), "dof", dof), fixed(name, type(self), "scale", scale)
         super().__init__(name, {}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):
@@ -179,7 +186,7 @@ class Dirichlet(Node):
     factor_cls = DirichletFactor
 
     def __init__(self, name: str, alpha: Any, *, observed=None, mask=None, weights=None):
-        self._alpha = alpha
+        self._alpha = fixed(name, type(self), "alpha", alpha)
         super().__init__(name, {}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import families as fam
 from ..errors import GraphError
-from ..graph.expressions import Dot, Gate, Gather
+from ..graph.expressions import Dot, Gate, random_nodes
 from ..graph.leaves import Context
 from .state import State
 
@@ -87,39 +87,52 @@ def _set_mean(state: State, node, value: np.ndarray) -> State:
 
 
 def _expressions(engine):
+    """(child, expression, top) for every expression inside every parent role, reached
+    through ``inputs()`` so that any kind of glue (gate, gather, dot, sum...) is traversed."""
+    def walk(expr):
+        yield expr
+        for inner in expr.inputs():
+            yield from walk(inner)
+
     for node in engine.model.nodes.values():
-        for role, expr in node.parents.items():
-            yield node, role, expr
+        for top in node.parents.values():
+            for expr in walk(top):
+                yield node, expr, top
 
 
 def _break_symmetry(engine, state: State, rng, rows=None) -> State:
     """Break the symmetry of gated components, then set each gate's selector from them.
 
-    The schedule runs parents before children, so the first sweep starts from these
+    Gaussian components that are the gated mean of observed data start at k-means++ centers;
+    other gated Gaussians, and the Gaussians of an inner product, start at a draw from their
+    prior. The schedule runs parents before children, so the first sweep starts from these
     responsibilities (an E-step from k-means++ centers, as EM and scikit-learn do).
     """
     done, selectors = set(), []
-    for child, role, expr in _expressions(engine):
+    for child, expr, top in _expressions(engine):
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
             p = expr.node
-            if p.family in (fam.Gaussian, fam.Normal) and child.observed and p.plates == (expr.gated_plate,):
-                data = np.asarray(_rows(child.data, rows), float).reshape((-1,) + p.event_shape)
-                if child.mask is not None:
+            if p.family in (fam.Gaussian, fam.Normal):
+                direct = expr is top and child.observed and p.plates == (expr.gated_plate,)
+                data = np.asarray(_rows(child.data, rows), float).reshape((-1,) + p.event_shape) if direct else None
+                if direct and child.mask is not None:
                     data = data[_rows(child.mask, rows).reshape(-1)]
-                if len(data) >= expr.gated_plate.size:
+                if direct and len(data) >= expr.gated_plate.size:
                     state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
-                    done.add(p.name)
+                else:
+                    state = _set_mean(state, p, p.family.sample(state.natural[p.name], rng))
+                done.add(p.name)
             elif p.family is fam.Dirichlet:
                 natural = state.natural[p.name]
                 noise = rng.gamma(100.0, 0.01, size=natural[0].shape)
                 state = _set(state, p, (natural[0] + noise,))
                 done.add(p.name)
-            if p.name in done and not expr.selector.observed and expr.selector not in selectors:
-                selectors.append(expr.selector)
+        if isinstance(expr, Gate) and expr.node.name in done and not expr.selector.observed \
+                and expr.selector not in selectors:
+            selectors.append(expr.selector)
         if isinstance(expr, Dot):
-            for side in (expr.u, expr.v):
-                n = side.node if isinstance(side, Gather) else side
-                if n.name not in done and not n.observed:
+            for n in random_nodes(expr):
+                if n.family in (fam.Gaussian, fam.Normal) and n.name not in done and not n.observed:
                     state = _set_mean(state, n, n.family.sample(state.natural[n.name], rng))
                     done.add(n.name)
     for z in sorted(selectors, key=engine.hidden.index, reverse=True):

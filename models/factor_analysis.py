@@ -1,0 +1,43 @@
+"""Bayesian PCA / factor analysis with automatic relevance determination (Bishop 1999,
+"Bayesian PCA"; PRML section 12.2.3; BayesPy's PCA example).
+
+alpha_k ~ Gamma(a, b), W_d ~ N(0, diag(alpha)^-1) (one row per observed dimension d),
+z_n ~ N(0, I), mu_d ~ N(0, 1/p), tau ~ Gamma(a', b'), y_nd ~ N(z_n . W_d + mu_d, 1/tau).
+Columns k of W that the data do not need are switched off: E[alpha_k] grows without bound.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import vmp
+
+from . import _checks
+
+
+def factor_analysis(data: np.ndarray, n_components: int, *, mask: np.ndarray | None = None,
+                    ard_prior: tuple[float, float] = (1e-3, 1e-3), noise_prior: tuple[float, float] = (1e-3, 1e-3),
+                    mean_precision: float = 1e-3, name: str = "factor_analysis") -> vmp.Model:
+    """Build the model for ``data`` (N x D) with at most ``n_components`` components;
+    ``mask`` (N x D, True where observed) marks missing entries."""
+    raw = np.asarray(data, dtype=float)
+    if mask is not None:
+        mask = np.asarray(mask, dtype=bool)
+        if mask.shape != raw.shape:
+            raise vmp.ShapeError(f"{name}: mask must have the shape of data {raw.shape}, got {mask.shape}")
+        raw = np.where(mask, raw, 0.0)
+    y = _checks.matrix(name, "data", raw)
+    n, d = y.shape
+    k = _checks.count(name, "n_components", n_components)
+    _checks.positive(name, mean_precision=mean_precision)
+    with vmp.Model(name) as model:
+        with vmp.Plate("components", k):
+            alpha = vmp.Gamma("alpha", *ard_prior)
+        with vmp.Plate("dimensions", d):
+            w = vmp.Gaussian("W", mean=np.zeros(k), precision=alpha)
+            mu = vmp.Normal("mu", mean=0.0, precision=mean_precision)
+        tau = vmp.Gamma("tau", *noise_prior)
+        with vmp.Plate("data", n):
+            z = vmp.Gaussian("z", mean=np.zeros(k), precision=np.eye(k))
+            with vmp.Plate("dimensions", d):
+                vmp.Normal("y", mean=vmp.dot(z, w) + mu, precision=tau, observed=y, mask=mask)
+    return model

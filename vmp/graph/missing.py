@@ -1,0 +1,126 @@
+"""Missing data: which elements of the network are latent, observed, or barren.
+
+- Masked entries of an observed node that has children are latent (Winn & Bishop section 3.3:
+  the Markov blanket of a missing value is its parents, children and co-parents). The node is
+  then updated like any hidden node, and a ``Clamp`` pins its observed elements at their data.
+- A latent element whose descendants are all unobserved integrates out exactly: summing over it
+  leaves its parents' factor at 1 (a barren node, Shachter 1986). Its factor gets weight 0 in
+  the bound and in the messages to its parents, and its entropy weight 0, so its contribution is
+  exactly zero (``Model.compile`` records the pruned elements in ``node.barren``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .expressions import Expression, Gather, random_nodes
+
+
+class Clamp:
+    """The observed elements of a partially observed node: its moments there are the statistics
+    of the data, and the messages it receives there are zero."""
+
+    def __init__(self, node):
+        self.observed = np.asarray(node.mask, bool)
+        self.plates = node.plates
+        self.stats = tuple(np.asarray(s, float) for s in node._statistics(node.data))
+        self._cache: tuple = (None, None)
+
+    def _mask(self, mask: np.ndarray, arr: np.ndarray) -> np.ndarray:
+        return mask.reshape(mask.shape + (1,) * (arr.ndim - mask.ndim))
+
+    def apply(self, moments: tuple) -> tuple:
+        """q's moments with the observed elements replaced by the data's statistics (kept for
+        the moments object it was computed from)."""
+        if self._cache[0] is not moments:
+            out = tuple(np.where(self._mask(self.observed, m), s, m) for m, s in zip(moments, self.stats))
+            self._cache = (moments, out)
+        return self._cache[1]
+
+    def restrict(self, moments: tuple, ctx) -> tuple:
+        """``apply`` for moments already restricted to the context's subset (a minibatch's local q)."""
+        observed = ctx.take(self.observed, self.plates)
+        return tuple(np.where(self._mask(observed, m), ctx.take(s, self.plates), m) for m, s in zip(moments, self.stats))
+
+    def free(self, message: tuple, ctx=None, plate=None, index: int | None = None) -> tuple:
+        """The message with the observed elements set to zero (in the message's layout)."""
+        keep = ~self.observed
+        if ctx is not None:
+            keep = ctx.take(keep, self.plates)
+        if plate is not None:
+            keep = np.take(keep, index, axis=self.plates.index(plate))
+        return tuple(m * self._mask(keep, m) for m in message)
+
+
+def project(alive: np.ndarray, plates: tuple, target: tuple) -> np.ndarray:
+    """Any over the plates not in ``target``; broadcast over the target plates not in ``plates``."""
+    common = [p for p in plates if p in target]
+    out = alive.any(axis=tuple(i for i, p in enumerate(plates) if p not in target)) if alive.ndim else alive
+    out = np.transpose(out, [common.index(p) for p in target if p in common])
+    out = out.reshape([p.size if p in common else 1 for p in target])
+    return np.broadcast_to(out, tuple(p.size for p in target))
+
+
+def _propagate(expr: Expression, alive: np.ndarray, plates: tuple, reached: dict) -> None:
+    """Mark the elements of the random nodes under ``expr`` that feed a live child element."""
+    from .node import Node
+
+    if isinstance(expr, Node):
+        mine = project(alive, plates, expr.plates)
+        reached[expr.name] = reached[expr.name] | mine if expr.name in reached else mine.copy()
+        return
+    if isinstance(expr, Gather):
+        rows = project(alive, plates, expr.plates)
+        out = np.zeros(expr.node.plate_shape, bool)
+        np.logical_or.at(out, expr.index, rows)
+        _propagate(expr.node, out, expr.node.plates, reached)
+        return
+    for inner in expr.inputs():
+        _propagate(inner, project(alive, plates, inner.plates), inner.plates, reached)
+
+
+def resolve(model, order: list[str]) -> dict:
+    """Turn masked non-leaf observed nodes into partially observed latent ones, give every latent
+    node its entropy weights (mask and barren), and return, per factor that drops some child
+    elements, the elements it keeps."""
+    parents_of = {n.name for node in model.nodes.values() for expr in node.parents.values()
+                  if isinstance(expr, Expression) for n in random_nodes(expr)}
+    for node in model.nodes.values():
+        if node.observed and node.mask is not None and not node.mask.all() and node.name in parents_of:
+            node.observed, node.clamp = False, Clamp(node)
+            node.__dict__.pop("_factor_weights", None)
+    reached: dict = {}
+    keep: dict = {}
+    for name in reversed(order):
+        node = model.nodes[name]
+        if node.observed:
+            alive = np.ones(node.plate_shape, bool) if node.mask is None else node.mask
+        else:
+            alive = reached.get(name, np.zeros(node.plate_shape, bool))
+            if node.clamp is not None:
+                alive = alive | node.clamp.observed
+        for expr in node.parents.values():
+            _propagate(expr, alive, node.plates, reached)
+        if node.observed:
+            continue
+        node.barren = None if alive.all() else ~alive
+        if not alive.all():
+            keep[name] = alive
+        latent = alive if node.clamp is None else alive & ~node.clamp.observed
+        m = node.multiplicity
+        node.weights = m if latent.all() else (1.0 if m is None else m) * latent
+    return keep
+
+
+def describe(model) -> list[str]:
+    """One line per node with inferred masked entries or pruned (barren) elements, for summaries
+    and diagrams (empty when the model has neither)."""
+    model.compile()
+    lines = []
+    for node in model.nodes.values():
+        total = int(np.prod(node.plate_shape))
+        if node.clamp is not None:
+            lines.append(f"{node.name}: {int((~node.clamp.observed).sum())} of {total} masked entries inferred")
+        if node.barren is not None:
+            lines.append(f"{node.name}: {int(node.barren.sum())} of {total} elements barren (pruned: "
+                         f"no observed descendant)")
+    return lines
