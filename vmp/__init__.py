@@ -18,4 +18,8 @@ from .monitors import NoiseMonitor as NoiseMonitor
 from .policies import Annealing as Annealing, Policy as Policy, SVIPlus as SVIPlus, Tempering as Tempering
 from .policies import LocalTempering as LocalTempering
 
+from . import _checkout
+
+_checkout.install()  # a source checkout: models/ importable as vmp.models (installs map it)
+
 __version__ = "0.1.0"

@@ -8,7 +8,7 @@
         [--tau T --kappa K --rho1 R --evaluate-every E]
     vmp render MODEL [DATA] [-o FILE]           draw the model (DOT source to stdout without -o)
 
-MODEL is a name in ``models.MODELS`` (gaussian_mixture, lda, matrix_factorization) or the path of
+MODEL is a name in ``vmp.models.MODELS`` (gaussian_mixture, lda, matrix_factorization) or the path of
 a Python file defining ``build(data=None)`` (or a ``model``) that returns a ``vmp.Model``.
 Exit status: 0 on success, 2 for wrong arguments, 1 for data, model or fitting errors (a diverged
 fit included: its report is still written).
@@ -155,7 +155,7 @@ def _indices(table: Table, name: str, values: np.ndarray, *, positive: bool = Fa
 # ----- the built-in models: data, synthetic data, building --------------------------------------
 @dataclass
 class ModelSpec:
-    """How the command line feeds one builder of ``models.MODELS``."""
+    """How the command line feeds one builder of ``vmp.models.MODELS``."""
 
     load: Callable[[Path], dict]                          # data file -> data arrays
     synthetic: Callable[[int, int], dict]                 # (size, seed) -> data arrays
@@ -429,7 +429,7 @@ def _options(pairs: list[str]) -> dict:
 
 
 def _known_models() -> dict:
-    import models
+    from . import models
 
     return models.MODELS
 
@@ -594,7 +594,7 @@ def cmd_fit(args) -> int:
 
 
 def _demo_model(x, args):
-    import models
+    from . import models
 
     # Wishart prior with E[Lambda_k] = K S^-1 (S the data covariance): a priori each component
     # spans about 1/K of the data. The builder's default, E[Lambda_k] = S^-1, lets one
