@@ -2,7 +2,8 @@
 from . import families as families
 from .errors import (ConjugacyError as ConjugacyError, ConvergenceError as ConvergenceError,
                      DataError as DataError, GraphError as GraphError,
-                     HyperparameterError as HyperparameterError, ShapeError as ShapeError,
+                     HyperparameterError as HyperparameterError, OptionError as OptionError,
+                     ShapeError as ShapeError,
                      VMPError as VMPError)
 from .factors import rules as rules
 from .graph import (Categorical as Categorical, Dirichlet as Dirichlet, Gamma as Gamma,

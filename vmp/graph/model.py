@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import networkx as nx
+import numpy as np
 
-from ..errors import GraphError
+from ..errors import GraphError, OptionError
 from . import context
 from .expressions import Expression
 
@@ -27,8 +28,24 @@ class Model:
     def _add(self, node) -> None:
         if node.name in self.nodes:
             raise GraphError(f"model '{self.name}': a node named '{node.name}' exists already")
+        self._check_same_model(node)
         self.nodes[node.name] = node
         self._compiled = None
+
+    def _check_same_model(self, node) -> None:
+        """Refuse a parent declared in another model (its q would never be updated here)."""
+        from .node import Node
+
+        stack = [e for e in node.parents.values() if isinstance(e, Expression)]
+        while stack:
+            expr = stack.pop()
+            if isinstance(expr, Node):
+                if expr.model is not self:
+                    raise GraphError(
+                        f"model '{self.name}': node '{node.name}' has parent '{expr.name}' from model "
+                        f"'{expr.model.name}'; declare '{expr.name}' inside this model's with-block")
+            else:
+                stack.extend(expr.inputs())
 
     def __getitem__(self, name: str):
         try:
@@ -97,12 +114,20 @@ class Model:
         """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
         from ..inference import fit
 
+        iterations = options.get("iterations", 1)
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+            raise OptionError(f"model '{self.name}': fit(iterations=...) needs a positive integer, "
+                              f"got {iterations!r}")
         return fit(self, **options)
 
     def elbo(self) -> float:
         """The exact evidence lower bound of the current q."""
         from ..inference.engine import Engine
 
+        unfitted = [n.name for n in self.nodes.values() if not n.observed and n.moments is None]
+        if unfitted:
+            raise GraphError(f"model '{self.name}': no posterior yet (nodes {', '.join(unfitted)}); "
+                             f"call model.fit() before model.elbo()")
         return Engine(self).elbo()
 
     def render(self, filename: str | None = None):

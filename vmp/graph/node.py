@@ -130,7 +130,7 @@ class Node(Expression, ABC):
             data[idx] = fill
         why = self._check_data(data)
         if why is not None:
-            hint = "" if mask is not None else " (give mask= to mark missing entries)"
+            hint = "" if mask is not None or "NaN" not in why else " (give mask= to mark missing entries)"
             raise DataError(f"node '{self.name}': observed data {why}{hint}")
         self.data = data
         self.moments = self._statistics(data)
@@ -143,6 +143,8 @@ class Node(Expression, ABC):
         """A valid value that stands in for masked observations."""
 
     def _check_data(self, data: np.ndarray) -> str | None:
+        if data.dtype.kind in "USO":
+            return f"must be numbers, got {_dtype_words(data)}"
         if data.dtype.kind not in "iufb" or not np.all(np.isfinite(data)):
             return "contain NaN or inf"
         return None
@@ -170,8 +172,17 @@ class Node(Expression, ABC):
             raise GraphError(f"'{self.name}[{key.name}]': only a Categorical node can gate")
         return Gather(self, key)
 
+    # numpy defers to __rmul__ (np.arange(5) * tau is refused as a whole, not element by element)
+    __array_ufunc__ = None
+
     def __rmul__(self, other):
         return Scaled(other, self)
+
+    def __mul__(self, other):  # tau * 2.0 is 2.0 * tau
+        return Scaled(other, self)
+
+    def __truediv__(self, other):  # tau / 2 is 0.5 * tau
+        return Scaled(other, self, divide=True)
 
     def factor_weights(self) -> np.ndarray | None:
         """Data multiplicity times the mask, over the plates (None when all ones)."""
@@ -215,6 +226,12 @@ class Node(Expression, ABC):
         if self.observed:
             raise GraphError(f"node '{self.name}' is observed: it has no posterior")
         return self.family.to_scipy(tuple(a[index] for a in self.natural))
+
+
+def _dtype_words(data: np.ndarray) -> str:
+    kind = {"U": "strings", "S": "bytes", "O": "Python objects"}[data.dtype.kind]
+    sample = next(iter(data.flat), None)
+    return f"{kind} (dtype {data.dtype}{f', e.g. {str(sample)!r}' if sample is not None else ''})"
 
 
 def raise_hyper(name: str, why: str):

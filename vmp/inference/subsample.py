@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GraphError
+from ..errors import GraphError, OptionError
 from ..graph.expressions import Gather
 from ..graph.leaves import Context, GatherLeaf
 
@@ -72,7 +72,7 @@ class PerNode:
 
     def __init__(self, children: int):
         if int(children) != children or children < 1:
-            raise ValueError(f"PerNode(children=...) needs a positive integer, got {children!r}")
+            raise OptionError(f"PerNode(children=...) needs a positive integer, got {children!r}")
         self.children = int(children)
         self._samplers: dict = {}
 
@@ -117,9 +117,9 @@ class Minibatch:
     def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-4,
                  holdout: float = 0.0):
         if int(size) != size or size < 1:
-            raise ValueError(f"Minibatch(size=...) needs a positive integer, got {size!r}")
+            raise OptionError(f"Minibatch(size=...) needs a positive integer, got {size!r}")
         if not 0 <= holdout < 1:
-            raise ValueError("Minibatch(holdout=...) must lie in [0, 1)")
+            raise OptionError("Minibatch(holdout=...) must lie in [0, 1)")
         self.plate_name, self.size = plate, int(size)
         self.local_iterations, self.local_tol, self.holdout = local_iterations, local_tol, holdout
 
