@@ -55,3 +55,12 @@ def test_the_wheel_installs_vmp_models_and_no_top_level_models(tmp_path):
     (top_level,) = [n for n in names if n.endswith("top_level.txt")] or [None]
     if top_level:
         assert zipfile.ZipFile(wheel).read(top_level).decode().split() == ["vmp"]
+
+
+def test_import_vmp_leaves_the_heavy_libraries_for_later(tmp_path):
+    """scipy.stats, matplotlib, networkx, graphviz and pandas load when first used (to_scipy,
+    plots, the graph, rendering), not at ``import vmp``: that keeps the import under half a second."""
+    heavy = ["scipy.stats", "matplotlib", "networkx", "graphviz", "pandas"]
+    out = _python(f"import sys, vmp; print([m for m in {heavy!r} if m in sys.modules])", tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -1,7 +1,6 @@
 """The model: a named DAG of nodes (networkx), entered with ``with``."""
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 
 from ..errors import GraphError, OptionError
@@ -70,8 +69,11 @@ class Model:
                     node.parents[role] = parent
 
     @property
-    def graph(self) -> nx.DiGraph:
-        """Random nodes and the deterministic expressions between them; edges parent -> child."""
+    def graph(self):
+        """Random nodes and the deterministic expressions between them; edges parent -> child
+        (a networkx.DiGraph)."""
+        import networkx as nx  # imported on first use: it costs a tenth of a second at import vmp
+
         self._resolve()
         g = nx.DiGraph()
         for node in self.nodes.values():
@@ -98,6 +100,8 @@ class Model:
     def compile(self):
         """Check the graph (acyclic, conjugate, plates) and bind every factor. Cached."""
         if self._compiled is None:
+            import networkx as nx
+
             g = self.graph
             if not nx.is_directed_acyclic_graph(g):
                 cycle = " -> ".join(u for u, _ in nx.find_cycle(g))
