@@ -217,9 +217,9 @@ def test_malformed_data(tmp_path, capsys):
     ragged.write_text("1 2\n3 4 5\n")
     assert_clean_failure(call(capsys, "fit", "gaussian_mixture", ragged), 1, "ragged.txt", "line 2", "column")
     ratings = tmp_path / "ratings.csv"
-    ratings.write_text("user,item,rating\n0,1,3\n-1,0,2\n")
+    ratings.write_text("user,item,rating\n0,1,3\n1.5,0,2\n")
     assert_clean_failure(call(capsys, "fit", "matrix_factorization", ratings), 1, "line 3", "user",
-                         "non-negative")
+                         "integer ids", "1.5")
     binary = tmp_path / "data.bin"
     binary.write_bytes(bytes(range(256)))
     assert_clean_failure(call(capsys, "fit", "gaussian_mixture", binary), 1, "data.bin", "not a text file")
