@@ -134,11 +134,12 @@ class Model:
                              f"call model.fit() before model.elbo()")
         return Engine(self).elbo()
 
-    def render(self, filename: str | None = None):
-        """The network diagram as a graphviz.Digraph; written to ``filename`` when given."""
+    def render(self, filename: str | None = None, **options):
+        """The network diagram as a graphviz.Digraph; written to ``filename`` when given
+        (``timeout=`` seconds for Graphviz's layout, see :func:`vmp.render.render`)."""
         from ..render import render
 
-        return render(self, filename)
+        return render(self, filename, **options)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return self.render()._repr_mimebundle_(include=include, exclude=exclude)
