@@ -82,6 +82,7 @@ def test_demo_writes_both_reports_and_the_comparison(tmp_path):
     assert f"{batch['final_elbo']:.6g}" in rows[0] and f"{svi['final_elbo']:.6g}" in rows[1]
     assert (out / "comparison.png").read_bytes()[:4] == b"\x89PNG"
     assert str(out.resolve()) in proc.stdout and "| svi |" in proc.stdout
+    assert "SVI pays off when one sweep over the data is expensive" in proc.stdout
 
 
 def test_demo_methods_option(tmp_path, capsys):

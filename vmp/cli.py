@@ -619,6 +619,10 @@ def cmd_demo(args) -> int:
         raise CLIError(f"cannot write the report to '{report}': {err.strerror or err}") from None
     print()
     print(comparison_table(comparison_rows(fits)))
+    if len(fits) > 1:
+        print(f"On {args.n:,} points a batch sweep is cheap, so batch VMP usually ends higher and "
+              f"sooner; SVI pays off when one sweep over the data is expensive (its step costs the "
+              f"same at any N): see docs/getting-started.md.")
     _print_paths(report, paths)
     for label, (_, result) in fits.items():
         if result.diverged:
