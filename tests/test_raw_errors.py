@@ -104,3 +104,13 @@ def test_a_non_symmetric_matrix_is_refused(declare, role):
         declare(np.array([[1.0, 0.5], [0.0, 1.0]]))
     with vmp.Model("m"):  # rounding from an inverse is not asymmetry
         declare(np.linalg.inv(np.array([[2.0, 0.3], [0.3, 1.0]])))
+
+
+def test_glue_expressions_cannot_be_scaled():
+    with vmp.Model("m"):
+        with vmp.Plate("k", 2):
+            tau = _gamma("tau")
+        z = vmp.Categorical("z", np.array([0.5, 0.5]))
+        for scale in (lambda e: 2.0 * e, lambda e: e * 2.0, lambda e: e / 2.0):
+            with pytest.raises(vmp.GraphError, match="cannot be scaled"):
+                scale(tau[z])

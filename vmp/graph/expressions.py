@@ -32,6 +32,11 @@ class Expression:
     def __rmul__(self, other):
         raise GraphError(f"'{self.name}' cannot be scaled; only Gamma and Wishart nodes can")
 
+    __mul__ = __rmul__
+
+    def __truediv__(self, other):
+        return self.__rmul__(other)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} plates={[p.name for p in self.plates]} event={self.event_shape}>"
 
