@@ -36,7 +36,7 @@ def test_a_large_diagram_gets_the_fast_layout_and_says_so():
     model = unrolled_hmm(80)
     assert model.graph.number_of_nodes() > LARGE
     source = diagram(model).source
-    assert "splines=false" in source and "nslimit=1" in source
+    assert "splines=false" in source and "nslimit=1" in source and 'size="30,30"' in source
     assert f"{model.graph.number_of_nodes()} nodes: fast layout, straight edges" in source
     small = diagram(unrolled_hmm(3)).source
     assert "splines" not in small and "fast layout" not in small

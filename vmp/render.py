@@ -18,6 +18,7 @@ past it the DOT source is written instead, with a :class:`LayoutTimeoutWarning`.
 from __future__ import annotations
 
 import html
+import math
 import shutil
 import subprocess
 import warnings
@@ -36,8 +37,10 @@ LARGE = 150
 #: default time limit of one Graphviz layout, in seconds
 LAYOUT_SECONDS = 30.0
 #: Graphviz attributes of the fast layout: edges as straight lines (spline routing around the
-#: plates is what takes minutes), few network-simplex and crossing-minimization passes
-FAST_LAYOUT = {"splines": "false", "nslimit": "1", "nslimit1": "1", "mclimit": "0.1"}
+#: plates is what takes minutes), few network-simplex and crossing-minimization passes, and the
+#: drawing scaled down to 30 x 30 inches (a 400-node PNG is otherwise 16,000 pixels square and
+#: takes half a minute to rasterize)
+FAST_LAYOUT = {"splines": "false", "nslimit": "1", "nslimit1": "1", "mclimit": "0.1", "size": "30,30"}
 
 _FONT = "Helvetica"
 _OBSERVED_FILL = "lightgrey"
@@ -176,13 +179,14 @@ def diagram(model, *, roles: bool = True) -> Diagram:
     g = model.graph
     dot = Diagram(name=model.name, format="svg")
     dot.size_text = f"{g.number_of_nodes()} nodes and {g.number_of_edges()} edges"
-    title = f"<b>{html.escape(model.name)}</b>"
+    title, size = f"<b>{html.escape(model.name)}</b>", 14
     if g.number_of_nodes() > LARGE:
         dot.attr(**FAST_LAYOUT)
-        title += (f'<br/><font point-size="10">{g.number_of_nodes()} nodes: fast layout, straight '
-                  f'edges</font>')
+        size = round(14 * math.sqrt(g.number_of_nodes() / 40))  # still legible once scaled down
+        title += (f'<br/><font point-size="{round(0.75 * size)}">{g.number_of_nodes()} nodes: fast '
+                  f'layout, straight edges</font>')
     dot.attr(label=f"<{title}>", labelloc="t", fontname=_FONT,
-             fontsize="14", rankdir="TB", nodesep="0.35", ranksep="0.45")
+             fontsize=str(size), rankdir="TB", nodesep="0.35", ranksep="0.45")
     dot.attr("node", fontname=_FONT, fontsize="12")
     dot.attr("edge", fontname=_FONT, fontsize="9", color="gray30", fontcolor="gray25")
 
