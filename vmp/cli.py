@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tables import (Table, TableError, counts_rows, looks_like_id, read_table, renumber,  # noqa: F401
+from .tables import (Table, TableError, counts_rows, looks_like_id, read_table, renumber,
                      warn)
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
