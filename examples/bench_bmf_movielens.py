@@ -84,7 +84,7 @@ def main(argv=None) -> None:
 
     users, items, ratings = load(pathlib.Path(args.path))
     import vmp  # noqa: F401
-    from models import matrix_factorization
+    from vmp.models import matrix_factorization
 
     offset = float(ratings.mean()) if args.center else 0.0
     target = ratings - offset

@@ -28,7 +28,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
-from models import lda  # noqa: E402
+from vmp.models import lda  # noqa: E402
 from vmp.inference.engine import Engine  # noqa: E402
 from vmp.inference.init import initialize  # noqa: E402
 

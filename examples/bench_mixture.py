@@ -76,7 +76,7 @@ def maxrss_mb() -> float:
 
 def fit_vmp(x, k, iterations, seed):
     import vmp  # noqa: F401
-    from models import gaussian_mixture
+    from vmp.models import gaussian_mixture
 
     model = gaussian_mixture(x, n_components=k)
     t0 = time.perf_counter()
@@ -127,7 +127,7 @@ def worker(args) -> dict:
     out = {"method": args.method, "d": args.d, "n": args.n, "k": args.k, "measure": args.measure}
     if args.method == "vmp":  # import before measuring: module objects are not the fit's memory
         import vmp  # noqa: F401
-        import models  # noqa: F401
+        import vmp.models  # noqa: F401
     else:
         require_sklearn()
     rss_before = maxrss_mb()

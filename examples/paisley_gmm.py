@@ -21,7 +21,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
-from models import gaussian_mixture  # noqa: E402
+from vmp.models import gaussian_mixture  # noqa: E402
 
 
 def data(seed: int = 0, n: int = 500) -> np.ndarray:

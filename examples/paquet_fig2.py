@@ -22,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
-from models import matrix_factorization  # noqa: E402
+from vmp.models import matrix_factorization  # noqa: E402
 
 DEFAULT = ROOT.parent / "shared" / "data" / "movielens-small" / "ratings.csv"
 CEILING = 1e8

@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
-from models import matrix_factorization  # noqa: E402
+from vmp.models import matrix_factorization  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "examples"))
 from paquet_fig2 import DEFAULT, load, rmse  # noqa: E402

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples"))
 
 import vmp  # noqa: E402
-from models import gaussian_mixture, lda  # noqa: E402
+from vmp.models import gaussian_mixture, lda  # noqa: E402
 from paisley_gmm import data as mixture_data  # noqa: E402
 
 

@@ -82,6 +82,7 @@ def test_demo_writes_both_reports_and_the_comparison(tmp_path):
     assert f"{batch['final_elbo']:.6g}" in rows[0] and f"{svi['final_elbo']:.6g}" in rows[1]
     assert (out / "comparison.png").read_bytes()[:4] == b"\x89PNG"
     assert str(out.resolve()) in proc.stdout and "| svi |" in proc.stdout
+    assert "SVI pays off when one sweep over the data is expensive" in proc.stdout
 
 
 def test_demo_methods_option(tmp_path, capsys):
@@ -217,9 +218,9 @@ def test_malformed_data(tmp_path, capsys):
     ragged.write_text("1 2\n3 4 5\n")
     assert_clean_failure(call(capsys, "fit", "gaussian_mixture", ragged), 1, "ragged.txt", "line 2", "column")
     ratings = tmp_path / "ratings.csv"
-    ratings.write_text("user,item,rating\n0,1,3\n-1,0,2\n")
+    ratings.write_text("user,item,rating\n0,1,3\n1.5,0,2\n")
     assert_clean_failure(call(capsys, "fit", "matrix_factorization", ratings), 1, "line 3", "user",
-                         "non-negative")
+                         "integer ids", "1.5")
     binary = tmp_path / "data.bin"
     binary.write_bytes(bytes(range(256)))
     assert_clean_failure(call(capsys, "fit", "gaussian_mixture", binary), 1, "data.bin", "not a text file")

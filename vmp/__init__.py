@@ -2,7 +2,8 @@
 from . import families as families
 from .errors import (ConjugacyError as ConjugacyError, ConvergenceError as ConvergenceError,
                      DataError as DataError, GraphError as GraphError,
-                     HyperparameterError as HyperparameterError, ShapeError as ShapeError,
+                     HyperparameterError as HyperparameterError, OptionError as OptionError,
+                     ShapeError as ShapeError,
                      VMPError as VMPError)
 from .factors import rules as rules
 from .graph import (Categorical as Categorical, Dirichlet as Dirichlet, Gamma as Gamma,
@@ -19,6 +20,9 @@ from .monitors import NoiseMonitor as NoiseMonitor
 from .policies import Annealing as Annealing, Policy as Policy, SVIPlus as SVIPlus, Tempering as Tempering
 from .policies import LocalTempering as LocalTempering
 
+from . import _checkout
+
+_checkout.install()  # a source checkout: models/ importable as vmp.models (installs map it)
 
 
 def _plot(self, filename=None):

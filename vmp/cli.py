@@ -1,14 +1,16 @@
 """The ``vmp`` command: draw a model, fit it to data, or run the demo, writing a report.
 
     vmp demo [--report DIR] [--n N]             fit a Gaussian mixture to synthetic 2-D clusters
-                                                by batch VMP and by SVI; a report per fit and a
+                                                by batch VMP, SVI and SVI+; a report per fit and a
                                                 comparison
     vmp fit MODEL [DATA] [-k K] [--report DIR]  fit a model to a data file (synthetic data without)
+        [--columns A,B,...]                     CSV/TSV/whitespace text or Parquet; id columns are
+                                                renumbered 0..n-1 (ids.json in the report)
         [--method stochastic --minibatch PLATE:SIZE | --per-node C] [--update per-node|global]
         [--tau T --kappa K --rho1 R --evaluate-every E]
     vmp render MODEL [DATA] [-o FILE]           draw the model (DOT source to stdout without -o)
 
-MODEL is a name in ``models.MODELS`` (gaussian_mixture, lda, matrix_factorization) or the path of
+MODEL is a name in ``vmp.models.MODELS`` (gaussian_mixture, lda, matrix_factorization) or the path of
 a Python file defining ``build(data=None)`` (or a ``model``) that returns a ``vmp.Model``.
 Exit status: 0 on success, 2 for wrong arguments, 1 for data, model or fitting errors (a diverged
 fit included: its report is still written).
@@ -28,6 +30,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .tables import (Table, TableError, counts_rows, looks_like_id, read_table, renumber,
+                     warn)
+
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
@@ -44,120 +49,13 @@ class UsageError(CLIError):
         super().__init__(message, EXIT_USAGE)
 
 
-# ----- reading data files ---------------------------------------------------------------------
-@dataclass
-class Table:
-    """A numeric table read from a text file: ``values`` (rows x columns), the optional header,
-    and the file line number of each row (for messages)."""
-
-    path: Path
-    values: np.ndarray
-    header: list[str] | None
-    lines: list[int]
-
-    def column(self, names: tuple[str, ...], position: int) -> tuple[str, np.ndarray]:
-        """The column whose header starts with one of ``names``, else the one at ``position``."""
-        if self.header:
-            for i, h in enumerate(self.header):
-                if any(h.strip().lower().startswith(n) for n in names):
-                    return h.strip(), self.values[:, i]
-        return names[0], self.values[:, position]
-
-
-def _split(line: str, delimiter: str | None) -> list[str]:
-    fields = line.split(delimiter) if delimiter else line.split()
-    return [f.strip().strip('"').strip("'") for f in fields]
-
-
-def _sniff(line: str) -> str | None:
-    for d in (",", ";", "\t", "|"):
-        if d in line:
-            return d
-    return None  # whitespace
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def read_table(path, *, min_columns: int = 1, what: str = "data") -> Table:
-    """Read a numeric matrix from a CSV / TSV / semicolon / whitespace separated text file.
-
-    Blank lines and lines starting with ``#`` are skipped; the first row may be a header.
-    Raises CLIError naming the file, line and value on anything else that is not a number.
-    """
-    p = Path(path)
-    if not p.exists():
-        raise CLIError(f"{what} file '{p}' not found")
-    if p.is_dir():
-        raise CLIError(f"{what} file '{p}' is a directory")
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise CLIError(f"{what} file '{p}' is not a text file (expected numbers separated by "
-                       f"commas, tabs or spaces)") from None
-    except OSError as err:
-        raise CLIError(f"cannot read {what} file '{p}': {err.strerror or err}") from None
-    rows: list[list[float]] = []
-    lines: list[int] = []
-    header = None
-    delimiter: str | None = None
-    width = None
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        if width is None:
-            delimiter = _sniff(line)
-        fields = _split(line, delimiter)
-        if width is None and not all(_is_number(f) for f in fields):
-            if header is None and not rows:
-                header, width = fields, len(fields)
-                continue
-        if width is not None and len(fields) != width:
-            raise CLIError(f"{what} file '{p}', line {number}: {len(fields)} column(s), expected "
-                           f"{width} like the first row")
-        width = len(fields)
-        values = []
-        for col, field in enumerate(fields, start=1):
-            try:
-                v = float(field)
-            except ValueError:
-                raise CLIError(f"{what} file '{p}', line {number}, column {col}: '{field}' is not a "
-                               f"number") from None
-            if not np.isfinite(v):
-                raise CLIError(f"{what} file '{p}', line {number}, column {col}: '{field}' is not a "
-                               f"finite number")
-            values.append(v)
-        rows.append(values)
-        lines.append(number)
-    if not rows:
-        raise CLIError(f"{what} file '{p}' has no data rows")
-    if width < min_columns:
-        raise CLIError(f"{what} file '{p}' has {width} column(s); it needs at least {min_columns}")
-    return Table(p, np.array(rows, dtype=float), header, lines)
-
-
-def _indices(table: Table, name: str, values: np.ndarray, *, positive: bool = False) -> np.ndarray:
-    bad = (values != np.round(values)) | (values <= 0 if positive else values < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        kind = "positive integers" if positive else "non-negative integers (0-based indices)"
-        raise CLIError(f"data file '{table.path}', line {table.lines[i]}: column '{name}' must hold "
-                       f"{kind}, found {values[i]:g}")
-    return values.astype(np.int64)
-
-
+# ----- reading data files: vmp.tables (TableError is reported like a CLIError) ------------------
 # ----- the built-in models: data, synthetic data, building --------------------------------------
 @dataclass
 class ModelSpec:
-    """How the command line feeds one builder of ``models.MODELS``."""
+    """How the command line feeds one builder of ``vmp.models.MODELS``."""
 
-    load: Callable[[Path], dict]                          # data file -> data arrays
+    load: Callable[[Table, list | None], dict]            # (data file, --columns) -> data arrays
     synthetic: Callable[[int, int], dict]                 # (size, seed) -> data arrays
     build: Callable[[Callable, dict, int, dict], Any]     # (builder, data, k, options) -> Model
     default_k: int
@@ -181,8 +79,24 @@ def blobs(n: int, seed: int = 0, clusters: int = 4, spread: float = 5.0) -> tupl
     return points, labels
 
 
-def _gmm_load(path: Path) -> dict:
-    return {"data": read_table(path).values}
+def _gmm_load(table: Table, columns) -> dict:
+    if columns is not None:
+        chosen = [table.index(c) for c in columns]
+    else:
+        ids = [j for j, n in enumerate(table.names) if table.header and looks_like_id(n)]
+        chosen = [j for j in range(len(table.names)) if j not in ids] or ids
+        if ids and chosen != ids:
+            warn(f"data file '{table.path.name}': column(s) {', '.join(repr(table.names[j]) for j in ids)} "
+                 f"look like ids and are left out; give --columns to fit them")
+    for j in chosen:
+        if counts_rows(table.numbers(j)):
+            warn(f"column '{table.names[j]}' counts the rows (1, 2, 3, ...): it looks like an id, yet "
+                 f"it is fitted as a dimension; choose the columns with --columns")
+    if columns is not None:
+        table.left_out(chosen, "gaussian_mixture", ", ".join(table.names[j] for j in chosen))
+    x = np.column_stack([table.numbers(j) for j in chosen])
+    return {"data": x, "describe": f"{x.shape[0]:,} points in {x.shape[1]} dimensions "
+                                   f"({', '.join(table.names[j] for j in chosen)})"}
 
 
 def _gmm_synthetic(n: int, seed: int) -> dict:
@@ -193,12 +107,25 @@ def _gmm_build(builder, data, k, options):
     return builder(data["data"], k, **options)
 
 
-def _mf_load(path: Path) -> dict:
-    t = read_table(path, min_columns=3)
-    uname, users = t.column(("user", "row"), 0)
-    iname, items = t.column(("item", "col", "movie"), 1)
-    _, ratings = t.column(("rating", "value", "score"), 2)
-    return {"users": _indices(t, uname, users), "items": _indices(t, iname, items), "ratings": ratings}
+def _id_columns(table: Table, picked: dict, roles: tuple[str, ...]) -> tuple[dict, dict]:
+    """Renumber the id columns of ``picked`` (role -> (column, values)) into 0-based indices;
+    returns (role -> indices, role -> {"column", "ids"}) for the report's ids.json."""
+    indices, ids = {}, {}
+    for role in roles:
+        column, values = picked[role]
+        indices[role], original = renumber(table, column, values)
+        ids[role] = {"column": column, "ids": original.tolist()}
+    return indices, ids
+
+
+def _mf_load(table: Table, columns) -> dict:
+    picked = table.pick([("users", ("user", "row")), ("items", ("item", "col", "movie")),
+                         ("ratings", ("rating", "value", "score"))], columns, "matrix_factorization")
+    index, ids = _id_columns(table, picked, ("users", "items"))
+    ratings = picked["ratings"][1]
+    return {"users": index["users"], "items": index["items"], "ratings": ratings, "ids": ids,
+            "describe": f"{ratings.size:,} ratings of {len(ids['items']['ids']):,} items by "
+                        f"{len(ids['users']['ids']):,} users"}
 
 
 def _mf_synthetic(n: int, seed: int) -> dict:
@@ -214,13 +141,19 @@ def _mf_build(builder, data, k, options):
     return builder(data["users"], data["items"], data["ratings"], k, **options)
 
 
-def _lda_load(path: Path) -> dict:
-    t = read_table(path, min_columns=3)
-    dname, docs = t.column(("doc",), 0)
-    wname, words = t.column(("word", "term", "token"), 1)
-    cname, counts = t.column(("count", "n", "freq"), 2)
-    return {"documents": _indices(t, dname, docs), "words": _indices(t, wname, words),
-            "counts": _indices(t, cname, counts, positive=True).astype(float)}
+def _lda_load(table: Table, columns) -> dict:
+    picked = table.pick([("documents", ("doc",)), ("words", ("word", "term", "token")),
+                         ("counts", ("count", "n", "freq"))], columns, "lda")
+    index, ids = _id_columns(table, picked, ("documents", "words"))
+    name, counts = picked["counts"]
+    bad = (counts != np.round(counts)) | (counts <= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise TableError(f"{table.place(i)}: column '{name}' must hold positive integers, found "
+                         f"{counts[i]:g}")
+    return {"documents": index["documents"], "words": index["words"], "counts": counts, "ids": ids,
+            "describe": f"{counts.size:,} (document, word) counts, {len(ids['documents']['ids']):,} "
+                        f"documents, {len(ids['words']['ids']):,} words"}
 
 
 def _lda_synthetic(n: int, seed: int) -> dict:
@@ -244,11 +177,12 @@ def _lda_build(builder, data, k, options):
 
 SPECS: dict[str, ModelSpec] = {
     "gaussian_mixture": ModelSpec(_gmm_load, _gmm_synthetic, _gmm_build, 5,
-                                  "a numeric matrix, one point per row (CSV or whitespace separated)"),
+                                  "a numeric table, one point per row (columns named like ids are "
+                                  "left out)"),
     "matrix_factorization": ModelSpec(_mf_load, _mf_synthetic, _mf_build, 3,
-                                      "CSV rows user,item,rating (0-based indices; header allowed)"),
+                                      "rows user,item,rating (any integer ids, renumbered 0..n-1)"),
     "lda": ModelSpec(_lda_load, _lda_synthetic, _lda_build, 3,
-                     "CSV rows doc,word,count (0-based indices; header allowed)"),
+                     "rows doc,word,count (any integer ids, renumbered 0..n-1)"),
 }
 
 
@@ -443,7 +377,7 @@ def _options(pairs: list[str]) -> dict:
 
 
 def _known_models() -> dict:
-    import models
+    from . import models
 
     return models.MODELS
 
@@ -493,7 +427,7 @@ def _where(err: BaseException, path: Path) -> str:
     return f", line {frames[-1].lineno}" if frames else ""
 
 
-def _user_model(path: Path, data_path: str | None, options: dict):
+def _user_model(path: Path, data_path: str | None, options: dict, columns: list[str] | None):
     from .graph.model import Model
 
     module = _load_module(path)
@@ -501,7 +435,13 @@ def _user_model(path: Path, data_path: str | None, options: dict):
     if callable(build):
         kwargs = dict(options)
         if data_path is not None:
-            kwargs["data"] = read_table(data_path).values
+            table = read_table(data_path)
+            if columns is not None:
+                chosen = [table.index(c) for c in columns]
+                table.left_out(chosen, f"'{path.name}'", ", ".join(table.names[j] for j in chosen))
+                kwargs["data"] = np.column_stack([table.numbers(j) for j in chosen])
+            else:
+                kwargs["data"] = table.values
         try:
             model = build(**kwargs)
         except TypeError as err:
@@ -523,8 +463,11 @@ def _user_model(path: Path, data_path: str | None, options: dict):
 
 
 def build_model(args):
-    """The vmp.Model that MODEL, DATA and the model options of ``args`` describe."""
+    """The vmp.Model that MODEL, DATA and the model options of ``args`` describe, and what was
+    read: {"describe": text, "ids": {role: {"column", "ids"}}} (empty without a data file)."""
     options = _options(args.option)
+    if args.columns is not None and args.data is None:
+        raise UsageError("--columns chooses columns of DATA; give a data file")
     known = _known_models()
     name = args.model
     if name in known:
@@ -539,14 +482,15 @@ def build_model(args):
         k = spec.default_k if args.components is None else args.components
         if k < 1:
             raise UsageError(f"--components must be a positive integer, got {k}")
-        data = spec.load(Path(args.data)) if args.data else spec.synthetic(args.n, args.seed)
-        return _call(spec.build, f"model {name}", known[name], data, k, options)
+        data = spec.load(read_table(args.data), args.columns) if args.data else spec.synthetic(args.n, args.seed)
+        info = {key: data.pop(key) for key in ("describe", "ids") if key in data}
+        return _call(spec.build, f"model {name}", known[name], data, k, options), info
     path = Path(name)
     if path.suffix == ".py" or path.exists():
         if args.components is not None or args.factorized:
             raise UsageError("-k/--components and --factorized apply to the built-in models; give a "
                              "model file's options with --option NAME=VALUE")
-        return _user_model(path, args.data, options)
+        return _user_model(path, args.data, options, args.columns), {}
     raise UsageError(f"unknown model '{name}': choose one of {_describe_known(known)}, or give the "
                      f"path of a Python file defining build(data=None)")
 
@@ -560,13 +504,36 @@ def _fit(model, args):
     return result
 
 
-def _report(model, result, directory) -> list[Path]:
+def _report(model, result, directory, ids: dict | None = None) -> list[Path]:
+    """Write the report; with ``ids``, also ids.json: for each id column, the original id of each
+    0-based index the model uses ({"users": {"column": "userId", "ids": [1, 2, ...]}})."""
+    import json
+
     from .diagnostics import write_report
 
     try:
-        return write_report(model, result, directory)
+        paths = write_report(model, result, directory)
+        if ids:
+            path = Path(directory) / "ids.json"
+            path.write_text(json.dumps(ids))
+            paths.append(path)
+        return paths
     except OSError as err:
         raise CLIError(f"cannot write the report to '{directory}': {err.strerror or err}") from None
+
+
+def check_report_dir(directory) -> None:
+    """Refuse, before any fitting, a report directory that cannot be written (a file, a parent
+    that is a file, no permission); create it otherwise."""
+    path = Path(directory)
+    if path.exists() and not path.is_dir():
+        raise CLIError(f"--report: '{path}' exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CLIError(f"--report: cannot create the directory '{path}': {err.strerror or err}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CLIError(f"--report: the directory '{path}' is not writable")
 
 
 def _print_paths(directory, paths) -> None:
@@ -578,7 +545,7 @@ def _print_paths(directory, paths) -> None:
 def cmd_render(args) -> int:
     from .render import diagram, write
 
-    model = build_model(args)
+    model, _ = build_model(args)
     dot = diagram(model)
     if args.output is None:
         sys.stdout.write(dot.source)
@@ -595,15 +562,18 @@ def cmd_render(args) -> int:
 
 def cmd_fit(args) -> int:
     check_method_options(args)
-    model = build_model(args)
+    if args.report:
+        check_report_dir(args.report)
+    model, info = build_model(args)
     check_minibatch(model, args)
-    source = args.data or f"synthetic data (n={args.n}, seed={args.seed})"
+    source = (f"{args.data} ({info['describe']})" if "describe" in info else args.data) or \
+        f"synthetic data (n={args.n}, seed={args.seed})"
     print(f"fitting {model!r} to {source} with {_describe_method(args)}")
     result = _fit(model, args)
     print()
     print(result.summary(model))
     if args.report:
-        _print_paths(args.report, _report(model, result, args.report))
+        _print_paths(args.report, _report(model, result, args.report, info.get("ids")))
     if getattr(args, "checkpoint", None):
         print(f"checkpoint written to {Path(args.checkpoint).resolve()} (continue with --resume)")
     if result.interrupted:
@@ -616,7 +586,7 @@ def cmd_fit(args) -> int:
 
 
 def _demo_model(x, args):
-    import models
+    from . import models
 
     # Wishart prior with E[Lambda_k] = K S^-1 (S the data covariance): a priori each component
     # spans about 1/K of the data. The builder's default, E[Lambda_k] = S^-1, lets one
@@ -648,6 +618,7 @@ def cmd_demo(args) -> int:
     if args.components < 1 or args.clusters < 1:
         raise UsageError("--components and --clusters must be positive")
     chosen = _demo_selection(args.methods)
+    check_report_dir(args.report)
     x, _ = blobs(args.n, args.seed, clusters=args.clusters)
     print(f"demo: {args.n} points in {args.clusters} Gaussian clusters (seed {args.seed}); "
           f"fitting a Bayesian Gaussian mixture with {args.components} components by "
@@ -672,6 +643,10 @@ def cmd_demo(args) -> int:
         raise CLIError(f"cannot write the report to '{report}': {err.strerror or err}") from None
     print()
     print(comparison_table(comparison_rows(fits)))
+    if len(fits) > 1:
+        print(f"On {args.n:,} points a batch sweep is cheap, so batch VMP usually ends higher and "
+              f"sooner; SVI pays off when one sweep over the data is expensive (its step costs the "
+              f"same at any N): see docs/getting-started.md.")
     _print_paths(report, paths)
     for label, (_, result) in fits.items():
         if result.diverged:
@@ -757,6 +732,14 @@ def _fit_options(p) -> None:
                         "(same model, data and options)")
 
 
+def _column_list(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected column names or positions separated by commas, "
+                                         f"got '{text}'")
+    return names
+
+
 def _model_options(p) -> None:
     p.add_argument("model", metavar="MODEL",
                    help="gaussian_mixture, lda, matrix_factorization, or a Python file defining "
@@ -772,20 +755,32 @@ def _model_options(p) -> None:
                    help="matrix_factorization: fully factorized q(u_mk) q(v_nk)")
     p.add_argument("-O", "--option", action="append", metavar="NAME=VALUE",
                    help="another keyword for the model builder, e.g. -O alpha=0.1 (repeatable)")
+    p.add_argument("--columns", type=_column_list, metavar="A,B,...",
+                   help="the columns of DATA to read, by header name or 1-based position, in the "
+                        "order the model reads them (matrix_factorization: user,item,rating; lda: "
+                        "doc,word,count; gaussian_mixture: the dimensions); the others are left out "
+                        "with a warning")
     p.add_argument("--n", type=_positive_int, default=200,
                    help="size of the synthetic data when DATA is not given (default: 200)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
 
 
 def make_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="vmp", description="Variational message passing on Bayesian networks.",
                      epilog="Exit status: 0 success, 1 data/model/fit error, 2 wrong arguments.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    parser.add_argument("--version", action="version", version=f"vmp {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
 
-    p = sub.add_parser("demo", help="fit a Gaussian mixture to synthetic 2-D clusters by batch VMP "
-                                    "and SVI; write the reports and a comparison",
+    p = sub.add_parser("demo", help="fit a Gaussian mixture to synthetic 2-D clusters by batch VMP, "
+                                    "SVI and SVI+; write the reports and a comparison",
                        description="Generate a seeded 2-D dataset of a few Gaussian clusters, fit a "
                                    "Bayesian Gaussian mixture by each method (batch VMP, stochastic "
                                    "VMP with minibatches: SVI), write one report per method into "
@@ -832,17 +827,21 @@ def make_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     """Run the command line; return the exit status (0 ok, 1 error, 2 wrong arguments)."""
     parser = make_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # bare "vmp": the help, not just an error
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     try:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # argparse: --help (0) or a usage error (2), already printed
         return stop.code if isinstance(stop.code, int) else EXIT_USAGE
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings():
         warnings.simplefilter("default")
+        warnings.showwarning = _show_warning  # printed when they happen, before a long fit
         try:
             code = args.func(args)
-        except CLIError as err:
+        except (CLIError, TableError) as err:
             print(f"vmp {args.command}: error: {err}", file=sys.stderr)
-            code = err.code
+            code = getattr(err, "code", EXIT_ERROR)
         except KeyboardInterrupt:
             print("vmp: interrupted", file=sys.stderr)
             code = 130
@@ -855,14 +854,16 @@ def main(argv=None) -> int:
             print(f"vmp {args.command}: internal error: {type(err).__name__}: {err} (run with "
                   f"--debug for the traceback)", file=sys.stderr)
             code = EXIT_ERROR
-    for w in caught:
-        print(f"vmp: warning: {w.message}", file=sys.stderr)
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_ERROR
     return code
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"vmp: warning: {message}", file=sys.stderr, flush=True)
 
 
 def _silence_stdout() -> None:

@@ -25,5 +25,10 @@ class ConjugacyError(VMPError):
     """A parent is not conjugate to the child's role it was given for."""
 
 
+class OptionError(VMPError):
+    """An option of a fit, a step-size schedule or a subsampler is outside its domain
+    (iterations, minibatch size, step size)."""
+
+
 class ConvergenceError(VMPError):
     """Inference left the valid domain or the bound decreased."""

@@ -8,20 +8,39 @@ cluster of its innermost plate, and plates nest in the order of the node's ``pla
 ``render(model)`` only builds the ``graphviz.Digraph`` (Graphviz itself is needed to turn it into
 an image, in Jupyter too); ``render(model, "net.svg")`` also writes the image, or, when the
 Graphviz ``dot`` program is missing, the DOT source next to it as ``net.dot`` with one warning.
+
+Graphviz's layout time grows steeply with the number of nodes (an HMM unrolled by hand over 80
+steps, about 400 nodes, did not finish in minutes). So a diagram of more than ``LARGE`` nodes is
+laid out with straight edges and bounded layout passes (seconds instead of minutes; its title
+says so), and every layout runs under a time limit (``timeout``, default ``LAYOUT_SECONDS``):
+past it the DOT source is written instead, with a :class:`LayoutTimeoutWarning`.
 """
 from __future__ import annotations
 
 import html
+import math
 import shutil
+import subprocess
 import warnings
 from pathlib import Path
 
 import graphviz
 
-__all__ = ["render", "diagram", "write", "GraphvizMissingWarning", "SOURCE_SUFFIXES"]
+__all__ = ["render", "diagram", "write", "GraphvizMissingWarning", "LayoutTimeoutWarning",
+           "SOURCE_SUFFIXES", "LARGE", "LAYOUT_SECONDS"]
 
 #: suffixes written as DOT source rather than rendered
 SOURCE_SUFFIXES = (".dot", ".gv")
+
+#: diagrams with more nodes than this get the fast layout (straight edges, bounded passes)
+LARGE = 150
+#: default time limit of one Graphviz layout, in seconds
+LAYOUT_SECONDS = 30.0
+#: Graphviz attributes of the fast layout: edges as straight lines (spline routing around the
+#: plates is what takes minutes), few network-simplex and crossing-minimization passes, and the
+#: drawing scaled down to 30 x 30 inches (a 400-node PNG is otherwise 16,000 pixels square and
+#: takes half a minute to rasterize)
+FAST_LAYOUT = {"splines": "false", "nslimit": "1", "nslimit1": "1", "mclimit": "0.1", "size": "30,30"}
 
 _FONT = "Helvetica"
 _OBSERVED_FILL = "lightgrey"
@@ -31,14 +50,44 @@ class GraphvizMissingWarning(UserWarning):
     """The Graphviz ``dot`` program is not installed: the DOT source was written instead."""
 
 
+class LayoutTimeoutWarning(UserWarning):
+    """Graphviz did not finish the layout within the time limit: the DOT source was written."""
+
+
+class LayoutTimeout(Exception):
+    pass
+
+
 class Diagram(graphviz.Digraph):
-    """A ``graphviz.Digraph`` that still displays in Jupyter without Graphviz (as DOT text)."""
+    """A ``graphviz.Digraph`` that displays in Jupyter as SVG, laid out under the time limit;
+    without Graphviz, or past the limit, as DOT text with a line saying why."""
 
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
         try:
-            return super()._repr_mimebundle_(include=include, exclude=exclude, **kwargs)
-        except graphviz.ExecutableNotFound:
+            return {"image/svg+xml": _pipe(self, "svg", LAYOUT_SECONDS).decode("utf-8")}
+        except (graphviz.ExecutableNotFound, FileNotFoundError):
             return {"text/plain": self.source}
+        except (LayoutTimeout, subprocess.CalledProcessError) as err:
+            return {"text/plain": f"// {err}\n{self.source}"}
+
+
+def _pipe(dot: graphviz.Digraph, fmt: str, timeout: float | None) -> bytes:
+    """Run Graphviz on ``dot`` and return the image; LayoutTimeout past ``timeout`` seconds
+    (the process is killed), CalledProcessError when Graphviz fails."""
+    program = shutil.which(dot.engine or "dot")
+    if program is None:
+        raise graphviz.ExecutableNotFound((dot.engine or "dot",))
+    try:
+        done = subprocess.run([program, f"-T{fmt}"], input=dot.source.encode("utf-8"),
+                              capture_output=True, timeout=timeout, check=True)
+    except subprocess.TimeoutExpired:
+        raise LayoutTimeout(f"Graphviz did not finish the layout of {_size(dot)} within "
+                            f"{timeout:g} s") from None
+    return done.stdout
+
+
+def _size(dot: graphviz.Digraph) -> str:
+    return getattr(dot, "size_text", "the diagram")
 
 
 # ----- labels ---------------------------------------------------------------------------------
@@ -129,8 +178,15 @@ def diagram(model, *, roles: bool = True) -> Diagram:
     """
     g = model.graph
     dot = Diagram(name=model.name, format="svg")
-    dot.attr(label=f"<<b>{html.escape(model.name)}</b>>", labelloc="t", fontname=_FONT,
-             fontsize="14", rankdir="TB", nodesep="0.35", ranksep="0.45")
+    dot.size_text = f"{g.number_of_nodes()} nodes and {g.number_of_edges()} edges"
+    title, size = f"<b>{html.escape(model.name)}</b>", 14
+    if g.number_of_nodes() > LARGE:
+        dot.attr(**FAST_LAYOUT)
+        size = round(14 * math.sqrt(g.number_of_nodes() / 40))  # still legible once scaled down
+        title += (f'<br/><font point-size="{round(0.75 * size)}">{g.number_of_nodes()} nodes: fast '
+                  f'layout, straight edges</font>')
+    dot.attr(label=f"<{title}>", labelloc="t", fontname=_FONT,
+             fontsize=str(size), rankdir="TB", nodesep="0.35", ranksep="0.45")
     dot.attr("node", fontname=_FONT, fontsize="12")
     dot.attr("edge", fontname=_FONT, fontsize="9", color="gray30", fontcolor="gray25")
 
@@ -192,46 +248,49 @@ def _format_of(path: Path) -> str:
     return fmt
 
 
-def write(dot: graphviz.Digraph, filename) -> Path:
+def write(dot: graphviz.Digraph, filename, *, timeout: float | None = LAYOUT_SECONDS) -> Path:
     """Write ``dot`` to ``filename`` (format from the extension) and return the path written:
     ``filename`` itself, or the DOT source at ``filename`` with suffix .dot when Graphviz's
-    ``dot`` program is missing (one :class:`GraphvizMissingWarning` then)."""
+    ``dot`` program is missing (one :class:`GraphvizMissingWarning` then) or does not finish
+    within ``timeout`` seconds (one :class:`LayoutTimeoutWarning`; None: no limit)."""
     path = Path(filename)
     fmt = _format_of(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "dot-source":
         path.write_text(dot.source, encoding="utf-8")
         return path
-    reason = None
-    if shutil.which("dot") is None:
-        reason = "the Graphviz 'dot' program is not on PATH"
+    try:
+        data = _pipe(dot, fmt, timeout)
+    except (graphviz.ExecutableNotFound, FileNotFoundError):
+        reason, category = "the Graphviz 'dot' program is not on PATH", GraphvizMissingWarning
+        advice = "install Graphviz (e.g. apt-get install graphviz) to get the image"
+    except subprocess.CalledProcessError as err:
+        detail = (err.stderr or b"").decode(errors="replace").strip().splitlines()
+        reason, category = f"Graphviz failed ({detail[-1] if detail else err})", GraphvizMissingWarning
+        advice = "install Graphviz (e.g. apt-get install graphviz) to get the image"
+    except LayoutTimeout as err:
+        reason, category = str(err), LayoutTimeoutWarning
+        advice = ("draw a smaller model (fewer nodes: plates instead of nodes declared one by one), "
+                  "or give render(..., timeout=None) to wait")
     else:
-        try:
-            data = dot.pipe(format=fmt)
-        except graphviz.ExecutableNotFound:
-            reason = "the Graphviz 'dot' program is not on PATH"
-        except graphviz.CalledProcessError as err:
-            detail = (err.stderr or b"").decode(errors="replace").strip().splitlines()
-            reason = f"Graphviz failed ({detail[-1] if detail else err})"
-        else:
-            path.write_bytes(data)
-            return path
+        path.write_bytes(data)
+        return path
     fallback = path.with_suffix(".dot")
     fallback.write_text(dot.source, encoding="utf-8")
-    warnings.warn(f"{reason}: wrote the DOT source to '{fallback}' instead of '{path}'; install "
-                  f"Graphviz (e.g. apt-get install graphviz) to get the image",
-                  GraphvizMissingWarning, stacklevel=3)
+    warnings.warn(f"{reason}: wrote the DOT source to '{fallback}' instead of '{path}'; {advice}",
+                  category, stacklevel=3)
     return fallback
 
 
-def render(model, filename=None) -> graphviz.Digraph:
+def render(model, filename=None, *, timeout: float | None = LAYOUT_SECONDS) -> graphviz.Digraph:
     """The model's network diagram as a ``graphviz.Digraph`` (shown inline by Jupyter).
 
     filename: also write it there, the format from the extension (.svg, .png, .pdf, ...;
-    .dot or .gv for the DOT source). Without the Graphviz ``dot`` program the DOT source is
-    written next to it with the suffix .dot and a warning says how to get the image.
+    .dot or .gv for the DOT source). Without the Graphviz ``dot`` program, or when its layout
+    takes more than ``timeout`` seconds (None: no limit), the DOT source is written next to it
+    with the suffix .dot and a warning says why and what to do.
     """
     dot = diagram(model)
     if filename is not None:
-        write(dot, filename)
+        write(dot, filename, timeout=timeout)
     return dot

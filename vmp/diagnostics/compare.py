@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from .dashboard import elbo_axis, log_ticks
+from .dashboard import log_ticks, set_elbo_axis
 from .history import normalized
 from .mixture import components_used
 
@@ -79,9 +79,11 @@ def _eval_seconds(h) -> np.ndarray:
 def plot_comparison(results: dict, filename=None) -> Figure:
     """The evaluated ELBO of each result against observed-node accesses (left, log x) and
     against the cumulative wall time of its steps (right; ELBO evaluations excluded), overlaid.
-    The y-axes show -ELBO on a log scale when every bound is negative. The initial bound (no
-    access, no time yet) is left out. ``results`` maps labels to FitResults. filename: also save
-    it there."""
+    The y-axes show the ELBO (higher is better) on the dashboard's rule (linear unless the
+    bounds span more than a factor of ten). The initial bound (no access, no time yet) is left
+    out. The time legend gives each fit's total step time, the end of its curve (and its whole
+    wall time, evaluations and setup included). ``results`` maps labels to FitResults.
+    filename: also save it there."""
     fig = Figure(figsize=(11.5, 4.4), layout="constrained")
     FigureCanvasAgg(fig)
     by_access, by_time = fig.subplots(1, 2)
@@ -94,28 +96,24 @@ def plot_comparison(results: dict, filename=None) -> Figure:
         keep = np.isfinite(elbo) & (ev["iteration"] > 0)
         series[label] = (acc[keep], secs[keep], elbo[keep], result)
     everything = np.concatenate([s[2] for s in series.values()]) if series else np.zeros(0)
-    negate, ylabel = elbo_axis(everything)
     cmap = matplotlib.colormaps["tab10"]
     for i, (label, (acc, secs, elbo, result)) in enumerate(series.items()):
         colour = cmap(i % 10)
         name = f"{label}: final {result.final_elbo:.6g}" + (" (DIVERGED)" if result.diverged else "")
-        y = -elbo if negate else elbo
         ok = np.isfinite(acc) & (acc > 0)
-        by_access.plot(acc[ok], y[ok], color=colour, marker="o", markersize=3, linewidth=1.4,
+        by_access.plot(acc[ok], elbo[ok], color=colour, marker="o", markersize=3, linewidth=1.4,
                        label=name)
         ok = np.isfinite(secs)
-        by_time.plot(secs[ok], y[ok], color=colour, marker="o", markersize=3, linewidth=1.4,
-                     label=f"{label}: {result.seconds:.3g} s")
+        steps = np.nansum(normalized(result)["step_seconds"])
+        by_time.plot(secs[ok], elbo[ok], color=colour, marker="o", markersize=3, linewidth=1.4,
+                     label=f"{label}: {steps:.3g} s of steps ({result.seconds:.3g} s in all)")
     accesses = np.concatenate([s[0] for s in series.values()]) if series else np.zeros(0)
     if np.any(np.isfinite(accesses) & (accesses > 0)):
         by_access.set_xscale("log")
         log_ticks(by_access, "x", accesses)
     for ax in (by_access, by_time):
         ax.grid(True, alpha=0.3)
-        ax.set_ylabel(ylabel)
-        if negate and everything.size:
-            ax.set_yscale("log")
-            log_ticks(ax, "y", -everything)
+        set_elbo_axis(ax, everything)
         if ax.lines:
             ax.legend(fontsize=8, loc="best")
     by_access.set_xlabel("observed-node element accesses (log scale)")

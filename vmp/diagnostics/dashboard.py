@@ -3,15 +3,21 @@
 Panels (see docs/diagnostics.md):
 
 - ELBO against iteration (every evaluation; batch VMP evaluates after each sweep);
-- ELBO against observed-node accesses, log x-axis; the y-axis shows -ELBO on a log scale when
-  every evaluated bound is negative (the label says so), the ELBO itself otherwise;
+- ELBO against observed-node accesses, the initial bound at 0 (x: linear up to the first
+  step's accesses, logarithmic beyond);
 - the ELBO increment between evaluations (log scale; decreases as red triangles);
 - the wall time of each step (ELBO evaluations excluded);
-- the step size rho of each stepped node against iteration (log y; all ones for batch VMP);
+- the step size rho of each stepped node against iteration (log y; left out for batch VMP,
+  where every rho is 1);
 - the relative change of each node's natural parameters against iteration (log y);
 - the held-out ELBO per element, when the fit held data out;
 - temperature / effective batch size, only when the history has such keys.
 
+Both ELBO panels plot the ELBO itself (higher is better, upwards) on one rule
+(:func:`elbo_axis`): a linear axis, unless the evaluations span more than a factor of ten, then
+a symmetric log axis. An initial bound far below the rest is drawn as a marker on the bottom
+edge with its value, so the later evaluations stay readable. Monitor events
+(``history["events"]``: backoff, stop, skip, warn) are vertical lines in the iteration panels.
 A diverged fit (``result.diverged``) gets a red title with its message and a red line at the
 last recorded iteration. The figure is made with matplotlib's object API (no pyplot, so no
 display is needed and nothing is left open); Jupyter shows a returned Figure inline.
@@ -26,13 +32,19 @@ import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator
+from matplotlib.ticker import (FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator,
+                               SymmetricalLogLocator)
 
 from .history import OPTIONAL, normalized
 
-__all__ = ["plot", "elbo_axis", "log_ticks"]
+__all__ = ["plot", "elbo_axis", "set_elbo_axis", "log_ticks"]
 
 _BLUE, _RED, _GREY = "#1f5fa8", "#c0392b", "#7f7f7f"
+#: how monitor events are drawn: the colour tells the action, the line style the monitor
+_EVENT_COLOUR = {"backoff": "#e67e22", "stop": _RED, "skip": "#8e44ad", "warn": "#b7950b"}
+_EVENT_LINE = {"ElboMonitor": "-.", "NoiseMonitor": ":", "DomainMonitor": "--", "SVIPlus": (0, (1, 3))}
+#: fits of fewer iterations than this get the whole range 0..T with half a step of margin
+_FEW = 10
 
 
 def _finite(a) -> np.ndarray:
@@ -66,13 +78,92 @@ def _title(result) -> str:
     return textwrap.fill(f"{state} \u2014 final ELBO {value} \u2014 {result.message}", 150)
 
 
-def elbo_axis(elbo) -> tuple[bool, str]:
-    """(negate, label): plot -ELBO on a log axis when every finite evaluated bound is negative."""
+#: a log axis only when the values span more than this factor (a log scale over a few percent
+#: looks exactly like a linear one, with worse ticks)
+LOG_SPAN = 10.0
+
+
+def elbo_axis(elbo) -> tuple[str, str]:
+    """(scale, label) of an ELBO axis: "linear", unless every finite value has one sign and
+    their magnitudes span more than LOG_SPAN, then "symlog" (a log scale that keeps the sign:
+    higher is still better, upwards)."""
     ok = np.asarray(elbo, float)
-    ok = ok[np.isfinite(ok)]
-    if ok.size and np.all(ok < 0):
-        return True, "-ELBO (log scale; every ELBO < 0)"
-    return False, "ELBO"
+    ok = np.abs(ok[np.isfinite(ok)])
+    signs = np.sign(np.asarray(elbo, float)[np.isfinite(elbo)])
+    if ok.size and ok.min() > 0 and np.all(signs == signs[0]) and ok.max() / ok.min() > LOG_SPAN:
+        return "symlog", "ELBO (symmetric log scale)"
+    return "linear", "ELBO"
+
+
+def set_elbo_axis(ax, elbo) -> None:
+    """Apply :func:`elbo_axis` to the y-axis of ``ax`` for the values ``elbo``."""
+    scale, label = elbo_axis(elbo)
+    ax.set_ylabel(label)
+    if scale == "symlog":
+        ok = np.abs(np.asarray(elbo, float))
+        ax.set_yscale("symlog", linthresh=float(np.nanmin(ok[ok > 0])))
+
+
+def _initial_far_below(elbo) -> bool:
+    """Is the first evaluation (the initial bound) far below the later ones (more than three
+    times their spread)? Then it is drawn as an edge marker, not on the scale."""
+    later = elbo[1:][np.isfinite(elbo[1:])]
+    if later.size < 2 or not np.isfinite(elbo[0]):
+        return False
+    span = later.max() - later.min()
+    return span > 0 and elbo[0] < later.min() - 3 * span
+
+
+def _elbo_curve(ax, x, elbo, *, x0_label: str) -> None:
+    """The ELBO against ``x`` on the shared rule: the y-axis from :func:`elbo_axis` over the
+    points on scale; an initial bound far below as a triangle on the bottom edge at its x."""
+    shown = elbo.copy()
+    far = _initial_far_below(elbo)
+    if far:
+        shown[0] = np.nan
+    set_elbo_axis(ax, shown)
+    keep = np.isfinite(x)
+    ax.plot(x[keep], shown[keep], color=_BLUE, marker="o", markersize=3, linewidth=1.4)
+    if far:
+        later = shown[np.isfinite(shown)]
+        lo, hi = later.min(), later.max()
+        span = hi - lo
+        ax.set_ylim(lo - 0.15 * span, hi + 0.1 * span)
+        if np.isfinite(x[0]):
+            ax.plot([x[0]], [0.0], marker="v", color=_BLUE, markersize=7, clip_on=False,
+                    transform=ax.get_xaxis_transform(), linestyle="none")
+        ax.annotate(f"\u25bc {x0_label}: {elbo[0]:.4g} (below)", xy=(0.02, 0.03),
+                    xycoords="axes fraction", fontsize=8, color=_GREY)
+    last = np.flatnonzero(np.isfinite(elbo))
+    if last.size:
+        ax.axhline(elbo[last[-1]], color=_GREY, linewidth=0.8, linestyle=":")
+
+
+def _iteration_axis(ax) -> None:
+    """Whole iterations on the x-axis (a fit of 3 sweeps gets ticks 0, 1, 2, 3, not 0.5)."""
+    ax.xaxis.set_major_locator(MaxNLocator(nbins="auto", integer=True))
+
+
+def _events(result) -> list[dict]:
+    events = (getattr(result, "history", None) or {}).get("events")
+    events = [] if events is None else list(events)
+    return [e for e in events if isinstance(e, dict) and e.get("iteration") is not None]
+
+
+def _mark_events(ax, result, to_x=None) -> None:
+    """A vertical line per monitor event (backoff, stop, skip, warn), one legend entry per
+    action and monitor. ``to_x`` maps an iteration to the panel's x (accesses)."""
+    seen = set()
+    for e in _events(result):
+        x = float(e["iteration"]) if to_x is None else to_x(float(e["iteration"]))
+        if not np.isfinite(x):
+            continue
+        action, monitor = str(e.get("action", "warn")), str(e.get("monitor", ""))
+        key = (action, monitor)
+        ax.axvline(x, color=_EVENT_COLOUR.get(action, _GREY), linestyle=_EVENT_LINE.get(monitor, "-."),
+                   linewidth=1.1, alpha=0.85, zorder=1,
+                   label=None if key in seen else f"{action} ({monitor})")
+        seen.add(key)
 
 
 def _compact(t, _=None) -> str:
@@ -117,57 +208,52 @@ def _elbo_iteration_panel(ax, result, it, elbo) -> None:
     ax.set_xlabel("iteration")
     ax.set_ylabel("ELBO")
     ax.grid(True, alpha=0.3)
+    _iteration_axis(ax)
     if not elbo.size:
         _empty(ax, "no ELBO evaluated")
         return
-    ax.plot(it, elbo, color=_BLUE, marker="o", markersize=3, linewidth=1.4)
-    ok = np.isfinite(elbo)
-    if ok.any():
-        last = np.flatnonzero(ok)[-1]
-        ax.axhline(elbo[last], color=_GREY, linewidth=0.8, linestyle=":")
-        # the initial bound is often far below the rest: keep the later evaluations readable
-        later = elbo[1:][np.isfinite(elbo[1:])]
-        if later.size >= 2 and np.isfinite(elbo[0]):
-            lo, hi = later.min(), later.max()
-            span = hi - lo
-            if span > 0 and elbo[0] < lo - 3 * span:
-                ax.set_ylim(lo - 0.15 * span, hi + 0.1 * span)
-                ax.annotate(f"initial {elbo[0]:.4g} (below)", xy=(0.02, 0.03),
-                            xycoords="axes fraction", fontsize=8, color=_GREY)
+    _elbo_curve(ax, it, elbo, x0_label="initial")
+    _mark_events(ax, result)
     _diverged_line(ax, result, it)
+    _legend_if_labelled(ax)
 
 
-def _elbo_accesses_panel(ax, result, acc, elbo) -> None:
+def _elbo_accesses_panel(ax, result, acc, elbo, steps, step_acc) -> None:
     ax.set_title("ELBO against observed-node accesses", fontsize=10)
-    ax.set_xlabel("observed-node element accesses (log scale)")
     ax.grid(True, alpha=0.3)
-    negate, label = elbo_axis(elbo)
-    ax.set_ylabel(label)
-    y = -elbo if negate else elbo
-    keep = np.isfinite(acc) & (acc > 0) & np.isfinite(y)
-    if not keep.any():
+    keep = np.isfinite(acc) & (acc >= 0)
+    positive = acc[keep & (acc > 0)]
+    if not positive.size:
+        ax.set_ylabel("ELBO")
         _empty(ax, "no accesses recorded")
         return
-    ax.plot(acc[keep], y[keep], color=_BLUE, marker="o", markersize=3, linewidth=1.4)
-    ax.set_xscale("log")
-    log_ticks(ax, "x", acc[keep])
-    if negate:
-        ax.set_yscale("log")
-        log_ticks(ax, "y", y[keep])
-    skipped = int(np.sum(np.isfinite(acc) & (acc <= 0)))
-    if skipped:
-        ax.annotate("initial bound (0 accesses) not shown", xy=(0.02, 0.03),
-                    xycoords="axes fraction", fontsize=8, color=_GREY)
+    # symlog: linear from 0 (the initial bound) to the first step's accesses, log beyond
+    linthresh = float(positive.min())
+    ax.set_xscale("symlog", linthresh=linthresh, linscale=0.4)
+    subs = (1.0, 2.0, 5.0) if positive.max() / linthresh < 1e3 else (1.0,)
+    ax.xaxis.set_major_locator(SymmetricalLogLocator(linthresh=linthresh, base=10, subs=subs))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(_compact))
+    ax.set_xlabel("observed-node element accesses (0, then log scale)")
+    _elbo_curve(ax, np.where(keep, acc, np.nan), elbo, x0_label="initial, 0 accesses")
+    lookup = dict(zip(steps.tolist(), step_acc.tolist())) if steps.size == step_acc.size else {}
+    _mark_events(ax, result, to_x=lambda t: lookup.get(t, np.nan))
     if getattr(result, "diverged", False):
-        ax.axvline(np.nanmax(acc[np.isfinite(acc) & (acc > 0)]), color=_RED, linewidth=1.2,
-                   linestyle="--")
+        ax.axvline(np.nanmax(positive), color=_RED, linewidth=1.2, linestyle="--")
+    _legend_if_labelled(ax)
 
 
-def _increment_panel(ax, it, elbo) -> None:
+def _legend_if_labelled(ax) -> None:
+    if any(not h.get_label().startswith("_") for h in ax.get_lines()):
+        ax.legend(fontsize=8, loc="lower right")
+
+
+def _increment_panel(ax, result, it, elbo) -> None:
     ax.set_title("ELBO increment between evaluations", fontsize=10)
     ax.set_xlabel("iteration")
     ax.set_ylabel("|ELBO change|")
     ax.grid(True, alpha=0.3)
+    _iteration_axis(ax)
     if elbo.size < 2:
         _empty(ax, "fewer than two evaluations")
         return
@@ -187,6 +273,7 @@ def _increment_panel(ax, it, elbo) -> None:
                     xycoords="axes fraction", fontsize=8, color=_GREY)
     if np.isfinite(shown).any():
         ax.set_yscale("log")
+    _mark_events(ax, result)
     ax.legend(fontsize=8, loc="upper right")
 
 
@@ -196,6 +283,7 @@ def _per_node_panel(ax, result, steps, values: dict, title: str, ylabel: str, lo
     ax.set_xlabel("iteration")
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
+    _iteration_axis(ax)
     drawn = False
     for colour, (name, arr) in zip(_colours(len(values)), values.items()):
         arr = _finite(arr)
@@ -222,6 +310,7 @@ def _per_node_panel(ax, result, steps, values: dict, title: str, ylabel: str, lo
             note = note or f"every node: {v:g}"
         else:
             log_ticks(ax, "y", finite)
+    _mark_events(ax, result)
     ax.legend(fontsize=8, loc="best", ncols=2 if len(values) > 4 else 1)
     if note:
         ax.annotate(note, xy=(0.02, 0.03), xycoords="axes fraction", fontsize=8, color=_GREY)
@@ -233,6 +322,7 @@ def _seconds_panel(ax, result, steps, seconds) -> None:
     ax.set_xlabel("iteration")
     ax.set_ylabel("milliseconds")
     ax.grid(True, alpha=0.3)
+    _iteration_axis(ax)
     ms = _finite(seconds) * 1e3
     if not np.isfinite(ms).any():
         _empty(ax, "no step times recorded")
@@ -256,6 +346,7 @@ def _heldout_panel(ax, result, it, heldout) -> None:
     ax.set_xlabel("iteration")
     ax.set_ylabel("held-out ELBO / element")
     ax.grid(True, alpha=0.3)
+    _iteration_axis(ax)
     ax.plot(it, heldout, color=_BLUE, marker="o", markersize=3, linewidth=1.4)
     _diverged_line(ax, result, it)
 
@@ -266,18 +357,17 @@ def _panels(result) -> list:
     ev = h["evaluations"]
     it, elbo, acc = _finite(ev["iteration"]), _finite(ev["elbo"]), _finite(ev["accesses"])
     steps = _finite(h["iteration"])
-    batch = _method(result) == "batch"
     rho = h["rho"]
-    rho_title = "step size rho" + (" (batch VMP: 1)" if batch else "")
     panels = [
         (_elbo_iteration_panel, (result, it, elbo)),
-        (_elbo_accesses_panel, (result, acc, elbo)),
-        (_per_node_panel, (result, steps, rho, rho_title, "rho (log scale)", True)),
+        (_elbo_accesses_panel, (result, acc, elbo, steps, _finite(h["accesses"]))),
         (_per_node_panel, (result, steps, h["change"], "relative change of natural parameters",
                            "||\u0394\u03bb|| / ||\u03bb|| (log scale)", True)),
-        (_increment_panel, (it, elbo)),
+        (_increment_panel, (result, it, elbo)),
         (_seconds_panel, (result, steps, h["step_seconds"])),
     ]
+    if not _all_ones(rho):  # batch VMP: every rho is 1, a flat panel says nothing
+        panels.insert(2, (_per_node_panel, (result, steps, rho, "step size rho", "rho (log scale)", True)))
     held = _finite(ev["heldout"])
     if held.size and held.size == it.size:
         panels.append((_heldout_panel, (result, it, held)))
@@ -288,6 +378,19 @@ def _panels(result) -> list:
             panels.append((_per_node_panel, (result, steps, values, key.replace("_", " "),
                                              key.replace("_", " "), False)))
     return panels
+
+
+def _last_iteration(result) -> int | None:
+    h = normalized(result)
+    found = np.concatenate([_finite(h["iteration"]), _finite(h["evaluations"]["iteration"])])
+    found = found[np.isfinite(found)]
+    return int(found.max()) if found.size else None
+
+
+def _all_ones(per_node: dict) -> bool:
+    values = [_finite(v) for v in per_node.values()]
+    values = [v[np.isfinite(v)] for v in values]
+    return all(np.all(v == 1.0) for v in values)
 
 
 def plot(result, filename=None) -> Figure:
@@ -308,6 +411,11 @@ def plot(result, filename=None) -> Figure:
         draw(ax, *args)
     for ax in axes[len(panels):]:
         ax.set_visible(False)
+    last = _last_iteration(result)
+    if last is not None and last < _FEW:  # whole iterations 0..T, not 0.95..1.05 around one point
+        for ax in axes[:len(panels)]:
+            if ax.get_xlabel() == "iteration":
+                ax.set_xlim(-0.5, last + 0.5)
     if filename is not None:
         path = Path(filename)
         path.parent.mkdir(parents=True, exist_ok=True)

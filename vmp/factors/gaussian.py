@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import Gamma, Gaussian, Normal, Wishart
-from ..families._linalg import is_pd
+from ..families._linalg import is_pd, is_symmetric
 from .base import Conditional
 from .terms import Const, Op, Term
 
@@ -40,6 +40,8 @@ class GaussianFactor(Conditional):
     def check_constant(role: str, value: np.ndarray) -> str | None:
         if not np.all(np.isfinite(value)):
             return f"{role} has non-finite entries"
+        if role == "precision" and not np.all(is_symmetric(value)):
+            return "precision is not symmetric"
         if role == "precision" and not np.all(is_pd(value)):
             return "precision is not symmetric positive definite"
         return None

@@ -20,6 +20,12 @@ def inv_pd(a: np.ndarray) -> np.ndarray:
     return sym(np.linalg.inv(a))
 
 
+def is_symmetric(a: np.ndarray) -> np.ndarray:
+    """Elementwise: is each matrix of the batch symmetric, up to rounding (1e-8 of its largest entry)."""
+    tol = 1e-8 * np.maximum(1.0, np.max(np.abs(a), axis=(-2, -1), initial=0.0))
+    return np.all(np.abs(a - np.swapaxes(a, -1, -2)) <= tol[..., None, None], axis=(-2, -1))
+
+
 def is_pd(a: np.ndarray) -> np.ndarray:
     """Elementwise: is each matrix of the batch finite, symmetric and positive definite."""
     finite = np.all(np.isfinite(a), axis=(-2, -1))

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from .base import Arrays, Family
 
@@ -61,4 +60,5 @@ class Categorical(Family):
         p = cls.moments(natural)[0]
         if p.ndim != 1:
             raise ValueError("to_scipy needs a single element: index the plates first")
+        from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.multinomial(1, p)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from .base import Arrays, Family
 
@@ -48,4 +48,5 @@ class Dirichlet(Family):
         a = natural[0] + 1.0
         if a.ndim != 1:
             raise ValueError("to_scipy needs a single element: index the plates first")
+        from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.dirichlet(a)

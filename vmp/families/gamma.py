@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from .base import Arrays, Family
 
@@ -48,4 +48,5 @@ class Gamma(Family):
     @classmethod
     def to_scipy(cls, natural: Arrays):
         a, b = natural[1] + 1.0, -natural[0]
+        from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.gamma(a, scale=1.0 / b)

@@ -5,7 +5,6 @@ eta = (Lambda mu, -Lambda / 2), u(x) = (x, x x^T) (Winn & Bishop, table 1).
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ._linalg import inv_pd, is_pd, logdet_pd, sym
 from .base import Arrays, Family
@@ -74,6 +73,7 @@ class Gaussian(Family):
         p = cls.parameters(natural)
         if p["mean"].ndim != 1:
             raise ValueError("to_scipy needs a single element: index the plates first")
+        from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.multivariate_normal(p["mean"], p["covariance"])
 
 
@@ -126,4 +126,5 @@ class Normal(Family):
     @classmethod
     def to_scipy(cls, natural: Arrays):
         p = cls.parameters(natural)
+        from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.norm(p["mean"], np.sqrt(p["variance"]))

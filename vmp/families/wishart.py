@@ -6,7 +6,6 @@ u = (Lambda, log|Lambda|), A = n/2 log|V| + nD/2 log 2 + log Gamma_D(n/2).
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from ._linalg import inv_pd, is_pd, logdet_pd, multidigamma, multigammaln, sym
 from .base import Arrays, Family
@@ -72,4 +71,5 @@ class Wishart(Family):
         p = cls.parameters(natural)
         if p["scale"].ndim != 2:
             raise ValueError("to_scipy needs a single element: index the plates first")
+        from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.wishart(df=float(p["dof"]), scale=p["scale"])

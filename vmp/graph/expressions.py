@@ -32,6 +32,11 @@ class Expression:
     def __rmul__(self, other):
         raise GraphError(f"'{self.name}' cannot be scaled; only Gamma and Wishart nodes can")
 
+    __mul__ = __rmul__
+
+    def __truediv__(self, other):
+        return self.__rmul__(other)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} plates={[p.name for p in self.plates]} event={self.event_shape}>"
 
@@ -315,16 +320,38 @@ class Diagonal(Expression):
 
 
 class Scaled(Expression):
-    """``c * P`` for a positive constant c and a Gamma or Wishart node P."""
+    """``c * P`` (or ``P * c``, ``P / c``) for a positive constant c and a Gamma or Wishart node P."""
 
-    def __init__(self, scale: float, node):
+    def __init__(self, scale: float, node, *, divide: bool = False):
+        written = f"'{node.name}' / {_describe(scale)}" if divide else f"{_describe(scale)} * '{node.name}'"
         if node.family not in (fam.Gamma, fam.Wishart):
-            raise GraphError(f"{scale!r} * '{node.name}': only Gamma and Wishart nodes can be scaled")
-        if not np.isscalar(scale) or not np.isfinite(scale) or scale <= 0:
-            raise GraphError(f"{scale!r} * '{node.name}': the scale must be a positive finite number")
-        self.scale, self.node = float(scale), node
+            raise GraphError(f"{written}: only Gamma and Wishart nodes can be scaled")
+        if isinstance(scale, Expression):
+            raise GraphError(f"{written}: a product or ratio of two nodes is not conjugate; only a "
+                             f"positive constant can scale '{node.name}'")
+        if np.ndim(scale) != 0 or isinstance(scale, (bool, np.bool_, str, bytes)):
+            raise GraphError(f"{written}: '{node.name}' can only be scaled by one positive number; "
+                             f"give per-element values in the node's own parameters instead")
+        try:
+            scale = float(scale)
+        except (TypeError, ValueError):
+            raise GraphError(f"{written}: the scale must be a positive finite number") from None
+        if divide:
+            scale = 1.0 / scale if scale != 0 else np.inf
+        if not np.isfinite(scale) or scale <= 0:
+            raise GraphError(f"{written}: the scale must be a positive finite number")
+        self.scale, self.node = scale, node
         self.family, self.plates, self.event_shape = node.family, node.plates, node.event_shape
         self.name = f"{self.scale:g}*{node.name}"
 
     def inputs(self):
         return [self.node]
+
+
+def _describe(value) -> str:
+    """How a scale appears in a message: a number as written, an array by its shape."""
+    if isinstance(value, Expression):
+        return f"'{value.name}'"
+    if np.ndim(value) and hasattr(value, "shape"):
+        return f"an array of shape {value.shape}"
+    return repr(value)

@@ -1,9 +1,9 @@
 """The model: a named DAG of nodes (networkx), entered with ``with``."""
 from __future__ import annotations
 
-import networkx as nx
+import numpy as np
 
-from ..errors import GraphError
+from ..errors import GraphError, OptionError
 from . import context
 from .expressions import Expression
 
@@ -41,8 +41,24 @@ class Model:
     def _add(self, node) -> None:
         if node.name in self.nodes:
             raise GraphError(f"model '{self.name}': a node named '{node.name}' exists already")
+        self._check_same_model(node)
         self.nodes[node.name] = node
         self._compiled = None
+
+    def _check_same_model(self, node) -> None:
+        """Refuse a parent declared in another model (its q would never be updated here)."""
+        from .node import Node
+
+        stack = [e for e in node.parents.values() if isinstance(e, Expression)]
+        while stack:
+            expr = stack.pop()
+            if isinstance(expr, Node):
+                if expr.model is not self:
+                    raise GraphError(
+                        f"model '{self.name}': node '{node.name}' has parent '{expr.name}' from model "
+                        f"'{expr.model.name}'; declare '{expr.name}' inside this model's with-block")
+            else:
+                stack.extend(expr.inputs())
 
     def __getitem__(self, name: str):
         try:
@@ -67,8 +83,11 @@ class Model:
                     node.parents[role] = parent
 
     @property
-    def graph(self) -> nx.DiGraph:
-        """Random nodes and the deterministic expressions between them; edges parent -> child."""
+    def graph(self):
+        """Random nodes and the deterministic expressions between them; edges parent -> child
+        (a networkx.DiGraph)."""
+        import networkx as nx  # imported on first use: it costs a tenth of a second at import vmp
+
         self._resolve()
         g = nx.DiGraph()
         for node in self.nodes.values():
@@ -95,6 +114,8 @@ class Model:
     def compile(self):
         """Check the graph (acyclic, conjugate, plates) and bind every factor. Cached."""
         if self._compiled is None:
+            import networkx as nx
+
             g = self.graph
             if not nx.is_directed_acyclic_graph(g):
                 cycle = " -> ".join(u for u, _ in nx.find_cycle(g))
@@ -123,6 +144,10 @@ class Model:
         """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
         from ..inference import fit
 
+        iterations = options.get("iterations", 1)
+        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+            raise OptionError(f"model '{self.name}': fit(iterations=...) needs a positive integer, "
+                              f"got {iterations!r}")
         return fit(self, **options)
 
     def batch(self, **options):
@@ -156,11 +181,12 @@ class Model:
 
         return Engine(self).elbo(self.state)
 
-    def render(self, filename: str | None = None):
-        """The network diagram as a graphviz.Digraph; written to ``filename`` when given."""
+    def render(self, filename: str | None = None, **options):
+        """The network diagram as a graphviz.Digraph; written to ``filename`` when given
+        (``timeout=`` seconds for Graphviz's layout, see :func:`vmp.render.render`)."""
         from ..render import render
 
-        return render(self, filename)
+        return render(self, filename, **options)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return self.render()._repr_mimebundle_(include=include, exclude=exclude)

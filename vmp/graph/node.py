@@ -137,7 +137,7 @@ class Node(Expression, ABC):
             data[idx] = fill
         why = self._check_chunks(data) if lazy else self._check_data(data)
         if why is not None:
-            hint = "" if mask is not None else " (give mask= to mark missing entries)"
+            hint = "" if mask is not None or "NaN" not in why else " (give mask= to mark missing entries)"
             raise DataError(f"node '{self.name}': observed data {why}{hint}")
         self.data = data
         self._data_moments = self._statistics(data)
@@ -154,6 +154,8 @@ class Node(Expression, ABC):
         return next((why for block in chunks(data) if (why := self._check_data(block)) is not None), None)
 
     def _check_data(self, data: np.ndarray) -> str | None:
+        if data.dtype.kind in "USO":
+            return f"must be numbers, got {_dtype_words(data)}"
         if data.dtype.kind not in "iufb" or not np.all(np.isfinite(data)):
             return "contain NaN or inf"
         return None
@@ -202,8 +204,17 @@ class Node(Expression, ABC):
             raise GraphError(f"'{self.name}[{key.name}]': only a Categorical node can gate")
         return Gather(self, key, plate)
 
+    # numpy defers to __rmul__ (np.arange(5) * tau is refused as a whole, not element by element)
+    __array_ufunc__ = None
+
     def __rmul__(self, other):
         return Scaled(other, self)
+
+    def __mul__(self, other):  # tau * 2.0 is 2.0 * tau
+        return Scaled(other, self)
+
+    def __truediv__(self, other):  # tau / 2 is 0.5 * tau
+        return Scaled(other, self, divide=True)
 
     def factor_weights(self) -> np.ndarray | None:
         """Data multiplicity times the mask of an observed node, over the plates (None when all
@@ -263,7 +274,7 @@ def fixed(name: str, node_cls, what: str, value: Any) -> Any:
         from ..factors import rules
 
         label = f"'{value}'" if isinstance(value, str) else f"'{value.name}' ({value.family.name})"
-        roles = ", ".join(f"{r} <- {f.name}" for r, f in node_cls.factor_cls.roles.items()) or "none"
+        roles = ", ".join(f"{r} <- {f.name}" for r, f in node_cls.factor_cls.roles.items()) or "constants only"
         table = "; ".join(f"{c}.{r} <- {f}" for c, r, f in rules())
         raise ConjugacyError(
             f"node '{name}' ({node_cls.family.name}): {what} must be a constant, got the random node "
@@ -271,6 +282,12 @@ def fixed(name: str, node_cls, what: str, value: Any) -> Any:
             f"{node_cls.family.name} accepts: {roles}. All rules: {table}"
         )
     return value
+
+
+def _dtype_words(data: np.ndarray) -> str:
+    kind = {"U": "strings", "S": "bytes", "O": "Python objects"}[data.dtype.kind]
+    sample = next(iter(data.flat), None)
+    return f"{kind} (dtype {data.dtype}{f', e.g. {str(sample)!r}' if sample is not None else ''})"
 
 
 def raise_hyper(name: str, why: str):

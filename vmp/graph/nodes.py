@@ -6,10 +6,10 @@ from typing import Any
 import numpy as np
 
 from .. import families as fam
-from ..errors import ShapeError
+from ..errors import ConjugacyError, GraphError, HyperparameterError, ShapeError
 from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, GaussianARDFactor, GaussianFactor,
                        NormalFactor, WishartFactor)
-from ..families._linalg import is_pd
+from ..families._linalg import is_pd, is_symmetric
 from .data import is_lazy
 from .expressions import Diagonal, Expression
 from .node import Node, fixed, raise_hyper
@@ -22,6 +22,15 @@ def _dim_of(value: Any, ndim_const: int) -> int | None:
         return value.event_shape[0] if value.event_shape else None
     arr = np.asarray(value)
     return arr.shape[-1] if arr.ndim >= ndim_const else None
+
+
+def _constant(node: Node, role: str, value: Any) -> np.ndarray:
+    """A hyperparameter that only a constant can fill (``fixed`` refused random ones), as a float
+    array, or a HyperparameterError naming the node and the role."""
+    try:
+        return np.asarray(value, float)
+    except (TypeError, ValueError):
+        raise HyperparameterError(f"node '{node.name}': {role} must be numbers, got {value!r}") from None
 
 
 class Gaussian(Node):
@@ -134,7 +143,7 @@ class Gamma(Node):
         return ()
 
     def _make_factor(self):
-        a = self._constant_shape("shape", np.asarray(self._shape, float), ())
+        a = self._constant_shape("shape", _constant(self, "shape", self._shape), ())
         if not np.all(np.isfinite(a) & (a > 0)):
             raise_hyper(self.name, "shape must be positive and finite")
         return GammaFactor((), a)
@@ -157,15 +166,17 @@ class Wishart(Node):
         super().__init__(name, {}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):
-        scale = np.asarray(self._scale, float)
+        scale = _constant(self, "scale", self._scale)
         if scale.ndim < 2 or scale.shape[-1] != scale.shape[-2]:
             raise ShapeError(f"node '{self.name}': scale must be a DxD matrix, got shape {scale.shape}")
         return (scale.shape[-1], scale.shape[-1])
 
     def _make_factor(self):
         d = self.event_shape[0]
-        n = self._constant_shape("dof", np.asarray(self._dof, float), ())
-        v = self._constant_shape("scale", np.asarray(self._scale, float), (d, d))
+        n = self._constant_shape("dof", _constant(self, "dof", self._dof), ())
+        v = self._constant_shape("scale", _constant(self, "scale", self._scale), (d, d))
+        if not np.all(is_symmetric(v)):
+            raise_hyper(self.name, "scale is not symmetric")
         if not np.all(np.isfinite(n) & (n > d - 1)):
             raise_hyper(self.name, f"dof must exceed D - 1 = {d - 1}")
         if not np.all(is_pd(v)):
@@ -190,13 +201,13 @@ class Dirichlet(Node):
         super().__init__(name, {}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):
-        alpha = np.asarray(self._alpha, float)
+        alpha = _constant(self, "alpha", self._alpha)
         if alpha.ndim < 1 or alpha.shape[-1] < 2:
             raise ShapeError(f"node '{self.name}': alpha must be a vector of at least 2 entries")
         return (alpha.shape[-1],)
 
     def _make_factor(self):
-        a = self._constant_shape("alpha", np.asarray(self._alpha, float), self.event_shape)
+        a = self._constant_shape("alpha", _constant(self, "alpha", self._alpha), self.event_shape)
         if not np.all(np.isfinite(a) & (a > 0)):
             raise_hyper(self.name, "alpha must be positive and finite")
         return DirichletFactor(self.event_shape, a)

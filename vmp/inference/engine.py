@@ -165,8 +165,9 @@ class Engine:
             from ..errors import GraphError
 
             missing = [n.name for n in self.hidden if state is None or n.name not in state.natural]
-            raise GraphError(f"model '{self.model.name}': no q for {missing} yet: call model.fit() first "
-                             f"(after a minibatch fit, model.infer_locals() computes the local nodes)")
+            raise GraphError(f"model '{self.model.name}': no posterior yet for {missing}: call model.fit() "
+                             f"before model.elbo() (after a minibatch fit, model.infer_locals() computes "
+                             f"the local nodes)")
         ctx = Context(state=state)
         total = 0.0
         for f in self.factors.values():

@@ -4,6 +4,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
+from ..errors import OptionError
+
 
 class Schedule(ABC):
     @abstractmethod
@@ -26,7 +28,7 @@ class RobbinsMonro(Schedule):
 
     def __post_init__(self):
         if self.tau < 0 or not 0 <= self.kappa <= 1 or not 0 < self.rho1 <= 1:
-            raise ValueError(f"RobbinsMonro needs tau >= 0, 0 <= kappa <= 1, 0 < rho1 <= 1; got {self}")
+            raise OptionError(f"RobbinsMonro needs tau >= 0, 0 <= kappa <= 1, 0 < rho1 <= 1; got {self}")
 
     def __call__(self, t: int) -> float:
         return self.rho1 * ((t + self.tau) / (1.0 + self.tau)) ** -self.kappa
@@ -40,7 +42,7 @@ class Constant(Schedule):
 
     def __post_init__(self):
         if not 0 < self.rho <= 1:
-            raise ValueError(f"Constant step needs 0 < rho <= 1, got {self.rho}")
+            raise OptionError(f"Constant step needs 0 < rho <= 1, got {self.rho}")
 
     def __call__(self, t: int) -> float:
         return self.rho

@@ -15,7 +15,7 @@ import numpy as np
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
-from ..errors import GraphError
+from ..errors import GraphError, OptionError
 from ..graph.expressions import Gather
 from ..graph.leaves import Context, GatherLeaf
 
@@ -145,7 +145,7 @@ class PerNode(Subsample):
 
     def __init__(self, children: int):
         if int(children) != children or children < 1:
-            raise ValueError(f"PerNode(children=...) needs a positive integer, got {children!r}")
+            raise OptionError(f"PerNode(children=...) needs a positive integer, got {children!r}")
         self.children = int(children)
 
     def prepare(self, engine, rng=None, saved=None) -> "PerNodePlan":
@@ -208,11 +208,11 @@ class Minibatch(Subsample):
     def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-4,
                  holdout: float = 0.0, evaluation_size: int = 2000):
         if int(size) != size or size < 1:
-            raise ValueError(f"Minibatch(size=...) needs a positive integer, got {size!r}")
+            raise OptionError(f"Minibatch(size=...) needs a positive integer, got {size!r}")
         if not 0 <= holdout < 1:
-            raise ValueError("Minibatch(holdout=...) must lie in [0, 1)")
+            raise OptionError("Minibatch(holdout=...) must lie in [0, 1)")
         if int(evaluation_size) != evaluation_size or evaluation_size < 2:
-            raise ValueError(f"Minibatch(evaluation_size=...) needs an integer >= 2, got {evaluation_size!r}")
+            raise OptionError(f"Minibatch(evaluation_size=...) needs an integer >= 2, got {evaluation_size!r}")
         self.plate_name, self.size = plate, int(size)
         self.local_iterations, self.local_tol, self.holdout = local_iterations, local_tol, holdout
         self.evaluation_size = int(evaluation_size)

@@ -1,0 +1,116 @@
+"""Mistakes a new user makes raise a vmp error (a VMPError) naming the node, never a raw numpy or
+Python error (issue 15)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vmp
+
+
+def _gamma(name="a"):
+    return vmp.Gamma(name, shape=1.0, rate=1.0)
+
+
+@pytest.mark.parametrize("declare,words", [
+    (lambda: vmp.Gamma("b", shape=_gamma(), rate=1.0), ["'b'", "shape", "rate <- Gamma"]),
+    (lambda: vmp.Wishart("W", dof=_gamma(), scale=np.eye(2)), ["'W'", "dof", "constants only"]),
+    (lambda: vmp.Wishart("W", dof=3.0, scale=_gamma()), ["'W'", "scale"]),
+    (lambda: vmp.Dirichlet("d", alpha=_gamma()), ["'d'", "alpha", "constants only"]),
+], ids=["gamma-shape", "wishart-dof", "wishart-scale", "dirichlet-alpha"])
+def test_a_node_where_only_a_constant_is_conjugate(declare, words):
+    with vmp.Model("m"), pytest.raises(vmp.ConjugacyError) as info:
+        declare()
+    for w in words:
+        assert w in str(info.value)
+
+
+@pytest.mark.parametrize("scale", [lambda t: t * 2.0, lambda t: 2.0 * t, lambda t: t / 0.5,
+                                   lambda t: np.float64(2.0) * t, lambda t: t * np.array(2.0)],
+                         ids=["right", "left", "divide", "numpy-scalar", "0-d-array"])
+def test_scaling_by_a_positive_number_from_either_side(scale):
+    with vmp.Model("m"):
+        tau = _gamma("tau")
+        scaled = scale(tau)
+        x = vmp.Normal("x", mean=0.0, precision=scaled, observed=1.0)
+    assert scaled.scale == pytest.approx(2.0) and x.parents["precision"] is scaled
+
+
+@pytest.mark.parametrize("scale,words", [
+    (lambda t: np.arange(5) * t, ["shape (5,)", "'tau'", "one positive number"]),
+    (lambda t: t * np.arange(5), ["shape (5,)", "'tau'"]),
+    (lambda t: t / 0, ["'tau' / 0", "positive finite"]),
+    (lambda t: t * -1.0, ["'tau'", "positive finite"]),
+    (lambda t: t * t, ["two nodes", "'tau'"]),
+    (lambda t: t * "2", ["'tau'", "one positive number"]),
+])
+def test_scaling_refused_with_a_graph_error(scale, words):
+    with vmp.Model("m"):
+        tau = _gamma("tau")
+        with pytest.raises(vmp.GraphError) as info:
+            scale(tau)
+    for w in words:
+        assert w in str(info.value)
+
+
+def test_string_data_is_a_data_error_not_nan():
+    with vmp.Model("m"), vmp.Plate("d", 3), pytest.raises(vmp.DataError) as info:
+        vmp.Normal("x", mean=0.0, precision=1.0, observed=np.array(["1.0", "a", "b"]))
+    message = str(info.value)
+    assert "'x'" in message and "strings" in message and "NaN" not in message and "mask" not in message
+
+
+def test_a_parent_from_another_model_is_refused_at_declaration():
+    with vmp.Model("first"):
+        a = _gamma()
+    with vmp.Model("second"), pytest.raises(vmp.GraphError) as info:
+        vmp.Normal("x", mean=0.0, precision=2.0 * a, observed=1.0)
+    assert all(w in str(info.value) for w in ("'x'", "'a'", "'first'"))
+
+
+def test_elbo_before_a_fit():
+    with vmp.Model("m") as model:
+        vmp.Normal("x", mean=0.0, precision=_gamma(), observed=1.0)
+    with pytest.raises(vmp.GraphError, match=r"model.fit\(\) before model.elbo\(\)"):
+        model.elbo()
+    model.fit(iterations=5)
+    assert np.isfinite(model.elbo())
+
+
+@pytest.mark.parametrize("make", [lambda: vmp.Minibatch("data", 0), lambda: vmp.Minibatch("data", 5, holdout=1.5),
+                                  lambda: vmp.PerNode(children=0), lambda: vmp.RobbinsMonro(tau=-1.0),
+                                  lambda: vmp.RobbinsMonro(kappa=2.0), lambda: vmp.Constant(2.0)],
+                         ids=["minibatch", "holdout", "per-node", "tau", "kappa", "constant"])
+def test_inference_options_raise_option_errors(make):
+    with pytest.raises(vmp.OptionError) as info:
+        make()
+    assert isinstance(info.value, vmp.VMPError)
+
+
+@pytest.mark.parametrize("iterations", [-1, 0, 2.5, True])
+def test_fit_iterations_must_be_positive(iterations):
+    with vmp.Model("m") as model:
+        vmp.Normal("x", mean=0.0, precision=_gamma(), observed=1.0)
+    with pytest.raises(vmp.OptionError, match="iterations"):
+        model.fit(iterations=iterations)
+
+
+@pytest.mark.parametrize("declare,role", [
+    (lambda m: vmp.Gaussian("x", mean=np.zeros(2), precision=m, observed=np.zeros(2)), "precision"),
+    (lambda m: vmp.Wishart("W", dof=3.0, scale=m), "scale"),
+], ids=["gaussian-precision", "wishart-scale"])
+def test_a_non_symmetric_matrix_is_refused(declare, role):
+    with vmp.Model("m"), pytest.raises(vmp.HyperparameterError, match=f"{role} is not symmetric"):
+        declare(np.array([[1.0, 0.5], [0.0, 1.0]]))
+    with vmp.Model("m"):  # rounding from an inverse is not asymmetry
+        declare(np.linalg.inv(np.array([[2.0, 0.3], [0.3, 1.0]])))
+
+
+def test_glue_expressions_cannot_be_scaled():
+    with vmp.Model("m"):
+        with vmp.Plate("k", 2):
+            tau = _gamma("tau")
+        z = vmp.Categorical("z", np.array([0.5, 0.5]))
+        for scale in (lambda e: 2.0 * e, lambda e: e * 2.0, lambda e: e / 2.0):
+            with pytest.raises(vmp.GraphError, match="cannot be scaled"):
+                scale(tau[z])
