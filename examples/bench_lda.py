@@ -75,7 +75,7 @@ def heldout_perplexity(lam: np.ndarray, x, alpha: float, eta: float) -> float:
     k, v = lam.shape
     model = lda(d, w, c, k, n_documents=x.shape[0], n_words=v, alpha=alpha, eta=eta)
     engine = Engine(model)
-    initialize(engine, np.random.default_rng(0), "prior")
+    model.state = initialize(engine, np.random.default_rng(0), "prior")
     beta = model["beta"]
     beta.set_natural((lam - 1.0,))
     theta, z = model["theta"], model["z"]
@@ -87,7 +87,7 @@ def heldout_perplexity(lam: np.ndarray, x, alpha: float, eta: float) -> float:
             break
     bound = sum(float(engine.factors[n].elog(engine.factor_weight(engine.factors[n]), cached=False))
                 for n in ("theta", "z", "w"))
-    bound += engine.entropy(theta) + engine.entropy(z)
+    bound += engine.entropy(model.state, theta) + engine.entropy(model.state, z)
     return float(np.exp(-bound / c.sum()))
 
 
