@@ -107,7 +107,11 @@ def test_stochastic_dashboard_has_the_accesses_panel(svi):
     ev = h["evaluations"]
     assert np.allclose(x, ev["accesses"]) and np.allclose(y[1:], ev["elbo"][1:])
     by_it = panel(fig, "ELBO against iteration")
-    assert list(by_it.lines[0].get_xdata()) == list(ev["iteration"]) == [0, 10, 20, 30, 40, 50, 60]
+    smooth, evals = by_it.lines[0], by_it.lines[1]
+    assert smooth.get_label().startswith("minibatch bound") and smooth.get_xdata().size == 60
+    assert list(evals.get_xdata()) == list(ev["iteration"]) == [0, 10, 20, 30, 40, 50, 60]
+    assert "estimate" in by_it.get_ylabel() and "estimated" in by_it.get_title()
+    assert "standard error" in result.summary()
     rho = panel(fig, "step size rho")
     lines = {line.get_label(): line for line in rho.lines}
     assert set(lines) == set(h["rho"]) == {"pi", "mu", "Lambda"}      # the global nodes

@@ -203,8 +203,19 @@ def _diverged_line(ax, result, x) -> None:
         ax.axvline(np.nanmax(x), color=_RED, linewidth=1.2, linestyle="--")
 
 
+def smoothed(values, window: int = 10) -> np.ndarray:
+    """Trailing mean over ``window`` steps (fewer at the start) of a noisy per-step series."""
+    v = np.asarray(values, float)
+    csum = np.concatenate([[0.0], np.cumsum(v)])
+    idx = np.arange(1, v.size + 1)
+    lo = np.maximum(idx - window, 0)
+    return (csum[idx] - csum[lo]) / (idx - lo)
+
+
 def _elbo_iteration_panel(ax, result, it, elbo) -> None:
-    ax.set_title("ELBO against iteration", fontsize=10)
+    bound = str((getattr(result, "extra", None) or {}).get("bound", "exact"))
+    estimated = bound.startswith("estimate")
+    ax.set_title("ELBO against iteration" + (" (estimated)" if estimated else ""), fontsize=10)
     ax.set_xlabel("iteration")
     ax.set_ylabel("ELBO")
     ax.grid(True, alpha=0.3)
@@ -212,7 +223,20 @@ def _elbo_iteration_panel(ax, result, it, elbo) -> None:
     if not elbo.size:
         _empty(ax, "no ELBO evaluated")
         return
+    noisy = np.asarray((getattr(result, "history", None) or {}).get("bound_estimate", []), float)
+    if noisy.size:
+        window = max(10, noisy.size // 10)
+        steps = np.arange(1, noisy.size + 1)
+        ax.plot(steps, smoothed(noisy, window), color="0.6", linewidth=1.0,
+                label=f"minibatch bound, {window}-step mean")
     _elbo_curve(ax, it, elbo, x0_label="initial")
+    stderr = np.asarray((getattr(result, "history", None) or {}).get("evaluations", {}).get("stderr", []), float)
+    if estimated and stderr.size == elbo.size and np.isfinite(stderr[-1]):
+        # the subsample is fixed: its error is an offset shared by every evaluation
+        ax.errorbar([it[-1]], [elbo[-1]], yerr=[2 * stderr[-1]], color=_BLUE, capsize=4, linewidth=1.2,
+                    label="+- 2 standard errors (subsample)")
+    if estimated:
+        ax.set_ylabel(ax.get_ylabel() + " (subsample estimate)")
     _mark_events(ax, result)
     _diverged_line(ax, result, it)
     _legend_if_labelled(ax)

@@ -34,7 +34,15 @@ def _convergence(result) -> list[str]:
         how += f", update {extra['update']}"
     lines.append(f"{how}; diverged: {'yes' if diverged else 'no'}")
     elbo = np.asarray(result.elbo, dtype=float)
+    bound = str(extra.get("bound", "exact"))
     line = f"final ELBO: {_number(result.final_elbo)}"
+    if bound.startswith("estimate"):
+        ev = (getattr(result, "history", None) or {}).get("evaluations", {})
+        se = np.asarray(ev.get("stderr", [np.nan]), float)
+        line = f"final ELBO ({bound}, standard error {_number(float(se[-1]) if se.size else float('nan'))})"
+        line += f": {_number(result.final_elbo)}"
+    elif method == "stochastic":
+        line = f"final ELBO (exact): {_number(result.final_elbo)}"
     if elbo.size > 1:
         line += f" (initial {_number(float(elbo[0]))})"
     seconds = getattr(result, "seconds", None)
