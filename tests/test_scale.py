@@ -184,3 +184,23 @@ def test_hdf5_data_are_read_by_rows(tmp_path):
     ref = gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 50, evaluation_size=200),
                                      iterations=5, seed=1, progress=False)
     np.testing.assert_array_equal(lazy.state.natural["mu"][0], ref.state.natural["mu"][0])
+
+
+def test_local_step_converges_each_document_on_its_own():
+    """Per-datapoint convergence: a document's locals after a minibatch's local step are those it
+    gets alone (its iterations stop when its own topic proportions stop moving), and the step
+    reads fewer tokens than iterating every document as long as the slowest."""
+    model = lda(*_corpus(docs=40), 3, n_words=30)
+    fit = model.stochastic(subsample=vmp.Minibatch("documents", 8), iterations=5, seed=0, progress=False)
+    fit.run()
+    engine, plan, state = fit.engine, fit.plan, fit.state
+    rows = np.arange(0, 40, 5)
+    ctx, natural, accesses = steps.local_step(engine, plan, state, plan.context(rows))
+    iterations, tokens = [], []
+    for i, row in enumerate(rows):
+        one_ctx, alone, one_accesses = steps.local_step(engine, plan, state, plan.context(np.array([row])))
+        np.testing.assert_allclose(natural["theta"][0][i], alone["theta"][0][0], rtol=1e-12)
+        tokens.append(one_ctx.subset["tokens"].size)
+        iterations.append(one_accesses // tokens[-1])
+    assert accesses == sum(it * n for it, n in zip(iterations, tokens))
+    assert len(set(iterations)) > 1, "documents converge after different numbers of sweeps"

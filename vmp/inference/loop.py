@@ -154,7 +154,7 @@ class Fit:
             state, raw = resume
             self.rng = rng = state.generator()
         self.plan = plan = FullPlan(engine) if o.method == "batch" else o.subsample.prepare(
-            engine, rng, None if resume is None else state.extra.get("plan"))
+            engine, rng, None if resume is None else state.extra.get("plan"), o.evaluate_every)
         if o.policies and not plan.policies_allowed:
             raise VMPError("policies= weight the factors of a data plate: use subsample=vmp.Minibatch(plate, size)")
         names = [n.name for n in plan.stepped]

@@ -37,7 +37,11 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None) ->
     """Optimize the local nodes of one minibatch given the global q in ``state``.
 
     The locals start from their prior messages, so nothing of earlier minibatches leaks in.
-    ``weight`` (a policy's local weight, e.g. 1/T) multiplies the minibatch's factors. Returns
+    Each drawn datapoint (a document and its tokens) keeps iterating until the mean change of
+    the mean parameters of its locals on the data plate itself (a document's topic proportions;
+    all its locals when none is) is below ``plan.local_tol``, as scikit-learn's per-document
+    E-step; later sweeps touch only the datapoints still moving. ``weight`` (a policy's local
+    weight, e.g. 1/T, a number or one per datapoint) multiplies the minibatch's factors. Returns
     the Context of the rows with the locals' moments in its overrides, their natural parameters
     (restricted to the rows), and the number of observed elements read.
     """
@@ -48,21 +52,77 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None) ->
         natural[node.name] = engine.factors[node.name].messages(node, ctx=own)
         ctx.overrides[node.name] = node.family.moments(natural[node.name])
     data = [f for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
-    size = sum(int(np.prod(ctx.shape(f.child.plates))) for f in data)
+    n = len(ctx.subset[plan.plate_name])
+    active = np.arange(n)
+    on_plate = [node for node in plan.local if any(p.name == plan.plate_name for p in node.plates)]
+    judged = on_plate or plan.local  # a datapoint's own locals (a document's topics) say when it converged
     accesses = 0
     for _ in range(plan.local_iterations):
-        change = 0.0
+        sub, where = (ctx, None) if active.size == n else _active(ctx, active, plan.local)
+        w = weight if np.ndim(weight) == 0 or active.size == n else np.asarray(weight)[active]
+        change = np.zeros(active.size)
         for node in reversed(plan.local):
-            contexts = ctx if weight is None else _own_and_children(engine, plan, ctx, node, weight)
+            watched = node in judged
+            contexts = sub if w is None else _own_and_children(engine, plan, sub, node, w)
             new = engine.target(state, node, ctx=contexts)
             moments = node.family.moments(new)
-            change = max(change, mean_change(node.family, natural[node.name], ctx.overrides[node.name], new, moments))
-            natural[node.name] = new
-            ctx.overrides[node.name] = moments
-        accesses += size
-        if change < plan.local_tol:
+            axis, plate = _subset_axis(node, ctx)
+            if watched:
+                old = _at(natural[node.name], axis, where, plate), _at(ctx.overrides[node.name], axis, where, plate)
+                moved = element_change(node.family, old[0], old[1], new, moments)
+                moved = moved.mean(axis=tuple(i for i in range(moved.ndim) if i != axis)) if moved.ndim > 1 else moved
+                owner = sub.owner[plate]
+                change = np.maximum(change, np.bincount(owner, moved, active.size) / np.maximum(
+                    np.bincount(owner, minlength=active.size), 1))
+            natural[node.name] = _put(natural[node.name], axis, where, plate, new)
+            ctx.overrides[node.name] = _put(ctx.overrides[node.name], axis, where, plate, moments)
+            if sub is not ctx:
+                sub.overrides[node.name] = moments
+        accesses += sum(int(np.prod(sub.shape(f.child.plates))) for f in data)
+        active = active[change >= plan.local_tol]
+        if not active.size:
             break
     return ctx, natural, accesses
+
+
+def _subset_axis(node, ctx: Context) -> tuple[int, str]:
+    axis = next(i for i, p in enumerate(node.plates) if p.name in ctx.subset)
+    return axis, node.plates[axis].name
+
+
+def _active(ctx: Context, active: np.ndarray, nodes) -> tuple[Context, dict]:
+    """The Context of the drawn datapoints at positions ``active`` (sorted) with the locals'
+    moments restricted to them, and per subset plate the positions of the elements kept."""
+    where, subset, owner = {}, {}, {}
+    for name, elements in ctx.subset.items():
+        keep = np.flatnonzero(np.isin(ctx.owner[name], active))
+        where[name] = keep
+        subset[name] = elements[keep]
+        owner[name] = np.searchsorted(active, ctx.owner[name][keep])
+    sub = Context(subset=subset, owner=owner, state=ctx.state)
+    for node in nodes:
+        axis, plate = _subset_axis(node, ctx)
+        sub.overrides[node.name] = _at(ctx.overrides[node.name], axis, where, plate)
+    return sub, where
+
+
+def _at(arrays: tuple, axis: int, where: dict | None, plate: str) -> tuple:
+    if where is None:
+        return arrays
+    return tuple(np.take(a, where[plate], axis=axis) for a in arrays)
+
+
+def _put(arrays: tuple, axis: int, where: dict | None, plate: str, values: tuple) -> tuple:
+    """``arrays`` with ``values`` at the kept positions (in place: local_step owns them)."""
+    if where is None:
+        return tuple(values)
+    out = []
+    for a, v in zip(arrays, values):
+        if not a.flags.writeable:
+            a = a.copy()
+        a[(slice(None),) * axis + (where[plate],)] = v
+        out.append(a)
+    return tuple(out)
 
 
 def _own_and_children(engine, plan, ctx, node, weight) -> dict:
@@ -178,15 +238,19 @@ def heldout_bound(engine: Engine, plan, state: State) -> float:
     return float(local_terms(engine, plan, ctx, natural, rows.size).sum()) / rows.size
 
 
-def mean_change(family, old_natural, old_moments, new_natural, new_moments) -> float:
-    """Mean absolute change of the mean parameter (probabilities, normalized Dirichlet counts,
-    means): the local convergence test, as scikit-learn's mean_change of the document topics."""
+def element_change(family, old_natural, old_moments, new_natural, new_moments) -> np.ndarray:
+    """Per element, the mean absolute change of the mean parameter (probabilities, normalized
+    Dirichlet counts, means) over its event axes: the local convergence test, as scikit-learn's
+    mean change of a document's topic proportions."""
     from .. import families as fam
 
     if family is fam.Dirichlet:
         a, b = old_natural[0] + 1.0, new_natural[0] + 1.0
-        return float(np.mean(np.abs(a / a.sum(-1, keepdims=True) - b / b.sum(-1, keepdims=True))))
-    return float(np.mean(np.abs(old_moments[0] - new_moments[0])))
+        diff = np.abs(a / a.sum(-1, keepdims=True) - b / b.sum(-1, keepdims=True))
+    else:
+        diff = np.abs(old_moments[0] - new_moments[0])
+    events = family.event_ndims[0]
+    return diff.mean(axis=tuple(range(diff.ndim - events, diff.ndim))) if events else diff
 
 
 def relative_change(old, new) -> float:

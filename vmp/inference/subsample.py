@@ -79,9 +79,11 @@ class Subsample(ABC):
     """How a stochastic step subsamples: PerNode (Alg. 1) or Minibatch (Alg. 2)."""
 
     @abstractmethod
-    def prepare(self, engine, rng: np.random.Generator, saved: dict | None = None) -> "Plan":
+    def prepare(self, engine, rng: np.random.Generator, saved: dict | None = None,
+                evaluate_every: int = 10) -> "Plan":
         """The plan of this subsampling for one model; ``saved`` is a plan's ``saved()`` from a
-        checkpoint (then ``rng`` is not drawn from)."""
+        checkpoint (then ``rng`` is not drawn from); ``evaluate_every`` is the fit's rhythm of
+        evaluations (a plan may size its evaluations by it)."""
 
 
 @dataclass
@@ -148,7 +150,7 @@ class PerNode(Subsample):
             raise OptionError(f"PerNode(children=...) needs a positive integer, got {children!r}")
         self.children = int(children)
 
-    def prepare(self, engine, rng=None, saved=None) -> "PerNodePlan":
+    def prepare(self, engine, rng=None, saved=None, evaluate_every: int = 10) -> "PerNodePlan":
         return PerNodePlan(engine, self.children)
 
     def __repr__(self) -> str:
@@ -202,23 +204,25 @@ class Minibatch(Subsample):
     (at most ``local_iterations``); global nodes then step with scale N / |S|. ``holdout`` keeps
     a fraction of the plate out of training for held-out evaluation. The bound is estimated on a
     fixed subsample of ``evaluation_size`` elements of the plate (and of the held-out rows),
-    drawn once from the fit's seed.
+    drawn once from the fit's seed; by default ``evaluate_every`` minibatches' worth (at least
+    200), so that the evaluations cost about as much as the steps they watch.
     """
 
     def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-4,
-                 holdout: float = 0.0, evaluation_size: int = 2000):
+                 holdout: float = 0.0, evaluation_size: int | None = None):
         if int(size) != size or size < 1:
             raise OptionError(f"Minibatch(size=...) needs a positive integer, got {size!r}")
         if not 0 <= holdout < 1:
             raise OptionError("Minibatch(holdout=...) must lie in [0, 1)")
-        if int(evaluation_size) != evaluation_size or evaluation_size < 2:
+        if evaluation_size is not None and (int(evaluation_size) != evaluation_size or evaluation_size < 2):
             raise OptionError(f"Minibatch(evaluation_size=...) needs an integer >= 2, got {evaluation_size!r}")
         self.plate_name, self.size = plate, int(size)
         self.local_iterations, self.local_tol, self.holdout = local_iterations, local_tol, holdout
-        self.evaluation_size = int(evaluation_size)
+        self.evaluation_size = None if evaluation_size is None else int(evaluation_size)
 
-    def prepare(self, engine, rng, saved=None) -> "MinibatchPlan":
-        return MinibatchPlan(self, engine, rng, saved)
+    def prepare(self, engine, rng, saved=None, evaluate_every: int = 10) -> "MinibatchPlan":
+        size = self.evaluation_size or max(200, max(evaluate_every, 1) * self.size)
+        return MinibatchPlan(self, engine, rng, saved, size)
 
     def __repr__(self) -> str:
         return f"Minibatch({self.plate_name!r}, {self.size})"
@@ -228,7 +232,7 @@ class MinibatchPlan(Plan):
     policies_allowed = True
     local_step = True
 
-    def __init__(self, spec: Minibatch, engine, rng, saved=None):
+    def __init__(self, spec: Minibatch, engine, rng, saved=None, evaluation_size: int = 2000):
         model = engine.model
         self.plate_name, self.size = spec.plate_name, spec.size
         self.local_iterations, self.local_tol = spec.local_iterations, spec.local_tol
@@ -262,9 +266,9 @@ class MinibatchPlan(Plan):
                 self.heldout, self.train = np.sort(perm[:n_out]), np.sort(perm[n_out:])
             else:  # every row trains: no O(N) index array
                 self.heldout, self.train = np.zeros(0, dtype=np.int64), None
-            self.evaluation = np.sort(rng.choice(n, size=min(spec.evaluation_size, n), replace=False))
-            self.heldout_evaluation = self.heldout if self.heldout.size <= spec.evaluation_size else np.sort(
-                rng.choice(self.heldout, size=spec.evaluation_size, replace=False))
+            self.evaluation = np.sort(rng.choice(n, size=min(evaluation_size, n), replace=False))
+            self.heldout_evaluation = self.heldout if self.heldout.size <= evaluation_size else np.sort(
+                rng.choice(self.heldout, size=evaluation_size, replace=False))
         self.n_train = n - self.heldout.size
         if self.size > self.n_train:
             raise ValueError(f"Minibatch: size {self.size} exceeds the {self.n_train} training elements")
