@@ -42,6 +42,10 @@ class Term:
     consts: tuple[Const, ...] = ()
 
 
+#: contraction plans by (subscripts, shapes, repeated operands), in order of last use; the
+#: least recently used is dropped beyond PLAN_CACHE_SIZE (a model has a few dozen recurring
+#: contractions; stochastic steps add one set per distinct minibatch shape)
+PLAN_CACHE_SIZE = 512
 _PLANS: dict = {}
 #: intermediates above this many elements are avoided by chunking the largest axis
 MAX_INTERMEDIATE = 2**20
@@ -49,56 +53,186 @@ MAX_INTERMEDIATE = 2**20
 DIRECT = 2**15
 
 
+@dataclass(frozen=True)
+class _Symmetric:
+    """x_a x_b of one array x (the same operand twice, letters a and b), contracted over the
+    D(D+1)/2 unique pairs i <= j only:
+
+        sum_ab x_a x_b M_ab = sum_{i<=j} (x_i x_j) M'_ij,  M'_ij = M_ij + M_ji (i < j), M'_ii = M_ii,
+
+    with a and b met elsewhere only in one operand M, or kept in the output, which is then
+    computed on the pairs and mirrored. The table of pairs (rows x D(D+1)/2, formed chunk by
+    chunk) meets the rest in one matrix product, which einsum hands to BLAS."""
+
+    x: int  # position of x among the operands; the copy at ``drop`` is dropped
+    drop: int
+    axis: int  # axis of a in x (b's in the copy)
+    d: int
+    mate: int | None  # position of M, packed; None: a and b are output letters
+    mate_axes: tuple[int, int] = (0, 0)
+    out_axes: tuple[int, ...] = ()  # (other output letters, a, b) -> the output's order
+    subscripts: str = ""  # the contraction on packed operands (the copy left out)
+
+    def table(self, x: np.ndarray) -> np.ndarray:
+        iu, ju = np.triu_indices(self.d)
+        return np.take(x, iu, axis=self.axis) * np.take(x, ju, axis=self.axis)
+
+    def pack(self, m: np.ndarray) -> np.ndarray:
+        iu, ju = np.triu_indices(self.d)
+        m = np.moveaxis(m, self.mate_axes, (-2, -1))
+        return np.where(iu == ju, m[..., iu, ju], m[..., iu, ju] + m[..., ju, iu])
+
+    def operands(self, operands, mate: np.ndarray | None = None) -> list:
+        """The packed operands; ``mate``: M already packed."""
+        out = []
+        for k, o in enumerate(operands):
+            if k == self.x:
+                out.append(self.table(o))
+            elif k == self.mate:
+                out.append(self.pack(o) if mate is None else mate)
+            elif k != self.drop:
+                out.append(o)
+        return out
+
+    def shapes(self, shapes) -> list:
+        t = self.d * (self.d + 1) // 2
+        out = []
+        for k, sh in enumerate(shapes):
+            if k == self.x:
+                out.append(sh[:self.axis] + (t,) + sh[self.axis + 1:])
+            elif k == self.mate:
+                out.append(tuple(n for i, n in enumerate(sh) if i not in self.mate_axes) + (t,))
+            elif k != self.drop:
+                out.append(sh)
+        return out
+
+    def unpack(self, r: np.ndarray) -> np.ndarray:
+        iu, ju = np.triu_indices(self.d)
+        full = np.empty(r.shape[:-1] + (self.d, self.d))
+        full[..., iu, ju] = r
+        full[..., ju, iu] = r
+        return full.transpose(self.out_axes)
+
+
+def _symmetric(subscripts: str, operands) -> _Symmetric | None:
+    """The rewrite of _Symmetric, if two operands are one array with letters equal but for
+    a <-> b, and a and b meet elsewhere only together (in one operand, or in the output)."""
+    inputs, output = subscripts.split("->")
+    inputs = inputs.split(",")
+    free = next(ch for ch in "tuvwxyzTUVWXYZ" if ch not in subscripts)
+    for i in range(len(inputs)):
+        for j in range(i + 1, len(inputs)):
+            si, sj = inputs[i], inputs[j]
+            if operands[i] is not operands[j] or len(si) != len(sj):
+                continue
+            diff = [p for p in range(len(si)) if si[p] != sj[p]]
+            if len(diff) != 1:
+                continue
+            p = diff[0]
+            a, b = si[p], sj[p]
+            if si.count(a) != 1 or b in si or a in sj:
+                continue
+            others = [k for k, s in enumerate(inputs) if k not in (i, j) and (a in s or b in s)]
+            packed = {i: si.replace(a, free)}
+            common = dict(x=i, drop=j, axis=p, d=operands[i].shape[p])
+            if not others and a in output and b in output:
+                kept = output.replace(a, "").replace(b, "")
+                sym = dict(mate=None, out_axes=tuple((kept + a + b).index(ch) for ch in output),
+                           out=kept + free)
+            elif len(others) == 1 and a not in output and b not in output:
+                m = others[0]
+                sm = inputs[m]
+                if sm.count(a) != 1 or sm.count(b) != 1:
+                    continue
+                packed[m] = sm.replace(a, "").replace(b, "") + free
+                sym = dict(mate=m, mate_axes=(sm.index(a), sm.index(b)), out=output)
+            else:
+                continue
+            out = sym.pop("out")
+            subs = ",".join(packed.get(k, s) for k, s in enumerate(inputs) if k != j) + "->" + out
+            return _Symmetric(**common, **sym, subscripts=subs)
+    return None
+
+
 def _plan(subscripts: str, operands) -> tuple:
-    """Contraction path (greedy, BLAS-friendly) and, when an intermediate would be large,
-    the letter to chunk along so that memory stays bounded (no N x K x D temporaries)."""
+    """Contraction path (greedy, BLAS-friendly), the letter to chunk along when an
+    intermediate would be large (so that memory stays bounded: no N x K x D temporaries), and
+    the symmetric-pair rewrite (_Symmetric) when one applies. The path and the chunking are
+    those of the rewritten contraction, whose table of pairs counts as an intermediate."""
     inputs_, output_ = subscripts.split("->")
     dims = {}
     for letters, op in zip(inputs_.split(","), operands):
         dims.update(zip(letters, op.shape))
     if float(np.prod([float(v) for v in dims.values()])) <= DIRECT and len(operands) <= 4:
-        return "direct", None, None
+        return "direct", None, None, None
+    sym = _symmetric(subscripts, operands)
+    largest_operand = 0.0
+    if sym is not None:
+        subscripts = sym.subscripts
+        shapes = sym.shapes([o.shape for o in operands])
+        operands = [np.broadcast_to(np.empty(()), sh) for sh in shapes]
+        largest_operand = float(np.prod(shapes[sym.x]))
     path, info = np.einsum_path(subscripts, *operands, optimize=("greedy", 1e15))
-    largest = float(info.split("Largest intermediate:")[1].split()[0])
+    largest = max(float(info.split("Largest intermediate:")[1].split()[0]), largest_operand)
     inputs, output = subscripts.split("->")
     inputs = inputs.split(",")
     sizes = {}
     for letters, op in zip(inputs, operands):
         sizes.update(zip(letters, op.shape))
     if largest <= MAX_INTERMEDIATE or not sizes:
-        return path, None, None
-    letter = max(sizes, key=sizes.get)
+        return path, None, None, sym
+    letter = max((ch for ch in sizes if ch in inputs_), key=sizes.get)
     n = sizes[letter]
     rows = max(1, int(n * MAX_INTERMEDIATE / largest))
     if rows >= n:
-        return path, None, None
+        return path, None, None, sym
     sliced = [o[(slice(None),) * s.index(letter) + (slice(0, rows),)] if letter in s else o
               for s, o in zip(inputs, operands)]
     chunk_path = np.einsum_path(subscripts, *sliced, optimize=("greedy", 1e15))[0]
-    return chunk_path, letter, rows
+    return chunk_path, letter, rows, sym
 
 
 def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
     """np.einsum with a cached greedy path, chunked along the largest axis when an intermediate
-    would exceed MAX_INTERMEDIATE elements."""
-    key = (subscripts,) + tuple(o.shape for o in operands)
-    plan = _PLANS.get(key)
+    would exceed MAX_INTERMEDIATE elements; a product x_a x_b of one array (the same object
+    passed twice) goes through its unique pairs (_Symmetric)."""
+    key = (subscripts,) + tuple(o.shape for o in operands) + tuple(
+        (i, j) for i in range(len(operands)) for j in range(i + 1, len(operands)) if operands[i] is operands[j])
+    plan = _PLANS.pop(key, None)
     if plan is None:
-        plan = _PLANS[key] = _plan(subscripts, operands)
-    path, letter, rows = plan
+        plan = _plan(subscripts, operands)
+    _PLANS[key] = plan
+    if len(_PLANS) > PLAN_CACHE_SIZE:
+        del _PLANS[next(iter(_PLANS))]
+    path, letter, rows, sym = plan
     if path == "direct":
         return np.einsum(subscripts, *operands)
-    if letter is None:
-        return np.einsum(subscripts, *operands, optimize=path)
-    inputs, output = subscripts.split("->")
-    inputs = inputs.split(",")
+    if sym is None:
+        def run(part):
+            return np.einsum(subscripts, *part, optimize=path)
+        out = subscripts.split("->")[1]
+    else:
+        per_chunk = sym.mate is None or (letter is not None and letter in subscripts.split(",")[sym.mate])
+        mate = None if per_chunk else sym.pack(operands[sym.mate])
+
+        def run(part):
+            return np.einsum(sym.subscripts, *sym.operands(part, mate), optimize=path)
+        out = sym.subscripts.split("->")[1]
+    r = run(operands) if letter is None else _chunked(subscripts, operands, letter, rows, run, out)
+    return r if sym is None or sym.mate is not None else sym.unpack(r)
+
+
+def _chunked(subscripts: str, operands, letter: str, rows: int, run, output: str) -> np.ndarray:
+    """run() over slices of ``rows`` along ``letter``; the pieces concatenated along it when it
+    is an output letter (of ``output``), summed otherwise."""
+    inputs = subscripts.split("->")[0].split(",")
     axes = [s.index(letter) if letter in s else None for s in inputs]
     n = next(o.shape[a] for o, a in zip(operands, axes) if a is not None)
     pieces, total = [], None
     for start in range(0, n, rows):
         part = [o if a is None else o[(slice(None),) * a + (slice(start, start + rows),)]
                 for o, a in zip(operands, axes)]
-        r = np.einsum(subscripts, *part, optimize=path)
+        r = run(part)
         if letter in output:
             pieces.append(r)
         else:

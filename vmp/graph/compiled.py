@@ -278,8 +278,15 @@ class CompiledFactor:
         return self.sizes[ch]
 
     def _materialize(self, ops: list[Operand], weight, output: str, select: dict, ctx=None):
-        """Operand arrays with their letters; selected letters are fixed at an index."""
-        inputs = [(o.value(ctx, self.plate_of), o.letters) for o in ops]
+        """Operand arrays with their letters; selected letters are fixed at an index. Operands
+        reading one leaf component share one array (so that contract sees x (x) x as such)."""
+        values: dict = {}
+        inputs = []
+        for o in ops:
+            key = (id(o.leaf), o.comp) if o.leaf is not None else id(o)
+            if key not in values:
+                values[key] = o.value(ctx, self.plate_of)
+            inputs.append((values[key], o.letters))
         if weight is not None:
             inputs.append((weight, self.child_letters))
         fixed = []
