@@ -81,3 +81,14 @@ def test_plan_cache_is_bounded(monkeypatch):
         terms.contract("ij,jk->ik", a[:m * 10], a.T)
     assert len(terms._PLANS) == 3
     assert [k[1] for k in terms._PLANS] == [(30, 200), (40, 200), (50, 200)]
+
+
+def test_add_scaled_equals_plain_sum_bit_for_bit():
+    rng = np.random.default_rng(3)
+    acc = rng.normal(size=(50, 4))
+    small = rng.normal(size=4)
+    dense = rng.normal(size=(50, 4))
+    expected = (acc + 0.5 * np.broadcast_to(small, (50, 4))) - 2.0 * dense
+    got = terms.add_scaled(terms.add_scaled(acc.copy(), 0.5, np.broadcast_to(small, (50, 4))), -2.0, dense)
+    np.testing.assert_array_equal(got, expected)
+    assert terms.compact(np.broadcast_to(small[:, None], (4, 50))).shape == (4, 1)

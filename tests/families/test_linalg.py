@@ -132,3 +132,4 @@ def test_families_agree_across_paths(monkeypatch):
     slow = evaluate()
     for a, b in zip(fast, slow):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+

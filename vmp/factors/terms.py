@@ -257,3 +257,17 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
         out = np.expand_dims(out, expand)
         out = np.broadcast_to(out, shape)
     return out
+
+
+def compact(a: np.ndarray) -> np.ndarray:
+    """``a`` without its broadcast axes (stride 0), kept as length 1: the array it was
+    broadcast from."""
+    return a[tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(a.strides, a.shape))]
+
+
+def add_scaled(acc: np.ndarray, coef: float, grad: np.ndarray) -> np.ndarray:
+    """acc += coef * grad in place (acc is owned by the caller and has the full shape); a
+    broadcast grad is scaled before it is broadcast, so it costs one pass over acc. The same
+    numbers as acc + coef * grad."""
+    acc += coef * compact(grad)
+    return acc

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .. import families as fam
 from ..errors import GraphError
-from ..factors.terms import Term, contract_to
+from ..factors.terms import Term, add_scaled, contract_to
 from .expressions import Constant, Dot, Expression, Gate, Gather, Scaled
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf
 
@@ -417,7 +417,7 @@ class CompiledFactor:
                     if select is None and ctx is None:
                         self._cache[ti] = (i, self._stamp(rest), weight, grad, node_level)
                     target = acc_node if node_level else acc
-                    target[o.comp] = t.coef * grad if target[o.comp] is None else target[o.comp] + t.coef * grad
+                    target[o.comp] = t.coef * grad if target[o.comp] is None else add_scaled(target[o.comp], t.coef, grad)
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
                 msg = list(leaf.to_node(filled, ctx))
