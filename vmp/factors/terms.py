@@ -11,6 +11,7 @@ operand removed. Messages and the ELBO therefore come from a single definition.
 """
 from __future__ import annotations
 
+import string
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -116,10 +117,11 @@ class _Symmetric:
 
 def _symmetric(subscripts: str, operands) -> _Symmetric | None:
     """The rewrite of _Symmetric, if two operands are one array with letters equal but for
-    a <-> b, and a and b meet elsewhere only together (in one operand, or in the output)."""
+    a <-> b, and a and b meet elsewhere only together: in the output, or in one operand M
+    that shares no other letter with x (so that packing M is paid once for all of x's rows)."""
     inputs, output = subscripts.split("->")
     inputs = inputs.split(",")
-    free = next(ch for ch in "tuvwxyzTUVWXYZ" if ch not in subscripts)
+    free = next(ch for ch in string.ascii_letters if ch not in subscripts)
     for i in range(len(inputs)):
         for j in range(i + 1, len(inputs)):
             si, sj = inputs[i], inputs[j]
@@ -142,8 +144,8 @@ def _symmetric(subscripts: str, operands) -> _Symmetric | None:
             elif len(others) == 1 and a not in output and b not in output:
                 m = others[0]
                 sm = inputs[m]
-                if sm.count(a) != 1 or sm.count(b) != 1:
-                    continue
+                if sm.count(a) != 1 or sm.count(b) != 1 or set(sm) & set(si.replace(a, "")):
+                    continue  # a mate sharing x's rows is packed as often as it is used
                 packed[m] = sm.replace(a, "").replace(b, "") + free
                 sym = dict(mate=m, mate_axes=(sm.index(a), sm.index(b)), out=output)
             else:
