@@ -48,8 +48,9 @@ class Term:
 #: contractions; stochastic steps add one set per distinct minibatch shape)
 PLAN_CACHE_SIZE = 512
 _PLANS: dict = {}
-#: intermediates above this many elements are avoided by chunking the largest axis
-MAX_INTERMEDIATE = 2**20
+#: intermediates above this many elements (2 MB, about a core's share of cache) are avoided by
+#: chunking the largest axis
+MAX_INTERMEDIATE = 2**18
 #: contractions whose whole index space is at most this many elements skip path planning
 DIRECT = 2**15
 
@@ -62,7 +63,7 @@ class _Symmetric:
         sum_ab x_a x_b M_ab = sum_{i<=j} (x_i x_j) M'_ij,  M'_ij = M_ij + M_ji (i < j), M'_ii = M_ii,
 
     with a and b met elsewhere only in one operand M, or kept in the output, which is then
-    computed on the pairs and mirrored. The table of pairs (rows x D(D+1)/2, formed chunk by
+    computed on the pairs and mirrored. The table of pairs (D(D+1)/2 x rows, formed chunk by
     chunk) meets the rest in one matrix product, which einsum hands to BLAS."""
 
     x: int  # position of x among the operands; the copy at ``drop`` is dropped
@@ -75,8 +76,14 @@ class _Symmetric:
     subscripts: str = ""  # the contraction on packed operands (the copy left out)
 
     def table(self, x: np.ndarray) -> np.ndarray:
-        iu, ju = np.triu_indices(self.d)
-        return np.take(x, iu, axis=self.axis) * np.take(x, ju, axis=self.axis)
+        """x_i x_j for i <= j on a leading pair axis (row i of the triangle, one product each)."""
+        xt = np.ascontiguousarray(np.moveaxis(x, self.axis, 0))
+        out = np.empty((self.d * (self.d + 1) // 2,) + xt.shape[1:])
+        start = 0
+        for i in range(self.d):
+            np.multiply(xt[i], xt[i:], out=out[start:start + self.d - i])
+            start += self.d - i
+        return out
 
     def pack(self, m: np.ndarray) -> np.ndarray:
         iu, ju = np.triu_indices(self.d)
@@ -100,7 +107,7 @@ class _Symmetric:
         out = []
         for k, sh in enumerate(shapes):
             if k == self.x:
-                out.append(sh[:self.axis] + (t,) + sh[self.axis + 1:])
+                out.append((t,) + sh[:self.axis] + sh[self.axis + 1:])
             elif k == self.mate:
                 out.append(tuple(n for i, n in enumerate(sh) if i not in self.mate_axes) + (t,))
             elif k != self.drop:
@@ -135,7 +142,7 @@ def _symmetric(subscripts: str, operands) -> _Symmetric | None:
             if si.count(a) != 1 or b in si or a in sj:
                 continue
             others = [k for k, s in enumerate(inputs) if k not in (i, j) and (a in s or b in s)]
-            packed = {i: si.replace(a, free)}
+            packed = {i: free + si.replace(a, "")}
             common = dict(x=i, drop=j, axis=p, d=operands[i].shape[p])
             if not others and a in output and b in output:
                 kept = output.replace(a, "").replace(b, "")
@@ -225,21 +232,24 @@ def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
 
 
 def _chunked(subscripts: str, operands, letter: str, rows: int, run, output: str) -> np.ndarray:
-    """run() over slices of ``rows`` along ``letter``; the pieces concatenated along it when it
-    is an output letter (of ``output``), summed otherwise."""
+    """run() over slices of ``rows`` along ``letter``; the pieces written in place along it when
+    it is an output letter (of ``output``), summed otherwise."""
     inputs = subscripts.split("->")[0].split(",")
     axes = [s.index(letter) if letter in s else None for s in inputs]
     n = next(o.shape[a] for o, a in zip(operands, axes) if a is not None)
-    pieces, total = [], None
+    total = None
     for start in range(0, n, rows):
         part = [o if a is None else o[(slice(None),) * a + (slice(start, start + rows),)]
                 for o, a in zip(operands, axes)]
         r = run(part)
-        if letter in output:
-            pieces.append(r)
-        else:
+        if letter not in output:
             total = r if total is None else total + r
-    return np.concatenate(pieces, axis=output.index(letter)) if letter in output else total
+            continue
+        axis = output.index(letter)
+        if total is None:
+            total = np.empty(r.shape[:axis] + (n,) + r.shape[axis + 1:])
+        total[(slice(None),) * axis + (slice(start, start + r.shape[axis]),)] = r
+    return total
 
 
 def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[int, ...]) -> np.ndarray:
