@@ -87,3 +87,13 @@ def test_add_scaled_equals_plain_sum_bit_for_bit():
     got = terms.add_scaled(terms.add_scaled(acc.copy(), 0.5, np.broadcast_to(small, (50, 4))), -2.0, dense)
     np.testing.assert_array_equal(got, expected)
     assert terms.compact(np.broadcast_to(small[:, None], (4, 50))).shape == (4, 1)
+
+
+@pytest.mark.parametrize("n", [10, 100_000])
+def test_inner_product_with_broadcast_gradients(n):
+    rng = np.random.default_rng(4)
+    value = rng.normal(size=(n, 3))
+    for grad in (rng.normal(size=3), rng.normal(size=(n, 1)), np.broadcast_to(rng.normal(size=3), (n, 3)),
+                 rng.normal(size=(n, 3))):
+        expected = float(np.sum(np.broadcast_to(grad, value.shape) * value))
+        assert terms.inner_product(grad, value) == pytest.approx(expected, rel=1e-12, abs=1e-9)

@@ -133,3 +133,13 @@ def test_families_agree_across_paths(monkeypatch):
     for a, b in zip(fast, slow):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
+
+
+@pytest.mark.parametrize("shape", [(3,), (40, 7), (20000, 10), (30, 200, 9)])
+def test_sum_last_matches_numpy(shape):
+    a = np.random.default_rng(6).normal(size=shape)
+    got = _linalg.sum_last(a)
+    assert got.shape == shape[:-1]
+    np.testing.assert_allclose(got, np.sum(a, axis=-1), rtol=1e-12, atol=1e-12)
+    if a.size <= _linalg.SUM_BLAS:
+        np.testing.assert_array_equal(got, np.sum(a, axis=-1))

@@ -283,3 +283,18 @@ def add_scaled(acc: np.ndarray, coef: float, grad: np.ndarray) -> np.ndarray:
     numbers as acc + coef * grad."""
     acc += coef * compact(grad)
     return acc
+
+
+def inner_product(grad: np.ndarray, value: np.ndarray) -> float:
+    """<grad, value> over all elements, grad broadcast to value's shape. A broadcast grad meets
+    value summed over its broadcast axes instead of a broadcast copy. Arrays of at most DIRECT
+    elements take the plain product (so that small models keep bit-identical bounds)."""
+    full = np.broadcast_to(grad, value.shape)
+    small = compact(full)
+    if small.size == full.size or value.size <= DIRECT:
+        return float(np.vdot(full, value))
+    axes = tuple(i for i, (a, b) in enumerate(zip(small.shape, full.shape)) if a != b)
+    if axes == tuple(range(len(axes))) and value.flags.c_contiguous:
+        rows = value.reshape(-1, small.size)  # leading broadcast axes: one matrix-vector product
+        return float(np.ones(rows.shape[0]) @ (rows @ small.reshape(-1)))
+    return float(np.vdot(small, value.sum(axis=axes, keepdims=True)))

@@ -167,6 +167,19 @@ def multidigamma(a: np.ndarray, d: int) -> np.ndarray:
     return np.sum(special.digamma(a[..., None] + (1.0 - j) / 2.0), axis=-1)
 
 
+#: arrays with more elements than this sum over their last axis through BLAS (sum_last)
+SUM_BLAS = 2**15
+
+
+def sum_last(a: np.ndarray) -> np.ndarray:
+    """Sum over the last axis. A large array goes through one matrix-vector product with a
+    vector of ones (numpy's reduction along a short contiguous axis is several times slower);
+    at most SUM_BLAS elements, np.sum (so that small models keep bit-identical numbers)."""
+    if a.size <= SUM_BLAS or a.ndim == 0 or not a.flags.c_contiguous:
+        return np.sum(a, axis=-1)
+    return a @ np.ones(a.shape[-1])
+
+
 def inner(a: np.ndarray, b: np.ndarray, event_ndim: int) -> np.ndarray:
     """Sum of a*b over the trailing event axes."""
     prod = a * b

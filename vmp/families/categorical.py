@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ._linalg import sum_last
 from .base import Arrays, Family
 
 
@@ -35,7 +36,7 @@ class Categorical(Family):
         e = natural[0]
         p = e - _max_last(e)
         np.exp(p, out=p)
-        p /= p.sum(axis=-1, keepdims=True)
+        p /= sum_last(p)[..., None]
         return (p,)
 
     @classmethod
@@ -51,7 +52,7 @@ class Categorical(Family):
         plogp = np.where(p > 0, p, 1.0)
         np.log(plogp, out=plogp)
         plogp *= p
-        return -np.sum(plogp, axis=-1)
+        return -sum_last(plogp)
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:

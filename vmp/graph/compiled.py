@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .. import families as fam
 from ..errors import GraphError
-from ..factors.terms import Term, add_scaled, contract_to
+from ..factors.terms import Term, add_scaled, contract_to, inner_product
 from .expressions import Constant, Dot, Expression, Gate, Gather, Scaled
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf
 
@@ -442,7 +442,7 @@ class CompiledFactor:
                 if w is weight and stamp == self._stamp(rest):
                     o = t.operands[i]
                     value = o.leaf.node.moments[o.comp] if node_level else o.value()
-                    total = total + t.coef * float(np.vdot(np.broadcast_to(grad, value.shape), value))
+                    total = total + t.coef * inner_product(grad, value)
                     continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
         return total
