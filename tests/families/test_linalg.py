@@ -143,3 +143,15 @@ def test_sum_last_matches_numpy(shape):
     np.testing.assert_allclose(got, np.sum(a, axis=-1), rtol=1e-12, atol=1e-12)
     if a.size <= _linalg.SUM_BLAS:
         np.testing.assert_array_equal(got, np.sum(a, axis=-1))
+
+
+@pytest.mark.parametrize("vectorize", [True, False], ids=["vectorized", "lapack"])
+def test_scale_factorizes_the_scaled_symmetric_part(vectorize):
+    a = -0.5 * _spd((300,), 4, seed=7)
+    a = a + np.triu(np.full((4, 4), 0.01), 1)  # not symmetric: the symmetric part is meant
+    target = -2.0 * 0.5 * (a + np.swapaxes(a, -1, -2))
+    f = Cholesky(a, vectorize=vectorize, scale=-2.0)
+    np.testing.assert_array_equal(f.logdet(), Cholesky(target, vectorize=vectorize).logdet())
+    np.testing.assert_array_equal(f.inv(), Cholesky(target, vectorize=vectorize).inv())
+    np.testing.assert_allclose(_linalg.inv_pd(a, scale=-2.0), _per_element(np.linalg.inv, target),
+                               rtol=1e-10, atol=1e-12)

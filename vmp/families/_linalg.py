@@ -45,20 +45,26 @@ class Cholesky:
     Only the lower triangle of ``a`` is read (as LAPACK's potrf). ``ok`` is, per plate element,
     whether the factorization succeeded (all pivots finite and positive). On the LAPACK path a
     failure raises ``numpy.linalg.LinAlgError``, as ``numpy.linalg.cholesky``. ``vectorize``
-    forces a path (None: by VECTOR_BATCH and VECTOR_ORDER).
+    forces a path (None: by VECTOR_BATCH and VECTOR_ORDER). With ``scale``, the matrix
+    factorized is scale * sym(a), formed while the stack is laid out (the same numbers).
     """
 
-    def __init__(self, a: np.ndarray, vectorize: bool | None = None):
+    def __init__(self, a: np.ndarray, vectorize: bool | None = None, scale: float | None = None):
         a = np.asarray(a, dtype=float)
-        self.a, self.plates, self.d = a, a.shape[:-2], a.shape[-1]
+        self.plates, self.d = a.shape[:-2], a.shape[-1]
         self.vectorized = vectorized(a.shape) if vectorize is None else vectorize
+        self.a = a if scale is None or self.vectorized else scale * sym(a)
         if self.vectorized:
-            self._l = self._factor(_stack_last(a))
+            s = _stack_last(a)
+            if scale is not None:
+                for j in range(self.d):  # lower triangle of scale * (a + a^T) / 2
+                    s[j:, j] = (s[j:, j] + s[j, j:]) * (0.5 * scale)
+            self._l = self._factor(s)
             diag = np.diagonal(self._l).T  # (D, B)
             self._diag = diag
             self.ok = np.all(np.isfinite(diag) & (diag > 0), axis=0).reshape(self.plates)
         else:
-            self._l = np.linalg.cholesky(a)
+            self._l = np.linalg.cholesky(self.a)
             self.ok = np.ones(self.plates, dtype=bool)
 
     @staticmethod
@@ -130,11 +136,12 @@ def logdet_pd(a: np.ndarray) -> np.ndarray:
     return Cholesky(a).logdet()
 
 
-def inv_pd(a: np.ndarray) -> np.ndarray:
-    """Inverse of a batch of positive-definite matrices (Cholesky; LU where that fails)."""
-    f = Cholesky(a) if vectorized(np.shape(a)) else None
+def inv_pd(a: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """Inverse of a batch of positive-definite matrices (Cholesky; LU where that fails); with
+    ``scale``, of scale * sym(a)."""
+    f = Cholesky(a, scale=scale) if vectorized(np.shape(a)) else None
     if f is None or not np.all(f.ok):
-        return sym(np.linalg.inv(a))
+        return sym(np.linalg.inv(a if scale is None else scale * sym(a)))
     return f.inv()
 
 

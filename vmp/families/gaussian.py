@@ -32,14 +32,15 @@ class Gaussian(Family):
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
-        p = cls.parameters(natural)
-        m = p["mean"]
-        return m, p["covariance"] + m[..., :, None] * m[..., None, :]
+        """E[x] = mu, E[x x^T] = Sigma + mu mu^T."""
+        cov = inv_pd(natural[1], scale=-2.0)
+        m = np.einsum("...ij,...j->...i", cov, natural[0])
+        return m, cov + m[..., :, None] * m[..., None, :]
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
         """A = 1/2 eta_1^T Lambda^-1 eta_1 - 1/2 log|Lambda| + D/2 log 2 pi, Lambda = -2 eta_2."""
-        f = Cholesky(-2.0 * sym(natural[1]))
+        f = Cholesky(natural[1], scale=-2.0)
         d = natural[0].shape[-1]
         mean = f.solve(natural[0]) if f.vectorized else np.einsum("...ij,...j->...i", f.inv(), natural[0])
         quad = np.einsum("...i,...i->...", natural[0], mean)
@@ -49,7 +50,7 @@ class Gaussian(Family):
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """H = D/2 (1 + log 2 pi) - 1/2 log|Lambda|."""
         d = natural[0].shape[-1]
-        return 0.5 * d * (1.0 + LOG2PI) - 0.5 * Cholesky(-2.0 * sym(natural[1])).logdet()
+        return 0.5 * d * (1.0 + LOG2PI) - 0.5 * Cholesky(natural[1], scale=-2.0).logdet()
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:

@@ -32,11 +32,10 @@ class Wishart(Family):
     def _scale(natural: Arrays) -> tuple[np.ndarray, np.ndarray]:
         """V and log|V| from V^-1 = -2 eta_1: one Cholesky factorization of V^-1 for a
         vectorized stack (log|V| = -log|V^-1|), else LAPACK's inverse and a factorization of V."""
-        inv_scale = -2.0 * sym(natural[0])
-        if vectorized(inv_scale.shape):
-            f = Cholesky(inv_scale)
+        if vectorized(natural[0].shape):
+            f = Cholesky(natural[0], scale=-2.0)
             return f.inv(), -f.logdet()
-        v = inv_pd(inv_scale)
+        v = inv_pd(-2.0 * sym(natural[0]))
         return v, logdet_pd(v)
 
     @classmethod
