@@ -5,14 +5,16 @@ the column loop vectorized over the stack (``Cholesky`` on its vectorized path) 
 numpy.linalg (one LAPACK call per matrix: inv, cholesky + log diagonal, solve), and prints
 numpy's time over ours (> 1: the vectorized path is faster). The anchor, numpy.linalg, is
 timed in the same run, interleaved with ours; each figure is the fastest of --repeat.
-The vectorized path is used for B >= VECTOR_BATCH and D <= VECTOR_ORDER; this table is what
-those thresholds come from.
+The vectorized path is used for B >= VECTOR_BATCH, D <= VECTOR_ORDER and B D^2 <= VECTOR_MAX;
+this table is what those thresholds come from. Times are CPU time (process_time), as the
+machine may be shared.
 
     python examples/bench_linalg.py [--batches 8 32 128 9724] [--orders 2 5 10 16 24]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
 import time
@@ -28,9 +30,9 @@ def best(f, repeat: int) -> float:
     f()
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         f()
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
     return min(times)
 
 
@@ -45,7 +47,8 @@ def main(argv=None) -> None:
 
     rng = np.random.default_rng(0)
     print(f"numpy {np.__version__}; thresholds: VECTOR_BATCH={_linalg.VECTOR_BATCH}, "
-          f"VECTOR_ORDER={_linalg.VECTOR_ORDER}; ratio = numpy.linalg time / vectorized time")
+          f"VECTOR_ORDER={_linalg.VECTOR_ORDER}, VECTOR_MAX={_linalg.VECTOR_MAX}; "
+          f"ratio = numpy.linalg time / vectorized time; load average {os.getloadavg()[0]:.2f}")
     head = f"{'B':>7} {'D':>3} {'inv ms':>8} {'np ms':>8} {'ratio':>6} {'logdet ms':>9} {'np ms':>8} " \
            f"{'ratio':>6} {'solve ms':>8} {'np ms':>8} {'ratio':>6} {'used':>5}"
     print(head)

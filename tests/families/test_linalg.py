@@ -82,6 +82,7 @@ def test_large_stacks_take_the_vectorized_path(monkeypatch):
     n = max(_linalg.VECTOR_BATCH, 1)
     assert _linalg.vectorized((n, d, d)) and not _linalg.vectorized((n - 1, d, d))
     assert not _linalg.vectorized((n, _linalg.VECTOR_ORDER + 1, _linalg.VECTOR_ORDER + 1))
+    assert not _linalg.vectorized((_linalg.VECTOR_MAX // 4 + 1, 2, 2))
     prec = _spd((n,), d)
     mean = np.random.default_rng(2).normal(size=(n, d))
     g = Gaussian.natural_from(mean, prec)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-#: the column loop serves stacks of at least this many matrices of order at most VECTOR_ORDER;
-#: below, the per-matrix LAPACK call is cheaper (examples/bench_linalg.py measures the crossover)
+#: the column loop serves stacks of at least VECTOR_BATCH matrices of order at most VECTOR_ORDER
+#: and at most VECTOR_MAX elements in all; below, the per-matrix LAPACK call is cheaper, above,
+#: the loop's passes over the stack leave the cache (examples/bench_linalg.py measures both)
 VECTOR_BATCH = 256
 VECTOR_ORDER = 12
+VECTOR_MAX = 2**22
 
 
 def sym(a: np.ndarray) -> np.ndarray:
@@ -25,7 +27,8 @@ def sym(a: np.ndarray) -> np.ndarray:
 def vectorized(shape: tuple[int, ...]) -> bool:
     """Does a stack of this shape (plates + (D, D)) go through the column loop."""
     d = shape[-1]
-    return 0 < d <= VECTOR_ORDER and int(np.prod(shape[:-2], dtype=np.int64)) >= VECTOR_BATCH
+    n = int(np.prod(shape[:-2], dtype=np.int64))
+    return 0 < d <= VECTOR_ORDER and VECTOR_BATCH <= n and n * d * d <= VECTOR_MAX
 
 
 def _stack_last(a: np.ndarray) -> np.ndarray:
@@ -69,13 +72,14 @@ class Cholesky:
 
     @staticmethod
     def _factor(s: np.ndarray) -> np.ndarray:
-        """Right-looking Cholesky in place on the lower triangle of s (D, D, B)."""
+        """Left-looking Cholesky in place on the lower triangle of s (D, D, B): column j less
+        the products of the columns already done, then scaled (no stack-sized temporaries)."""
         d = s.shape[0]
         with np.errstate(invalid="ignore", divide="ignore"):
             for j in range(d):
+                if j:
+                    s[j:, j] -= np.einsum("ikb,kb->ib", s[j:, :j], s[j, :j])
                 s[j:, j] /= np.sqrt(s[j, j])
-                col = s[j + 1:, j]
-                s[j + 1:, j + 1:] -= col[:, None] * col[None, :]
         return s
 
     def _require_ok(self) -> None:
