@@ -97,3 +97,16 @@ def test_inner_product_with_broadcast_gradients(n):
                  rng.normal(size=(n, 3))):
         expected = float(np.sum(np.broadcast_to(grad, value.shape) * value))
         assert terms.inner_product(grad, value) == pytest.approx(expected, rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.parametrize("subs", ["Aa,Ab,AB->Bab", "Bab,Aa,Ab->AB"])
+def test_symmetric_pairs_keep_float32(monkeypatch, subs):
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(3000, 4)).astype(np.float32)
+    other = {"AB": rng.random((3000, 5)).astype(np.float32), "Bab": rng.normal(size=(5, 4, 4)).astype(np.float32)}
+    ops = [x if s in ("Aa", "Ab") else other[s] for s in subs.split("->")[0].split(",")]
+    monkeypatch.setattr(terms, "_PLANS", {})
+    monkeypatch.setattr(terms, "MAX_INTERMEDIATE", 2000)
+    got = terms.contract(subs, *ops)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.einsum(subs, *[o.astype(float) for o in ops]), rtol=1e-4, atol=1e-3)

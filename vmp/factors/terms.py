@@ -78,7 +78,7 @@ class _Symmetric:
     def table(self, x: np.ndarray) -> np.ndarray:
         """x_i x_j for i <= j on a leading pair axis (row i of the triangle, one product each)."""
         xt = np.ascontiguousarray(np.moveaxis(x, self.axis, 0))
-        out = np.empty((self.d * (self.d + 1) // 2,) + xt.shape[1:])
+        out = np.empty((self.d * (self.d + 1) // 2,) + xt.shape[1:], dtype=xt.dtype)
         start = 0
         for i in range(self.d):
             np.multiply(xt[i], xt[i:], out=out[start:start + self.d - i])
@@ -116,7 +116,7 @@ class _Symmetric:
 
     def unpack(self, r: np.ndarray) -> np.ndarray:
         iu, ju = np.triu_indices(self.d)
-        full = np.empty(r.shape[:-1] + (self.d, self.d))
+        full = np.empty(r.shape[:-1] + (self.d, self.d), dtype=r.dtype)
         full[..., iu, ju] = r
         full[..., ju, iu] = r
         return full.transpose(self.out_axes)
@@ -247,7 +247,7 @@ def _chunked(subscripts: str, operands, letter: str, rows: int, run, output: str
             continue
         axis = output.index(letter)
         if total is None:
-            total = np.empty(r.shape[:axis] + (n,) + r.shape[axis + 1:])
+            total = np.empty(r.shape[:axis] + (n,) + r.shape[axis + 1:], dtype=r.dtype)
         total[(slice(None),) * axis + (slice(start, start + r.shape[axis]),)] = r
     return total
 
