@@ -16,7 +16,7 @@ def test_chunked_contraction_matches_einsum(monkeypatch, subs):
     ops = [arrays[s] for s in subs.split("->")[0].split(",")]
     expected = np.einsum(subs, *ops)
     monkeypatch.setattr(terms, "MAX_INTERMEDIATE", 500)
-    monkeypatch.setattr(terms, "_PLANS", terms.OrderedDict())
+    monkeypatch.setattr(terms, "_PLANS", {})
     plan = terms._plan(subs, ops)
     got = terms.contract(subs, *ops)
     assert np.allclose(got, expected, rtol=1e-12, atol=1e-12)
@@ -28,3 +28,85 @@ def test_contract_to_broadcasts_letters_no_input_has():
     a = np.arange(3.0)
     out = terms.contract_to([(a, "B")], "AB", (4, 3))
     assert out.shape == (4, 3) and np.all(out == a)
+
+
+SYMMETRIC = ["Aa,Ab,AB->Bab", "Bab,Aa,Ab->AB", "Aa,Ab->ab", "Bab,Aa,Ab,AB->", "Bba,Aa,Ab,AB->B", "Aa,Ab,AB->Bba"]
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
+@pytest.mark.parametrize("subs", SYMMETRIC)
+def test_symmetric_pairs_match_einsum(monkeypatch, subs, chunked):
+    """x (x) x passed as one array twice is contracted over its unique pairs; the result equals
+    plain einsum for any mate M (not only a symmetric one) and any output order."""
+    rng = np.random.default_rng(1)
+    n, k, d = 3000, 4, 5
+    x = rng.normal(size=(n, d))
+    arrays = {"Bab": rng.normal(size=(k, d, d)), "Bba": rng.normal(size=(k, d, d)), "Aab": rng.normal(size=(n, d, d)),
+              "AB": rng.random((n, k))}
+    ops = [x if s in ("Aa", "Ab") else arrays[s] for s in subs.split("->")[0].split(",")]
+    expected = np.einsum(subs, *[o.copy() for o in ops])
+    monkeypatch.setattr(terms, "_PLANS", {})
+    if chunked:
+        monkeypatch.setattr(terms, "MAX_INTERMEDIATE", 2000)
+    plan = terms._plan(subs, ops)
+    assert plan[3] is not None, "the pair x_a x_b of one array must be contracted over its unique pairs"
+    assert (plan[1] == "A") is chunked
+    got = terms.contract(subs, *ops)
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-11)
+
+
+@pytest.mark.parametrize("subs, same", [("Aa,Ab,Ba,Bb->", True), ("Aa,Ab,AB->Bab", False), ("Aa,Aa,AB->Ba", True),
+                                        ("Aa,Ab,Aab->A", True), ("Aa,Ab,AB->Ba", True)])
+def test_symmetric_rewrite_only_where_it_holds(subs, same):
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(3000, 3))
+    shapes = {"Ba": (4, 3), "Bb": (4, 3), "AB": (3000, 4), "Aab": (3000, 3, 3)}
+    inputs = subs.split("->")[0].split(",")
+    ops = [x if s in ("Aa", "Ab") and (same or i == 0) else x.copy() if s in ("Aa", "Ab") else rng.normal(size=shapes[s])
+           for i, s in enumerate(inputs)]
+    assert terms._symmetric(subs, ops) is None
+    np.testing.assert_allclose(terms.contract(subs, *ops), np.einsum(subs, *ops), rtol=1e-12)
+
+
+def test_plan_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(terms, "_PLANS", {})
+    monkeypatch.setattr(terms, "PLAN_CACHE_SIZE", 3)
+    a = np.ones((300, 200))
+    for m in range(1, 6):
+        terms.contract("ij,jk->ik", a[:m * 10], a.T)
+    assert len(terms._PLANS) == 3
+    assert [k[1] for k in terms._PLANS] == [(30, 200), (40, 200), (50, 200)]
+
+
+def test_add_scaled_equals_plain_sum_bit_for_bit():
+    rng = np.random.default_rng(3)
+    acc = rng.normal(size=(50, 4))
+    small = rng.normal(size=4)
+    dense = rng.normal(size=(50, 4))
+    expected = (acc + 0.5 * np.broadcast_to(small, (50, 4))) - 2.0 * dense
+    got = terms.add_scaled(terms.add_scaled(acc.copy(), 0.5, np.broadcast_to(small, (50, 4))), -2.0, dense)
+    np.testing.assert_array_equal(got, expected)
+    assert terms.compact(np.broadcast_to(small[:, None], (4, 50))).shape == (4, 1)
+
+
+@pytest.mark.parametrize("n", [10, 100_000])
+def test_inner_product_with_broadcast_gradients(n):
+    rng = np.random.default_rng(4)
+    value = rng.normal(size=(n, 3))
+    for grad in (rng.normal(size=3), rng.normal(size=(n, 1)), np.broadcast_to(rng.normal(size=3), (n, 3)),
+                 rng.normal(size=(n, 3))):
+        expected = float(np.sum(np.broadcast_to(grad, value.shape) * value))
+        assert terms.inner_product(grad, value) == pytest.approx(expected, rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.parametrize("subs", ["Aa,Ab,AB->Bab", "Bab,Aa,Ab->AB"])
+def test_symmetric_pairs_keep_float32(monkeypatch, subs):
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(3000, 4)).astype(np.float32)
+    other = {"AB": rng.random((3000, 5)).astype(np.float32), "Bab": rng.normal(size=(5, 4, 4)).astype(np.float32)}
+    ops = [x if s in ("Aa", "Ab") else other[s] for s in subs.split("->")[0].split(",")]
+    monkeypatch.setattr(terms, "_PLANS", {})
+    monkeypatch.setattr(terms, "MAX_INTERMEDIATE", 2000)
+    got = terms.contract(subs, *ops)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.einsum(subs, *[o.astype(float) for o in ops]), rtol=1e-4, atol=1e-3)

@@ -324,3 +324,15 @@ def test_sample_is_deterministic_given_seed(case):
     assert a.dtype == b.dtype and a.shape == b.shape
     assert a.tobytes() == b.tobytes()  # bit-identical
     assert not np.array_equal(a, c)  # and the seed actually matters
+
+
+def test_categorical_kernels_keep_their_numbers():
+    """The softmax with a per-category max and the in-place entropy equal the plain formulas."""
+    rng = np.random.default_rng(5)
+    e = rng.normal(size=(400, 7)) * 30
+    e[3, 2] = -np.inf
+    p = np.exp(e - e.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    np.testing.assert_array_equal(Categorical.moments((e,))[0], p)
+    np.testing.assert_array_equal(Categorical.entropy((e,)), -np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1))
+    assert Categorical.valid((e,)).all()

@@ -11,7 +11,7 @@ operand removed. Messages and the ELBO therefore come from a single definition.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+import string
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,75 +43,213 @@ class Term:
     consts: tuple[Const, ...] = ()
 
 
-#: contraction plans kept, least recently used dropped first (minibatch shapes vary, so the
-#: cache must not grow without end)
-PLAN_CACHE_SIZE = 1024
-_PLANS: OrderedDict = OrderedDict()
-#: intermediates above this many elements are avoided by chunking the largest axis
-MAX_INTERMEDIATE = 2**20
+#: contraction plans by (subscripts, shapes, repeated operands), in order of last use; the
+#: least recently used is dropped beyond PLAN_CACHE_SIZE (a model has a few dozen recurring
+#: contractions; stochastic steps add one set per distinct minibatch shape)
+PLAN_CACHE_SIZE = 512
+_PLANS: dict = {}
+#: intermediates above this many elements (2 MB, about a core's share of cache) are avoided by
+#: chunking the largest axis
+MAX_INTERMEDIATE = 2**18
 #: contractions whose whole index space is at most this many elements skip path planning
 DIRECT = 2**15
 
 
+@dataclass(frozen=True)
+class _Symmetric:
+    """x_a x_b of one array x (the same operand twice, letters a and b), contracted over the
+    D(D+1)/2 unique pairs i <= j only:
+
+        sum_ab x_a x_b M_ab = sum_{i<=j} (x_i x_j) M'_ij,  M'_ij = M_ij + M_ji (i < j), M'_ii = M_ii,
+
+    with a and b met elsewhere only in one operand M, or kept in the output, which is then
+    computed on the pairs and mirrored. The table of pairs (D(D+1)/2 x rows, formed chunk by
+    chunk) meets the rest in one matrix product, which einsum hands to BLAS."""
+
+    x: int  # position of x among the operands; the copy at ``drop`` is dropped
+    drop: int
+    axis: int  # axis of a in x (b's in the copy)
+    d: int
+    mate: int | None  # position of M, packed; None: a and b are output letters
+    mate_axes: tuple[int, int] = (0, 0)
+    out_axes: tuple[int, ...] = ()  # (other output letters, a, b) -> the output's order
+    subscripts: str = ""  # the contraction on packed operands (the copy left out)
+
+    def table(self, x: np.ndarray) -> np.ndarray:
+        """x_i x_j for i <= j on a leading pair axis (row i of the triangle, one product each)."""
+        xt = np.ascontiguousarray(np.moveaxis(x, self.axis, 0))
+        out = np.empty((self.d * (self.d + 1) // 2,) + xt.shape[1:], dtype=xt.dtype)
+        start = 0
+        for i in range(self.d):
+            np.multiply(xt[i], xt[i:], out=out[start:start + self.d - i])
+            start += self.d - i
+        return out
+
+    def pack(self, m: np.ndarray) -> np.ndarray:
+        iu, ju = np.triu_indices(self.d)
+        m = np.moveaxis(m, self.mate_axes, (-2, -1))
+        return np.where(iu == ju, m[..., iu, ju], m[..., iu, ju] + m[..., ju, iu])
+
+    def operands(self, operands, mate: np.ndarray | None = None) -> list:
+        """The packed operands; ``mate``: M already packed."""
+        out = []
+        for k, o in enumerate(operands):
+            if k == self.x:
+                out.append(self.table(o))
+            elif k == self.mate:
+                out.append(self.pack(o) if mate is None else mate)
+            elif k != self.drop:
+                out.append(o)
+        return out
+
+    def shapes(self, shapes) -> list:
+        t = self.d * (self.d + 1) // 2
+        out = []
+        for k, sh in enumerate(shapes):
+            if k == self.x:
+                out.append((t,) + sh[:self.axis] + sh[self.axis + 1:])
+            elif k == self.mate:
+                out.append(tuple(n for i, n in enumerate(sh) if i not in self.mate_axes) + (t,))
+            elif k != self.drop:
+                out.append(sh)
+        return out
+
+    def unpack(self, r: np.ndarray) -> np.ndarray:
+        iu, ju = np.triu_indices(self.d)
+        full = np.empty(r.shape[:-1] + (self.d, self.d), dtype=r.dtype)
+        full[..., iu, ju] = r
+        full[..., ju, iu] = r
+        return full.transpose(self.out_axes)
+
+
+def _symmetric(subscripts: str, operands) -> _Symmetric | None:
+    """The rewrite of _Symmetric, if two operands are one array with letters equal but for
+    a <-> b, and a and b meet elsewhere only together: in the output, or in one operand M
+    that shares no other letter with x (so that packing M is paid once for all of x's rows)."""
+    inputs, output = subscripts.split("->")
+    inputs = inputs.split(",")
+    free = next(ch for ch in string.ascii_letters if ch not in subscripts)
+    for i in range(len(inputs)):
+        for j in range(i + 1, len(inputs)):
+            si, sj = inputs[i], inputs[j]
+            if operands[i] is not operands[j] or len(si) != len(sj):
+                continue
+            diff = [p for p in range(len(si)) if si[p] != sj[p]]
+            if len(diff) != 1:
+                continue
+            p = diff[0]
+            a, b = si[p], sj[p]
+            if si.count(a) != 1 or b in si or a in sj:
+                continue
+            others = [k for k, s in enumerate(inputs) if k not in (i, j) and (a in s or b in s)]
+            packed = {i: free + si.replace(a, "")}
+            common = dict(x=i, drop=j, axis=p, d=operands[i].shape[p])
+            if not others and a in output and b in output:
+                kept = output.replace(a, "").replace(b, "")
+                sym = dict(mate=None, out_axes=tuple((kept + a + b).index(ch) for ch in output),
+                           out=kept + free)
+            elif len(others) == 1 and a not in output and b not in output:
+                m = others[0]
+                sm = inputs[m]
+                if sm.count(a) != 1 or sm.count(b) != 1 or set(sm) & set(si.replace(a, "")):
+                    continue  # a mate sharing x's rows is packed as often as it is used
+                packed[m] = sm.replace(a, "").replace(b, "") + free
+                sym = dict(mate=m, mate_axes=(sm.index(a), sm.index(b)), out=output)
+            else:
+                continue
+            out = sym.pop("out")
+            subs = ",".join(packed.get(k, s) for k, s in enumerate(inputs) if k != j) + "->" + out
+            return _Symmetric(**common, **sym, subscripts=subs)
+    return None
+
+
 def _plan(subscripts: str, operands) -> tuple:
-    """Contraction path (greedy, BLAS-friendly) and, when an intermediate would be large,
-    the letter to chunk along so that memory stays bounded (no N x K x D temporaries)."""
+    """Contraction path (greedy, BLAS-friendly), the letter to chunk along when an
+    intermediate would be large (so that memory stays bounded: no N x K x D temporaries), and
+    the symmetric-pair rewrite (_Symmetric) when one applies. The path and the chunking are
+    those of the rewritten contraction, whose table of pairs counts as an intermediate."""
     inputs_, output_ = subscripts.split("->")
     dims = {}
     for letters, op in zip(inputs_.split(","), operands):
         dims.update(zip(letters, op.shape))
     if float(np.prod([float(v) for v in dims.values()])) <= DIRECT and len(operands) <= 4:
-        return "direct", None, None
+        return "direct", None, None, None
+    sym = _symmetric(subscripts, operands)
+    largest_operand = 0.0
+    if sym is not None:
+        subscripts = sym.subscripts
+        shapes = sym.shapes([o.shape for o in operands])
+        operands = [np.broadcast_to(np.empty(()), sh) for sh in shapes]
+        largest_operand = float(np.prod(shapes[sym.x]))
     path, info = np.einsum_path(subscripts, *operands, optimize=("greedy", 1e15))
-    largest = float(info.split("Largest intermediate:")[1].split()[0])
+    largest = max(float(info.split("Largest intermediate:")[1].split()[0]), largest_operand)
     inputs, output = subscripts.split("->")
     inputs = inputs.split(",")
     sizes = {}
     for letters, op in zip(inputs, operands):
         sizes.update(zip(letters, op.shape))
     if largest <= MAX_INTERMEDIATE or not sizes:
-        return path, None, None
-    letter = max(sizes, key=sizes.get)
+        return path, None, None, sym
+    letter = max((ch for ch in sizes if ch in inputs_), key=sizes.get)
     n = sizes[letter]
     rows = max(1, int(n * MAX_INTERMEDIATE / largest))
     if rows >= n:
-        return path, None, None
+        return path, None, None, sym
     sliced = [o[(slice(None),) * s.index(letter) + (slice(0, rows),)] if letter in s else o
               for s, o in zip(inputs, operands)]
     chunk_path = np.einsum_path(subscripts, *sliced, optimize=("greedy", 1e15))[0]
-    return chunk_path, letter, rows
+    return chunk_path, letter, rows, sym
 
 
 def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
     """np.einsum with a cached greedy path, chunked along the largest axis when an intermediate
-    would exceed MAX_INTERMEDIATE elements."""
-    key = (subscripts,) + tuple(o.shape for o in operands)
-    plan = _PLANS.get(key)
+    would exceed MAX_INTERMEDIATE elements; a product x_a x_b of one array (the same object
+    passed twice) goes through its unique pairs (_Symmetric)."""
+    key = (subscripts,) + tuple(o.shape for o in operands) + tuple(
+        (i, j) for i in range(len(operands)) for j in range(i + 1, len(operands)) if operands[i] is operands[j])
+    plan = _PLANS.pop(key, None)
     if plan is None:
-        plan = _PLANS[key] = _plan(subscripts, operands)
-        if len(_PLANS) > PLAN_CACHE_SIZE:
-            _PLANS.popitem(last=False)
-    else:
-        _PLANS.move_to_end(key)
-    path, letter, rows = plan
+        plan = _plan(subscripts, operands)
+    _PLANS[key] = plan
+    if len(_PLANS) > PLAN_CACHE_SIZE:
+        del _PLANS[next(iter(_PLANS))]
+    path, letter, rows, sym = plan
     if path == "direct":
         return np.einsum(subscripts, *operands)
-    if letter is None:
-        return np.einsum(subscripts, *operands, optimize=path)
-    inputs, output = subscripts.split("->")
-    inputs = inputs.split(",")
+    if sym is None:
+        def run(part):
+            return np.einsum(subscripts, *part, optimize=path)
+        out = subscripts.split("->")[1]
+    else:
+        per_chunk = sym.mate is None or (letter is not None and letter in subscripts.split(",")[sym.mate])
+        mate = None if per_chunk else sym.pack(operands[sym.mate])
+
+        def run(part):
+            return np.einsum(sym.subscripts, *sym.operands(part, mate), optimize=path)
+        out = sym.subscripts.split("->")[1]
+    r = run(operands) if letter is None else _chunked(subscripts, operands, letter, rows, run, out)
+    return r if sym is None or sym.mate is not None else sym.unpack(r)
+
+
+def _chunked(subscripts: str, operands, letter: str, rows: int, run, output: str) -> np.ndarray:
+    """run() over slices of ``rows`` along ``letter``; the pieces written in place along it when
+    it is an output letter (of ``output``), summed otherwise."""
+    inputs = subscripts.split("->")[0].split(",")
     axes = [s.index(letter) if letter in s else None for s in inputs]
     n = next(o.shape[a] for o, a in zip(operands, axes) if a is not None)
-    pieces, total = [], None
+    total = None
     for start in range(0, n, rows):
         part = [o if a is None else o[(slice(None),) * a + (slice(start, start + rows),)]
                 for o, a in zip(operands, axes)]
-        r = np.einsum(subscripts, *part, optimize=path)
-        if letter in output:
-            pieces.append(r)
-        else:
+        r = run(part)
+        if letter not in output:
             total = r if total is None else total + r
-    return np.concatenate(pieces, axis=output.index(letter)) if letter in output else total
+            continue
+        axis = output.index(letter)
+        if total is None:
+            total = np.empty(r.shape[:axis] + (n,) + r.shape[axis + 1:], dtype=r.dtype)
+        total[(slice(None),) * axis + (slice(start, start + r.shape[axis]),)] = r
+    return total
 
 
 def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -131,3 +269,32 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
         out = np.expand_dims(out, expand)
         out = np.broadcast_to(out, shape)
     return out
+
+
+def compact(a: np.ndarray) -> np.ndarray:
+    """``a`` without its broadcast axes (stride 0), kept as length 1: the array it was
+    broadcast from."""
+    return a[tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(a.strides, a.shape))]
+
+
+def add_scaled(acc: np.ndarray, coef: float, grad: np.ndarray) -> np.ndarray:
+    """acc += coef * grad in place (acc is owned by the caller and has the full shape); a
+    broadcast grad is scaled before it is broadcast, so it costs one pass over acc. The same
+    numbers as acc + coef * grad."""
+    acc += coef * compact(grad)
+    return acc
+
+
+def inner_product(grad: np.ndarray, value: np.ndarray) -> float:
+    """<grad, value> over all elements, grad broadcast to value's shape. A broadcast grad meets
+    value summed over its broadcast axes instead of a broadcast copy. Arrays of at most DIRECT
+    elements take the plain product (so that small models keep bit-identical bounds)."""
+    full = np.broadcast_to(grad, value.shape)
+    small = compact(full)
+    if small.size == full.size or value.size <= DIRECT:
+        return float(np.vdot(full, value))
+    axes = tuple(i for i, (a, b) in enumerate(zip(small.shape, full.shape)) if a != b)
+    if axes == tuple(range(len(axes))) and value.flags.c_contiguous:
+        rows = value.reshape(-1, small.size)  # leading broadcast axes: one matrix-vector product
+        return float(np.ones(rows.shape[0]) @ (rows @ small.reshape(-1)))
+    return float(np.vdot(small, value.sum(axis=axes, keepdims=True)))

@@ -1,23 +1,157 @@
-"""Batched linear algebra and special functions shared by the families."""
+"""Batched linear algebra and special functions shared by the families.
+
+Positive-definite matrices are factorized once, A = L L^T (Cholesky), and the inverse, the
+log-determinant and solves come from L (Golub & Van Loan, Matrix Computations, 4th ed.,
+algorithm 4.2.2 for L; A^-1 = L^-T L^-1 from the triangular inverse, section 3.1). A stack of
+many small matrices is factorized by one column loop vectorized over the whole stack, with the
+stack on the last, contiguous axis: each of the O(D) steps is one array operation over every
+matrix, instead of one LAPACK call per matrix. Larger orders and short stacks go to LAPACK.
+"""
 from __future__ import annotations
 
 import numpy as np
 from scipy import special
+
+#: the column loop serves stacks of at least VECTOR_BATCH matrices of order at most VECTOR_ORDER
+#: and at most VECTOR_MAX elements in all; below, the per-matrix LAPACK call is cheaper, above,
+#: the loop's passes over the stack leave the cache (examples/bench_linalg.py measures both)
+VECTOR_BATCH = 256
+VECTOR_ORDER = 12
+VECTOR_MAX = 2**22
 
 
 def sym(a: np.ndarray) -> np.ndarray:
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
+def vectorized(shape: tuple[int, ...]) -> bool:
+    """Does a stack of this shape (plates + (D, D)) go through the column loop."""
+    d = shape[-1]
+    n = int(np.prod(shape[:-2], dtype=np.int64))
+    return 0 < d <= VECTOR_ORDER and VECTOR_BATCH <= n and n * d * d <= VECTOR_MAX
+
+
+def _stack_last(a: np.ndarray) -> np.ndarray:
+    """(plates..., D, D) -> (D, D, B), C-contiguous, a copy."""
+    d = a.shape[-1]
+    return np.moveaxis(a.reshape(-1, d, d), 0, -1).copy(order="C")
+
+
+def _stack_first(t: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
+    """(D, ..., B) -> plates + (D, ...)."""
+    return np.moveaxis(t, -1, 0).reshape(plates + t.shape[:-1])
+
+
+class Cholesky:
+    """A = L L^T for a stack of positive-definite matrices (plates + (D, D)), computed once.
+
+    Only the lower triangle of ``a`` is read (as LAPACK's potrf). ``ok`` is, per plate element,
+    whether the factorization succeeded (all pivots finite and positive). On the LAPACK path a
+    failure raises ``numpy.linalg.LinAlgError``, as ``numpy.linalg.cholesky``. ``vectorize``
+    forces a path (None: by VECTOR_BATCH and VECTOR_ORDER). With ``scale``, the matrix
+    factorized is scale * sym(a), formed while the stack is laid out (the same numbers).
+    """
+
+    def __init__(self, a: np.ndarray, vectorize: bool | None = None, scale: float | None = None):
+        a = np.asarray(a, dtype=float)
+        self.plates, self.d = a.shape[:-2], a.shape[-1]
+        self.vectorized = vectorized(a.shape) if vectorize is None else vectorize
+        self.a = a if scale is None or self.vectorized else scale * sym(a)
+        if self.vectorized:
+            s = _stack_last(a)
+            if scale is not None:
+                for j in range(self.d):  # lower triangle of scale * (a + a^T) / 2
+                    s[j:, j] = (s[j:, j] + s[j, j:]) * (0.5 * scale)
+            self._l = self._factor(s)
+            diag = np.diagonal(self._l).T  # (D, B)
+            self._diag = diag
+            self.ok = np.all(np.isfinite(diag) & (diag > 0), axis=0).reshape(self.plates)
+        else:
+            self._l = np.linalg.cholesky(self.a)
+            self.ok = np.ones(self.plates, dtype=bool)
+
+    @staticmethod
+    def _factor(s: np.ndarray) -> np.ndarray:
+        """Left-looking Cholesky in place on the lower triangle of s (D, D, B): column j less
+        the products of the columns already done, then scaled (no stack-sized temporaries)."""
+        d = s.shape[0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for j in range(d):
+                if j:
+                    s[j:, j] -= np.einsum("ikb,kb->ib", s[j:, :j], s[j, :j])
+                s[j:, j] /= np.sqrt(s[j, j])
+        return s
+
+    def _require_ok(self) -> None:
+        if not np.all(self.ok):
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
+
+    def logdet(self) -> np.ndarray:
+        """log|A| = 2 sum_i log L_ii."""
+        if self.vectorized:
+            self._require_ok()
+            return 2.0 * np.sum(np.log(self._diag), axis=0).reshape(self.plates)
+        return 2.0 * np.sum(np.log(np.diagonal(self._l, axis1=-2, axis2=-1)), axis=-1)
+
+    def _tri_inverse(self) -> np.ndarray:
+        """W = L^-1 (lower), row by row: W_jk = -(sum_{m<j} L_jm W_mk) / L_jj."""
+        s, d = self._l, self.d
+        w = np.zeros_like(s)
+        for j in range(d):
+            w[j, j] = 1.0 / s[j, j]
+            if j:
+                w[j, :j] = -np.einsum("mb,mkb->kb", s[j, :j], w[:j, :j]) * w[j, j]
+        return w
+
+    def inv(self) -> np.ndarray:
+        """A^-1 = W^T W with W = L^-1; exactly symmetric."""
+        if not self.vectorized:
+            return sym(np.linalg.inv(self.a))
+        self._require_ok()
+        w, d = self._tri_inverse(), self.d
+        out = np.empty_like(w)
+        for k in range(d):
+            row = np.einsum("mb,mlb->lb", w[k:, k], w[k:, k:])
+            out[k, k:] = row
+            out[k + 1:, k] = row[1:]
+        return _stack_first(out, self.plates)
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """A^-1 b for b shaped plates + (D,): L y = b forward, then L^T x = y backward."""
+        b = np.broadcast_to(np.asarray(b, dtype=float), self.plates + (self.d,))
+        if not self.vectorized:
+            return np.linalg.solve(self.a, b[..., None])[..., 0]
+        self._require_ok()
+        s, d = self._l, self.d
+        y = b.reshape(-1, d).T.copy(order="C")  # (D, B)
+        for j in range(d):
+            if j:
+                y[j] -= np.einsum("mb,mb->b", s[j, :j], y[:j])
+            y[j] /= s[j, j]
+        for j in range(d - 1, -1, -1):
+            if j < d - 1:
+                y[j] -= np.einsum("mb,mb->b", s[j + 1:, j], y[j + 1:])
+            y[j] /= s[j, j]
+        return _stack_first(y, self.plates)
+
+
 def logdet_pd(a: np.ndarray) -> np.ndarray:
     """log|A| for a batch of positive-definite matrices (Cholesky)."""
-    chol = np.linalg.cholesky(a)
-    return 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+    return Cholesky(a).logdet()
 
 
-def inv_pd(a: np.ndarray) -> np.ndarray:
-    """Inverse of a batch of positive-definite matrices."""
-    return sym(np.linalg.inv(a))
+def inv_pd(a: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """Inverse of a batch of positive-definite matrices (Cholesky; LU where that fails); with
+    ``scale``, of scale * sym(a)."""
+    f = Cholesky(a, scale=scale) if vectorized(np.shape(a)) else None
+    if f is None or not np.all(f.ok):
+        return sym(np.linalg.inv(a if scale is None else scale * sym(a)))
+    return f.inv()
+
+
+def solve_pd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A^-1 b for a batch of positive-definite A and vectors b (Cholesky)."""
+    return Cholesky(a).solve(b)
 
 
 def is_symmetric(a: np.ndarray) -> np.ndarray:
@@ -30,6 +164,8 @@ def is_pd(a: np.ndarray) -> np.ndarray:
     """Elementwise: is each matrix of the batch finite, symmetric and positive definite."""
     finite = np.all(np.isfinite(a), axis=(-2, -1))
     safe = np.where(finite[..., None, None], sym(a), np.eye(a.shape[-1]))
+    if vectorized(a.shape):
+        return finite & Cholesky(safe).ok
     ok = np.linalg.eigvalsh(safe)[..., 0] > 0
     return finite & ok
 
@@ -46,6 +182,19 @@ def multidigamma(a: np.ndarray, d: int) -> np.ndarray:
     a = np.asarray(a, dtype=float)
     j = np.arange(1, d + 1)
     return np.sum(special.digamma(a[..., None] + (1.0 - j) / 2.0), axis=-1)
+
+
+#: arrays with more elements than this sum over their last axis through BLAS (sum_last)
+SUM_BLAS = 2**15
+
+
+def sum_last(a: np.ndarray) -> np.ndarray:
+    """Sum over the last axis. A large array goes through one matrix-vector product with a
+    vector of ones (numpy's reduction along a short contiguous axis is several times slower);
+    at most SUM_BLAS elements, np.sum (so that small models keep bit-identical numbers)."""
+    if a.size <= SUM_BLAS or a.ndim == 0 or not a.flags.c_contiguous:
+        return np.sum(a, axis=-1)
+    return a @ np.ones(a.shape[-1])
 
 
 def inner(a: np.ndarray, b: np.ndarray, event_ndim: int) -> np.ndarray:

@@ -3,7 +3,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._linalg import sum_last
 from .base import Arrays, Family
+
+
+def _max_last(e: np.ndarray) -> np.ndarray:
+    """max over the last (category) axis, keepdims: one pass per category, as numpy's
+    reduction along a short contiguous axis is several times slower."""
+    m = e[..., :1].copy()
+    for k in range(1, e.shape[-1]):
+        np.maximum(m, e[..., k:k + 1], out=m)
+    return m
 
 
 class Categorical(Family):
@@ -21,9 +31,11 @@ class Categorical(Family):
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
+        """p = softmax(eta), shifted by the largest eta of each element."""
         e = natural[0]
-        p = np.exp(e - e.max(axis=-1, keepdims=True))
-        p /= p.sum(axis=-1, keepdims=True)
+        p = e - _max_last(e)
+        np.exp(p, out=p)
+        p /= sum_last(p)[..., None]
         return (p,)
 
     @classmethod
@@ -36,11 +48,16 @@ class Categorical(Family):
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """-sum_k p_k log p_k, with 0 log 0 = 0."""
         p = cls.moments(natural)[0] if moments is None else moments[0]
-        return -np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1)
+        plogp = np.where(p > 0, p, 1.0)
+        np.log(plogp, out=plogp)
+        plogp *= p
+        return -sum_last(plogp)
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
         e = natural[0]
+        if np.isfinite(e).all():
+            return np.ones(e.shape[:-1], dtype=bool)
         return np.all(~np.isnan(e) & (e < np.inf), axis=-1) & np.any(np.isfinite(e), axis=-1)
 
     @staticmethod

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._linalg import inv_pd, is_pd, logdet_pd, sym
+from ._linalg import Cholesky, inv_pd, is_pd, sym
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -24,37 +24,43 @@ class Gaussian(Family):
 
     @staticmethod
     def parameters(natural: Arrays) -> dict[str, np.ndarray]:
+        """Lambda = -2 eta_2, Sigma = Lambda^-1, mu = Sigma eta_1."""
         precision = -2.0 * sym(natural[1])
         cov = inv_pd(precision)
         return {"mean": np.einsum("...ij,...j->...i", cov, natural[0]), "covariance": cov, "precision": precision}
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
-        p = cls.parameters(natural)
-        m = p["mean"]
-        return m, p["covariance"] + m[..., :, None] * m[..., None, :]
+        """E[x] = mu, E[x x^T] = Sigma + mu mu^T."""
+        cov = inv_pd(natural[1], scale=-2.0)
+        m = np.einsum("...ij,...j->...i", cov, natural[0])
+        return m, cov + m[..., :, None] * m[..., None, :]
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
-        p = cls.parameters(natural)
+        """A = 1/2 eta_1^T Lambda^-1 eta_1 - 1/2 log|Lambda| + D/2 log 2 pi, Lambda = -2 eta_2."""
+        f = Cholesky(natural[1], scale=-2.0)
         d = natural[0].shape[-1]
-        quad = np.einsum("...i,...i->...", natural[0], p["mean"])
-        return 0.5 * quad - 0.5 * logdet_pd(p["precision"]) + 0.5 * d * LOG2PI
+        mean = f.solve(natural[0]) if f.vectorized else np.einsum("...ij,...j->...i", f.inv(), natural[0])
+        quad = np.einsum("...i,...i->...", natural[0], mean)
+        return 0.5 * quad - 0.5 * f.logdet() + 0.5 * d * LOG2PI
 
     @classmethod
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """H = D/2 (1 + log 2 pi) - 1/2 log|Lambda|."""
         d = natural[0].shape[-1]
-        return 0.5 * d * (1.0 + LOG2PI) - 0.5 * logdet_pd(-2.0 * sym(natural[1]))
+        return 0.5 * d * (1.0 + LOG2PI) - 0.5 * Cholesky(natural[1], scale=-2.0).logdet()
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
         finite = np.all(np.isfinite(natural[0]), axis=-1)
         try:
-            np.linalg.cholesky(-2.0 * natural[1])
-            return finite & np.all(np.isfinite(natural[1]), axis=(-2, -1))
+            ok = np.all(Cholesky(-2.0 * natural[1]).ok)
         except np.linalg.LinAlgError:
-            return is_pd(-2.0 * natural[1]) & finite
+            ok = False
+        if ok:
+            return finite & np.all(np.isfinite(natural[1]), axis=(-2, -1))
+        return is_pd(-2.0 * natural[1]) & finite
 
     @staticmethod
     def statistics(x: np.ndarray) -> Arrays:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._linalg import inv_pd, is_pd, logdet_pd, multidigamma, multigammaln, sym
+from ._linalg import Cholesky, inv_pd, is_pd, logdet_pd, multidigamma, multigammaln, sym, vectorized
 from .base import Arrays, Family
 
 
@@ -27,20 +27,31 @@ class Wishart(Family):
         d = natural[0].shape[-1]
         return {"dof": 2.0 * natural[1] + d + 1.0, "scale": inv_pd(-2.0 * sym(natural[0]))}
 
+    @staticmethod
+    def _scale(natural: Arrays) -> tuple[np.ndarray, np.ndarray]:
+        """V and log|V| from V^-1 = -2 eta_1: one Cholesky factorization of V^-1 for a
+        vectorized stack (log|V| = -log|V^-1|), else LAPACK's inverse and a factorization of V."""
+        if vectorized(natural[0].shape):
+            f = Cholesky(natural[0], scale=-2.0)
+            return f.inv(), -f.logdet()
+        v = inv_pd(-2.0 * sym(natural[0]))
+        return v, logdet_pd(v)
+
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
-        p = cls.parameters(natural)
+        """E[Lambda] = n V, E[log|Lambda|] = psi_D(n/2) + D log 2 + log|V| (Bishop eq. B.81)."""
         d = natural[0].shape[-1]
-        n, v = p["dof"], p["scale"]
-        logdet = multidigamma(0.5 * n, d) + d * np.log(2.0) + logdet_pd(v)
-        return n[..., None, None] * v, logdet
+        n = 2.0 * natural[1] + d + 1.0
+        v, logdet_v = cls._scale(natural)
+        return n[..., None, None] * v, multidigamma(0.5 * n, d) + d * np.log(2.0) + logdet_v
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
-        p = cls.parameters(natural)
+        """A = n/2 log|V| + nD/2 log 2 + log Gamma_D(n/2)."""
         d = natural[0].shape[-1]
-        n = p["dof"]
-        return 0.5 * n * logdet_pd(p["scale"]) + 0.5 * n * d * np.log(2.0) + multigammaln(0.5 * n, d)
+        n = 2.0 * natural[1] + d + 1.0
+        logdet_v = cls._scale(natural)[1]
+        return 0.5 * n * logdet_v + 0.5 * n * d * np.log(2.0) + multigammaln(0.5 * n, d)
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:

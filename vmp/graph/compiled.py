@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .. import families as fam
 from ..errors import GraphError
-from ..factors.terms import Term, contract_to
+from ..factors.terms import Term, add_scaled, contract_to, inner_product
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
 
@@ -329,8 +329,15 @@ class CompiledFactor:
         return self.sizes[ch]
 
     def _materialize(self, ops: list[Operand], weight, output: str, select: dict, ctx=None):
-        """Operand arrays with their letters; selected letters are fixed at an index."""
-        inputs = [(o.value(ctx, self.plate_of), o.letters) for o in ops]
+        """Operand arrays with their letters; selected letters are fixed at an index. Operands
+        reading one leaf component share one array (so that contract sees x (x) x as such)."""
+        values: dict = {}
+        inputs = []
+        for o in ops:
+            key = (id(o.leaf), o.comp) if o.leaf is not None else id(o)
+            if key not in values:
+                values[key] = o.value(ctx, self.plate_of)
+            inputs.append((values[key], o.letters))
         if weight is not None:
             inputs.append((weight, self.child_letters))
         fixed = []
@@ -468,7 +475,7 @@ class CompiledFactor:
                     if select is None and not restricted(ctx):
                         self._cache[ti] = (i, self._stamp(rest, ctx), weight, grad, node_level)
                     target = acc_node if node_level else acc
-                    target[o.comp] = t.coef * grad if target[o.comp] is None else target[o.comp] + t.coef * grad
+                    target[o.comp] = t.coef * grad if target[o.comp] is None else add_scaled(target[o.comp], t.coef, grad)
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
                 msg = list(leaf.to_node(filled, ctx))
@@ -497,7 +504,7 @@ class CompiledFactor:
                 if w is weight and self._same(stamp, self._stamp(rest, ctx)):
                     o = t.operands[i]
                     value = moments_of(o.leaf.node, ctx)[o.comp] if node_level else o.value(ctx, self.plate_of)
-                    total = total + t.coef * float(np.vdot(np.broadcast_to(grad, value.shape), value))
+                    total = total + t.coef * inner_product(grad, value)
                     continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
         return total

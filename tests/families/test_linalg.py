@@ -1,0 +1,158 @@
+"""Batched positive-definite algebra (vmp/families/_linalg.py) against numpy.linalg per element.
+
+Both paths of ``Cholesky`` (the column loop vectorized over the stack, and LAPACK) are checked
+on every shape of the table; the last tests pin the dispatch, so that a stack the thresholds
+send to the vectorized path really takes it (one pass over the stack, no per-matrix LAPACK).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vmp.families import Gaussian, Wishart, _linalg
+from vmp.families._linalg import Cholesky
+
+#: (plates, D): single matrices, stacks over one and two plates, orders 1 to VECTOR_ORDER
+SHAPES = [((), 3), ((7,), 1), ((5,), 4), ((3, 4), 2), ((300,), 10), ((2, 150), 5), ((40,), 12)]
+
+
+def _spd(plates, d, seed=0, spread=1e3):
+    """SPD matrices with condition numbers up to about ``spread``, not close to diagonal."""
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.normal(size=plates + (d, d)))
+    eig = np.exp(rng.uniform(0.0, np.log(spread), size=plates + (d,)))
+    return (q * eig[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+
+def _per_element(f, *arrays):
+    """Apply f to each plate element (the reference: one numpy.linalg call per matrix)."""
+    plates = arrays[0].shape[:-2]
+    out = [f(*(np.asarray(a)[idx] for a in arrays)) for idx in np.ndindex(*plates)]
+    return np.array(out).reshape(plates + np.shape(out[0]))
+
+
+@pytest.mark.parametrize("vectorize", [True, False], ids=["vectorized", "lapack"])
+@pytest.mark.parametrize("plates, d", SHAPES, ids=[f"{p}x{d}" for p, d in SHAPES])
+def test_cholesky_matches_numpy_per_element(plates, d, vectorize):
+    a = _spd(plates, d)
+    b = np.random.default_rng(1).normal(size=plates + (d,))
+    f = Cholesky(a, vectorize=vectorize)
+    assert f.vectorized is vectorize
+    assert f.ok.shape == plates and f.ok.all()
+    inv = f.inv()
+    np.testing.assert_allclose(inv, _per_element(np.linalg.inv, a), rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(inv, np.swapaxes(inv, -1, -2))
+    np.testing.assert_allclose(f.logdet(), _per_element(lambda m: np.linalg.slogdet(m)[1], a),
+                               rtol=1e-12, atol=1e-11)
+    np.testing.assert_allclose(f.solve(b), _per_element(lambda m, v: np.linalg.solve(m, v[:, 0]), a, b[..., None]),
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_vectorized_reads_only_the_lower_triangle():
+    a = _spd((300,), 4)
+    junk = a + np.triu(np.full((4, 4), 7.0), 1)
+    f = Cholesky(junk, vectorize=True)
+    np.testing.assert_allclose(f.inv(), np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+
+
+def test_vectorized_flags_each_failed_element():
+    a = _spd((300,), 3)
+    a[[5, 17]] = np.array([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]])  # indefinite
+    a[40, 1, 1] = np.nan
+    with np.errstate(invalid="ignore"):
+        f = Cholesky(a, vectorize=True)
+    expected = np.ones(300, bool)
+    expected[[5, 17, 40]] = False
+    np.testing.assert_array_equal(f.ok, expected)
+    with pytest.raises(np.linalg.LinAlgError):
+        f.logdet()
+    np.testing.assert_array_equal(_linalg.is_pd(a), expected)
+
+
+def test_inv_pd_falls_back_to_lu_on_indefinite_stacks():
+    a = _spd((300,), 3)
+    a[0] = np.diag([1.0, -2.0, 3.0])
+    np.testing.assert_allclose(_linalg.inv_pd(a), np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+
+
+def test_large_stacks_take_the_vectorized_path(monkeypatch):
+    """A plate of small matrices is one pass of the column loop, no LAPACK call per matrix:
+    this breaks if the thresholds, or a family, route it back to numpy.linalg."""
+    d = 5
+    n = max(_linalg.VECTOR_BATCH, 1)
+    assert _linalg.vectorized((n, d, d)) and not _linalg.vectorized((n - 1, d, d))
+    assert not _linalg.vectorized((n, _linalg.VECTOR_ORDER + 1, _linalg.VECTOR_ORDER + 1))
+    assert not _linalg.vectorized((_linalg.VECTOR_MAX // 4 + 1, 2, 2))
+    prec = _spd((n,), d)
+    mean = np.random.default_rng(2).normal(size=(n, d))
+    g = Gaussian.natural_from(mean, prec)
+    w = Wishart.natural_from(np.full(n, d + 2.0), np.linalg.inv(prec))
+    expected = (Gaussian.moments(g), Gaussian.log_normalizer(g), Gaussian.entropy(g), Gaussian.valid(g),
+                Wishart.moments(w), Wishart.log_normalizer(w), Wishart.valid(w))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("per-matrix LAPACK call on a stack the vectorized path serves")
+
+    for name in ("inv", "cholesky", "solve", "slogdet", "eigvalsh", "det"):
+        monkeypatch.setattr(np.linalg, name, refuse)
+    got = (Gaussian.moments(g), Gaussian.log_normalizer(g), Gaussian.entropy(g), Gaussian.valid(g),
+           Wishart.moments(w), Wishart.log_normalizer(w), Wishart.valid(w))
+    for e, r in zip(expected, got):
+        for ea, ra in zip(e if isinstance(e, tuple) else (e,), r if isinstance(r, tuple) else (r,)):
+            np.testing.assert_array_equal(ea, ra)
+    monkeypatch.undo()
+    np.testing.assert_allclose(expected[0][0], mean, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(expected[0][1] - mean[:, :, None] * mean[:, None, :],
+                               _per_element(np.linalg.inv, prec), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("plates, d", [((), 2), ((1,), 3), ((7,), 1), ((300,), 4)])
+def test_inputs_are_not_overwritten(plates, d):
+    a = _spd(plates, d)
+    b = np.ones(plates + (d,))
+    a0, b0 = a.copy(), b.copy()
+    f = Cholesky(a, vectorize=True)
+    f.inv(), f.solve(b), f.logdet()
+    np.testing.assert_array_equal(a, a0)
+    np.testing.assert_array_equal(b, b0)
+
+
+def test_families_agree_across_paths(monkeypatch):
+    """Gaussian and Wishart on a stack the vectorized path serves equal the LAPACK path."""
+    n, d = _linalg.VECTOR_BATCH, 4
+    prec = _spd((n,), d, seed=3)
+    g = Gaussian.natural_from(np.random.default_rng(4).normal(size=(n, d)), prec)
+    w = Wishart.natural_from(np.linspace(d, 3 * d, n), np.linalg.inv(prec))
+
+    def evaluate():
+        return [*Gaussian.moments(g), Gaussian.log_normalizer(g), Gaussian.entropy(g),
+                *Wishart.moments(w), Wishart.log_normalizer(w), Wishart.entropy(w)]
+
+    fast = evaluate()
+    monkeypatch.setattr(_linalg, "VECTOR_BATCH", n + 1)
+    slow = evaluate()
+    for a, b in zip(fast, slow):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+
+@pytest.mark.parametrize("shape", [(3,), (40, 7), (20000, 10), (30, 200, 9)])
+def test_sum_last_matches_numpy(shape):
+    a = np.random.default_rng(6).normal(size=shape)
+    got = _linalg.sum_last(a)
+    assert got.shape == shape[:-1]
+    np.testing.assert_allclose(got, np.sum(a, axis=-1), rtol=1e-12, atol=1e-12)
+    if a.size <= _linalg.SUM_BLAS:
+        np.testing.assert_array_equal(got, np.sum(a, axis=-1))
+
+
+@pytest.mark.parametrize("vectorize", [True, False], ids=["vectorized", "lapack"])
+def test_scale_factorizes_the_scaled_symmetric_part(vectorize):
+    a = -0.5 * _spd((300,), 4, seed=7)
+    a = a + np.triu(np.full((4, 4), 0.01), 1)  # not symmetric: the symmetric part is meant
+    target = -2.0 * 0.5 * (a + np.swapaxes(a, -1, -2))
+    f = Cholesky(a, vectorize=vectorize, scale=-2.0)
+    np.testing.assert_array_equal(f.logdet(), Cholesky(target, vectorize=vectorize).logdet())
+    np.testing.assert_array_equal(f.inv(), Cholesky(target, vectorize=vectorize).inv())
+    np.testing.assert_allclose(_linalg.inv_pd(a, scale=-2.0), _per_element(np.linalg.inv, target),
+                               rtol=1e-10, atol=1e-12)
