@@ -200,8 +200,9 @@ class Fit:
                 pol[i] = p.observe(engine, plan, ctx, bound, pol[i])
         extra["policies"] = pol
         backoff = dict(extra["backoff"])
-        rho = {n.name: (1.0 if plan.monotone else self.schedules[n.name](t) * backoff[n.name])
-               for n in plan.stepped}
+        sched = {n: extra.get("schedules", {}).get(n, s.start()) for n, s in self.schedules.items()}
+        count += self._prime(state, sched)
+        rho = dict.fromkeys(self.schedules, np.nan)
         monitors = list(extra["monitors"])
         work, skipped = state, False
         redraws = max((p.redraws for p in o.policies), default=0)
@@ -209,30 +210,76 @@ class Fit:
             targets = self._valid_targets(work, draw, plan.stepped, glob, redraws, t, extra)
             skipped = targets is None
             for node in [] if skipped else plan.stepped:
-                work = self._apply(work, node, engine.blend(work.natural[node.name], targets[node.name], rho[node.name]),
+                r = self._rate(t, node, work, targets[node.name], sched, backoff, rho)
+                work = self._apply(work, node, engine.blend(work.natural[node.name], targets[node.name], r),
                                    t, monitors, backoff)
         else:
             for node in plan.stepped:
                 if engine.coupled_plate(node) is not None:
-                    new, _ = steps.coordinate(engine, plan, work, draw, node, rho[node.name], glob)
+                    lam = None
+                    if self.schedules[node.name].needs_gradient and not plan.monotone:
+                        lam = self._valid_targets(work, draw, [node], glob, redraws, t, extra)
+                        if lam is None:
+                            continue
+                        count += plan.accesses(engine, draw, node)
+                    r = self._rate(t, node, work, lam and lam[node.name], sched, backoff, rho)
+                    new, _ = steps.coordinate(engine, plan, work, draw, node, r, glob)
                 else:
                     lam = self._valid_targets(work, draw, [node], glob, redraws, t, extra)
                     if lam is None:
                         continue
-                    new = engine.blend(work.natural[node.name], lam[node.name], rho[node.name])
+                    new = engine.blend(work.natural[node.name], lam[node.name],
+                                       self._rate(t, node, work, lam[node.name], sched, backoff, rho))
                 work = self._apply(work, node, new, t, monitors, backoff)
         if not skipped:
             count += sum(plan.accesses(engine, draw, node) for node in plan.stepped)
         if plan.monotone:
             count += plan.per_sweep
         change = {n.name: steps.relative_change(state.natural[n.name], work.natural[n.name]) for n in plan.stepped}
-        extra.update(backoff=backoff, monitors=monitors, accesses=count)
+        extra.update(backoff=backoff, monitors=monitors, accesses=count, schedules=sched)
         self.recorder.step(t, count, time.perf_counter() - tick, rho, change, series)
         self._commit(work.updated({}, step=t, extra=extra))
 
     def _commit(self, state: State) -> None:
         self.state = state.updated({}, rng=self.rng.bit_generator.state)
         self.model.state = self.state
+
+    def _rate(self, t: int, node, state: State, target, sched: dict, backoff: dict, rho: dict) -> float:
+        """rho_t of ``node``: its schedule's rate (given the gradient lambda^temp - lambda when
+        the schedule reads one) times the monitors' back-off factor; 1 for batch VMP. Updates
+        the schedule's state in ``sched`` and records the rate in ``rho``."""
+        r = 1.0
+        if not self.plan.monotone:
+            s = self.schedules[node.name]
+            gradient = _gradient(target, state.natural[node.name]) if s.needs_gradient else None
+            r, sched[node.name] = s.rate(t, gradient, sched[node.name])
+            r *= backoff[node.name]
+        rho[node.name] = r
+        return r
+
+    def _prime(self, state: State, sched: dict) -> int:
+        """Ranganath et al. 2013's initialization of the schedules that ask for it (first step):
+        the gradients of fresh draws at the current q, without policy weights. Returns the
+        observed elements read."""
+        engine, plan = self.engine, self.plan
+        wants = {n: s.samples_wanted(sched[n]) for n, s in self.schedules.items()}
+        nodes = [n for n in plan.stepped if wants[n.name]]
+        if plan.monotone or not nodes:
+            return 0
+        gradients: dict = {n.name: [] for n in nodes}
+        count = 0
+        for _ in range(max(wants.values())):
+            draw = plan.draw(engine, self.rng)
+            if plan.local_step:
+                ctx, _, acc = steps.local_step(engine, plan, state, draw.ctx)
+                draw, count = replace(draw, ctx=ctx), count + acc
+            lam = steps.targets(engine, plan, state, draw, nodes)
+            for n in nodes:
+                gradients[n.name].append(_gradient(lam[n.name], state.natural[n.name]))
+            count += sum(plan.accesses(engine, draw, n) for n in nodes)
+        for n in nodes:
+            sched[n.name] = self.schedules[n.name].prime(gradients[n.name][:wants[n.name]], sched[n.name])
+        return count
 
     def _valid_targets(self, state, draw, nodes, glob, redraws, t, extra):
         """Targets from the policies' global weights; a draw whose target leaves the domain
@@ -424,6 +471,11 @@ class Fit:
                          extra["decrease"], time.perf_counter() - self.start, extra=info, history=history,
                          diverged=diverged, interrupted=self.interrupted, state=self.state,
                          resume_point=resume)
+
+
+def _gradient(target, natural) -> tuple:
+    """g_t = lambda^temp - lambda, the noisy natural gradient (Ranganath et al. 2013, Sec. 2)."""
+    return tuple(a - b for a, b in zip(target, natural))
 
 
 def _resume_point(resume, model):
