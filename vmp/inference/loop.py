@@ -35,6 +35,10 @@ from .state import State
 from .subsample import Draw, Plan, Subsample
 
 
+#: evaluations averaged by the stopping rule of a stochastic fit (``tol=``)
+TOL_WINDOW = 3
+
+
 class ElboDecreaseWarning(UserWarning):
     """The bound fell during batch VMP: a bug or a numerical breakdown, never convergence."""
 
@@ -96,7 +100,7 @@ class Options:
         self.iterations = int(self.iterations)
         stochastic_only = {"subsample": self.subsample, "step": self.step, "policies": self.policies or None,
                            "monitors": self.monitors, "evaluate_every": self.evaluate_every}
-        batch_only = {"tol": self.tol, "decrease_tol": self.decrease_tol, "on_decrease": self.on_decrease}
+        batch_only = {"decrease_tol": self.decrease_tol, "on_decrease": self.on_decrease}
         if self.method == "batch":
             given = sorted(k for k, v in stochastic_only.items() if v is not None)
             if given or self.update != "per-node":
@@ -118,6 +122,9 @@ class Options:
             if not isinstance(self.subsample, Subsample):
                 raise VMPError("subsample= takes vmp.PerNode(children=C) or vmp.Minibatch(plate, size)")
             self.evaluate_every = 10 if self.evaluate_every is None else int(self.evaluate_every)
+            if self.tol is not None and (not self.tol >= 0 or not self.evaluate_every):
+                raise VMPError(f"tol= of a stochastic fit takes a number >= 0 and evaluate_every >= 1 (it watches "
+                               f"the evaluated bound); got tol={self.tol!r}, evaluate_every={self.evaluate_every}")
             if self.monitors is None:
                 from ..monitors import DomainMonitor, ElboMonitor
 
@@ -366,7 +373,28 @@ class Fit:
         if not np.isfinite(value) and not any(m.action == "backoff" for m in o.monitors):
             self._set(diverged=True)
             return f"the ELBO is not finite at iteration {t}"
+        if o.tol is not None:
+            return self._plateau(t)
         return None
+
+    def _plateau(self, t: int) -> str | None:
+        """The stopping rule of a stochastic fit: the mean of the last ``TOL_WINDOW`` evaluated
+        bounds exceeds the mean of the ``TOL_WINDOW`` before them by at most ``tol`` relative
+        (scikit-learn's perp_tol, on a smoothed bound). Needs 2 TOL_WINDOW evaluations after
+        step 0, so it never ends the first steps; recorded as an event 'tol'."""
+        ev = self.recorder.raw["evaluations"]
+        values = [b for i, b in zip(ev["iteration"], ev["elbo"]) if i > 0]
+        w = TOL_WINDOW
+        if len(values) < 2 * w:
+            return None
+        new, old = float(np.mean(values[-w:])), float(np.mean(values[-2 * w:-w]))
+        if not new - old <= self.opts.tol * abs(new):
+            return None
+        message = (f"the smoothed ELBO (mean of the last {w} evaluations) rose by {new - old:.4g}, "
+                   f"at most tol={self.opts.tol:g} relative, at iteration {t}")
+        self.recorder.event(t, "tol", None, "stop", message)
+        self._set(converged=True)
+        return message
 
     def _batch_verdict(self, t: int, value: float) -> str | None:
         """Coordinate ascent never lowers the bound: a fall is reported (and the node that
@@ -568,7 +596,11 @@ def fit(model, *, method: str = "batch", iterations: int = 200, **options) -> Fi
     or 'global', option (b)), ``step`` (a schedule, or a dict from node names to schedules with a
     'default'), ``evaluate_every`` (steps between evaluations of the bound, default 10; 0: only
     at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
-    ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')).
+    ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')),
+    ``tol`` (stop when the mean of the last TOL_WINDOW = 3 evaluated bounds exceeds the mean of
+    the 3 before by at most tol relative; never before 6 evaluations; default None: run the
+    iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
+    et al. 2013).
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
     resumed fit), ``seed``, ``init`` ('prior' or {name: initial mean}), ``executor`` (where the

@@ -116,18 +116,24 @@ class Adaptive(Schedule):
     draws of the fit's subsample, before the first step) give gbar and hbar their starting
     values and tau_1 = samples, the paper's Monte Carlo initialization. It needs at least 2:
     from one gradient rho = 1 and tau = 1, and the rule then stays at rho = 1 (the averages
-    hold one gradient only). A zero gradient (hbar = 0) gives rho = 1: the target is the
-    current q.
+    hold one gradient only). For the same reason the memory is kept at ``min_tau`` or more
+    (default 2, a departure from the paper; ``min_tau=1`` is its rule exactly): with tau = 1
+    the averages are the last gradient alone, rho_t = 1 whatever the noise, and tau stays 1, a
+    fixed point the rule never leaves once a step reaches rho = 1. A zero gradient (hbar = 0)
+    gives rho = 1: the target is the current q.
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
     averages see every gradient.
     """
 
     samples: int = 5
+    min_tau: float = 2.0
 
     needs_gradient = True
 
     def __post_init__(self):
+        if not self.min_tau >= 1:
+            raise VMPError(f"Adaptive(min_tau=) takes a number >= 1 (the shortest memory), got {self.min_tau!r}")
         if int(self.samples) != self.samples or self.samples < 2:
             raise VMPError(f"Adaptive(samples=) takes an integer >= 2 (the gradients drawn to start the averages), "
                            f"got {self.samples!r}")
@@ -136,7 +142,7 @@ class Adaptive(Schedule):
         raise VMPError("vmp.Adaptive() sets rho from the fit's gradients: use it as step= of a stochastic fit")
 
     def start(self) -> dict:
-        return {"g": None, "h": 0.0, "tau": float(self.samples)}
+        return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau))}
 
     def samples_wanted(self, st: dict) -> int:
         return self.samples if st["g"] is None else 0
@@ -147,7 +153,7 @@ class Adaptive(Schedule):
         n = len(gradients)
         g = tuple(sum(parts) / n for parts in zip(*gradients))
         h = sum(_square(x) for x in gradients) / n
-        return {"g": g, "h": float(h), "tau": float(n)}
+        return {"g": g, "h": float(h), "tau": float(max(n, self.min_tau))}
 
     def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple[float, dict]:
         if gradient is None or st["g"] is None:
@@ -156,7 +162,7 @@ class Adaptive(Schedule):
         g = tuple((1.0 - w) * a + w * b for a, b in zip(st["g"], gradient))
         h = (1.0 - w) * st["h"] + w * _square(gradient)
         rho = min(1.0, _square(g) / h) if h > 0 else 1.0
-        return rho, {"g": g, "h": float(h), "tau": float(st["tau"] * (1.0 - rho) + 1.0)}
+        return rho, {"g": g, "h": float(h), "tau": float(max(st["tau"] * (1.0 - rho) + 1.0, self.min_tau))}
 
 
 def _square(arrays) -> float:
