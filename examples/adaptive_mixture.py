@@ -44,7 +44,8 @@ def run(x, k, size, iterations, every, seed, step) -> dict:
                     evaluate_every=every, seed=seed, progress=False)
     ev = res.history["evaluations"]
     return {"evaluations": {"iteration": ev["iteration"].tolist(), "elbo": ev["elbo"].tolist()},
-            "final": float(ev["elbo"][-1]), "diverged": bool(res.diverged), "accesses": int(res.history["accesses"][-1]),
+            "final": float(ev["elbo"][-1]), "diverged": bool(res.diverged),
+            "accesses": int(res.history["accesses"][-1]),
             "seconds": time.perf_counter() - t0}
 
 

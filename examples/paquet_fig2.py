@@ -11,9 +11,10 @@ training RMSE of every run.
 With ``--adaptive`` it runs vmp.Adaptive() (Ranganath et al. 2013, per node, no tuning) for the
 same options and C, each until ``--accesses`` observed-node accesses, and compares its bound
 with the fixed-rate runs saved in ``--out``'s JSON at 10^6 and 10^7 accesses (log-linear
-interpolation; "-" where a run did not get that far):
+interpolation; "-" where a run did not get that far), and draws all of them in
+``paquet_fig2_adaptive.png`` (adaptive runs dotted; with ``--replot`` from the saved JSON):
 
-    python examples/paquet_fig2.py --adaptive --accesses 1e7 [--children 1 2 5 20]
+    python examples/paquet_fig2.py --adaptive --accesses 1e7 [--children 1 2 5 20] [--replot]
 """
 from __future__ import annotations
 
@@ -64,6 +65,9 @@ def main(argv=None) -> int:
     ap.add_argument("--adaptive", action="store_true", help="run vmp.Adaptive() and compare with the saved runs")
     ap.add_argument("--accesses", type=float, default=1e7, help="--adaptive: accesses each run goes to")
     ap.add_argument("--children", type=int, nargs="+", default=[1, 2, 5, 20])
+    ap.add_argument("--options", nargs="+", default=["per-node", "global"], choices=["per-node", "global"])
+    ap.add_argument("--backoff", action="store_true",
+                    help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
     args = ap.parse_args(argv)
     if args.adaptive:
         return adaptive(args)
@@ -105,13 +109,15 @@ def adaptive(args) -> int:
     out = args.out.with_name(args.out.stem + "_adaptive.json")
     runs = json.loads(out.read_text()) if out.exists() else {}
     budget = args.accesses
-    for option in ("per-node", "global"):
-        for c in args.children:
-            key = f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive"
+    monitors = [vmp.DomainMonitor(action="backoff"), vmp.ElboMonitor(action="backoff")] if args.backoff else None
+    for option in args.options:
+        for c in [] if args.replot else args.children:
+            key = f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
             model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
             t0 = time.perf_counter()
             res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
                             step=vmp.Adaptive(), iterations=10 ** 6, evaluate_every=args.every, seed=0,
+                            monitors=monitors,
                             callback=lambda t, fit: fit.state.extra["accesses"] < budget, progress=False)
             ev = res.history["evaluations"]
             err = rmse(model, users, items, ratings) if not res.diverged else float("inf")
@@ -123,6 +129,8 @@ def adaptive(args) -> int:
             print(f"{key:24s} rmse {err:8.4g}  final ELBO {ev['elbo'][-1]:12.6g}  {res.iterations} its  "
                   f"{'DIVERGED ' if res.diverged else ''}{time.perf_counter() - t0:6.1f}s", flush=True)
     print(table(runs, saved))
+    plot({**saved, **runs}, out.with_suffix(".png"))
+    print(f"wrote {out} and {out.with_suffix('.png')}")
     return 0
 
 
@@ -168,7 +176,7 @@ def plot(runs: dict, out: pathlib.Path) -> None:
             with np.errstate(over="ignore", invalid="ignore"):
                 neg = -np.array(run["elbo"], float)
             ok = np.isfinite(neg) & (neg > 0)
-            style = "-" if "rho1=1 " in key + " " else "--"
+            style = "-" if "rho1=1 " in key + " " else (":" if "adaptive" in key else "--")
             shown = np.minimum(neg[ok], CEILING)
             line, = ax.plot(acc[ok], shown, style, label=key[4:] + (" (diverged)" if run["diverged"] else ""))
             if run["diverged"] or np.any(neg[ok] > CEILING):
