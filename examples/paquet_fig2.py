@@ -143,13 +143,18 @@ def at(run: dict, accesses: float) -> float:
 
 
 def table(runs: dict, saved: dict) -> str:
-    """Markdown: the bound of each adaptive run and of the fixed-rate runs at 10^6 and 10^7 accesses."""
+    """Markdown: the bound of each adaptive run and of the fixed-rate runs at 10^6 and 10^7 accesses
+    and where the shorter fixed-rate run ended."""
     rows = ["| run | accesses | adaptive | rho1 = 1 | hand-tuned rho1 | adaptive better than both |",
             "|---|---|---|---|---|---|"]
     for key, run in runs.items():
         opt, c = key.split()[:2]
         small = "0.00195312" if opt == "(a)" else "0.015625"
-        for a in (1e6, 1e7):
+        if run["diverged"]:
+            rows.append(f"| {key} | {run['accesses'][-1]:.3g} | **diverged** | | | no |")
+            continue
+        fixed_end = min(saved[f"{opt} {c} rho1=1"]["accesses"][-1], saved[f"{opt} {c} rho1={small}"]["accesses"][-1])
+        for a in sorted({1e6, 1e7, float(fixed_end)}):
             mine, one, tuned = at(run, a), at(saved[f"{opt} {c} rho1=1"], a), at(saved[f"{opt} {c} rho1={small}"], a)
             if np.isnan(mine):
                 continue
@@ -157,7 +162,7 @@ def table(runs: dict, saved: dict) -> str:
             better = "yes" if fixed and all(mine > v for v in fixed) else ("no" if fixed else "-")
             cells = [f"{v:.6g}" if not np.isnan(v) else ("diverged" if saved[k]["diverged"] else "-")
                      for v, k in ((one, f"{opt} {c} rho1=1"), (tuned, f"{opt} {c} rho1={small}"))]
-            rows.append(f"| {opt} {c} | {a:.0e} | {mine:.6g} | {cells[0]} | {cells[1]} | {better} |")
+            rows.append(f"| {key} | {a:.3g} | {mine:.6g} | {cells[0]} | {cells[1]} | {better} |")
     return "\n".join(rows)
 
 
