@@ -209,3 +209,12 @@ def test_tol_never_stops_the_first_steps(seed):
 def test_tol_needs_evaluations():
     with pytest.raises(vmp.VMPError, match="evaluate_every"):
         _mf(True).fit(method="stochastic", subsample=vmp.PerNode(2), tol=1e-3, evaluate_every=0)
+
+
+def test_a_resumed_fit_may_switch_to_adaptive():
+    model = _mf(True)
+    first = model.fit(method="stochastic", subsample=vmp.PerNode(2), iterations=5, progress=False)
+    more = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(), iterations=10, resume=first,
+                     progress=False)
+    assert more.iterations == 10 and first.state.extra["schedules"]["u"] is None
+    assert more.state.extra["schedules"]["u"]["g"] is not None

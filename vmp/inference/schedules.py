@@ -112,7 +112,9 @@ class Adaptive(Schedule):
         tau_t+1 = tau_t (1 - rho_t) + 1                                      (the memory)
 
     rho_t estimates E[g]^T E[g] / E[g^T g] = |E g|^2 / (|E g|^2 + tr Cov g): 1 without noise, small
-    when the noise dominates the gradient. ``samples`` gradients drawn at the initial q (fresh
+    when the noise dominates the gradient. At a fixed q it settles where rho = (|E g|^2 + s rho /
+    (2 - rho)) / (|E g|^2 + s), s = tr Cov g (its averages hold about 1/rho gradients), between
+    that ideal and twice it. ``samples`` gradients drawn at the initial q (fresh
     draws of the fit's subsample, before the first step) give gbar and hbar their starting
     values and tau_1 = samples, the paper's Monte Carlo initialization. It needs at least 2:
     from one gradient rho = 1 and tau = 1, and the rule then stays at rho = 1 (the averages
@@ -144,8 +146,8 @@ class Adaptive(Schedule):
     def start(self) -> dict:
         return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau))}
 
-    def samples_wanted(self, st: dict) -> int:
-        return self.samples if st["g"] is None else 0
+    def samples_wanted(self, st: dict | None) -> int:
+        return self.samples if st is None or st["g"] is None else 0
 
     def prime(self, gradients: list, st: dict) -> dict:
         """gbar, hbar = the sample means of g and g^T g over ``gradients`` (Ranganath et al.
@@ -156,7 +158,7 @@ class Adaptive(Schedule):
         return {"g": g, "h": float(h), "tau": float(max(n, self.min_tau))}
 
     def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple[float, dict]:
-        if gradient is None or st["g"] is None:
+        if gradient is None or st is None or st["g"] is None:
             raise VMPError("vmp.Adaptive(): rate() needs the gradient and averages started by prime()")
         w = 1.0 / st["tau"]
         g = tuple((1.0 - w) * a + w * b for a, b in zip(st["g"], gradient))
