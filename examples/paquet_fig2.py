@@ -7,6 +7,14 @@ and 1/64 for (b). Plots the ELBO against observed-node accesses on log axes and 
 training RMSE of every run.
 
     python examples/paquet_fig2.py [ratings.csv] [--iterations 300] [--out docs/figures/paquet_fig2.png]
+
+With ``--adaptive`` it runs vmp.Adaptive() (Ranganath et al. 2013, per node, no tuning) for the
+same options and C, each until ``--accesses`` observed-node accesses, and compares its bound
+with the fixed-rate runs saved in ``--out``'s JSON at 10^6 and 10^7 accesses (log-linear
+interpolation; "-" where a run did not get that far), and draws all of them in
+``paquet_fig2_adaptive.png`` (adaptive runs dotted; with ``--replot`` from the saved JSON):
+
+    python examples/paquet_fig2.py --adaptive --accesses 1e7 [--children 1 2 5 20] [--replot]
 """
 from __future__ import annotations
 
@@ -54,7 +62,15 @@ def main(argv=None) -> int:
     ap.add_argument("--center", action="store_true", help="subtract the mean rating")
     ap.add_argument("--out", type=pathlib.Path, default=ROOT / "docs" / "figures" / "paquet_fig2.png")
     ap.add_argument("--replot", action="store_true", help="redraw the figure from the saved JSON")
+    ap.add_argument("--adaptive", action="store_true", help="run vmp.Adaptive() and compare with the saved runs")
+    ap.add_argument("--accesses", type=float, default=1e7, help="--adaptive: accesses each run goes to")
+    ap.add_argument("--children", type=int, nargs="+", default=[1, 2, 5, 20])
+    ap.add_argument("--options", nargs="+", default=["per-node", "global"], choices=["per-node", "global"])
+    ap.add_argument("--backoff", action="store_true",
+                    help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
     args = ap.parse_args(argv)
+    if args.adaptive:
+        return adaptive(args)
     if args.replot:
         plot(json.loads(args.out.with_suffix(".json").read_text()), args.out)
         print(f"wrote {args.out}")
@@ -87,6 +103,69 @@ def main(argv=None) -> int:
     return 0
 
 
+def adaptive(args) -> int:
+    users, items, ratings = load(args.ratings)
+    saved = json.loads(args.out.with_suffix(".json").read_text())
+    out = args.out.with_name(args.out.stem + "_adaptive.json")
+    runs = json.loads(out.read_text()) if out.exists() else {}
+    budget = args.accesses
+    monitors = [vmp.DomainMonitor(action="backoff"), vmp.ElboMonitor(action="backoff")] if args.backoff else None
+    for option in args.options:
+        for c in [] if args.replot else args.children:
+            key = f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
+            model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
+            t0 = time.perf_counter()
+            res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
+                            step=vmp.Adaptive(), iterations=10 ** 6, evaluate_every=args.every, seed=0,
+                            monitors=monitors,
+                            callback=lambda t, fit: fit.state.extra["accesses"] < budget, progress=False)
+            ev = res.history["evaluations"]
+            err = rmse(model, users, items, ratings) if not res.diverged else float("inf")
+            runs[key] = {"accesses": ev["accesses"].tolist(), "elbo": ev["elbo"].tolist(), "rmse": err,
+                         "diverged": bool(res.diverged), "message": res.message, "iterations": res.iterations,
+                         "rho_last": {n: float(r[-1]) for n, r in res.history["rho"].items()},
+                         "seconds": time.perf_counter() - t0}
+            out.write_text(json.dumps(runs, indent=1))
+            print(f"{key:24s} rmse {err:8.4g}  final ELBO {ev['elbo'][-1]:12.6g}  {res.iterations} its  "
+                  f"{'DIVERGED ' if res.diverged else ''}{time.perf_counter() - t0:6.1f}s", flush=True)
+    print(table(runs, saved))
+    plot({**saved, **runs}, out.with_suffix(".png"))
+    print(f"wrote {out} and {out.with_suffix('.png')}")
+    return 0
+
+
+def at(run: dict, accesses: float) -> float:
+    """The bound at ``accesses`` (linear in log accesses between evaluations), nan past the run."""
+    acc, elbo = np.array(run["accesses"], float), np.array(run["elbo"], float)
+    if run["diverged"] or acc[-1] < accesses:
+        return float("nan")
+    return float(np.interp(np.log(accesses), np.log(np.maximum(acc, 1.0)), elbo))
+
+
+def table(runs: dict, saved: dict) -> str:
+    """Markdown: the bound of each adaptive run and of the fixed-rate runs at 10^6 and 10^7 accesses
+    and where the shorter fixed-rate run ended."""
+    rows = ["| run | accesses | adaptive | rho1 = 1 | hand-tuned rho1 | adaptive better than both |",
+            "|---|---|---|---|---|---|"]
+    for key, run in runs.items():
+        opt, c = key.split()[:2]
+        small = "0.00195312" if opt == "(a)" else "0.015625"
+        if run["diverged"]:
+            rows.append(f"| {key} | {run['accesses'][-1]:.3g} | **diverged** | | | no |")
+            continue
+        fixed_end = min(saved[f"{opt} {c} rho1=1"]["accesses"][-1], saved[f"{opt} {c} rho1={small}"]["accesses"][-1])
+        for a in sorted({1e6, 1e7, float(fixed_end)}):
+            mine, one, tuned = at(run, a), at(saved[f"{opt} {c} rho1=1"], a), at(saved[f"{opt} {c} rho1={small}"], a)
+            if np.isnan(mine):
+                continue
+            fixed = [v for v in (one, tuned) if not np.isnan(v)]
+            better = "yes" if fixed and all(mine > v for v in fixed) else ("no" if fixed else "-")
+            cells = [f"{v:.6g}" if not np.isnan(v) else ("diverged" if saved[k]["diverged"] else "-")
+                     for v, k in ((one, f"{opt} {c} rho1=1"), (tuned, f"{opt} {c} rho1={small}"))]
+            rows.append(f"| {key} | {a:.3g} | {mine:.6g} | {cells[0]} | {cells[1]} | {better} |")
+    return "\n".join(rows)
+
+
 def plot(runs: dict, out: pathlib.Path) -> None:
     import matplotlib
 
@@ -102,7 +181,7 @@ def plot(runs: dict, out: pathlib.Path) -> None:
             with np.errstate(over="ignore", invalid="ignore"):
                 neg = -np.array(run["elbo"], float)
             ok = np.isfinite(neg) & (neg > 0)
-            style = "-" if "rho1=1 " in key + " " else "--"
+            style = "-" if "rho1=1 " in key + " " else (":" if "adaptive" in key else "--")
             shown = np.minimum(neg[ok], CEILING)
             line, = ax.plot(acc[ok], shown, style, label=key[4:] + (" (diverged)" if run["diverged"] else ""))
             if run["diverged"] or np.any(neg[ok] > CEILING):

@@ -28,6 +28,11 @@ CASES = {
     "minibatch_local_tempering": (_mixture, dict(method="stochastic", subsample=vmp.Minibatch("data", 15),
                                                  policies=[vmp.LocalTempering([1.0, 2.0, 4.0])], evaluate_every=5,
                                                  seed=4, monitors=[vmp.ElboMonitor(action="backoff")])),
+    "adaptive_a": (lambda: _mf(True), dict(method="stochastic", subsample=vmp.PerNode(children=2), evaluate_every=4,
+                                           seed=5, step={"u": vmp.Adaptive(samples=3), "default": vmp.Adaptive()})),
+    "adaptive_minibatch_b": (_mixture, dict(method="stochastic", subsample=vmp.Minibatch("data", 15), update="global",
+                                            step=vmp.Adaptive(samples=2), evaluate_every=5, seed=6,
+                                            monitors=[vmp.NoiseMonitor(window=3, action="backoff")])),
 }
 
 

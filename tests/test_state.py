@@ -210,8 +210,10 @@ def test_contraction_plans_are_bounded():
 
 def test_fit_options_are_checked():
     model = gaussian_mixture(_blobs(30), 2)
-    with pytest.raises(vmp.VMPError, match="tol"):
-        model.fit(method="stochastic", subsample=vmp.PerNode(2), tol=1e-3)
+    with pytest.raises(vmp.VMPError, match="decrease_tol"):
+        model.fit(method="stochastic", subsample=vmp.PerNode(2), decrease_tol=1e-3)
+    with pytest.raises(vmp.VMPError, match="tol="):
+        model.fit(method="stochastic", subsample=vmp.PerNode(2), tol=-1.0)
     with pytest.raises(vmp.VMPError, match="subsample"):
         model.fit(subsample=vmp.PerNode(2))
     with pytest.raises(vmp.VMPError, match="iterations"):

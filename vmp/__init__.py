@@ -14,6 +14,7 @@ from .inference import Executor as Executor, Fit as Fit, FitResult as FitResult,
 from .inference import State as State, load as load
 from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as PerNode
 from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
+from .inference import Adaptive as Adaptive, Schedule as Schedule
 
 from .monitors import DomainMonitor as DomainMonitor, ElboMonitor as ElboMonitor, Monitor as Monitor
 from .monitors import NoiseMonitor as NoiseMonitor

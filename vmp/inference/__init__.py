@@ -7,7 +7,9 @@ from .loop import Fit as Fit
 from .loop import fit as fit
 from .result import FitResult as FitResult
 from .result import load as load
+from .schedules import Adaptive as Adaptive
 from .schedules import Constant as Constant
+from .schedules import Schedule as Schedule
 from .schedules import RobbinsMonro as RobbinsMonro
 from .schedules import Warmup as Warmup
 from .state import State as State

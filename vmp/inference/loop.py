@@ -35,6 +35,10 @@ from .state import State
 from .subsample import Draw, Plan, Subsample, sweep_accesses
 
 
+#: evaluations averaged by the stopping rule of a stochastic fit (``tol=``)
+TOL_WINDOW = 3
+
+
 class ElboDecreaseWarning(UserWarning):
     """The bound fell during batch VMP: a bug or a numerical breakdown, never convergence."""
 
@@ -97,7 +101,7 @@ class Options:
         stochastic_only = {"subsample": self.subsample, "step": self.step, "policies": self.policies or None,
                            "monitors": self.monitors, "evaluate_every": self.evaluate_every,
                            "evaluate": self.evaluate}
-        batch_only = {"tol": self.tol, "decrease_tol": self.decrease_tol, "on_decrease": self.on_decrease}
+        batch_only = {"decrease_tol": self.decrease_tol, "on_decrease": self.on_decrease}
         if self.method == "batch":
             given = sorted(k for k, v in stochastic_only.items() if v is not None)
             if given or self.update != "per-node":
@@ -123,6 +127,9 @@ class Options:
             if self.evaluate not in ("subsample", "full"):
                 raise VMPError(f"evaluate= takes 'subsample' (an estimate from a fixed subsample of the data "
                                f"plate, O(evaluation_size)) or 'full' (the exact bound, O(N)); got {self.evaluate!r}")
+            if self.tol is not None and (not self.tol >= 0 or not self.evaluate_every):
+                raise VMPError(f"tol= of a stochastic fit takes a number >= 0 and evaluate_every >= 1 (it watches "
+                               f"the evaluated bound); got tol={self.tol!r}, evaluate_every={self.evaluate_every}")
             if self.monitors is None:
                 from ..monitors import DomainMonitor, ElboMonitor
 
@@ -211,8 +218,9 @@ class Fit:
                 pol[i] = p.observe(engine, plan, ctx, bound, pol[i])
         extra["policies"] = pol
         backoff = dict(extra["backoff"])
-        rho = {n.name: (1.0 if plan.monotone else self.schedules[n.name](t) * backoff[n.name])
-               for n in plan.stepped}
+        sched = {n: extra.get("schedules", {}).get(n, s.start()) for n, s in self.schedules.items()}
+        count += self._prime(state, sched)
+        rho = dict.fromkeys(self.schedules, np.nan)
         monitors = list(extra["monitors"])
         work, skipped = state, False
         redraws = max((p.redraws for p in o.policies), default=0)
@@ -220,30 +228,76 @@ class Fit:
             targets = self._valid_targets(work, draw, plan.stepped, glob, redraws, t, extra)
             skipped = targets is None
             for node in [] if skipped else plan.stepped:
-                work = self._apply(work, node, engine.blend(work.natural[node.name], targets[node.name], rho[node.name]),
+                r = self._rate(t, node, work, targets[node.name], sched, backoff, rho)
+                work = self._apply(work, node, engine.blend(work.natural[node.name], targets[node.name], r),
                                    t, monitors, backoff)
         else:
             for node in plan.stepped:
                 if engine.coupled_plate(node) is not None:
-                    new, _ = steps.coordinate(engine, plan, work, draw, node, rho[node.name], glob)
+                    lam = None
+                    if self.schedules[node.name].needs_gradient and not plan.monotone:
+                        lam = self._valid_targets(work, draw, [node], glob, redraws, t, extra)
+                        if lam is None:
+                            continue
+                        count += plan.accesses(engine, draw, node)
+                    r = self._rate(t, node, work, lam and lam[node.name], sched, backoff, rho)
+                    new, _ = steps.coordinate(engine, plan, work, draw, node, r, glob)
                 else:
                     lam = self._valid_targets(work, draw, [node], glob, redraws, t, extra)
                     if lam is None:
                         continue
-                    new = engine.blend(work.natural[node.name], lam[node.name], rho[node.name])
+                    new = engine.blend(work.natural[node.name], lam[node.name],
+                                       self._rate(t, node, work, lam[node.name], sched, backoff, rho))
                 work = self._apply(work, node, new, t, monitors, backoff)
         if not skipped:
             count += sum(plan.accesses(engine, draw, node) for node in plan.stepped)
         if plan.monotone:
             count += plan.per_sweep
         change = {n.name: steps.relative_change(state.natural[n.name], work.natural[n.name]) for n in plan.stepped}
-        extra.update(backoff=backoff, monitors=monitors, accesses=count)
+        extra.update(backoff=backoff, monitors=monitors, accesses=count, schedules=sched)
         self.recorder.step(t, count, time.perf_counter() - tick, rho, change, series)
         self._commit(work.updated({}, step=t, extra=extra))
 
     def _commit(self, state: State) -> None:
         self.state = state.updated({}, rng=self.rng.bit_generator.state)
         self.model.state = self.state
+
+    def _rate(self, t: int, node, state: State, target, sched: dict, backoff: dict, rho: dict) -> float:
+        """rho_t of ``node``: its schedule's rate (given the gradient lambda^temp - lambda when
+        the schedule reads one) times the monitors' back-off factor; 1 for batch VMP. Updates
+        the schedule's state in ``sched`` and records the rate in ``rho``."""
+        r = 1.0
+        if not self.plan.monotone:
+            s = self.schedules[node.name]
+            gradient = _gradient(target, state.natural[node.name]) if s.needs_gradient else None
+            r, sched[node.name] = s.rate(t, gradient, sched[node.name])
+            r *= backoff[node.name]
+        rho[node.name] = r
+        return r
+
+    def _prime(self, state: State, sched: dict) -> int:
+        """Ranganath et al. 2013's initialization of the schedules that ask for it (first step):
+        the gradients of fresh draws at the current q, without policy weights. Returns the
+        observed elements read."""
+        engine, plan = self.engine, self.plan
+        wants = {n: s.samples_wanted(sched[n]) for n, s in self.schedules.items()}
+        nodes = [n for n in plan.stepped if wants[n.name]]
+        if plan.monotone or not nodes:
+            return 0
+        gradients: dict = {n.name: [] for n in nodes}
+        count = 0
+        for _ in range(max(wants.values())):
+            draw = plan.draw(engine, self.rng)
+            if plan.local_step:
+                ctx, _, acc = steps.local_step(engine, plan, state, draw.ctx)
+                draw, count = replace(draw, ctx=ctx), count + acc
+            lam = steps.targets(engine, plan, state, draw, nodes)
+            for n in nodes:
+                gradients[n.name].append(_gradient(lam[n.name], state.natural[n.name]))
+            count += sum(plan.accesses(engine, draw, n) for n in nodes)
+        for n in nodes:
+            sched[n.name] = self.schedules[n.name].prime(gradients[n.name][:wants[n.name]], sched[n.name])
+        return count
 
     def _valid_targets(self, state, draw, nodes, glob, redraws, t, extra):
         """Targets from the policies' global weights; a draw whose target leaves the domain
@@ -334,7 +388,28 @@ class Fit:
         if not np.isfinite(value) and not any(m.action == "backoff" for m in o.monitors):
             self._set(diverged=True)
             return f"the ELBO is not finite at iteration {t}"
+        if o.tol is not None:
+            return self._plateau(t)
         return None
+
+    def _plateau(self, t: int) -> str | None:
+        """The stopping rule of a stochastic fit: the mean of the last ``TOL_WINDOW`` evaluated
+        bounds exceeds the mean of the ``TOL_WINDOW`` before them by at most ``tol`` relative
+        (scikit-learn's perp_tol, on a smoothed bound). Needs 2 TOL_WINDOW evaluations after
+        step 0, so it never ends the first steps; recorded as an event 'tol'."""
+        ev = self.recorder.raw["evaluations"]
+        values = [b for i, b in zip(ev["iteration"], ev["elbo"]) if i > 0]
+        w = TOL_WINDOW
+        if len(values) < 2 * w:
+            return None
+        new, old = float(np.mean(values[-w:])), float(np.mean(values[-2 * w:-w]))
+        if not new - old <= self.opts.tol * abs(new):
+            return None
+        message = (f"the smoothed ELBO (mean of the last {w} evaluations) rose by {new - old:.4g}, "
+                   f"at most tol={self.opts.tol:g} relative, at iteration {t}")
+        self.recorder.event(t, "tol", None, "stop", message)
+        self._set(converged=True)
+        return message
 
     def _batch_verdict(self, t: int, value: float) -> str | None:
         """Coordinate ascent never lowers the bound: a fall is reported (and the node that
@@ -444,6 +519,11 @@ class Fit:
                          resume_point=resume)
 
 
+def _gradient(target, natural) -> tuple:
+    """g_t = lambda^temp - lambda, the noisy natural gradient (Ranganath et al. 2013, Sec. 2)."""
+    return tuple(a - b for a, b in zip(target, natural))
+
+
 def _resume_point(resume, model):
     """(State, raw history) from ``resume=``: a FitResult, a Fit, or a checkpoint file."""
     if resume is None:
@@ -534,7 +614,11 @@ def fit(model, *, method: str = "batch", iterations: int = 200, **options) -> Fi
     or 'global', option (b)), ``step`` (a schedule, or a dict from node names to schedules with a
     'default'), ``evaluate_every`` (steps between evaluations of the bound, default 10; 0: only
     at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
-    ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')).
+    ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')),
+    ``tol`` (stop when the mean of the last TOL_WINDOW = 3 evaluated bounds exceeds the mean of
+    the 3 before by at most tol relative; never before 6 evaluations; default None: run the
+    iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
+    et al. 2013).
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
     resumed fit), ``seed``, ``init`` ('prior' or {name: initial mean}), ``executor`` (where the

@@ -1,16 +1,52 @@
-"""Step-size schedules rho_t, t = 1, 2, ... (Robbins & Monro 1951; Paquet section 2.2)."""
+"""Step-size schedules rho_t, t = 1, 2, ... (Robbins & Monro 1951; Paquet section 2.2;
+Ranganath et al. 2013).
+
+A schedule is a rule with plain-data state kept in the fit's State (``state.extra["schedules"]``,
+one entry per stepped node), so a checkpoint and its resume give the same bits::
+
+    st = schedule.start()
+    gradients = [...]                       # only if schedule.samples_wanted(st) > 0
+    st = schedule.prime(gradients, st)
+    rho, st = schedule.rate(t, gradient, st)   # gradient: lambda^temp - lambda, a tuple of arrays
+
+The fixed schedules (RobbinsMonro, Constant, Warmup) are functions of t: ``rate`` ignores the
+gradient, and the loop does not compute it for them (``needs_gradient = False``).
+"""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Any, Callable
 
-from ..errors import OptionError
+import numpy as np
+
+
+from ..errors import OptionError, VMPError
 
 
 class Schedule(ABC):
+    #: whether :meth:`rate` reads the natural gradient (the loop computes it first if so)
+    needs_gradient = False
+
     @abstractmethod
     def __call__(self, t: int) -> float:
         """rho_t for step t = 1, 2, ..."""
+
+    def start(self) -> Any:
+        """The schedule's state before the first step, as plain data."""
+        return None
+
+    def samples_wanted(self, st: Any) -> int:
+        """How many extra gradient samples :meth:`prime` wants before the next step."""
+        return 0
+
+    def prime(self, gradients: list, st: Any) -> Any:
+        """The state after seeing ``gradients`` drawn at the initial q (see :class:`Adaptive`)."""
+        return st
+
+    def rate(self, t: int, gradient: tuple | None, st: Any) -> tuple[float, Any]:
+        """(rho_t, the next state) given the natural gradient of step t."""
+        return self(t), st
 
 
 @dataclass(frozen=True)
@@ -56,19 +92,112 @@ class Warmup(Schedule):
     iterations: int
     then: Schedule = RobbinsMonro()
 
+    def __post_init__(self):
+        if getattr(self.then, "needs_gradient", False):
+            raise VMPError(f"Warmup(then={self.then!r}): a schedule that reads the gradient cannot follow a warm-up")
+
     def __call__(self, t: int) -> float:
         return 1.0 if t <= self.iterations else self.then(t - self.iterations)
 
 
+@dataclass(frozen=True)
+class Adaptive(Schedule):
+    """Ranganath, Wang, Blei & Xing (2013)'s adaptive learning rate, per node.
+
+    With g_t = lambda^temp_t - lambda_t the node's noisy natural gradient (all its natural
+    parameter arrays as one vector), Ranganath et al. 2013, Sec. 3.2 and Algorithm 1:
+
+        gbar_t  = (1 - 1/tau_t) gbar_(t-1) + (1/tau_t) g_t                   (moving average of g)
+        hbar_t  = (1 - 1/tau_t) hbar_(t-1) + (1/tau_t) g_t^T g_t             (... of its squared norm)
+        rho_t   = gbar_t^T gbar_t / hbar_t                                   (the estimated optimal rate)
+        tau_t+1 = tau_t (1 - rho_t) + 1                                      (the memory)
+
+    rho_t estimates E[g]^T E[g] / E[g^T g] = |E g|^2 / (|E g|^2 + tr Cov g): 1 without noise, small
+    when the noise dominates the gradient. At a fixed q it settles where rho = (|E g|^2 + s rho /
+    (2 - rho)) / (|E g|^2 + s), s = tr Cov g (its averages hold about 1/rho gradients), between
+    that ideal and twice it. ``samples`` gradients drawn at the initial q (fresh
+    draws of the fit's subsample, before the first step) give gbar and hbar their starting
+    values and tau_1 = samples, the paper's Monte Carlo initialization. It needs at least 2:
+    from one gradient rho = 1 and tau = 1, and the rule then stays at rho = 1 (the averages
+    hold one gradient only). For the same reason the memory is kept at ``min_tau`` or more
+    (default 2, a departure from the paper; ``min_tau=1`` is its rule exactly): with tau = 1
+    the averages are the last gradient alone, rho_t = 1 whatever the noise, and tau stays 1, a
+    fixed point the rule never leaves once a step reaches rho = 1. A zero gradient (hbar = 0)
+    gives rho = 1: the target is the current q.
+
+    Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
+    averages see every gradient.
+    """
+
+    samples: int = 5
+    min_tau: float = 2.0
+
+    needs_gradient = True
+
+    def __post_init__(self):
+        if not self.min_tau >= 1:
+            raise VMPError(f"Adaptive(min_tau=) takes a number >= 1 (the shortest memory), got {self.min_tau!r}")
+        if int(self.samples) != self.samples or self.samples < 2:
+            raise VMPError(f"Adaptive(samples=) takes an integer >= 2 (the gradients drawn to start the averages), "
+                           f"got {self.samples!r}")
+
+    def __call__(self, t: int) -> float:
+        raise VMPError("vmp.Adaptive() sets rho from the fit's gradients: use it as step= of a stochastic fit")
+
+    def start(self) -> dict:
+        return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau))}
+
+    def samples_wanted(self, st: dict | None) -> int:
+        return self.samples if st is None or st["g"] is None else 0
+
+    def prime(self, gradients: list, st: dict) -> dict:
+        """gbar, hbar = the sample means of g and g^T g over ``gradients`` (Ranganath et al.
+        2013, Algorithm 1, initialization); tau_1 = their number."""
+        n = len(gradients)
+        g = tuple(sum(parts) / n for parts in zip(*gradients))
+        h = sum(_square(x) for x in gradients) / n
+        return {"g": g, "h": float(h), "tau": float(max(n, self.min_tau))}
+
+    def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple[float, dict]:
+        if gradient is None or st is None or st["g"] is None:
+            raise VMPError("vmp.Adaptive(): rate() needs the gradient and averages started by prime()")
+        w = 1.0 / st["tau"]
+        g = tuple((1.0 - w) * a + w * b for a, b in zip(st["g"], gradient))
+        h = (1.0 - w) * st["h"] + w * _square(gradient)
+        rho = min(1.0, _square(g) / h) if h > 0 else 1.0
+        return rho, {"g": g, "h": float(h), "tau": float(max(st["tau"] * (1.0 - rho) + 1.0, self.min_tau))}
+
+
+def _square(arrays) -> float:
+    return float(sum(np.sum(np.square(a)) for a in arrays))
+
+
+@dataclass(frozen=True)
+class _Function(Schedule):
+    """A plain function t -> rho given as ``step=``."""
+
+    function: Callable[[int], float]
+
+    def __call__(self, t: int) -> float:
+        return float(self.function(t))
+
+
 def per_node(step, names) -> dict:
-    """Resolve ``step=`` (one schedule, or a dict from node names to schedules with an optional
-    'default') to a schedule for every name."""
-    if isinstance(step, Schedule) or callable(step) and not isinstance(step, dict):
-        return {n: step for n in names}
-    if not isinstance(step, dict):
-        raise ValueError("step= takes a schedule or a dict from node names to schedules")
-    default = step.get("default", RobbinsMonro())
-    unknown = set(step) - set(names) - {"default"}
-    if unknown:
-        raise ValueError(f"step=: no hidden node named {sorted(unknown)}")
-    return {n: step.get(n, default) for n in names}
+    """Resolve ``step=`` (one schedule or function of t, or a dict from node names to them with
+    an optional 'default') to a Schedule for every name."""
+    if isinstance(step, dict):
+        default = step.get("default", RobbinsMonro())
+        unknown = set(step) - set(names) - {"default"}
+        if unknown:
+            raise VMPError(f"step=: no hidden node named {sorted(unknown)}")
+        return {n: _schedule(step.get(n, default)) for n in names}
+    return {n: _schedule(step) for n in names}
+
+
+def _schedule(step) -> Schedule:
+    if isinstance(step, Schedule):
+        return step
+    if callable(step):
+        return _Function(step)
+    raise VMPError(f"step= takes a schedule (vmp.RobbinsMonro(), vmp.Adaptive(), ...), a function of t, or a dict "
+                   f"from node names to them; got {step!r}")

@@ -1,0 +1,228 @@
+"""vmp.Adaptive (Ranganath et al. 2013's adaptive learning rate, per node) and the stopping rule
+of stochastic fits (tol=)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+import vmp
+from models import gaussian_mixture
+from tests.golden_fits import _blobs, _mf
+from vmp.inference import steps
+
+N, S = 200, 20
+
+
+def _one_node(seed=0, d=2):
+    """mu ~ N(0, I), x_n ~ N(mu, I): one hidden node; its target from a minibatch of S rows has
+    a known noise (the first natural parameter only: N/S times a sum of S of the N rows)."""
+    x = np.random.default_rng(seed).normal(size=(N, d)) + np.linspace(1.0, -2.0, d)
+    with vmp.Model("one") as model:
+        mu = vmp.Gaussian("mu", mean=np.zeros(d), precision=np.eye(d))
+        with vmp.Plate("data", N):
+            vmp.Gaussian("x", mean=mu, precision=np.eye(d), observed=x)
+    return model, x
+
+
+def _rates(schedule, gradients) -> np.ndarray:
+    st = schedule.start()
+    st = schedule.prime(gradients[:schedule.samples], st)
+    out = []
+    for t, g in enumerate(gradients[schedule.samples:], 1):
+        rho, st = schedule.rate(t, g, st)
+        out.append(rho)
+    return np.array(out)
+
+
+def test_rate_converges_to_the_formula_on_a_one_node_model_with_known_noise():
+    """At a fixed q, g = lambda^temp - lambda has mean m and trace covariance s (sampling S of N
+    rows without replacement); the rule's fixed point solves rho = (|m|^2 + v(rho) s) /
+    (|m|^2 + s), the paper's gbar^T gbar / hbar at the expected values of its averages
+    (v = rho / (2 - rho): the variance of an exponential average with weight 1/tau, tau = 1/rho).
+    That fixed point lies between the ideal rate |m|^2 / (|m|^2 + s) and twice it. In 20
+    dimensions the ratio of the averages concentrates on it."""
+    model, x = _one_node(d=20)
+    fit = model.stochastic(subsample=vmp.Minibatch("data", S), step=vmp.Adaptive(), iterations=1, progress=False)
+    node = model["mu"]
+    best = fit.engine.target(fit.state, node)
+    s = (N / S) ** 2 * S * (N - S) / (N - 1) * float(np.sum(np.var(x, axis=0)))
+    offset = np.zeros(20)
+    offset[0] = np.sqrt(s / 4)  # |E g|^2 = s / 4: the ideal rate 0.2
+    state = fit.state.updated({"mu": ((best[0] - offset, best[1]), node.family.moments((best[0] - offset, best[1])))})
+    rng = np.random.default_rng(1)
+    gradients = []
+    for _ in range(6000):
+        lam = steps.targets(fit.engine, fit.plan, state, fit.plan.draw(fit.engine, rng), [node])["mu"]
+        gradients.append(tuple(a - b for a, b in zip(lam, state.natural["mu"])))
+    g = np.array([gr[0] for gr in gradients])
+    assert np.allclose(g.mean(0), offset, atol=4 * np.sqrt(s / 20 / len(g)))  # the noise is the one stated
+    assert np.sum(g.var(0)) == pytest.approx(s, rel=0.1)
+    m = float(offset @ offset)
+    fixed = brentq(lambda r: r - (m + r / (2 - r) * s) / (m + s), 1e-9, 0.99)  # rho = 1 solves it too
+    rho = _rates(vmp.Adaptive(), gradients)
+    assert np.mean(rho[1000:]) == pytest.approx(fixed, rel=0.08)
+    assert m / (m + s) < fixed < 2 * m / (m + s)
+
+
+def test_paper_rule_stays_at_one_once_there_and_min_tau_lets_it_leave():
+    rng = np.random.default_rng(0)
+    gradients = [(np.array([1.0, 0.0]),)] * 3 + [(rng.normal(size=2),) for _ in range(200)]
+    assert np.all(_rates(vmp.Adaptive(samples=2, min_tau=1.0), gradients) == pytest.approx(1.0))
+    assert np.mean(_rates(vmp.Adaptive(samples=2), gradients)[100:]) < 0.3
+
+
+def test_rate_is_one_without_noise():
+    g = (np.array([3.0, -1.0]), np.array([[0.5]]))
+    assert np.all(_rates(vmp.Adaptive(), [g] * 40) == pytest.approx(1.0, abs=1e-12))
+    model, x = _one_node()
+    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", N), step=vmp.Adaptive(), iterations=20,
+                       progress=False)
+    assert result.history["rho"]["mu"][0] == pytest.approx(1.0, abs=1e-12)
+    batch, _ = _one_node()
+    batch.fit(iterations=5)
+    assert np.allclose(model["mu"].mean, batch["mu"].mean, rtol=1e-10)
+
+
+def test_rate_shrinks_with_noise_and_a_fit_converges_with_it():
+    model, x = _one_node()
+    # from the prior (init="prior" skips the first sweep on a minibatch): far from the optimum
+    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 5), step=vmp.Adaptive(), iterations=300,
+                       progress=False, init="prior")
+    rho = result.history["rho"]["mu"]
+    assert rho[-50:].mean() < 0.1 < rho[:3].max()
+    post_mean = x.sum(0) / (N + 1)
+    assert np.allclose(model["mu"].mean, post_mean, atol=0.05)
+
+
+@pytest.mark.parametrize("update", ["per-node", "global"])
+@pytest.mark.parametrize("subsample", ["pernode", "minibatch"])
+def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
+    if subsample == "pernode":
+        model, sub, names = _mf(True), vmp.PerNode(children=2), ("tau", "u", "v")
+    else:
+        model, sub, names = gaussian_mixture(_blobs(300), 3), vmp.Minibatch("data", 30), ("pi", "mu", "Lambda")
+    result = model.fit(method="stochastic", subsample=sub, update=update, step=vmp.Adaptive(), iterations=60,
+                       evaluate_every=20, seed=0, progress=False)
+    assert not result.diverged and result.elbo[-1] > result.elbo[0]
+    sched = result.state.extra["schedules"]
+    assert set(sched) == set(names)
+    for name in names:
+        rho = result.history["rho"][name]
+        assert np.all((rho > 0) & (rho <= 1)) and np.ptp(rho) > 0.01, name
+        st = sched[name]
+        assert st["tau"] >= 2 and len(st["g"]) == len(result.state.natural[name]), name
+    taus = [sched[n]["tau"] for n in names]
+    assert len(set(taus)) == len(taus)  # each node its own averages
+
+
+def test_adaptive_per_node_in_a_dict_and_the_coupled_node_reads_its_gradient():
+    """u (coupled elements under option (a)) gets its gradient from one extra target; v keeps a
+    constant step."""
+    model = _mf(True)
+    result = model.fit(method="stochastic", subsample=vmp.PerNode(children=2), step={"u": vmp.Adaptive(),
+                       "default": vmp.Constant(0.5)}, iterations=30, progress=False)
+    assert np.all(result.history["rho"]["v"] == 0.5) and np.ptp(result.history["rho"]["u"]) > 0.01
+    plain = _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=2), step=vmp.Constant(0.5),
+                          iterations=30, progress=False)
+    per_step, plain_step = np.diff(result.history["accesses"]), np.diff(plain.history["accesses"])
+    assert np.all(per_step == per_step[0]) and np.all(plain_step == plain_step[0])
+    assert per_step[0] > plain_step[0]  # the snapshot read of u, counted
+    assert result.state.extra["schedules"]["v"] is None
+
+
+def test_backoff_multiplies_the_adaptive_rate():
+    raw = []
+
+    class Spy(vmp.Adaptive):
+        def rate(self, t, gradient, st):
+            rho, st = super().rate(t, gradient, st)
+            raw.append(rho)
+            return rho, st
+
+    class RejectThird(vmp.Monitor):
+        def check_step(self, node, old, new, st):
+            st = {"n": st.get("n", 0) + 1}
+            return ("rejected for the test" if st["n"] == 3 else None), st
+
+    model, _ = _one_node()
+    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", S), step=Spy(), iterations=8,
+                       monitors=[RejectThird(action="backoff", factor=4.0)], progress=False)
+    rho = result.history["rho"]["mu"]
+    assert np.allclose(rho[:3], raw[:3]) and np.allclose(rho[3:], np.array(raw[3:]) / 4.0)
+    assert result.state.extra["backoff"]["mu"] == 0.25
+
+
+def test_adaptive_refuses_what_it_cannot_do():
+    with pytest.raises(vmp.VMPError, match="samples"):
+        vmp.Adaptive(samples=1)
+    with pytest.raises(vmp.VMPError, match="min_tau"):
+        vmp.Adaptive(min_tau=0.5)
+    with pytest.raises(vmp.VMPError, match="step="):
+        vmp.Adaptive()(3)
+    with pytest.raises(vmp.VMPError, match="gradient"):
+        vmp.Warmup(10, then=vmp.Adaptive())
+    with pytest.raises(vmp.VMPError, match="step="):
+        _mf(True).fit(method="stochastic", subsample=vmp.PerNode(2), step="adaptive")
+
+
+# ----- the stopping rule ------------------------------------------------------------------
+EVERY, TOL = 5, 3e-4
+
+
+def _svi(seed, **more):
+    model = gaussian_mixture(_blobs(3000, seed=seed), 3)
+    return model.fit(method="stochastic", subsample=vmp.Minibatch("data", 500), evaluate_every=EVERY, seed=seed,
+                     progress=False, **more)
+
+
+def _stops_improving(result, tol, w) -> int | None:
+    """With hindsight: the first evaluation after which the mean of every w evaluations never
+    again exceeds the mean of the w before it by more than tol relative."""
+    ev = result.history["evaluations"]
+    it, b = ev["iteration"][1:], ev["elbo"][1:]
+    found = None
+    for k in range(2 * w, len(b) + 1):
+        new, old = b[k - w:k].mean(), b[k - 2 * w:k - w].mean()
+        flat = new - old <= tol * abs(new)
+        found = (found or it[k - 1]) if flat else None
+    return found
+
+
+def test_tol_ends_a_mixture_svi_fit_when_its_bound_stops_improving():
+    """Over 4 seeds: the rule stops within 10% of the step after which the smoothed bound never
+    again rises by more than tol on at least 3 (seed 0 stops at 40 where, with hindsight, the
+    bound still rose a little until 70: the rule cannot see the future), never before the
+    first 2 windows, and always within 50%."""
+    close = 0
+    for seed in (0, 1, 2, 3):
+        stopped = _svi(seed, iterations=300, tol=TOL)
+        whole = _svi(seed, iterations=300)
+        plateau = _stops_improving(whole, TOL, vmp.inference.loop.TOL_WINDOW)
+        assert plateau is not None and stopped.converged
+        close += abs(stopped.iterations - plateau) <= 0.1 * plateau
+        assert abs(stopped.iterations - plateau) <= 0.5 * plateau
+        assert stopped.iterations >= 2 * vmp.inference.loop.TOL_WINDOW * EVERY
+        assert "tol=" in stopped.message and any(e["source"] == "tol" for e in stopped.history["events"])
+        np.testing.assert_array_equal(stopped.elbo, whole.elbo[:len(stopped.elbo)])
+    assert close >= 3
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tol_never_stops_the_first_steps(seed):
+    result = _svi(seed, iterations=100, tol=1.0)  # any change counts as flat
+    assert result.iterations == 2 * vmp.inference.loop.TOL_WINDOW * EVERY and result.converged
+
+
+def test_tol_needs_evaluations():
+    with pytest.raises(vmp.VMPError, match="evaluate_every"):
+        _mf(True).fit(method="stochastic", subsample=vmp.PerNode(2), tol=1e-3, evaluate_every=0)
+
+
+def test_a_resumed_fit_may_switch_to_adaptive():
+    model = _mf(True)
+    first = model.fit(method="stochastic", subsample=vmp.PerNode(2), iterations=5, progress=False)
+    more = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(), iterations=10, resume=first,
+                     progress=False)
+    assert more.iterations == 10 and first.state.extra["schedules"]["u"] is None
+    assert more.state.extra["schedules"]["u"]["g"] is not None
