@@ -31,6 +31,36 @@ def with_state(ctx, state: State):
     return replace(ctx, state=state)
 
 
+class Children:
+    """sum over the factors f of ``node``'s children of eta_f->node on one partition (Winn &
+    Bishop eq. (5); Paquet eq. (6) for a draw): the ``fn`` an executor maps. Calling it runs in
+    this process with the engine and State it was made with; ``run`` takes another engine (a
+    worker's copy of the model) and State (the moments shipped to it). It pickles without them:
+    only the node's name and the slice travel."""
+
+    def __init__(self, engine, state: State, node, weights=None, plate=None, index=None):
+        self.engine, self.state, self.node = engine, state, node.name
+        self.weights, self.plate, self.index = weights, None if plate is None else plate.name, index
+
+    def __call__(self, part):
+        return self.run(self.engine, self.state, part)
+
+    def factors(self, engine) -> list:
+        node = engine.nodes[self.node]
+        return [f for f in engine.touching[self.node] if f.child is not node]
+
+    def run(self, engine, state: State, part):
+        node = engine.nodes[self.node]
+        plate = None if self.plate is None else next(p for p in node.plates if p.name == self.plate)
+        total = None
+        for f in self.factors(engine):
+            total = add(total, engine.message(state, node, f, self.weights, plate, self.index, part))
+        return total
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "engine": None, "state": None}
+
+
 class Engine:
     def __init__(self, model, executor: Executor | None = None):
         self.model = model
@@ -67,14 +97,7 @@ class Engine:
         dict from factor child names to Contexts) restricts and scales each factor's messages.
         The sum over the children's factors runs through the executor."""
         prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
-
-        def children(part):
-            total = None
-            for f in self.touching[node.name]:
-                if f.child is not node:
-                    total = add(total, self.message(state, node, f, weights, plate, index, part))
-            return total
-
+        children = Children(self, state, node, weights, plate, index)
         total = add(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
         return self.own_multiplicity(node, total, plate, index, ctx)
 
