@@ -96,6 +96,9 @@ class Engine:
         optimum); with ``plate``/``index`` only that slice of the node. ``ctx`` (a Context, or a
         dict from factor child names to Contexts) restricts and scales each factor's messages.
         The sum over the children's factors runs through the executor."""
+        kept = self.executor.local_target(self, state, node, ctx, weights, plate, index)
+        if kept is not None:
+            return kept
         prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
         children = Children(self, state, node, weights, plate, index)
         total = add(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
@@ -142,7 +145,7 @@ class Engine:
         old = state.natural[node.name]
         if plate is None:
             new = self.blend(old, self.target(state, node, weights, ctx=ctx), rho)
-            return new, node.family.moments(new)
+            return new, self.moments(node, new)
         axis = node.plates.index(plate)
         current = state
         new = old
@@ -165,10 +168,21 @@ class Engine:
         return tuple((1.0 - rho) * a + rho * b for a, b in zip(old, new))
 
     @staticmethod
+    def moments(node, natural) -> tuple:
+        """The moments of q(node) at ``natural`` (computed where its rows are for an executor's
+        handle)."""
+        if hasattr(natural, "moments"):
+            return natural.moments()
+        return node.family.moments(natural)
+
+    @staticmethod
     def check_domain(node, natural) -> None:
-        ok = node.family.valid(natural)
-        if not np.all(ok):
+        if hasattr(natural, "invalid"):
+            bad = natural.invalid()
+        else:
+            ok = node.family.valid(natural)
             bad = int(np.size(ok) - np.count_nonzero(ok))
+        if bad:
             raise ConvergenceError(
                 f"node '{node.name}': update left the valid {node.family.name} domain at {bad} element(s)"
             )
@@ -189,11 +203,13 @@ class Engine:
 
             raise GraphError(f"model '{self.model.name}' has no posterior yet: call model.fit() first")
         ctx = Context(state=state)
-        total = 0.0
+        done, total = self.executor.bound(self, state, weights)
         for f in self.factors.values():
-            total += float(f.elog(self.factor_weight(f, weights), cached=cached, ctx=ctx))
+            if f.child.name not in done:
+                total += float(f.elog(self.factor_weight(f, weights), cached=cached, ctx=ctx))
         for node in self.hidden:
-            total += self.entropy(state, node)
+            if node.name not in done:
+                total += self.entropy(state, node)
         return total
 
     def schedule(self) -> list:

@@ -45,12 +45,13 @@ class ClusterError(VMPError):
 class _Holder:
     """A worker's copy of the model and the engine built on it (built once, on first use)."""
 
-    def __init__(self, blob: bytes):
+    def __init__(self, blob: bytes, plate: str):
         self.model = pickle.loads(blob)
+        self.plate = plate
         self._engine = None
 
     def __getstate__(self) -> dict:
-        return {"model": self.model, "_engine": None}
+        return {"model": self.model, "plate": self.plate, "_engine": None}
 
     @property
     def engine(self):
@@ -65,12 +66,117 @@ def _slice(moments: tuple, axis: int, lo: int, hi: int) -> tuple:
     return tuple(np.ascontiguousarray(np.take(m, np.arange(lo, hi), axis=axis)) for m in moments)
 
 
-def _partial(holder: _Holder, task, ctx, moments: dict, local: dict):
+def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
+    """The contexts of a partition on its worker: the row range of the data plate where the
+    driver sent only (lo, hi), and the locals of those rows as overrides."""
+    out = {}
+    for k, c in ctx.items():
+        if k in spans:
+            lo, hi, axis = spans[k]
+            scale = c.scale
+            if scale is not None and np.ndim(scale) and np.shape(scale)[axis] > 1:
+                scale = np.take(scale, np.arange(lo, hi), axis=axis)
+            c = replace(c, subset={**c.subset, plate: np.arange(lo, hi)}, scale=scale)
+        out[k] = replace(c, overrides={**local, **c.overrides}) if local else c
+    return out
+
+
+def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
     """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
     State, the locals of the partition's rows as overrides of every restricted Context."""
-    if local:
-        ctx = {k: None if c is None else replace(c, overrides={**local, **c.overrides}) for k, c in ctx.items()}
-    return task.run(holder.engine, State(moments=moments), ctx)
+    return task.run(holder.engine, State(moments=moments), _spanned(ctx, spans, plate, local))
+
+
+def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
+    """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
+    restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
+    engine = holder.engine
+    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local)
+    return tuple(engine.target(State(moments=moments), engine.nodes[name], ctx=ctx))
+
+
+def _moments(holder: _Holder, name: str, natural: tuple) -> tuple:
+    return tuple(holder.engine.nodes[name].family.moments(natural))
+
+
+def _invalid(holder: _Holder, name: str, natural: tuple) -> int:
+    ok = holder.engine.nodes[name].family.valid(natural)
+    return int(np.size(ok) - np.count_nonzero(ok))
+
+
+def _squares(new: tuple, old: tuple) -> np.ndarray:
+    """(sum (new - old)^2, sum old^2) over a partition's rows: relative_change's two sums."""
+    return np.array([sum(float(np.sum((a - b) ** 2)) for a, b in zip(old, new)),
+                     sum(float(np.sum(a ** 2)) for a in old)])
+
+
+def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: dict, natural: dict) -> float:
+    """The partition's share of the ELBO: the factors on the data plate restricted to rows
+    lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
+    engine = holder.engine
+    p = engine.model.plates[plate]
+    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local, state=State(moments=moments))
+    total = 0.0
+    for f in engine.factors.values():
+        if p in f.child.plates:
+            total += float(f.elog(engine.factor_weight(f), cached=False, ctx=ctx))
+    for name, nat in natural.items():
+        node = engine.nodes[name]
+        h = node.family.entropy(nat, local[name])
+        if node.weights is not None:
+            h = h * ctx.take(node.weights, node.plates)
+        total += float(np.sum(h))
+    return total
+
+
+class Kept(tuple):
+    """A local's natural parameters or moments kept on the workers, one slice per partition of
+    the data plate (``futures``). Reading it (indexing, iterating, saving) gathers the rows here;
+    the fit itself only passes it back to the executor."""
+
+    def __new__(cls, executor, name: str, futures: list, axis: int, size: int):
+        obj = super().__new__(cls, (None,) * size)
+        obj.executor, obj.name, obj.futures, obj.axis, obj._full = executor, name, futures, axis, None
+        obj.bounds = executor.bounds
+        return obj
+
+    def gathered(self) -> tuple:
+        if self._full is None:
+            parts = self.executor.client.gather(self.futures)
+            self._full = tuple(np.concatenate([p[c] for p in parts], axis=self.axis) for c in range(len(self)))
+            self.executor.traffic["received"] += _nbytes(self._full)
+        return self._full
+
+    def __getitem__(self, i):
+        return self.gathered()[i]
+
+    def __iter__(self):
+        return iter(self.gathered())
+
+    def __reduce__(self):
+        return (tuple, (self.gathered(),))
+
+    def __deepcopy__(self, memo):
+        return tuple(np.array(a) for a in self.gathered())
+
+    def moments(self) -> "Kept":
+        ex = self.executor
+        return Kept(ex, self.name, [ex.client.submit(_moments, h, self.name, f, pure=False)
+                                    for h, f in zip(ex._holders, self.futures)],
+                    self.axis, len(ex._model.nodes[self.name].component_shapes()))
+
+    def invalid(self) -> int:
+        ex = self.executor
+        return int(sum(ex.client.gather([ex.client.submit(_invalid, h, self.name, f, pure=False)
+                                         for h, f in zip(ex._holders, self.futures)])))
+
+    def relative_change(self, old) -> float:
+        ex = self.executor
+        olds = old.futures if isinstance(old, Kept) and old.bounds is self.bounds else [
+            _slice(old, self.axis, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+        num, den = np.sum(ex.client.gather([ex.client.submit(_squares, f, o, pure=False)
+                                            for f, o in zip(self.futures, olds)]), axis=0)
+        return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
 
 
 class DaskExecutor(Executor):
@@ -131,7 +237,7 @@ class DaskExecutor(Executor):
         self._holders = []
         for i in range(len(self.bounds) - 1):
             where = dict(workers=[workers[i % len(workers)]], allow_other_workers=True) if workers else {}
-            self._holders.append(self.client.submit(_Holder, self._blob, pure=False, **where))
+            self._holders.append(self.client.submit(_Holder, self._blob, self.plate.name, pure=False, **where))
         self.traffic["sent"] += len(self._blob) * len(self._holders)
         self._slices: dict = {}
 
@@ -158,10 +264,41 @@ class DaskExecutor(Executor):
                                   and not isinstance(ctx, dict)) for c in contexts.values()):
             return fn(ctx)  # a minibatch's local being optimized (its q overridden): O(|S|), here
         state = fn.state
-        moments = {k: v for k, v in state.moments.items() if k not in self.local_nodes}
+        moments = self._globals(state)
+
+        def submit():
+            futures = []
+            for i in range(len(self.bounds) - 1):
+                part, spans, local = self._restrict(engine, state, contexts, i)
+                if part is not None:
+                    self._count((fn, part, spans, moments))
+                    futures.append(self.client.submit(_partial, self._holders[i], fn, part, spans, self.plate.name,
+                                                      moments, local, pure=False))
+            return futures
+
+        return self._reduce(submit)
+
+    def _globals(self, state) -> dict:
+        return {k: v for k, v in state.moments.items() if k not in self.local_nodes}
+
+    def _count(self, payload) -> None:
+        self.traffic["sent"] += len(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        self.traffic["tasks"] += 1
+
+    def _reduce(self, submit):
+        """sum of the futures ``submit()`` returns, by a fixed binary tree (the same order of
+        additions every run); the whole step sent again when the cluster loses it."""
         for attempt in range(self.retries + 1):
             try:
-                return self._run(engine, fn, state, contexts, moments)
+                futures = submit()
+                if not futures:
+                    return None
+                while len(futures) > 1:
+                    futures = [self.client.submit(add, futures[j], futures[j + 1], pure=False)
+                               if j + 1 < len(futures) else futures[j] for j in range(0, len(futures), 2)]
+                total = futures[0].result()
+                self.traffic["received"] += _nbytes(total)
+                return total
             except Exception as err:  # noqa: BLE001 - only a cluster's failures are retried
                 if not _lost(err):
                     raise
@@ -169,54 +306,29 @@ class DaskExecutor(Executor):
                     raise ClusterError(f"DaskExecutor: a step failed {attempt + 1} times on the cluster: {err!r}") from err
                 self._start()
 
-    def _run(self, engine, fn, state, contexts, moments):
-        sizes = {"sent": 0}
-        futures = []
-        for i in range(len(self.bounds) - 1):
-            lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
-            part, local = self._restrict(engine, state, contexts, lo, hi, i)
-            if part is None:
-                continue
-            payload = (fn, part, moments)
-            sizes["sent"] += len(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-            futures.append(self.client.submit(_partial, self._holders[i], fn, part, moments, local, pure=False))
-        self.traffic["sent"] += sizes["sent"]
-        self.traffic["tasks"] += len(futures)
-        if not futures:
-            return None
-        while len(futures) > 1:  # a fixed binary tree: the same order of additions every run
-            futures = [self.client.submit(add, futures[j], futures[j + 1], pure=False) if j + 1 < len(futures)
-                       else futures[j] for j in range(0, len(futures), 2)]
-        total = futures[0].result()
-        self.traffic["received"] += _nbytes(total)
-        return total
-
-    def _restrict(self, engine, state, contexts: dict, lo: int, hi: int, i: int):
-        """The contexts of partition ``i`` (rows lo..hi of the data plate) and the futures of the
-        locals' slices it reads; (None, None) when the draw has no row there."""
+    def _restrict(self, engine, state, contexts: dict, i: int):
+        """Partition ``i``'s contexts (rows lo..hi of the data plate; a draw's rows routed to it),
+        the spans the worker fills in, and the futures of the locals' slices it reads; (None, ...)
+        when the draw has no row there."""
         name = self.plate.name
-        out, local = {}, {}
+        lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
+        out, spans, local = {}, {}, {}
         for child, c in contexts.items():
             axis = [p.name for p in engine.nodes[child].plates].index(name)
             rows = None if c is None else c.subset.get(name)
             if rows is None:
                 base = Context() if c is None else c
-                if base.overrides and any(k in self.local_nodes for k in base.overrides):
+                if any(k in self.local_nodes for k in base.overrides):
                     raise VMPError("DaskExecutor: overrides of the data plate's nodes without its subset")
-                sub = {**base.subset, name: np.arange(lo, hi)}
-                scale = base.scale
-                if scale is not None and np.ndim(scale) and np.shape(scale)[axis] > 1:
-                    scale = np.take(scale, np.arange(lo, hi), axis=axis)
-                out[child] = replace(base, subset=sub, scale=scale, state=None)
-                local = self._local_slices(engine, state, lo, hi, i)
+                out[child], spans[child] = replace(base, state=None), (lo, hi, axis)
+                local = self._local_slices(engine, state, i)
                 continue
             keep = np.flatnonzero((rows >= lo) & (rows < hi))
             if keep.size == 0:
                 continue
             overrides = {}
             for k in self.local_nodes:
-                node = engine.nodes[k]
-                ax = node.plates.index(self.plate)
+                ax = engine.nodes[k].plates.index(self.plate)
                 own = c.overrides.get(k)
                 overrides[k] = tuple(np.take(m, keep if own is not None else rows[keep], axis=ax)
                                      for m in (own if own is not None else state.moments[k]))
@@ -230,21 +342,27 @@ class DaskExecutor(Executor):
             out[child] = Context(subset={**c.subset, name: rows[keep]}, overrides=overrides, scale=scale,
                                  owner=owner)
         if not out:
-            return None, None
-        return out, local
+            return None, None, None
+        return out, spans, local
 
-    def _local_slices(self, engine, state, lo, hi, i) -> dict:
-        """Futures of partition ``i``'s slice of each local's moments, sent once per new moments."""
+    def _local_slices(self, engine, state, i: int, which: str = "moments", skip=()) -> dict:
+        """Futures of partition ``i``'s slice of each local's moments (or natural parameters):
+        those the workers keep, else sent once per new array."""
         out = {}
         for k in self.local_nodes:
-            moments = state.moments[k]
-            kept = self._slices.get(k)
-            if kept is None or kept[0] is not moments:
-                kept = (moments, {})
-                self._slices[k] = kept
+            if k in skip:
+                continue
+            value = getattr(state, which)[k]
+            if isinstance(value, Kept) and value.bounds is self.bounds:
+                out[k] = value.futures[i]
+                continue
+            kept = self._slices.get((which, k))
+            if kept is None or kept[0] is not value:
+                kept = (value, {})
+                self._slices[(which, k)] = kept
             if i not in kept[1]:
                 ax = engine.nodes[k].plates.index(self.plate)
-                piece = _slice(moments, ax, lo, hi)
+                piece = _slice(value, ax, int(self.bounds[i]), int(self.bounds[i + 1]))
                 self.traffic["sent"] += sum(a.nbytes for a in piece)
                 kept[1][i] = self.client.submit(tuple, piece, pure=False, workers=self._where(i),
                                                 allow_other_workers=True)
@@ -254,6 +372,55 @@ class DaskExecutor(Executor):
     def _where(self, i: int) -> list:
         workers = sorted(self.client.scheduler_info().get("workers", {}))
         return [workers[i % len(workers)]] if workers else None
+
+    # ----- the locals, kept on the workers ----------------------------------------------------
+    def finish(self, state):
+        """The locals' rows gathered into the State (once per run: O(N) then, not per step)."""
+        kept = {k: (tuple(v), tuple(state.moments[k])) for k, v in state.natural.items()
+                if isinstance(v, Kept) or isinstance(state.moments.get(k), Kept)}
+        return state.updated(kept) if kept else state
+
+    def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
+        """A batch update of a local on the data plate (ctx None, no extra weights, no coupled
+        slice): each partition computes lambda^temp of its rows where it lives and keeps it; the
+        fit holds a :class:`Kept` handle."""
+        if ctx is not None or weights is not None or plate is not None:
+            return None
+        self._bind(engine)
+        if node.name not in self.local_nodes or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
+            return None
+        moments = self._globals(state)
+        futures = []
+        for i in range(len(self.bounds) - 1):
+            lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
+            local = self._local_slices(engine, state, i, skip=(node.name,))
+            self._count((node.name, lo, hi, moments))
+            futures.append(self.client.submit(_local_target, self._holders[i], node.name, self.plate.name, lo, hi,
+                                              moments, local, pure=False))
+        return Kept(self, node.name, futures, node.plates.index(self.plate), len(state.natural[node.name]))
+
+    def bound(self, engine, state, weights=None) -> tuple[set, float]:
+        """The factors on the data plate and the locals' entropies, summed per partition and
+        tree-reduced (a bound is a sum over the plate's elements)."""
+        if weights is not None:
+            return set(), 0.0
+        self._bind(engine)
+        moments = self._globals(state)
+
+        def submit():
+            futures = []
+            for i in range(len(self.bounds) - 1):
+                lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
+                local = self._local_slices(engine, state, i)
+                natural = self._local_slices(engine, state, i, "natural")
+                self._count((lo, hi, moments))
+                futures.append(self.client.submit(_bound, self._holders[i], self.plate.name, lo, hi, moments, local,
+                                                  natural, pure=False))
+            return futures
+
+        total = self._reduce(submit)
+        names = {f.child.name for f in engine.factors.values() if self.plate in f.child.plates}
+        return names | set(self.local_nodes), float(total)
 
 
 def _serial(fn, partitions):

@@ -267,7 +267,7 @@ class Fit:
                 backoff[node.name] /= m.factor
                 return state
         self.engine.check_domain(node, new)
-        return state.updated({node.name: (new, node.family.moments(new))})
+        return state.updated({node.name: (new, self.engine.moments(node, new))})
 
     # ----- evaluations ----------------------------------------------------------------------
     def evaluate(self, t: int | None = None) -> float:
@@ -389,6 +389,7 @@ class Fit:
             self.done = True
         finally:
             bar.close()
+            self._commit(self.engine.executor.finish(self.state))
         if stop.requested:
             self.interrupted = True
             if "interrupted" not in self.state.extra["message"]:
