@@ -27,7 +27,9 @@ sum fails on a lost worker is retried (at most ``retries`` times) from the drive
 """
 from __future__ import annotations
 
+import contextlib
 import pickle
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -235,9 +237,10 @@ class DaskExecutor(Executor):
         """Holders on the workers, spread round-robin (other workers allowed after a failure)."""
         workers = sorted(self.client.scheduler_info().get("workers", {}))
         self._holders = []
-        for i in range(len(self.bounds) - 1):
-            where = dict(workers=[workers[i % len(workers)]], allow_other_workers=True) if workers else {}
-            self._holders.append(self.client.submit(_Holder, self._blob, self.plate.name, pure=False, **where))
+        with _quiet():
+            for i in range(len(self.bounds) - 1):
+                where = dict(workers=[workers[i % len(workers)]], allow_other_workers=True) if workers else {}
+                self._holders.append(self.client.submit(_Holder, self._blob, self.plate.name, pure=False, **where))
         self.traffic["sent"] += len(self._blob) * len(self._holders)
         self._slices: dict = {}
 
@@ -364,8 +367,9 @@ class DaskExecutor(Executor):
                 ax = engine.nodes[k].plates.index(self.plate)
                 piece = _slice(value, ax, int(self.bounds[i]), int(self.bounds[i + 1]))
                 self.traffic["sent"] += sum(a.nbytes for a in piece)
-                kept[1][i] = self.client.submit(tuple, piece, pure=False, workers=self._where(i),
-                                                allow_other_workers=True)
+                with _quiet():
+                    kept[1][i] = self.client.submit(tuple, piece, pure=False, workers=self._where(i),
+                                                    allow_other_workers=True)
             out[k] = kept[1][i]
         return out
 
@@ -421,6 +425,15 @@ class DaskExecutor(Executor):
         total = self._reduce(submit)
         names = {f.child.name for f in engine.factors.values() if self.plate in f.child.plates}
         return names | set(self.local_nodes), float(total)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Dask warns of large objects in a task; here they ride in it on purpose (the model, a
+    batch fit's initial locals), so that the scheduler can rebuild them after a lost worker."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Ll]arge object")
+        yield
 
 
 def _serial(fn, partitions):
