@@ -158,7 +158,7 @@ def main(argv=None) -> int:
         sys.exit("dask[distributed] is needed for this benchmark: pip install 'vmp[dask]'")
     print(f"{os.cpu_count()} cores; load average before: {os.getloadavg()[0]:.1f}")
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         mixture_bench(args, client)
         traffic_bench(client)
         if args.lda:

@@ -18,12 +18,12 @@ from vmp.inference.engine import Children, Engine
 from vmp.inference.init import initialize
 
 distributed = pytest.importorskip("distributed")
-pytestmark = pytest.mark.filterwarnings("ignore::vmp.DivergenceWarning", "ignore:Port .* is already in use")
+pytestmark = pytest.mark.filterwarnings("ignore::vmp.DivergenceWarning")
 
 
 def _cluster():
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
-                                       dashboard_address=None, silence_logs=50)
+                                       dashboard_address="127.0.0.1:0", silence_logs=50)
     return cluster, distributed.Client(cluster)
 
 
@@ -164,3 +164,14 @@ def test_a_killed_worker_does_not_lose_the_fit(fit):
 def test_errors_of_the_computation_are_not_retried(client):
     with pytest.raises(vmp.VMPError, match="no plate named"):
         mixture().fit(iterations=2, progress=False, executor=vmp.DaskExecutor(client, plate="nope"))
+
+
+def test_cli_fit_on_a_cluster(client, capsys):
+    from vmp.cli import main
+
+    assert main(["fit", "gaussian_mixture", "--n", "100", "--iterations", "5", "--scheduler",
+                 client.scheduler.address]) == 0
+    assert "on 2 Dask worker(s)" in capsys.readouterr().out
+    assert main(["fit", "gaussian_mixture", "--n", "100", "--iterations", "5", "--workers", "1"]) == 0
+    assert "on 1 Dask worker(s)" in capsys.readouterr().out
+    assert main(["fit", "gaussian_mixture", "--workers", "2", "--scheduler", client.scheduler.address]) == 2
