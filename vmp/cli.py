@@ -567,6 +567,13 @@ class _cluster:
     def __init__(self, args):
         self.args, self.open = args, []
 
+    @staticmethod
+    def options(group) -> None:
+        group.add_argument("--scheduler", metavar="ADDRESS", help="run the sums over the data plate on the "
+                           "Dask cluster at ADDRESS (e.g. tcp://127.0.0.1:8786)")
+        group.add_argument("--workers", type=_positive_int, metavar="N", help="run them on N local Dask "
+                           "worker processes (a LocalCluster on 127.0.0.1)")
+
     def __enter__(self):
         address, workers = getattr(self.args, "scheduler", None), getattr(self.args, "workers", None)
         if address is None and workers is None:
@@ -792,12 +799,7 @@ def _fit_options(p) -> None:
     s.add_argument("--resume", metavar="PATH",
                    help="continue the fit saved in PATH up to --iterations steps in all "
                         "(same model, data and options)")
-    c = p.add_argument_group("cluster (pip install 'vmp[dask]'; see docs/scale.md)")
-    c.add_argument("--scheduler", metavar="ADDRESS",
-                   help="run the sums over the data plate on the Dask cluster at ADDRESS "
-                        "(e.g. tcp://127.0.0.1:8786)")
-    c.add_argument("--workers", type=_positive_int, metavar="N",
-                   help="run them on N local Dask worker processes (a LocalCluster on 127.0.0.1)")
+    _cluster.options(p.add_argument_group("cluster (pip install 'vmp[dask]'; see docs/scale.md)"))
 
 
 def _model_options(p) -> None:
