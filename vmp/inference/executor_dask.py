@@ -176,8 +176,11 @@ class Kept(tuple):
         ex = self.executor
         olds = old.futures if isinstance(old, Kept) and old.bounds is self.bounds else [
             _slice(old, self.axis, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
-        num, den = np.sum(ex.client.gather([ex.client.submit(_squares, f, o, pure=False)
-                                            for f, o in zip(self.futures, olds)]), axis=0)
+        if not isinstance(old, Kept):
+            ex.traffic["sent"] += _nbytes(olds)
+        with _quiet():  # the first sweep's old locals were initialized here: sent once
+            num, den = np.sum(ex.client.gather([ex.client.submit(_squares, f, o, pure=False)
+                                                for f, o in zip(self.futures, olds)]), axis=0)
         return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
 
 
@@ -267,7 +270,7 @@ class DaskExecutor(Executor):
                                   and not isinstance(ctx, dict)) for c in contexts.values()):
             return fn(ctx)  # a minibatch's local being optimized (its q overridden): O(|S|), here
         state = fn.state
-        moments = self._globals(state)
+        moments = self._globals(state, factors)
 
         def submit():
             futures = []
@@ -281,8 +284,11 @@ class DaskExecutor(Executor):
 
         return self._reduce(submit)
 
-    def _globals(self, state) -> dict:
-        return {k: v for k, v in state.moments.items() if k not in self.local_nodes}
+    def _globals(self, state, factors=None) -> dict:
+        """The moments of the nodes off the data plate (those ``factors`` read, if given)."""
+        read = None if factors is None else {n.name for f in factors for n in f.nodes()}
+        return {k: v for k, v in state.moments.items()
+                if k not in self.local_nodes and (read is None or k in read)}
 
     def _count(self, payload) -> None:
         self.traffic["sent"] += len(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
@@ -393,7 +399,7 @@ class DaskExecutor(Executor):
         self._bind(engine)
         if node.name not in self.local_nodes or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
             return None
-        moments = self._globals(state)
+        moments = self._globals(state, engine.touching[node.name])
         futures = []
         for i in range(len(self.bounds) - 1):
             lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
