@@ -175,3 +175,23 @@ def test_cli_fit_on_a_cluster(client, capsys):
     assert main(["fit", "gaussian_mixture", "--n", "100", "--iterations", "5", "--workers", "1"]) == 0
     assert "on 1 Dask worker(s)" in capsys.readouterr().out
     assert main(["fit", "gaussian_mixture", "--workers", "2", "--scheduler", client.scheduler.address]) == 2
+
+
+def test_the_state_is_plain_after_a_run(tmp_path):
+    """The locals kept on the workers during a batch fit are gathered at the end of the run: the
+    result reads, saves and compares after the cluster is closed."""
+    from vmp.inference.executor_dask import Kept
+
+    cluster, client = _cluster()
+    try:
+        fit = mixture().batch(seed=1, progress=False, executor=vmp.DaskExecutor(client), iterations=3)
+        fit.run()
+        result = fit.result()
+    finally:
+        client.close()
+        cluster.close()
+    for value in (result.state.natural["z"], result.state.moments["z"], result.state.extra["good"]["z"]):
+        assert not isinstance(value, Kept)
+    result.save(tmp_path / "fit.npz")
+    serial = mixture().fit(seed=1, progress=False, iterations=3)
+    assert worst_relative(result.state, serial.state) < 1e-10

@@ -388,7 +388,7 @@ class DaskExecutor(Executor):
         """The locals' rows gathered into the State (once per run: O(N) then, not per step)."""
         kept = {k: (tuple(v), tuple(state.moments[k])) for k, v in state.natural.items()
                 if isinstance(v, Kept) or isinstance(state.moments.get(k), Kept)}
-        return state.updated(kept) if kept else state
+        return state.updated(kept, extra=_gathered(state.extra)) if kept else state
 
     def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
         """A batch update of a local on the data plate (ctx None, no extra weights, no coupled
@@ -440,6 +440,17 @@ def _quiet():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*[Ll]arge object")
         yield
+
+
+def _gathered(value):
+    """``value`` (plain data: the loop's extra state) with every Kept handle gathered."""
+    if isinstance(value, Kept):
+        return tuple(value)
+    if isinstance(value, dict):
+        return {k: _gathered(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_gathered(v) for v in value]
+    return value
 
 
 def _serial(fn, partitions):
