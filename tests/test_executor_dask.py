@@ -195,3 +195,30 @@ def test_the_state_is_plain_after_a_run(tmp_path):
     result.save(tmp_path / "fit.npz")
     serial = mixture().fit(seed=1, progress=False, iterations=3)
     assert worst_relative(result.state, serial.state) < 1e-10
+
+
+def test_a_lost_step_is_sent_again_then_reported(client, monkeypatch):
+    """A cluster failure while a sum is sent (here: a closed connection, twice) restarts the
+    holders and sends the step again; more failures than ``retries`` raise ClusterError."""
+    from distributed.comm.core import CommClosedError
+
+    from vmp.inference import executor_dask
+
+    restrict = executor_dask.DaskExecutor._restrict
+    failures = {"left": 2}
+
+    def flaky(self, *args):
+        if failures["left"]:
+            failures["left"] -= 1
+            raise CommClosedError("lost")
+        return restrict(self, *args)
+
+    monkeypatch.setattr(executor_dask.DaskExecutor, "_restrict", flaky)
+    options = FITS["minibatch"]("data", 10)
+    serial = mixture().fit(seed=4, progress=False, **options)
+    dask = mixture().fit(seed=4, progress=False, executor=vmp.DaskExecutor(client, retries=2), **options)
+    assert failures["left"] == 0
+    assert worst_relative(dask.state, serial.state) < 1e-10
+    failures["left"] = 3
+    with pytest.raises(executor_dask.ClusterError, match="failed 3 times"):
+        mixture().fit(seed=4, progress=False, executor=vmp.DaskExecutor(client, retries=2), **options)
