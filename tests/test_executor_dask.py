@@ -177,23 +177,27 @@ def test_cli_fit_on_a_cluster(client, capsys):
     assert main(["fit", "gaussian_mixture", "--workers", "2", "--scheduler", client.scheduler.address]) == 2
 
 
-def test_the_state_is_plain_after_a_run(tmp_path):
-    """The locals kept on the workers during a batch fit are gathered at the end of the run: the
-    result reads, saves and compares after the cluster is closed."""
+@pytest.mark.parametrize("fit", ["batch", "minibatch"])
+def test_the_state_is_plain_after_a_run(tmp_path, fit):
+    """The locals kept on the workers (a batch fit's sweeps, a stochastic fit's closing
+    evaluation) are gathered at the end of the run: the result reads, saves and compares after
+    the cluster is closed."""
     from vmp.inference.executor_dask import Kept
 
+    options = {**FITS[fit]("data", 10), "iterations": 3, "seed": 1, "progress": False}
+    if fit == "minibatch":
+        options["evaluate_every"] = 2  # so that the fit closes with an evaluation at step 3
     cluster, client = _cluster()
     try:
-        fit = mixture().batch(seed=1, progress=False, executor=vmp.DaskExecutor(client), iterations=3)
-        fit.run()
-        result = fit.result()
+        result = mixture().fit(executor=vmp.DaskExecutor(client), **options)
     finally:
         client.close()
         cluster.close()
-    for value in (result.state.natural["z"], result.state.moments["z"], result.state.extra["good"]["z"]):
+    good = result.state.extra["good"]
+    for value in (result.state.natural["z"], result.state.moments["z"], good.get("z", ())):
         assert not isinstance(value, Kept)
     result.save(tmp_path / "fit.npz")
-    serial = mixture().fit(seed=1, progress=False, iterations=3)
+    serial = mixture().fit(**options)
     assert worst_relative(result.state, serial.state) < 1e-10
 
 

@@ -416,6 +416,7 @@ class Fit:
                     self.evaluate(done)
                 except _Stop as err:
                     self._set(message=f"stopped by a monitor: {err}", diverged=True)
+            self._commit(self.engine.executor.finish(self.state))
         extra = self.state.extra
         history = self.recorder.history()
         elbo = np.array(self.recorder.elbo, dtype=float)
