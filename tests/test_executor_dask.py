@@ -111,8 +111,9 @@ def test_same_answer_as_serial(client, name, fit):
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-10)
 
 
-def test_same_bits_run_to_run(client):
-    options = FITS["minibatch"]("data", 10)
+@pytest.mark.parametrize("fit", ["batch", "minibatch"])
+def test_same_bits_run_to_run(client, fit):
+    options = FITS[fit]("data", 10)
     a = mixture().fit(seed=5, progress=False, executor=vmp.DaskExecutor(client), **options)
     b = mixture().fit(seed=5, progress=False, executor=vmp.DaskExecutor(client), **options)
     assert worst_relative(a.state, b.state) == 0.0
