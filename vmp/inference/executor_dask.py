@@ -11,11 +11,18 @@ A sum over the children is then, per partition, the same pure
 binary tree of additions (the same tree every run: the same bits for the same seed).
 
 What travels per message: the task (a node's name), the moments of the nodes off the data plate
-(the globals: small), the restricted Context of a draw (its rows, scale and locals: O(|S|)), and
-back a natural-parameter sum. The locals of a batch fit (on the data plate) are sent once per
-change, one slice per partition, and stay on the workers; the model's data never travels after
-the first step. Minibatches are drawn on the driver from the fit's seed and routed by row to
-the partitions that hold them, so the same seed draws the same rows as ``Serial``.
+that its factors read (the globals: small), the restricted Context of a draw (its rows, scale and
+locals: O(|S|)), and back a natural-parameter sum. The locals of a batch fit (the nodes on the
+data plate) are updated where their rows live (:meth:`DaskExecutor.local_target`) and stay
+there: the fit's State holds a :class:`Kept` handle, whose moments, domain check, relative
+change and share of the bound (:meth:`DaskExecutor.bound`) are computed on the workers; they are
+gathered into the State once, at the end of a run (:meth:`DaskExecutor.finish`). The initial
+locals are sent once per fit. Minibatches are drawn on the driver from the fit's seed and routed
+by row to the partitions that hold them, so the same seed draws the same rows as ``Serial``; a
+minibatch's local step runs on the driver (O(|S|)).
+
+Limits: each holder unpickles the whole model (the partition restricts the evaluation, not the
+memory); use one thread per worker process (the engine's plan cache is not thread-safe).
 
 Faults: every object a partition task reads is a Dask task result whose inputs the scheduler
 keeps, so a killed worker's holders and slices are recomputed on the workers left; a step whose
