@@ -282,6 +282,8 @@ def _state_options(args) -> dict:
         if not Path(args.resume).is_file():
             raise UsageError(f"--resume: no checkpoint file '{args.resume}'")
         out["resume"] = args.resume
+    if getattr(args, "executor", None) is not None:
+        out["executor"] = args.executor
     return out
 
 
@@ -498,10 +500,57 @@ def build_model(args):
 # ----- commands -----------------------------------------------------------------------------
 def _fit(model, args):
     method = METHODS[args.method]
-    result = _call(method, f"fitting {model.name} ({args.method})", model, args)
+    with _cluster(args):
+        result = _call(method, f"fitting {model.name} ({args.method})", model, args)
     if not result.diverged:
         model.infer_locals()  # the report shows every node; a minibatch fit kept only the globals
     return result
+
+
+class _cluster:
+    """--scheduler ADDRESS or --workers N: ``args.executor`` a DaskExecutor on that cluster
+    (N local worker processes on 127.0.0.1), closed when the fit ends."""
+
+    def __init__(self, args):
+        self.args, self.open = args, []
+
+    @staticmethod
+    def options(group) -> None:
+        group.add_argument("--scheduler", metavar="ADDRESS", help="run the sums over the data plate on the "
+                           "Dask cluster at ADDRESS (e.g. tcp://127.0.0.1:8786)")
+        group.add_argument("--workers", type=_positive_int, metavar="N", help="run them on N local Dask "
+                           "worker processes (a LocalCluster on 127.0.0.1)")
+
+    def __enter__(self):
+        address, workers = getattr(self.args, "scheduler", None), getattr(self.args, "workers", None)
+        if address is None and workers is None:
+            return self
+        if address is not None and workers is not None:
+            raise UsageError("--scheduler and --workers: give one (a running cluster, or N local workers)")
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise UsageError("--scheduler/--workers need Dask: pip install 'vmp[dask]'") from None
+        from . import DaskExecutor
+
+        try:
+            if workers is not None:
+                self.open.append(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                              host="127.0.0.1", dashboard_address="127.0.0.1:0"))
+            self.open.append(Client(address if address is not None else self.open[0], timeout=30))
+        except (OSError, TimeoutError) as err:
+            self.__exit__(None, None, None)
+            raise CLIError(f"cannot reach the Dask scheduler {address or ''}: {err}") from None
+        self.args.executor = DaskExecutor(self.open[-1])
+        print(f"on {len(self.open[-1].scheduler_info().get('workers', {}))} Dask worker(s) at "
+              f"{self.open[-1].scheduler.address}")
+        return self
+
+    def __exit__(self, *exc):
+        for thing in reversed(self.open):
+            thing.close()
+        self.open = []
+        return False
 
 
 def _report(model, result, directory, ids: dict | None = None) -> list[Path]:
@@ -730,6 +779,7 @@ def _fit_options(p) -> None:
     s.add_argument("--resume", metavar="PATH",
                    help="continue the fit saved in PATH up to --iterations steps in all "
                         "(same model, data and options)")
+    _cluster.options(p.add_argument_group("cluster (pip install 'vmp[dask]'; see docs/scale.md)"))
 
 
 def _column_list(text: str) -> list[str]:

@@ -280,3 +280,6 @@ class _OneHot(tuple):
 
     def __iter__(self):
         yield self[0]
+
+    def __reduce__(self):
+        return (_OneHot, (self.data, self.size))

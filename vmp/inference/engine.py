@@ -31,6 +31,36 @@ def with_state(ctx, state: State):
     return replace(ctx, state=state)
 
 
+class Children:
+    """sum over the factors f of ``node``'s children of eta_f->node on one partition (Winn &
+    Bishop eq. (5); Paquet eq. (6) for a draw): the ``fn`` an executor maps. Calling it runs in
+    this process with the engine and State it was made with; ``run`` takes another engine (a
+    worker's copy of the model) and State (the moments shipped to it). It pickles without them:
+    only the node's name and the slice travel."""
+
+    def __init__(self, engine, state: State, node, weights=None, plate=None, index=None):
+        self.engine, self.state, self.node = engine, state, node.name
+        self.weights, self.plate, self.index = weights, None if plate is None else plate.name, index
+
+    def __call__(self, part):
+        return self.run(self.engine, self.state, part)
+
+    def factors(self, engine) -> list:
+        node = engine.nodes[self.node]
+        return [f for f in engine.touching[self.node] if f.child is not node]
+
+    def run(self, engine, state: State, part):
+        node = engine.nodes[self.node]
+        plate = None if self.plate is None else next(p for p in node.plates if p.name == self.plate)
+        total = None
+        for f in self.factors(engine):
+            total = add(total, engine.message(state, node, f, self.weights, plate, self.index, part))
+        return total
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "engine": None, "state": None}
+
+
 class Engine:
     def __init__(self, model, executor: Executor | None = None):
         self.model = model
@@ -66,15 +96,11 @@ class Engine:
         optimum); with ``plate``/``index`` only that slice of the node. ``ctx`` (a Context, or a
         dict from factor child names to Contexts) restricts and scales each factor's messages.
         The sum over the children's factors runs through the executor."""
+        kept = self.executor.local_target(self, state, node, ctx, weights, plate, index)
+        if kept is not None:
+            return kept
         prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
-
-        def children(part):
-            total = None
-            for f in self.touching[node.name]:
-                if f.child is not node:
-                    total = add(total, self.message(state, node, f, weights, plate, index, part))
-            return total
-
+        children = Children(self, state, node, weights, plate, index)
         total = add(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
         return self.own_multiplicity(node, total, plate, index, ctx)
 
@@ -119,7 +145,7 @@ class Engine:
         old = state.natural[node.name]
         if plate is None:
             new = self.blend(old, self.target(state, node, weights, ctx=ctx), rho)
-            return new, node.family.moments(new)
+            return new, self.moments(node, new)
         axis = node.plates.index(plate)
         current = state
         new = old
@@ -142,10 +168,21 @@ class Engine:
         return tuple((1.0 - rho) * a + rho * b for a, b in zip(old, new))
 
     @staticmethod
+    def moments(node, natural) -> tuple:
+        """The moments of q(node) at ``natural`` (computed where its rows are for an executor's
+        handle)."""
+        if hasattr(natural, "moments"):
+            return natural.moments()
+        return node.family.moments(natural)
+
+    @staticmethod
     def check_domain(node, natural) -> None:
-        ok = node.family.valid(natural)
-        if not np.all(ok):
+        if hasattr(natural, "invalid"):
+            bad = natural.invalid()
+        else:
+            ok = node.family.valid(natural)
             bad = int(np.size(ok) - np.count_nonzero(ok))
+        if bad:
             raise ConvergenceError(
                 f"node '{node.name}': update left the valid {node.family.name} domain at {bad} element(s)"
             )
@@ -169,11 +206,13 @@ class Engine:
                              f"before model.elbo() (after a minibatch fit, model.infer_locals() computes "
                              f"the local nodes)")
         ctx = Context(state=state)
-        total = 0.0
+        done, total = self.executor.bound(self, state, weights)
         for f in self.factors.values():
-            total += float(f.elog(self.factor_weight(f, weights), cached=cached, ctx=ctx))
+            if f.child.name not in done:
+                total += float(f.elog(self.factor_weight(f, weights), cached=cached, ctx=ctx))
         for node in self.hidden:
-            total += self.entropy(state, node)
+            if node.name not in done:
+                total += self.entropy(state, node)
         return total
 
     def schedule(self) -> list:

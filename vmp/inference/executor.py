@@ -35,6 +35,21 @@ class Executor(ABC):
     def map_sum(self, fn: Callable[[Any], Any], partitions: Iterable) -> Any:
         """sum over p in ``partitions`` of fn(p)."""
 
+    def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
+        """lambda^temp of a node whose elements the executor partitions (a local on the data
+        plate), kept where its rows live (a tuple-like handle); None: the engine computes it here."""
+        return None
+
+    def finish(self, state):
+        """The State handed back at the end of a run, with everything kept elsewhere (a local's
+        rows on workers) brought here; the same values."""
+        return state
+
+    def bound(self, engine, state, weights=None) -> tuple[set, float]:
+        """(names, total): the ELBO terms the executor summed over its partitions (factors named
+        by their child, entropies by their node); the engine adds the others."""
+        return set(), 0.0
+
 
 class Serial(Executor):
     """Everything in this process, in one partition: the reference executor."""

@@ -332,7 +332,7 @@ class Fit:
                 backoff[node.name] /= m.factor
                 return state
         self.engine.check_domain(node, new)
-        return state.updated({node.name: (new, node.family.moments(new))})
+        return state.updated({node.name: (new, self.engine.moments(node, new))})
 
     # ----- evaluations ----------------------------------------------------------------------
     def evaluate(self, t: int | None = None) -> float:
@@ -479,6 +479,7 @@ class Fit:
             self.done = True
         finally:
             bar.close()
+            self._commit(self.engine.executor.finish(self.state))
         if stop.requested:
             self.interrupted = True
             if "interrupted" not in self.state.extra["message"]:
@@ -505,6 +506,7 @@ class Fit:
                     self.evaluate(done)
                 except _Stop as err:
                     self._set(message=f"stopped by a monitor: {err}", diverged=True)
+            self._commit(self.engine.executor.finish(self.state))
         extra = self.state.extra
         history = self.recorder.history()
         elbo = np.array(self.recorder.elbo, dtype=float)

@@ -34,7 +34,8 @@ class State:
         shared with this one."""
         natural, moments = dict(self.natural), dict(self.moments)
         for name, (nat, mom) in changes.items():
-            natural[name], moments[name] = tuple(nat), tuple(mom)
+            natural[name] = nat if isinstance(nat, tuple) else tuple(nat)  # (an executor's handle stays one)
+            moments[name] = mom if isinstance(mom, tuple) else tuple(mom)
         out = State(natural, moments, self.step, self.rng, self.extra)
         for key, value in fields.items():
             setattr(out, key, value)

@@ -1,0 +1,497 @@
+"""A Dask cluster as the executor: the sums over the data plate run on the workers.
+
+Every message to a global node from its children is a sum over the data plate's elements
+(Winn & Bishop eq. (5); Paquet eq. (6) for a draw), so it splits into contiguous row ranges of
+that plate, the partitions. Each partition lives on a worker with its own copy of the model
+(unpickled once per fit: ``pickle.dumps(model)`` drops compiled caches), and its evaluation is a
+:class:`~vmp.graph.leaves.Context` restricting the data plate to the partition's rows, with the
+moments of the nodes on that plate (the locals, e.g. z) as overrides restricted to those rows.
+A sum over the children is then, per partition, the same pure
+:class:`~vmp.inference.engine.Children` that the serial executor runs, followed by a fixed
+binary tree of additions (the same tree every run: the same bits for the same seed).
+
+What travels per message: the task (a node's name), the moments of the nodes off the data plate
+that its factors read (the globals: small), the restricted Context of a draw (its rows, scale and
+locals: O(|S|)), and back a natural-parameter sum. The locals of a batch fit (the nodes on the
+data plate) are updated where their rows live (:meth:`DaskExecutor.local_target`) and stay
+there: the fit's State holds a :class:`Kept` handle, whose moments, domain check, relative
+change and share of the bound (:meth:`DaskExecutor.bound`) are computed on the workers; they are
+gathered into the State once, at the end of a run (:meth:`DaskExecutor.finish`). The initial
+locals are sent once per fit. Minibatches are drawn on the driver from the fit's seed and routed
+by row to the partitions that hold them, so the same seed draws the same rows as ``Serial``; a
+minibatch's local step runs on the driver (O(|S|)).
+
+Limits: each holder unpickles the whole model (the partition restricts the evaluation, not the
+memory); use one thread per worker process (the engine's plan cache is not thread-safe).
+
+Faults: every object a partition task reads is a Dask task result whose inputs the scheduler
+keeps, so a killed worker's holders and slices are recomputed on the workers left; a step whose
+sum fails on a lost worker is retried (at most ``retries`` times) from the driver's State.
+
+    from dask.distributed import Client, LocalCluster
+    client = Client(LocalCluster(n_workers=2, processes=True, host="127.0.0.1"))
+    model.fit(executor=vmp.DaskExecutor(client))
+"""
+from __future__ import annotations
+
+import contextlib
+import pickle
+import warnings
+from dataclasses import replace
+
+import numpy as np
+
+from ..errors import VMPError
+from ..graph.leaves import Context
+from .executor import Executor, add
+from .state import State
+
+
+class ClusterError(VMPError):
+    """The cluster lost the work of a step more often than the executor retries."""
+
+
+class _Holder:
+    """A worker's copy of the model and the engine built on it (built once, on first use)."""
+
+    def __init__(self, blob: bytes, plate: str):
+        self.model = pickle.loads(blob)
+        self.plate = plate
+        self._engine = None
+
+    def __getstate__(self) -> dict:
+        return {"model": self.model, "plate": self.plate, "_engine": None}
+
+    @property
+    def engine(self):
+        if self._engine is None:
+            from .engine import Engine
+
+            self._engine = Engine(self.model)
+        return self._engine
+
+
+def _slice(moments: tuple, axis: int, lo: int, hi: int) -> tuple:
+    return tuple(np.ascontiguousarray(np.take(m, np.arange(lo, hi), axis=axis)) for m in moments)
+
+
+def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
+    """The contexts of a partition on its worker: the row range of the data plate where the
+    driver sent only (lo, hi), and the locals of those rows as overrides."""
+    out = {}
+    for k, c in ctx.items():
+        if k in spans:
+            lo, hi, axis = spans[k]
+            scale = c.scale
+            if scale is not None and np.ndim(scale) and np.shape(scale)[axis] > 1:
+                scale = np.take(scale, np.arange(lo, hi), axis=axis)
+            c = replace(c, subset={**c.subset, plate: np.arange(lo, hi)}, scale=scale)
+        out[k] = replace(c, overrides={**local, **c.overrides}) if local else c
+    return out
+
+
+def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
+    """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
+    State, the locals of the partition's rows as overrides of every restricted Context."""
+    return task.run(holder.engine, State(moments=moments), _spanned(ctx, spans, plate, local))
+
+
+def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
+    """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
+    restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
+    engine = holder.engine
+    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local)
+    return tuple(engine.target(State(moments=moments), engine.nodes[name], ctx=ctx))
+
+
+def _moments(holder: _Holder, name: str, natural: tuple) -> tuple:
+    return tuple(holder.engine.nodes[name].family.moments(natural))
+
+
+def _invalid(holder: _Holder, name: str, natural: tuple) -> int:
+    ok = holder.engine.nodes[name].family.valid(natural)
+    return int(np.size(ok) - np.count_nonzero(ok))
+
+
+def _squares(new: tuple, old: tuple) -> np.ndarray:
+    """(sum (new - old)^2, sum old^2) over a partition's rows: relative_change's two sums."""
+    return np.array([sum(float(np.sum((a - b) ** 2)) for a, b in zip(old, new)),
+                     sum(float(np.sum(a ** 2)) for a in old)])
+
+
+def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: dict, natural: dict) -> float:
+    """The partition's share of the ELBO: the factors on the data plate restricted to rows
+    lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
+    engine = holder.engine
+    p = engine.model.plates[plate]
+    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local, state=State(moments=moments))
+    total = 0.0
+    for f in engine.factors.values():
+        if p in f.child.plates:
+            total += float(f.elog(engine.factor_weight(f), cached=False, ctx=ctx))
+    for name, nat in natural.items():
+        node = engine.nodes[name]
+        h = node.family.entropy(nat, local[name])
+        if node.weights is not None:
+            h = h * ctx.take(node.weights, node.plates)
+        total += float(np.sum(h))
+    return total
+
+
+class Kept(tuple):
+    """A local's natural parameters or moments kept on the workers, one slice per partition of
+    the data plate (``futures``). Reading it (indexing, iterating, saving) gathers the rows here;
+    the fit itself only passes it back to the executor."""
+
+    def __new__(cls, executor, name: str, futures: list, axis: int, size: int):
+        obj = super().__new__(cls, (None,) * size)
+        obj.executor, obj.name, obj.futures, obj.axis, obj._full = executor, name, futures, axis, None
+        obj.bounds = executor.bounds
+        return obj
+
+    def gathered(self) -> tuple:
+        if self._full is None:
+            parts = self.executor.client.gather(self.futures)
+            self._full = tuple(np.concatenate([p[c] for p in parts], axis=self.axis) for c in range(len(self)))
+            self.executor.traffic["received"] += _nbytes(self._full)
+        return self._full
+
+    def __getitem__(self, i):
+        return self.gathered()[i]
+
+    def __iter__(self):
+        return iter(self.gathered())
+
+    def __reduce__(self):
+        return (tuple, (self.gathered(),))
+
+    def __deepcopy__(self, memo):
+        return tuple(np.array(a) for a in self.gathered())
+
+    def moments(self) -> "Kept":
+        ex = self.executor
+        return Kept(ex, self.name, [ex.client.submit(_moments, h, self.name, f, pure=False)
+                                    for h, f in zip(ex._holders, self.futures)],
+                    self.axis, len(ex._model.nodes[self.name].component_shapes()))
+
+    def invalid(self) -> int:
+        ex = self.executor
+        return int(sum(ex.client.gather([ex.client.submit(_invalid, h, self.name, f, pure=False)
+                                         for h, f in zip(ex._holders, self.futures)])))
+
+    def relative_change(self, old) -> float:
+        ex = self.executor
+        olds = old.futures if isinstance(old, Kept) and old.bounds is self.bounds else [
+            _slice(old, self.axis, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+        if not isinstance(old, Kept):
+            ex.traffic["sent"] += _nbytes(olds)
+        with _quiet():  # the first sweep's old locals were initialized here: sent once
+            num, den = np.sum(ex.client.gather([ex.client.submit(_squares, f, o, pure=False)
+                                                for f, o in zip(self.futures, olds)]), axis=0)
+        return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
+
+
+class DaskExecutor(Executor):
+    """Sums over the data plate on a Dask cluster (``client``: a ``distributed.Client``).
+
+    ``plate``: the data plate to partition (default: the largest plate of an observed node);
+    ``partitions``: how many row ranges (default: the number of workers); ``retries``: how many
+    times a step lost to a worker failure is sent again. ``traffic`` counts the bytes sent to the
+    workers and received from them (pickled sizes of the payloads).
+    """
+
+    def __init__(self, client, plate: str | None = None, partitions: int | None = None, retries: int = 3):
+        self.client = client
+        self.plate_name = plate
+        self.n_partitions = partitions
+        self.retries = int(retries)
+        self.traffic = {"sent": 0, "received": 0, "tasks": 0}
+        self._model = None
+
+    def __repr__(self) -> str:
+        return f"DaskExecutor({self.client!r}, plate={self.plate_name!r}, partitions={self.n_partitions!r})"
+
+    def __getstate__(self):
+        raise VMPError("a DaskExecutor holds a live client and cannot be pickled or copied")
+
+    # ----- the partitions -------------------------------------------------------------------
+    def partitions(self, ctx) -> list:
+        """One piece: the split into row ranges happens in ``map_sum``, which knows the node."""
+        return [ctx]
+
+    def _bind(self, engine) -> None:
+        """Partition the data plate of ``engine``'s model and put one holder per partition on
+        the workers (once per fit; again after a failure)."""
+        model = engine.model
+        if self._model is model:
+            return
+        observed = [n for n in model.nodes.values() if n.observed and n.plates]
+        if self.plate_name is None:
+            if not observed:
+                raise VMPError(f"DaskExecutor: model '{model.name}' has no observed node on a plate to partition")
+            plate = max((p for n in observed for p in n.plates), key=lambda p: p.size)
+        else:
+            if self.plate_name not in model.plates:
+                raise VMPError(f"DaskExecutor: no plate named '{self.plate_name}' (plates: {', '.join(model.plates)})")
+            plate = model.plates[self.plate_name]
+        n = self.n_partitions or max(len(self.client.scheduler_info().get("workers", {})), 1)
+        n = max(1, min(int(n), plate.size))
+        self.plate = plate
+        self.bounds = np.linspace(0, plate.size, n + 1).round().astype(np.int64)
+        self.local_nodes = [node.name for node in engine.hidden if plate in node.plates]
+        self._blob = pickle.dumps(model)
+        self._model = model
+        self._start()
+
+    def _start(self) -> None:
+        """Holders on the workers, spread round-robin (other workers allowed after a failure)."""
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        self._holders = []
+        with _quiet():
+            for i in range(len(self.bounds) - 1):
+                where = dict(workers=[workers[i % len(workers)]], allow_other_workers=True) if workers else {}
+                self._holders.append(self.client.submit(_Holder, self._blob, self.plate.name, pure=False, **where))
+        self.traffic["sent"] += len(self._blob) * len(self._holders)
+        self._slices: dict = {}
+
+    def close(self) -> None:
+        """Release the workers' copies of the model and the locals."""
+        self._holders, self._slices, self._model = [], {}, None
+
+    # ----- one sum --------------------------------------------------------------------------
+    def map_sum(self, fn, partitions):
+        from .engine import Children
+
+        partitions = list(partitions)
+        if not isinstance(fn, Children) or len(partitions) != 1:
+            return _serial(fn, partitions)
+        self._bind(fn.engine)
+        engine, ctx = fn.engine, partitions[0]
+        node = engine.nodes[fn.node]
+        factors = fn.factors(engine)
+        if self.plate in node.plates or not factors or any(self.plate not in f.child.plates for f in factors):
+            return fn(ctx)  # a local node, or children off the data plate: here, in one piece
+        names = [f.child.name for f in factors]
+        contexts = {k: ctx.get(k) for k in names} if isinstance(ctx, dict) else {k: ctx for k in names}
+        if any(c is not None and (node.name in c.overrides or c.scale is not None and np.ndim(c.scale)
+                                  and not isinstance(ctx, dict)) for c in contexts.values()):
+            return fn(ctx)  # a minibatch's local being optimized (its q overridden): O(|S|), here
+        state = fn.state
+        moments = self._globals(state, factors)
+
+        def submit():
+            futures = []
+            for i in range(len(self.bounds) - 1):
+                part, spans, local = self._restrict(engine, state, contexts, i)
+                if part is not None:
+                    self._count((fn, part, spans, moments))
+                    futures.append(self.client.submit(_partial, self._holders[i], fn, part, spans, self.plate.name,
+                                                      moments, local, pure=False))
+            return futures
+
+        return self._reduce(submit)
+
+    def _globals(self, state, factors=None) -> dict:
+        """The moments of the nodes off the data plate (those ``factors`` read, if given)."""
+        read = None if factors is None else {n.name for f in factors for n in f.nodes()}
+        return {k: v for k, v in state.moments.items()
+                if k not in self.local_nodes and (read is None or k in read)}
+
+    def _count(self, payload) -> None:
+        self.traffic["sent"] += len(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        self.traffic["tasks"] += 1
+
+    def _reduce(self, submit):
+        """sum of the futures ``submit()`` returns, by a fixed binary tree (the same order of
+        additions every run); the whole step sent again when the cluster loses it."""
+        for attempt in range(self.retries + 1):
+            try:
+                futures = submit()
+                if not futures:
+                    return None
+                while len(futures) > 1:
+                    futures = [self.client.submit(add, futures[j], futures[j + 1], pure=False)
+                               if j + 1 < len(futures) else futures[j] for j in range(0, len(futures), 2)]
+                total = futures[0].result()
+                self.traffic["received"] += _nbytes(total)
+                return total
+            except Exception as err:  # noqa: BLE001 - only a cluster's failures are retried
+                if not _lost(err):
+                    raise
+                if attempt == self.retries:
+                    raise ClusterError(f"DaskExecutor: a step failed {attempt + 1} times on the cluster: {err!r}") from err
+                self._start()
+
+    def _restrict(self, engine, state, contexts: dict, i: int):
+        """Partition ``i``'s contexts (rows lo..hi of the data plate; a draw's rows routed to it),
+        the spans the worker fills in, and the futures of the locals' slices it reads; (None, ...)
+        when the draw has no row there."""
+        name = self.plate.name
+        lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
+        out, spans, local = {}, {}, {}
+        for child, c in contexts.items():
+            axis = [p.name for p in engine.nodes[child].plates].index(name)
+            rows = None if c is None else c.subset.get(name)
+            if rows is None:
+                base = Context() if c is None else c
+                if any(k in self.local_nodes for k in base.overrides):
+                    raise VMPError("DaskExecutor: overrides of the data plate's nodes without its subset")
+                out[child], spans[child] = replace(base, state=None), (lo, hi, axis)
+                local = self._local_slices(engine, state, i)
+                continue
+            keep = np.flatnonzero((rows >= lo) & (rows < hi))
+            if keep.size == 0:
+                continue
+            overrides = {}
+            for k in self.local_nodes:
+                ax = engine.nodes[k].plates.index(self.plate)
+                own = c.overrides.get(k)
+                overrides[k] = tuple(np.take(m, keep if own is not None else rows[keep], axis=ax)
+                                     for m in (own if own is not None else state.moments[k]))
+            overrides.update({k: v for k, v in c.overrides.items() if k not in self.local_nodes})
+            owner = {**c.owner}
+            if name in owner:
+                owner[name] = owner[name][keep]
+            scale = c.scale
+            if scale is not None and np.ndim(scale) and np.shape(scale)[axis] > 1:
+                scale = np.take(scale, keep, axis=axis)
+            out[child] = Context(subset={**c.subset, name: rows[keep]}, overrides=overrides, scale=scale,
+                                 owner=owner)
+        if not out:
+            return None, None, None
+        return out, spans, local
+
+    def _local_slices(self, engine, state, i: int, which: str = "moments", skip=()) -> dict:
+        """Futures of partition ``i``'s slice of each local's moments (or natural parameters):
+        those the workers keep, else sent once per new array."""
+        out = {}
+        for k in self.local_nodes:
+            if k in skip:
+                continue
+            value = getattr(state, which)[k]
+            if isinstance(value, Kept) and value.bounds is self.bounds:
+                out[k] = value.futures[i]
+                continue
+            kept = self._slices.get((which, k))
+            if kept is None or kept[0] is not value:
+                kept = (value, {})
+                self._slices[(which, k)] = kept
+            if i not in kept[1]:
+                ax = engine.nodes[k].plates.index(self.plate)
+                piece = _slice(value, ax, int(self.bounds[i]), int(self.bounds[i + 1]))
+                self.traffic["sent"] += sum(a.nbytes for a in piece)
+                with _quiet():
+                    kept[1][i] = self.client.submit(tuple, piece, pure=False, workers=self._where(i),
+                                                    allow_other_workers=True)
+            out[k] = kept[1][i]
+        return out
+
+    def _where(self, i: int) -> list:
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        return [workers[i % len(workers)]] if workers else None
+
+    # ----- the locals, kept on the workers ----------------------------------------------------
+    def finish(self, state):
+        """The locals' rows gathered into the State (once per run: O(N) then, not per step)."""
+        kept = {k: (tuple(v), tuple(state.moments[k])) for k, v in state.natural.items()
+                if isinstance(v, Kept) or isinstance(state.moments.get(k), Kept)}
+        return state.updated(kept, extra=_gathered(state.extra)) if kept else state
+
+    def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
+        """A batch update of a local on the data plate (ctx None, no extra weights, no coupled
+        slice): each partition computes lambda^temp of its rows where it lives and keeps it; the
+        fit holds a :class:`Kept` handle."""
+        if ctx is not None or weights is not None or plate is not None:
+            return None
+        self._bind(engine)
+        if node.name not in self.local_nodes or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
+            return None
+        moments = self._globals(state, engine.touching[node.name])
+        futures = []
+        for i in range(len(self.bounds) - 1):
+            lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
+            local = self._local_slices(engine, state, i, skip=(node.name,))
+            self._count((node.name, lo, hi, moments))
+            futures.append(self.client.submit(_local_target, self._holders[i], node.name, self.plate.name, lo, hi,
+                                              moments, local, pure=False))
+        return Kept(self, node.name, futures, node.plates.index(self.plate), len(state.natural[node.name]))
+
+    def bound(self, engine, state, weights=None) -> tuple[set, float]:
+        """The factors on the data plate and the locals' entropies, summed per partition and
+        tree-reduced (a bound is a sum over the plate's elements)."""
+        if weights is not None:
+            return set(), 0.0
+        self._bind(engine)
+        moments = self._globals(state)
+
+        def submit():
+            futures = []
+            for i in range(len(self.bounds) - 1):
+                lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
+                local = self._local_slices(engine, state, i)
+                natural = self._local_slices(engine, state, i, "natural")
+                self._count((lo, hi, moments))
+                futures.append(self.client.submit(_bound, self._holders[i], self.plate.name, lo, hi, moments, local,
+                                                  natural, pure=False))
+            return futures
+
+        total = self._reduce(submit)
+        names = {f.child.name for f in engine.factors.values() if self.plate in f.child.plates}
+        return names | set(self.local_nodes), float(total)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Dask warns of large objects in a task; here they ride in it on purpose (the model, a
+    batch fit's initial locals), so that the scheduler can rebuild them after a lost worker."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Ll]arge object")
+        yield
+
+
+def _gathered(value):
+    """``value`` (plain data: the loop's extra state) with every Kept handle gathered."""
+    if isinstance(value, Kept):
+        return tuple(value)
+    if isinstance(value, dict):
+        return {k: _gathered(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_gathered(v) for v in value]
+    return value
+
+
+def _serial(fn, partitions):
+    total = None
+    for p in partitions:
+        total = add(total, fn(p))
+    return total
+
+
+def _nbytes(value) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values())
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    return int(getattr(value, "nbytes", 8))
+
+
+def _lost(err: BaseException) -> bool:
+    """Whether ``err`` is a cluster's failure (a lost worker, a cancelled or lost result, a
+    closed connection) rather than an error of the computation itself."""
+    import asyncio
+    import concurrent.futures
+
+    from distributed import KilledWorker
+    from distributed.comm.core import CommClosedError
+
+    kinds = (KilledWorker, CommClosedError, asyncio.CancelledError, concurrent.futures.CancelledError,
+             ConnectionError, TimeoutError)
+    try:
+        from distributed.client import FutureCancelledError
+
+        kinds += (FutureCancelledError,)
+    except ImportError:
+        pass
+    return isinstance(err, kinds)
