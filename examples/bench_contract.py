@@ -15,7 +15,6 @@ import argparse
 import os
 import pathlib
 import sys
-import time
 
 import numpy as np
 
@@ -23,33 +22,18 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from _bench import best_cpu, limit_threads, mixture_arguments  # noqa: E402
+
 CONTRACTIONS = ("Aa,Ab,AB->Bab", "Bab,Aa,Ab->AB", "Bab,Aa,Bb->AB", "Bab,Aa,Ab,AB->")
-
-
-def best(f, repeat: int) -> float:
-    f()
-    times = []
-    for _ in range(repeat):
-        t0 = time.process_time()
-        f()
-        times.append(time.process_time() - t0)
-    return min(times)
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--n", type=int, default=100_000)
-    p.add_argument("--k", type=int, default=10)
-    p.add_argument("--dims", type=int, nargs="+", default=[2, 8])
+    mixture_arguments(p)
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--threads", type=int, default=1, help="BLAS threads (threadpoolctl)")
     args = p.parse_args(argv)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(args.threads)
-    except ImportError:
-        pass
+    limit_threads(args.threads)
     try:
         import opt_einsum
     except ImportError:
@@ -68,13 +52,13 @@ def main(argv=None) -> None:
             ops = [arrays[s] for s in subs.split("->")[0].split(",")]
             expected = np.einsum(subs, *ops, optimize="greedy")
             np.testing.assert_allclose(terms.contract(subs, *ops), expected, rtol=1e-10, atol=1e-8)
-            ours = best(lambda: terms.contract(subs, *ops), args.repeat)
-            greedy = best(lambda: np.einsum(subs, *ops, optimize="greedy"), args.repeat)
+            ours = best_cpu(lambda: terms.contract(subs, *ops), args.repeat)
+            greedy = best_cpu(lambda: np.einsum(subs, *ops, optimize="greedy"), args.repeat)
             line = (f"D={d} {subs:<16} vmp {ours * 1e3:8.2f}  numpy greedy {greedy * 1e3:8.2f} "
                     f"({greedy / ours:5.1f}x)")
             if opt_einsum is not None:
                 expr = opt_einsum.contract_expression(subs, *[o.shape for o in ops])
-                oe = best(lambda: expr(*ops), args.repeat)
+                oe = best_cpu(lambda: expr(*ops), args.repeat)
                 line += f"  opt_einsum {oe * 1e3:8.2f} ({oe / ours:5.1f}x)"
             print(line)
 
