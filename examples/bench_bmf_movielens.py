@@ -146,15 +146,6 @@ def sweep_by_hand(model, repeat: int = 2) -> dict:
     return best
 
 
-def _limit_threads(n: int) -> str:
-    try:
-        from threadpoolctl import threadpool_info, threadpool_limits
-    except ImportError:
-        return "unchanged (threadpoolctl not installed)"
-    threadpool_limits(n)
-    return ", ".join(f"{i['internal_api']} {i['num_threads']}" for i in threadpool_info())
-
-
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", nargs="?", default=str(DEFAULT), help=f"ratings.csv (default {DEFAULT})")
@@ -167,7 +158,9 @@ def main(argv=None) -> None:
     p.add_argument("--no-sweep", action="store_true", help="skip the hand-timed extra sweep")
     p.add_argument("--threads", type=int, default=1, help="BLAS threads (threadpoolctl)")
     args = p.parse_args(argv)
-    limits = _limit_threads(args.threads)
+    from _bench import limit_threads
+
+    limits = limit_threads(args.threads)
 
     users, items, ratings = load(pathlib.Path(args.path))
     import vmp  # noqa: F401

@@ -17,7 +17,6 @@ import argparse
 import os
 import pathlib
 import sys
-import time
 
 import numpy as np
 
@@ -26,22 +25,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def best(f, repeat: int) -> float:
-    f()
-    times = []
-    for _ in range(repeat):
-        t0 = time.process_time()
-        f()
-        times.append(time.process_time() - t0)
-    return min(times)
-
-
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--batches", type=int, nargs="+", default=[32, 128, 256, 610, 9724, 100_000])
     p.add_argument("--orders", type=int, nargs="+", default=[2, 5, 8, 10, 12, 16])
     p.add_argument("--repeat", type=int, default=5)
     args = p.parse_args(argv)
+
+    from _bench import best_cpu
 
     from vmp.families import _linalg
 
@@ -68,7 +59,7 @@ def main(argv=None) -> None:
                 call = {"inv": lambda: _linalg.Cholesky(a, vectorize=True).inv(),
                         "logdet": lambda: _linalg.Cholesky(a, vectorize=True).logdet(),
                         "solve": lambda: _linalg.Cholesky(a, vectorize=True).solve(v)}[kind]
-                rows.append((best(call, args.repeat), best(ref, args.repeat)))
+                rows.append((best_cpu(call, args.repeat), best_cpu(ref, args.repeat)))
             used = "vec" if _linalg.vectorized(a.shape) else "lapack"
             cells = " ".join(f"{o * 1e3:>8.3f} {r * 1e3:>8.3f} {r / o:>6.2f}" for o, r in rows)
             print(f"{b:>7} {d:>3} {cells} {used:>5}")

@@ -48,6 +48,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from _bench import best_cpu, limit_threads, mixture_arguments  # noqa: E402
+
 METHODS = ("vmp", "sklearn-random", "sklearn-kmeans")
 CPU: list = []  # CPU seconds of each fit of this process, in order
 
@@ -86,13 +88,7 @@ def gemm_rate(size: int = 1500, repeat: int = 5) -> float:
     """Flops per CPU second of a size x size matrix product (the fastest of ``repeat``)."""
     a = np.random.default_rng(0).normal(size=(size, size))
     b = a.T.copy()
-    a @ b
-    best = np.inf
-    for _ in range(repeat):
-        t0 = time.process_time()
-        a @ b
-        best = min(best, time.process_time() - t0)
-    return 2.0 * size**3 / best
+    return 2.0 * size**3 / best_cpu(lambda: a @ b, repeat)
 
 
 def maxrss_mb() -> float:
@@ -231,9 +227,7 @@ def thread_env(threads: int) -> dict:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--n", type=int, default=100_000)
-    p.add_argument("--k", type=int, default=10)
-    p.add_argument("--dims", type=int, nargs="+", default=[2, 8])
+    mixture_arguments(p)
     p.add_argument("--iterations", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--repeat", type=int, default=2, help="timed fits per configuration; the fastest is reported")
@@ -259,9 +253,7 @@ def main(argv=None) -> None:
     import sklearn
 
     os.environ.update(thread_env(args.threads))
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(args.threads)
+    limit_threads(args.threads)
     rate = gemm_rate()
     load = os.getloadavg()
     print(f"Gaussian mixture: N={args.n}, K={args.k}, {args.iterations} iterations, tol=0, seed={args.seed}, "

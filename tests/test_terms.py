@@ -30,7 +30,8 @@ def test_contract_to_broadcasts_letters_no_input_has():
     assert out.shape == (4, 3) and np.all(out == a)
 
 
-SYMMETRIC = ["Aa,Ab,AB->Bab", "Bab,Aa,Ab->AB", "Aa,Ab->ab", "Bab,Aa,Ab,AB->", "Bba,Aa,Ab,AB->B", "Aa,Ab,AB->Bba"]
+SYMMETRIC = ["Aa,Ab,AB->Bab", "Bab,Aa,Ab->AB", "Aa,Ab->ab", "Bab,Aa,Ab,AB->", "Bba,Aa,Ab,AB->B", "Aa,Ab,AB->Bba",
+             "Aa,Ab,Bab->AB"]
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])

@@ -221,7 +221,7 @@ def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
             return np.einsum(subscripts, *part, optimize=path)
         out = subscripts.split("->")[1]
     else:
-        per_chunk = sym.mate is None or (letter is not None and letter in subscripts.split(",")[sym.mate])
+        per_chunk = sym.mate is None or (letter is not None and letter in subscripts.split("->")[0].split(",")[sym.mate])
         mate = None if per_chunk else sym.pack(operands[sym.mate])
 
         def run(part):
