@@ -370,6 +370,7 @@ class DaskExecutor(Executor):
                 continue
             value = getattr(state, which)[k]
             if isinstance(value, Kept) and value.bounds is self.bounds:
+                self._slices.pop((which, k), None)  # the sent initial locals: no longer read
                 out[k] = value.futures[i]
                 continue
             kept = self._slices.get((which, k))
