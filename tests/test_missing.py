@@ -82,6 +82,11 @@ def test_masked_mixture_rows_equal_deleted_rows():
     assert np.array_equal(masked["z"].barren, ~mask)
     assert masked.missing() == ["z: 10 of 40 elements barren (pruned: no observed descendant)"]
     assert deleted.missing() == []
+    assert "missing data: z: 10 of 40 elements barren" in a.summary(masked)
+    assert "missing data" not in b.summary(deleted)
+    import vmp.render
+
+    assert "10 barren pruned" in vmp.render.diagram(masked).source
 
 
 def _chain(y, mask=None):

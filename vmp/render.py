@@ -103,8 +103,14 @@ def _shape_text(expr) -> str:
 
 def _random_label(node) -> str:
     detail = " ".join(s for s in (node.family.name, _shape_text(node)) if s)
+    notes = []
+    if getattr(node, "clamp", None) is not None:
+        notes.append(f"{int((~node.clamp.observed).sum())} masked inferred")
+    if getattr(node, "barren", None) is not None:
+        notes.append(f"{int(node.barren.sum())} barren pruned")
+    extra = f'<br/><font point-size="9">{html.escape("; ".join(notes))}</font>' if notes else ""
     return (f'<<b>{html.escape(node.name)}</b><br/>'
-            f'<font point-size="10">{html.escape(detail)}</font>>')
+            f'<font point-size="10">{html.escape(detail)}</font>{extra}>')
 
 
 def _kind_of_expression(expr) -> str:

@@ -115,6 +115,9 @@ def summary(result, model=None) -> str:
         if latent:
             rows = [(n.name, n.family.name, _plates(n), describe_posterior(n)) for n in latent]
             lines += [""] + _table(rows, ("node", "family", "plates", "posterior"))
+        missing = model.missing()
+        if missing:
+            lines += ["", "missing data: " + "; ".join(missing)]
         if observed:
             lines += ["", "observed: " + "; ".join(
                 f"{n.name} ({n.family.name}, {_plates(n)})" for n in observed)]
