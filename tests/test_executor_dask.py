@@ -132,9 +132,12 @@ def test_minibatch_traffic_does_not_grow_with_n(client):
         fit = mixture(n=n).stochastic(subsample=vmp.Minibatch("data", 10), evaluate_every=0, seed=0,
                                       executor=executor)
         fit.run(1)
-        before = executor.traffic["sent"]
-        fit.run(3)
-        sent.append((executor.traffic["sent"] - before) / 3)
+        steps = []
+        for _ in range(3):  # the least of 3 steps: a step the cluster retried sends its tasks twice
+            before = executor.traffic["sent"]
+            fit.run(1)
+            steps.append(executor.traffic["sent"] - before)
+        sent.append(min(steps))
     assert sent[1] < 1.2 * sent[0], sent
 
 

@@ -25,10 +25,8 @@ def initialize(engine, rng: np.random.Generator, init: Any = None, plan=None) ->
     symmetry breaking and ``init``'s means.
 
     For a plan with a local step (Minibatch) only the global nodes get a q (the locals are
-    computed per minibatch and never over the whole plate), the symmetry breaking reads the
-    plan's evaluation subsample, and one coordinate sweep of the globals from the
-    responsibilities of one minibatch makes their q agree with one another (so that option (b)
-    does not start from a precision fitted to the prior's spread of the means)."""
+    computed per minibatch and never over the whole plate) and the symmetry breaking reads the
+    plan's evaluation subsample. Under option (b) the loop then runs :func:`first_sweep`."""
     local = plan is not None and plan.local_step
     state = State()
     for node in plan.stepped if local else engine.hidden:

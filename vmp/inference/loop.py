@@ -168,11 +168,15 @@ class Fit:
         self.schedules = per_node(RobbinsMonro() if o.step is None else o.step, names)
         if resume is None:
             state, count = initialize(engine, rng, o.init, plan), 0
-            if plan.local_step and o.init != "prior":
-                state, count = first_sweep(engine, plan, state, rng)
-            elif o.update == "global" and o.init != "prior":
-                state, _ = steps.sweep(engine, state, plan.stepped)
-                count = sweep_accesses(engine)
+            if o.update == "global" and o.init != "prior":
+                # option (b) reads every target from one state: make the globals agree first (one
+                # coordinate sweep, from a minibatch's locals or over all data); option (a)'s first
+                # step is such a sweep already
+                if plan.local_step:
+                    state, count = first_sweep(engine, plan, state, rng)
+                else:
+                    state, _ = steps.sweep(engine, state, plan.stepped)
+                    count = sweep_accesses(engine)
             extra = {"plan": plan.saved(), "backoff": {n: 1.0 for n in names}, "accesses": count,
                      "policies": [p.start(engine, self.plan, state, rng) for p in o.policies],
                      "monitors": [m.start() for m in o.monitors], "good": None, "good_value": None,
