@@ -339,3 +339,52 @@ def test_comparison(fitted, svi, tmp_path):
         steps = float(np.sum(result.history["step_seconds"]))
         assert line.get_label().startswith(f"{line.get_label().split(':')[0]}: {steps:.3g} s of steps")
         assert line.get_xdata()[-1] == pytest.approx(steps)
+
+
+def test_summary_says_plainly_when_a_fit_ends_worse_than_it_started():
+    assert "WORSE THAN IT STARTED" in summary(synthetic([-100.0, -50.0, -400.0]))
+    assert "WORSE THAN IT STARTED" not in summary(synthetic([-100.0, -50.0, -40.0]))
+
+
+def _same_history(a, b) -> None:
+    assert set(a) == set(b)
+    for key in a:
+        if key == "events":
+            assert a[key] == b[key]
+        elif isinstance(a[key], dict):
+            assert set(a[key]) == set(b[key])
+            for k in a[key]:
+                np.testing.assert_array_equal(np.asarray(a[key][k], float), np.asarray(b[key][k], float))
+        else:
+            np.testing.assert_array_equal(np.asarray(a[key], float), np.asarray(b[key], float))
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=st.sampled_from(["none", "svi+", "annealing"]), monitor=st.sampled_from(["none", "noise", "elbo"]),
+       update=st.sampled_from(["per-node", "global"]), seed=st.integers(0, 50))
+def test_json_round_trip_of_every_history(policy, monitor, update, seed):
+    """from_dict(json(to_dict(result))) gives back the history, events included, for fits with
+    policies and monitors that fire."""
+    import json
+    import warnings
+
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([rng.normal(c, 1.0, size=(40, 2)) for c in [(0, 0), (5, 0), (0, 5)]])
+    from vmp.models import gaussian_mixture
+
+    policies = {"none": [], "svi+": [vmp.SVIPlus(effective=2, redraws=1)], "annealing": [vmp.Annealing.linear(3, 4)]}
+    monitors = {"none": None, "noise": [vmp.NoiseMonitor(window=2, threshold=1e-6, action="warn")],
+                "elbo": [vmp.ElboMonitor(every=1, patience=1, tolerance=0.0, action="backoff")]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vmp.DivergenceWarning)
+        result = gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 12), update=update,
+                                            policies=policies[policy], monitors=monitors[monitor], iterations=6,
+                                            evaluate_every=2, seed=seed, progress=False)
+    back = from_dict(json.loads(json.dumps(result.to_dict())))
+    _same_history(result.history, back.history)
+    assert back.diverged == result.diverged and back.message == result.message
+    if monitor == "noise":
+        assert result.history["events"], "the monitor fired: the round trip carries events"

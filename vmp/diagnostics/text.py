@@ -45,6 +45,8 @@ def _convergence(result) -> list[str]:
         line = f"final ELBO (exact): {_number(result.final_elbo)}"
     if elbo.size > 1:
         line += f" (initial {_number(float(elbo[0]))})"
+        if np.isfinite(elbo[-1]) and elbo[-1] < elbo[0]:
+            line += "; WORSE THAN IT STARTED"
     seconds = getattr(result, "seconds", None)
     if seconds is not None:
         line += f"; {seconds:.3g} s"
