@@ -220,3 +220,14 @@ def test_fit_options_are_checked():
         model.fit(iterations=-1)
     with pytest.raises(vmp.VMPError, match="resume"):
         gaussian_mixture(_blobs(30), 3).fit(resume=model.fit(iterations=2))
+
+
+def test_n_init_keeps_the_best_of_several_seeds():
+    x = _blobs(150)
+    singles = [gaussian_mixture(x, 4).fit(iterations=30, seed=s, progress=False).final_elbo for s in (3, 4, 5)]
+    model = gaussian_mixture(x, 4)
+    best = model.fit(iterations=30, seed=3, n_init=3, progress=False)
+    assert best.extra["n_init_bounds"] == singles
+    assert best.final_elbo == max(singles) and model.elbo() == pytest.approx(max(singles), rel=1e-12)
+    with pytest.raises(vmp.VMPError, match="n_init"):
+        model.fit(n_init=0)

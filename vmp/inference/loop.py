@@ -607,7 +607,7 @@ class _Interrupts:
         return False
 
 
-def fit(model, *, method: str = "batch", iterations: int = 200, **options) -> FitResult:
+def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1, **options) -> FitResult:
     """Fit q by variational message passing.
 
     ``method="batch"`` (Winn & Bishop 2005, section 3.2): coordinate ascent, parents first; the
@@ -631,5 +631,22 @@ def fit(model, *, method: str = "batch", iterations: int = 200, **options) -> Fi
     sums over the data run; default vmp.Serial()), ``progress``, ``callback(t, fit)`` (returning
     False stops), ``checkpoint`` (a path written at the end, on interrupt and every
     ``checkpoint_every`` steps) and ``resume`` (a path, a FitResult or a Fit to continue from).
+    ``n_init``: that many fits from seeds seed, seed + 1, ...; the one with the best final bound
+    is kept (scikit-learn's convention), and ``result.extra["n_init_bounds"]`` lists them all.
     """
-    return Fit(model, method=method, iterations=iterations, **options).run().result()
+    if int(n_init) != n_init or n_init < 1:
+        raise VMPError(f"n_init= takes a positive integer, got {n_init!r}")
+    if n_init > 1 and (options.get("resume") is not None or options.get("checkpoint") is not None):
+        raise VMPError("n_init= restarts from new seeds: it does not combine with resume= or checkpoint=")
+    seed = options.pop("seed", 0)
+    best, bounds = None, []
+    for k in range(int(n_init)):
+        result = Fit(model, method=method, iterations=iterations, seed=None if seed is None else seed + k,
+                     **options).run().result()
+        bounds.append(result.final_elbo)
+        if best is None or (np.isfinite(result.final_elbo) and not result.final_elbo <= best.final_elbo):
+            best = result
+    model.state = best.state
+    if n_init > 1:
+        best.extra["n_init_bounds"] = bounds
+    return best
