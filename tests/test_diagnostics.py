@@ -38,7 +38,7 @@ def fitted():
 @pytest.fixture(scope="module")
 def svi():
     model = models.gaussian_mixture(_data(), 3)
-    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30, holdout=0.1),
+    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30, holdout=0.1, evaluation_size=100),
                        step=vmp.RobbinsMonro(tau=1, kappa=0.7), iterations=60, evaluate_every=10,
                        progress=False)
     return model, result

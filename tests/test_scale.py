@@ -204,3 +204,9 @@ def test_local_step_converges_each_document_on_its_own():
         iterations.append(one_accesses // tokens[-1])
     assert accesses == sum(it * n for it, n in zip(iterations, tokens))
     assert len(set(iterations)) > 1, "documents converge after different numbers of sweeps"
+
+
+def test_an_evaluation_subsample_covering_the_plate_is_labelled_exact():
+    small = gaussian_mixture(_blobs(150), 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 30),
+                                                 iterations=10, progress=False)
+    assert small.extra["bound"] == "exact" and np.all(small.history["evaluations"]["stderr"] == 0)

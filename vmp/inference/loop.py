@@ -515,7 +515,8 @@ class Fit:
         history = self.recorder.history()
         elbo = np.array(self.recorder.elbo, dtype=float)
         info = {"method": o.method} if o.method == "batch" else {"method": o.method, "update": o.update}
-        info["bound"] = "exact" if not self.plan.local_step or o.evaluate == "full" else (
+        whole = not self.plan.local_step or o.evaluate == "full" or self.plan.evaluation.size == self.plan.plate.size
+        info["bound"] = "exact" if whole else (
             f"estimate from {self.plan.evaluation.size} of {self.plan.plate.size} elements of "
             f"'{self.plan.plate_name}'")
         diverged = bool(extra["diverged"]) if not self.plan.monotone else not bool(np.all(np.isfinite(elbo)))
