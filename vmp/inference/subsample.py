@@ -94,7 +94,6 @@ class Draw:
     contexts: dict = field(default_factory=dict)  # node name -> {factor child name: Context | None}
     rows: np.ndarray | None = None
     ctx: Context | None = None
-    accesses: int = 0
 
 
 class Plan(ABC):
