@@ -71,6 +71,18 @@ class _Holder:
         return self._engine
 
 
+def _own(value):
+    """``value`` with every array copied into memory numpy allocated (arrays unpickled from a
+    message may sit at any alignment, and SIMD reductions round by alignment)."""
+    if isinstance(value, dict):
+        return {k: _own(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_own(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True)
+    return value
+
+
 def _slice(moments: tuple, axis: int, lo: int, hi: int) -> tuple:
     return tuple(np.ascontiguousarray(np.take(m, np.arange(lo, hi), axis=axis)) for m in moments)
 
@@ -93,15 +105,15 @@ def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
 def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
     """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
     State, the locals of the partition's rows as overrides of every restricted Context."""
-    return task.run(holder.engine, State(moments=moments), _spanned(ctx, spans, plate, local))
+    return task.run(holder.engine, State(moments=_own(moments)), _spanned(ctx, spans, plate, _own(local)))
 
 
 def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
     """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
     restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
     engine = holder.engine
-    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local)
-    return tuple(engine.target(State(moments=moments), engine.nodes[name], ctx=ctx))
+    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=_own(local))
+    return tuple(engine.target(State(moments=_own(moments)), engine.nodes[name], ctx=ctx))
 
 
 def _moments(holder: _Holder, name: str, natural: tuple) -> tuple:
@@ -124,7 +136,8 @@ def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: 
     lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
     engine = holder.engine
     p = engine.model.plates[plate]
-    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local, state=State(moments=moments))
+    local, natural = _own(local), _own(natural)
+    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local, state=State(moments=_own(moments)))
     total = 0.0
     for f in engine.factors.values():
         if p in f.child.plates:
