@@ -41,6 +41,19 @@ class Context:
         return tuple(len(self.subset[p.name]) if p.name in self.subset else p.size for p in plates)
 
 
+def per_datapoint(values: np.ndarray, plates: tuple, ctx: Context, n: int) -> np.ndarray:
+    """Sum ``values`` (shaped ``ctx.shape(plates)`` + trailing axes) over the elements of each of
+    the ``n`` drawn datapoints (a token belongs to its document through ``ctx.owner``)."""
+    axis = next(i for i, p in enumerate(plates) if p.name in ctx.subset)
+    moved = np.moveaxis(np.asarray(values, float), axis, 0)
+    lead = len(plates) - 1
+    flat = moved.reshape((moved.shape[0], -1) + moved.shape[1 + lead:]).sum(axis=1)
+    owner = ctx.owner[plates[axis].name]
+    cols = flat.reshape(flat.shape[0], -1)
+    out = np.stack([np.bincount(owner, weights=cols[:, j], minlength=n) for j in range(cols.shape[1])], axis=1)
+    return out.reshape((n,) + flat.shape[1:])
+
+
 def restricted(ctx: Context | None) -> bool:
     return ctx is not None and ctx.restricted
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..graph.leaves import Context
+from ..graph.leaves import Context, per_datapoint
 from .engine import Engine
 from .state import State
 from .subsample import scaled_context
@@ -170,19 +170,6 @@ def data_bound(engine: Engine, plan, ctx: Context) -> float:
     plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner, state=ctx.state)
     return plan.scale * sum(float(f.elog(engine.factor_weight(f), ctx=plain)) for f in engine.factors.values()
                             if plan.on_batch(f))
-
-
-def per_datapoint(values: np.ndarray, plates: tuple, ctx: Context, n: int) -> np.ndarray:
-    """Sum ``values`` (shaped ``ctx.shape(plates)`` + trailing axes) over the elements of each of
-    the ``n`` drawn datapoints (a token belongs to its document through ``ctx.owner``)."""
-    axis = next(i for i, p in enumerate(plates) if p.name in ctx.subset)
-    moved = np.moveaxis(np.asarray(values, float), axis, 0)
-    lead = len(plates) - 1
-    flat = moved.reshape((moved.shape[0], -1) + moved.shape[1 + lead:]).sum(axis=1)
-    owner = ctx.owner[plates[axis].name]
-    cols = flat.reshape(flat.shape[0], -1)
-    out = np.stack([np.bincount(owner, weights=cols[:, j], minlength=n) for j in range(cols.shape[1])], axis=1)
-    return out.reshape((n,) + flat.shape[1:])
 
 
 def local_terms(engine: Engine, plan, ctx: Context, natural: dict, n: int) -> np.ndarray:

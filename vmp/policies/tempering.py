@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
-from ..graph.leaves import Context
+from ..graph.leaves import Context, per_datapoint
 from .base import Policy
 
 
@@ -172,12 +172,9 @@ class LocalTempering(Policy):
         ell = np.zeros(rows.size)
         plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner, state=ctx.state)
         for f in engine.factors.values():
-            axis = next((i for i, p in enumerate(f.child.plates) if p.name in ctx.subset), None)
-            if axis is None:
-                continue
-            per = f.elog(engine.factor_weight(f), per_element=True, ctx=plain)
-            per = np.moveaxis(np.asarray(per), axis, 0).reshape(per.shape[axis], -1).sum(axis=1)
-            ell += np.bincount(ctx.owner[f.child.plates[axis].name], weights=per, minlength=rows.size)
+            if any(p.name in ctx.subset for p in f.child.plates):
+                per = f.elog(engine.factor_weight(f), per_element=True, ctx=plain)
+                ell += per_datapoint(per, f.child.plates, ctx, rows.size)
         log_c = _local_log_normalizers(engine, plan, ctx, self.temperatures)
         logits = ell[:, None] / self.temperatures - log_c + self.log_prior
         r = st["r"].copy()
@@ -210,7 +207,7 @@ def _local_log_normalizers(engine, plan, ctx, temperatures) -> np.ndarray:
             eta = engine.conditional(x).messages(x, ctx=plain)
             c = None if x.factor_weights() is None else ctx.take(x.factor_weights(), x.plates)
             per = _tempered(x.family, eta, c, temperatures, total=False)
-            out += _per_datapoint(per, x, ctx, rows.size)
+            out += per_datapoint(per, x.plates, ctx, rows.size)
         return out
     k = z.event_shape[0]
     c_z = None if z.factor_weights() is None else ctx.take(z.factor_weights(), z.plates)
@@ -228,12 +225,4 @@ def _local_log_normalizers(engine, plan, ctx, temperatures) -> np.ndarray:
         cz = 1.0 if c_z is None else c_z[..., None]
         comps.append(acc + cz * log_pi[..., j, None] / temperatures)
     per = logsumexp(np.stack(comps), axis=0)
-    return out + _per_datapoint(per, z, ctx, rows.size)
-
-
-def _per_datapoint(per, node, ctx, n) -> np.ndarray:
-    axis = next(i for i, p in enumerate(node.plates) if p.name in ctx.subset)
-    owner = ctx.owner[node.plates[axis].name]
-    flat = np.moveaxis(per, axis, 0)
-    flat = flat.reshape(flat.shape[0], -1, flat.shape[-1]).sum(axis=1)
-    return np.stack([np.bincount(owner, weights=flat[:, m], minlength=n) for m in range(flat.shape[1])], axis=1)
+    return out + per_datapoint(per, z.plates, ctx, rows.size)
