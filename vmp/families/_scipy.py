@@ -23,6 +23,9 @@ class Elementwise:
     def __getattr__(self, method: str):
         if method.startswith("_"):
             raise AttributeError(method)
+        if not callable(getattr(next(iter(self._items.values())), method)):  # an attribute (a mean vector)
+            out = [np.asarray(getattr(d, method)) for d in self._items.values()]
+            return np.stack(out).reshape(self.plate_shape + out[0].shape)
 
         def call(*args, **kwargs):
             out = [np.asarray(getattr(d, method)(*(_at(a, idx) for a in args), **kwargs))
