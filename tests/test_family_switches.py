@@ -14,7 +14,7 @@ NAMES = "|".join(sorted({f.__name__ for f in ALL} | {f.name for f in ALL}))
 #: ``x is fam.Gaussian``, ``family is not Categorical``, ``f == families.Wishart``, and the
 #: tuple forms ``family in (fam.Gaussian, fam.Normal)``; ``GaussianARDFactor`` is not a family
 SWITCH = re.compile(
-    rf"(\b(is|is not|==|!=)\s+(fam_?\.|families\.)?({NAMES})\b(?!\w))"
+    rf"((\bis not\b|\bis\b|==|!=)\s*(fam_?\.|families\.)?({NAMES})\b(?!\w))"
     rf"|(\bin\s*[\(\[\{{][^\)\]\}}]*\b(fam_?\.|families\.)?({NAMES})\b(?!\w)[^\)\]\}}]*[\)\]\}}])"
     rf"|(\.name\s*(==|!=)\s*['\"]({NAMES})['\"])"
 )
