@@ -68,13 +68,18 @@ def _text(v) -> str:
 
 
 class _Simplex(Constraint):
+    """Probability vectors over the last axis (``strict``: every entry positive, the open simplex)."""
+
     event_dim = 1
-    description = "non-negative and sum to 1 over the last axis"
+
+    def __init__(self, strict: bool = False):
+        self.strict = strict
+        self.description = f"{'positive' if strict else 'non-negative'} and sum to 1 over the last axis"
 
     def check(self, value):
         value = np.asarray(value, float)
         with np.errstate(invalid="ignore"):
-            entries = np.all(np.isfinite(value) & (value >= 0), axis=-1)
+            entries = np.all(np.isfinite(value) & ((value > 0) if self.strict else (value >= 0)), axis=-1)
             return entries & np.isclose(value.sum(-1), 1.0)
 
     def explain(self, role, value):
@@ -109,6 +114,7 @@ unit_interval = _Elementwise(lambda v: (v >= 0) & (v <= 1), "in [0, 1]")
 open_unit_interval = _Elementwise(lambda v: (v > 0) & (v < 1), "in (0, 1)")
 nonnegative_integer = _Integer(0, None, "non-negative integers")
 simplex = _Simplex()
+open_simplex = _Simplex(strict=True)
 positive_definite = _PositiveDefinite()
 
 

@@ -14,7 +14,7 @@ TINY = 1e-300
 class Dirichlet(Family):
     name = "Dirichlet"
     event_ndims = (1,)
-    support = constraints.simplex
+    support = constraints.open_simplex
     arg_constraints = {"alpha": constraints.positive}
     example_event = (3,)
 

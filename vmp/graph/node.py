@@ -173,6 +173,8 @@ class Node(Expression, ABC):
             return f"must be numbers, got {_dtype_words(data)}"
         if data.dtype.kind not in "iufb" or not np.all(np.isfinite(data)):
             return "contain NaN or inf"
+        if not np.all(self.family.support.check(data)):
+            return f"must be {self.family.support.description}"
         return None
 
     def _statistics(self, data: np.ndarray) -> tuple[np.ndarray, ...]:

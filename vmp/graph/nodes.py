@@ -9,7 +9,6 @@ from .. import families as fam
 from ..errors import ConjugacyError, GraphError, HyperparameterError, ShapeError
 from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, GaussianARDFactor, GaussianFactor,
                        NormalFactor, WishartFactor)
-from ..families._linalg import is_pd
 from .data import is_lazy
 from .expressions import Diagonal, Expression
 from .node import Node, fixed
@@ -148,9 +147,6 @@ class Gamma(Node):
     def _fill_value(self):
         return np.ones(())
 
-    def _check_data(self, data):
-        return super()._check_data(data) or (None if np.all(data > 0) else "must be positive")
-
 
 class Wishart(Node):
     """Wishart(dof, scale) over DxD precision matrices, E[x] = dof * scale (scipy.stats.wishart)."""
@@ -175,9 +171,6 @@ class Wishart(Node):
     def _fill_value(self):
         return np.eye(self.event_shape[0])
 
-    def _check_data(self, data):
-        return super()._check_data(data) or (None if np.all(is_pd(data)) else "are not positive definite")
-
 
 class Dirichlet(Node):
     """Dirichlet(alpha) over probability vectors of the last axis."""
@@ -200,13 +193,6 @@ class Dirichlet(Node):
 
     def _fill_value(self):
         return np.full(self.event_shape, 1.0 / self.event_shape[0])
-
-    def _check_data(self, data):
-        bad = super()._check_data(data)
-        if bad:
-            return bad
-        ok = np.all(data > 0) and np.allclose(data.sum(-1), 1.0)
-        return None if ok else "must be positive and sum to 1"
 
     def _statistics(self, data):
         return (np.log(data),)
