@@ -89,12 +89,10 @@ class Family(ABC):
 
     @classmethod
     def log_base_measure(cls, x: np.ndarray, event_shape: tuple[int, ...]) -> np.ndarray:
-        """log h(x) of observed values x (plates + data event), one value per plate element;
-        0 for a unit base measure. An observed node's factor adds sum_n w_n log h(x_n) to the
-        bound (e.g. a Poisson's -log y!), so the evidence is exact."""
-        x = np.asarray(x)
-        n = x.ndim - (len(event_shape) if cls.event_ndims[0] else 0)
-        return np.zeros(x.shape[:max(n, 0)])
+        """log h(x) of observed values x (plates + data event), one value per plate element
+        (0, broadcasting, for a unit base measure). An observed node's factor adds
+        sum_n w_n log h(x_n) to the bound (e.g. a Poisson's -log y!), so the evidence is exact."""
+        return np.zeros(())
 
     @classmethod
     def expected_log_base_measure(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
