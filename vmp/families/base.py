@@ -68,6 +68,12 @@ class Family(ABC):
         """Sufficient statistics u(x) of a point."""
 
     @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of q as one frozen scipy distribution over arrays shaped like the
+        mean, for credible intervals; None where the family has none here (Categorical, Wishart)."""
+        return None
+
+    @classmethod
     def plate_shape(cls, natural: Arrays) -> tuple[int, ...]:
         a, n = natural[0], cls.event_ndims[0]
         return a.shape[: a.ndim - n]

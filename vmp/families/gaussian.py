@@ -82,6 +82,13 @@ class Gaussian(Family):
         from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.multivariate_normal(p["mean"], p["covariance"])
 
+    @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of q: x_d ~ N(mu_d, Sigma_dd)."""
+        p = cls.parameters(natural)
+        from scipy import stats  # when asked for: scipy.stats is slow to import
+        return stats.norm(p["mean"], np.sqrt(np.diagonal(p["covariance"], axis1=-2, axis2=-1)))
+
 
 class Normal(Family):
     """Univariate Gaussian, elementwise over plates: eta = (tau mu, -tau/2), u = (x, x^2)."""
@@ -134,3 +141,8 @@ class Normal(Family):
         p = cls.parameters(natural)
         from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.norm(p["mean"], np.sqrt(p["variance"]))
+
+    @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of q (q itself)."""
+        return cls.to_scipy(natural)

@@ -181,6 +181,20 @@ class Model:
 
         return Engine(self).elbo(self.state)
 
+    # ----- reading q: predictions (vmp.predictive, vmp.export) ----------------------------
+    def predict(self, name: str, draws: int = 1000, seed: int | None = 0):
+        """The posterior predictive of node ``name`` under the current q (mean, variance,
+        ``to_scipy()``, ``sample(n, rng)``); see :mod:`vmp.predictive`."""
+        from ..predictive import predict
+
+        return predict(self, name, draws, seed)
+
+    def impute(self, name: str, draws: int = 1000, seed: int | None = 0):
+        """The posterior of the masked entries of node ``name``; see :func:`vmp.predictive.impute`."""
+        from ..predictive import impute
+
+        return impute(self, name, draws, seed)
+
     def render(self, filename: str | None = None, **options):
         """The network diagram as a graphviz.Digraph; written to ``filename`` when given
         (``timeout=`` seconds for Graphviz's layout, see :func:`vmp.render.render`)."""

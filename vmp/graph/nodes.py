@@ -71,6 +71,13 @@ class Gaussian(Node):
     def _fill_value(self):
         return np.zeros(self.event_shape)
 
+    def conditional(self, parents):
+        """eta = (Lambda mu, -Lambda/2); an ARD precision's values are its diagonal."""
+        precision = parents["precision"]
+        if self.factor_cls is GaussianARDFactor:
+            precision = precision[..., :, None] * np.eye(self.event_shape[0])
+        return self.family.natural_from(parents["mean"], precision)
+
     def _statistics(self, data):
         return _Outer(_points(data))
 
@@ -128,6 +135,10 @@ class Normal(Node):
     def _fill_value(self):
         return np.zeros(())
 
+    def conditional(self, parents):
+        mean, precision = np.broadcast_arrays(parents["mean"], parents["precision"])
+        return self.family.natural_from(mean, precision)
+
 
 class Gamma(Node):
     """Gamma(shape, rate), E[x] = shape / rate. rate: constant or Gamma node; shape: constant."""
@@ -147,6 +158,9 @@ class Gamma(Node):
         if not np.all(np.isfinite(a) & (a > 0)):
             raise_hyper(self.name, "shape must be positive and finite")
         return GammaFactor((), a)
+
+    def conditional(self, parents):
+        return self.family.natural_from(self.factor.shape, parents["rate"])
 
     def _fill_value(self):
         return np.ones(())
@@ -183,6 +197,9 @@ class Wishart(Node):
             raise_hyper(self.name, "scale is not symmetric positive definite")
         return WishartFactor(self.event_shape, n, v)
 
+    def conditional(self, parents):
+        return self.family.natural_from(self.factor.dof, self.factor.scale)
+
     def _fill_value(self):
         return np.eye(self.event_shape[0])
 
@@ -211,6 +228,9 @@ class Dirichlet(Node):
         if not np.all(np.isfinite(a) & (a > 0)):
             raise_hyper(self.name, "alpha must be positive and finite")
         return DirichletFactor(self.event_shape, a)
+
+    def conditional(self, parents):
+        return self.family.natural_from(self.factor.alpha)
 
     def _fill_value(self):
         return np.full(self.event_shape, 1.0 / self.event_shape[0])
@@ -243,6 +263,9 @@ class Categorical(Node):
 
     def _data_event_shape(self):
         return ()
+
+    def conditional(self, parents):
+        return self.family.natural_from(parents["probabilities"])
 
     def _fill_value(self):
         return np.zeros((), dtype=int)
