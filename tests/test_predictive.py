@@ -195,3 +195,52 @@ def test_node_sample_draws_from_q_reproducibly():
     np.testing.assert_allclose(np.cov(draws.T), p["covariance"], rtol=0.05, atol=1e-5)
     with pytest.raises(vmp.GraphError, match="'y' is observed"):
         model["y"].sample(3)
+
+
+def test_summary_gives_sd_and_credible_intervals_of_q():
+    x, y = _regression()
+    model = linear_regression(x, y)
+    result = model.fit(iterations=50, seed=0)
+    text = result.summary(model)
+    assert "sd" in text and "95% interval" in text
+    p = model["tau"].parameters
+    lo, hi = stats.gamma(p["shape"], scale=1 / p["rate"]).interval(0.95)
+    row = next(line for line in text.splitlines() if line.startswith("tau "))
+    printed = [float(v) for v in row.split("[")[-1].rstrip("]").split(",")]
+    np.testing.assert_allclose(printed, [lo, hi], rtol=2e-3)
+    assert float(row.split()[-3]) == pytest.approx(np.sqrt(p["shape"]) / p["rate"], rel=2e-3)
+
+
+def test_to_arviz_holds_draws_from_q_and_the_predictive():
+    az = pytest.importorskip("arviz", reason="ArviZ is an optional extra: pip install 'vmp[arviz]'")
+    x, y = _regression()
+    model = linear_regression(x, y)
+    result = model.fit(iterations=50, seed=0)
+    data = result.to_arviz(model, draws=4000, seed=1)
+    assert isinstance(data, az.InferenceData)
+    w = data.posterior["w"].values
+    assert w.shape == (1, 4000, 3)
+    np.testing.assert_allclose(w[0].mean(0), model["w"].mean, atol=0.02)
+    assert data.posterior_predictive["y"].shape == (1, 4000, 40)
+    np.testing.assert_array_equal(data.observed_data["y"].values, y)
+    assert data.posterior_predictive["y"].dims[-1] == "data"
+    summary = az.summary(data, var_names=["tau"], kind="stats")
+    assert summary["mean"].iloc[0] == pytest.approx(float(model["tau"].mean), rel=0.03)
+
+
+def test_to_arviz_without_arviz_says_how_to_install(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_arviz(name, *args, **kwargs):
+        if name == "arviz":
+            raise ImportError("No module named 'arviz'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_arviz)
+    x, y = _regression()
+    model = linear_regression(x, y, noise_precision=1.0)
+    model.fit(iterations=5, seed=0)
+    with pytest.raises(ImportError, match="pip install arviz"):
+        model.to_arviz(draws=10)

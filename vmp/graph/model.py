@@ -201,6 +201,13 @@ class Model:
 
         return impute(self, name, draws, seed)
 
+    def to_arviz(self, draws: int = 1000, seed: int | None = 0, predictive: bool = True):
+        """Draws from q (and from the predictive of the observed nodes) as ArviZ InferenceData;
+        needs ArviZ. See :func:`vmp.export.to_arviz`."""
+        from ..export import to_arviz
+
+        return to_arviz(self, draws, seed, predictive)
+
     def set_data(self, name: str | dict, values=None, *, mask=None) -> "Model":
         """Replace the data of an observed node or a ``vmp.Data`` input (``set_data("X", X_new)``,
         or several at once: ``set_data({"X": X_new, "y": y_new})``); a data plate may change size.
