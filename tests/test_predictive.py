@@ -244,3 +244,48 @@ def test_to_arviz_without_arviz_says_how_to_install(monkeypatch):
     model.fit(iterations=5, seed=0)
     with pytest.raises(ImportError, match="pip install arviz"):
         model.to_arviz(draws=10)
+
+
+def test_set_data_on_a_mixture_infers_the_new_locals_given_the_fitted_globals():
+    rng = np.random.default_rng(10)
+    x = np.concatenate([rng.normal((3, 0), 1, size=(60, 2)), rng.normal((0, 3), 1, size=(60, 2))])
+    model = vmp.models.gaussian_mixture(x, 2)
+    model.fit(iterations=60, seed=0)
+    x_new = rng.normal(size=(9, 2)) * 2
+    model.set_data("x", x_new)
+    fresh = vmp.models.gaussian_mixture(x_new, 2)
+    for name in ("pi", "mu", "Lambda"):
+        fresh[name].set_natural(model[name].natural)
+    fresh.infer_locals()
+    assert model["z"].mean.shape == (9, 2)
+    np.testing.assert_allclose(model["z"].mean, fresh["z"].mean, rtol=1e-12)
+    np.testing.assert_allclose(model.predict("x").covariance, fresh.predict("x").covariance, rtol=1e-12)
+
+
+@pytest.mark.parametrize("factorized", [True, False])
+def test_matrix_factorization_predictive_moments_match_ancestral_draws(factorized):
+    """E[u.v] and E[(u.v)^2] (Paquet eq. (7) when factorized) against draws of u and v from q."""
+    rng = np.random.default_rng(11)
+    users, items = rng.integers(0, 6, 40), rng.integers(0, 5, 40)
+    model = vmp.models.matrix_factorization(users, items, rng.normal(size=40), 2, factorized=factorized)
+    model.fit(iterations=30, seed=0)
+    pred = model.predict("r")
+    draws = pred.sample(60000, 12)
+    np.testing.assert_allclose(draws.mean(0), pred.mean, atol=6 * np.sqrt(pred.variance.max() / 60000))
+    np.testing.assert_allclose(draws.var(0), pred.variance, rtol=0.04)
+
+
+def test_ard_precision_predictive_matches_ancestral_draws():
+    rng = np.random.default_rng(13)
+    data = rng.normal(size=(30, 3)) * [1.0, 3.0, 0.3]
+    with vmp.Model("ard") as model:
+        with vmp.Plate("dims", 3):
+            alpha = vmp.Gamma("alpha", 2.0, 2.0)
+        with vmp.Plate("data", 30):
+            vmp.Gaussian("x", mean=np.zeros(3), precision=alpha, observed=data)
+    model.fit(iterations=10, seed=0)
+    pred = model.predict("x")
+    a, b = 2.0 + 15, 2.0 + 0.5 * (data ** 2).sum(0)  # conjugate: E[1/alpha_d] = b / (a - 1)
+    np.testing.assert_allclose(pred.covariance[0], np.diag(b / (a - 1)), rtol=1e-10)
+    draws = pred.sample(100000, 14)
+    np.testing.assert_allclose(draws[:, 0].var(0), b / (a - 1), rtol=0.03)
