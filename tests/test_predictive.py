@@ -289,3 +289,12 @@ def test_ard_precision_predictive_matches_ancestral_draws():
     np.testing.assert_allclose(pred.covariance[0], np.diag(b / (a - 1)), rtol=1e-10)
     draws = pred.sample(100000, 14)
     np.testing.assert_allclose(draws[:, 0].var(0), b / (a - 1), rtol=0.03)
+
+
+def test_predict_before_a_fit_names_the_node_without_q():
+    x, y = _regression()
+    model = linear_regression(x, y)
+    with pytest.raises(vmp.GraphError, match="node 'w' has no posterior yet"):
+        model.predict("y")
+    with pytest.raises(vmp.GraphError, match="node 'y' has no mask"):
+        model.impute("y")

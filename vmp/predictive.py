@@ -55,9 +55,12 @@ class Predictive:
         return self._scipy(index)
 
     def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Central credible interval of each (marginal) element."""
-        if self._scipy is not None and self.covariance is None and self.method != "monte-carlo":
-            return self._scipy(None).interval(level)
+        """Central credible interval of each (marginal) element: from ``to_scipy`` when it is
+        exact and univariate, else the quantiles of 4000 exact draws (seeded: reproducible)."""
+        if self._scipy is not None and self.covariance is None and self.method == "exact":
+            dist = self._scipy(None)
+            if hasattr(dist, "interval"):
+                return dist.interval(level)
         draws = self.sample(4000, 0)
         return tuple(np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0))
 
@@ -73,6 +76,7 @@ def predict(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predic
     """The posterior predictive of every element of node ``name`` under the current q."""
     node = model[name]
     model.compile()
+    _need_parents(node)
     sampler = _sampler(node)
     roles = set(node.parents)
     if roles == {"mean", "precision"}:
@@ -100,6 +104,18 @@ def impute(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predict
 
 
 # ----- the pieces -------------------------------------------------------------------------
+def _need_parents(node) -> None:
+    """A clear error when a hidden node under x's parents has no q (no fit yet, or a minibatch
+    fit's local node)."""
+    from .graph.expressions import Expression, random_nodes
+
+    for expr in node.parents.values():
+        if isinstance(expr, Expression):
+            for parent in random_nodes(expr):
+                if not parent.observed:
+                    parent._need_posterior()
+
+
 def _sampler(node) -> Callable:
     """Ancestral draws: q's joint draws of the parents, then x ~ p(x | parents) elementwise."""
     def sample(n: int, rng: np.random.Generator) -> np.ndarray:
