@@ -31,6 +31,7 @@ def test_linear_gaussian_predictive_is_the_closed_form():
     np.testing.assert_allclose(pred.mean, x @ m, atol=1e-10)
     np.testing.assert_allclose(pred.variance, np.einsum("ni,ij,nj->n", x, s, x) + 1 / 4.0, rtol=1e-10)
     np.testing.assert_allclose(pred.to_scipy().logpdf(y), stats.norm(x @ m, np.sqrt(pred.variance)).logpdf(y))
+    np.testing.assert_allclose(pred.interval(0.9), stats.norm(x @ m, np.sqrt(pred.variance)).interval(0.9))
     draws = pred.sample(20000, 1)
     assert draws.shape == (20000, 40)
     z = (draws.mean(0) - pred.mean) / np.sqrt(pred.variance / 20000)

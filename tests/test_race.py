@@ -3,7 +3,7 @@ import numpy as np
 
 import vmp
 from vmp.cli import blobs
-from vmp.diagnostics.race import race_table, race_verdict, time_to_bound
+from vmp.diagnostics.race import final_bounds, race_table, race_verdict, time_to_bound
 from vmp.models import gaussian_mixture
 
 
@@ -35,3 +35,14 @@ def test_time_to_bound_reads_the_first_evaluation_past_each_target():
     table = race_table(rows, list(fits))
     assert table.count("\n") == 2 + len(gaps) and "5.0% of the best" in table
     assert "reached within 0.0% first" in race_verdict(rows, "svi", "batch")
+    winner = max(fits, key=lambda k: fits[k].history["evaluations"]["elbo"][-1])
+    assert final_bounds(fits).startswith(f"{winner} ended higher")
+
+
+def test_race_verdict_calls_near_ties_ties():
+    rows = [{"gap": 0.01, "target": -1.0, "a": (1.0, 10), "b": (1.1, 1)},
+            {"gap": 0.005, "target": -1.0, "a": (1.0, 10), "b": (3.0, 2)},
+            {"gap": 0.002, "target": -1.0, "a": None, "b": (3.0, 2)}]
+    text = race_verdict(rows, "a", "b")
+    assert text == ("both reached within 1.0% in about the same time; a reached within 0.5% first (3.0x "
+                    "sooner); b reached within 0.2% first")

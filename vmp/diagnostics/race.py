@@ -40,14 +40,20 @@ def race_table(rows: list[dict], labels: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: times within this factor of each other are reported as a tie (timings on a shared machine)
+TIE = 1.25
+
+
 def race_verdict(rows: list[dict], fast: str, slow: str) -> str:
-    """One honest sentence per gap: which fit reached it first, and by what factor."""
+    """One clause per gap: which fit reached it first, and by what factor (a tie within TIE)."""
     parts = []
     for row in rows:
         a, b = row[fast], row[slow]
         what = f"within {row['gap']:.1%}"
         if a is None and b is None:
             parts.append(f"neither reached {what}")
+        elif a is not None and b is not None and max(a[0], b[0]) < TIE * min(a[0], b[0]):
+            parts.append(f"both reached {what} in about the same time")
         elif b is None or (a is not None and a[0] < b[0]):
             ratio = "" if b is None or a[0] <= 0 else f" ({b[0] / a[0]:.1f}x sooner)"
             parts.append(f"{fast} reached {what} first{ratio}")
@@ -55,3 +61,10 @@ def race_verdict(rows: list[dict], fast: str, slow: str) -> str:
             ratio = "" if a is None or b[0] <= 0 else f" ({a[0] / b[0]:.1f}x sooner)"
             parts.append(f"{slow} reached {what} first{ratio}")
     return "; ".join(parts)
+
+
+def final_bounds(results: dict) -> str:
+    """Which fit ended with the higher exact bound (its last evaluation)."""
+    last = {label: float(normalized(r)["evaluations"]["elbo"][-1]) for label, r in results.items()}
+    order = sorted(last, key=last.get, reverse=True)
+    return f"{order[0]} ended higher (" + " vs ".join(f"{label} {last[label]:.7g}" for label in order) + ")"
