@@ -299,3 +299,21 @@ def test_predict_before_a_fit_names_the_node_without_q():
         model.predict("y")
     with pytest.raises(vmp.GraphError, match="node 'y' has no mask"):
         model.impute("y")
+
+
+def test_other_families_get_monte_carlo_moments_of_the_exact_compound():
+    """x ~ Gamma(a, rate b), b ~ Gamma(c, d) under q: x is BetaPrime(a, c, scale d)."""
+    rng = np.random.default_rng(15)
+    with vmp.Model("compound") as model:
+        b = vmp.Gamma("b", 3.0, 2.0)
+        with vmp.Plate("data", 20):
+            vmp.Gamma("x", 2.0, b, observed=rng.gamma(2.0, 1.0, size=20))
+    model.fit(iterations=5, seed=0)
+    c, d = model["b"].parameters["shape"], model["b"].parameters["rate"]
+    pred = model.predict("x", draws=200_000, seed=1)
+    assert pred.method == "monte-carlo"
+    want = stats.betaprime(2.0, c, scale=d)
+    np.testing.assert_allclose(pred.mean, want.mean(), rtol=0.02)
+    np.testing.assert_allclose(pred.variance, want.var(), rtol=0.1)
+    with pytest.raises(vmp.GraphError, match="no closed-form predictive"):
+        pred.to_scipy()

@@ -216,8 +216,11 @@ class Model:
         (held-out targets to predict). See :mod:`vmp.graph.replace`."""
         from .replace import set_data
 
+        if isinstance(name, dict) and (values is not None or mask is not None):
+            raise OptionError(f"model '{self.name}': set_data(dict) takes no values= or mask=; give one "
+                              f"name with its mask, e.g. set_data('y', y_new, mask=observed)")
         changes = dict(name) if isinstance(name, dict) else {name: values}
-        set_data(self, changes, {} if mask is None else {next(iter(changes)): mask})
+        set_data(self, changes, {} if mask is None else {name: mask})
         return self
 
     def render(self, filename: str | None = None, **options):
