@@ -317,3 +317,26 @@ def test_other_families_get_monte_carlo_moments_of_the_exact_compound():
     np.testing.assert_allclose(pred.variance, want.var(), rtol=0.1)
     with pytest.raises(vmp.GraphError, match="no closed-form predictive"):
         pred.to_scipy()
+
+
+def test_imputed_categories_of_a_node_with_children_are_its_q():
+    """A masked class label c_n with a child: q(c_n) proportional to pi_k N(x_n | mu_k, 1)."""
+    rng = np.random.default_rng(16)
+    labels = rng.integers(0, 2, 12)
+    mask = np.arange(12) % 4 != 0
+    means = np.array([-2.0, 2.0])
+    with vmp.Model("labels") as model:
+        with vmp.Plate("data", 12):
+            c = vmp.Categorical("c", np.array([0.3, 0.7]), observed=np.where(mask, labels, 0), mask=mask)
+        with vmp.Plate("classes", 2):
+            mu = vmp.Normal("mu", mean=means, precision=1e12)
+        with vmp.Plate("data", 12):
+            xs = means[labels] + rng.normal(size=12)
+            vmp.Normal("x", mean=mu[c], precision=1.0, observed=xs)
+    model.fit(iterations=20, seed=0)
+    out = model.impute("c")
+    logp = np.log([0.3, 0.7]) - 0.5 * (xs[~mask, None] - means) ** 2
+    want = np.exp(logp - logp.max(1, keepdims=True))
+    want /= want.sum(1, keepdims=True)
+    np.testing.assert_allclose(out.mean, want, atol=1e-5)
+    np.testing.assert_allclose(out.variance, want * (1 - want), atol=1e-5)

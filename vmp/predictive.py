@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import GraphError
-from .graph.draws import align, draw
+from .graph.draws import align, draw, plates_of
 from .graph.expectations import FirstTwo, Inverse, Probabilities, expect, is_linear, is_point
 
 
@@ -99,7 +99,8 @@ def impute(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predict
     cov = None if full.covariance is None else full.covariance[where]
     pick = None if full._scipy is None else \
         (lambda index: full._scipy(where if index is None else tuple(w[index] for w in where)))
-    return Predictive(name, full.mean[where], full.variance[where], cov, full.method, pick,
+    var = None if full.variance is None else full.variance[where]
+    return Predictive(name, full.mean[where], var, cov, full.method, pick,
                       lambda n, rng: full._sample(n, rng)[(slice(None),) + where])
 
 
@@ -120,17 +121,10 @@ def _sampler(node) -> Callable:
     """Ancestral draws: q's joint draws of the parents, then x ~ p(x | parents) elementwise."""
     def sample(n: int, rng: np.random.Generator) -> np.ndarray:
         memo: dict = {}
-        values = {role: align(draw(expr, n, rng, memo, node.plates), getattr(expr, "plates", ())
-                              if _plated(expr) else node.plates, node.plates)
+        values = {role: align(draw(expr, n, rng, memo), plates_of(expr, node.plates), node.plates)
                   for role, expr in node.parents.items()}
         return node.family.sample(_full(node.conditional(values), node, n), rng)
     return sample
-
-
-def _plated(expr) -> bool:
-    from .graph.expressions import Constant, PlatedConstant
-
-    return not isinstance(expr, Constant) or isinstance(expr, PlatedConstant)
 
 
 def _full(natural: tuple, node, n: int) -> tuple:
@@ -249,6 +243,8 @@ def _posterior(node) -> Predictive:
     mean = node.mean
     cov = params.get("covariance")
     var = np.diagonal(cov, axis1=-2, axis2=-1).copy() if cov is not None else params.get("variance")
+    if var is None and node.family.marginal(natural) is not None:
+        var = node.family.marginal(natural).var()
 
     def scipy(index):
         picked = tuple(a if index is None else a[index] for a in natural)

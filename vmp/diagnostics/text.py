@@ -96,8 +96,8 @@ def describe_posterior(node) -> str:
 
 def describe_spread(node, level: float = 0.95) -> tuple[str, str]:
     """Standard deviations and central credible intervals of q's elementwise marginals (the
-    family's ``marginal``: Normal, Gamma, Beta marginals of a Dirichlet), for small posteriors;
-    "-" where there is none (Categorical, Wishart) or too many numbers to print."""
+    family's ``marginal``: Normal, Gamma, Beta marginals of a Dirichlet, Bernoulli indicators of a
+    Categorical), for small posteriors; "-" where there is none (Wishart) or too many to print."""
     from ..errors import VMPError
 
     try:

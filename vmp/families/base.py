@@ -70,7 +70,7 @@ class Family(ABC):
     @classmethod
     def marginal(cls, natural: Arrays):
         """Elementwise marginals of q as one frozen scipy distribution over arrays shaped like the
-        mean, for credible intervals; None where the family has none here (Categorical, Wishart)."""
+        mean, for credible intervals; None where the family has none here (Wishart)."""
         return None
 
     @classmethod

@@ -40,9 +40,14 @@ def value_ndim(expr: Expression) -> int:
     return len(expr.event_shape)
 
 
-def draw(expr: Expression, n: int, rng: np.random.Generator, memo: dict, owner: tuple = ()) -> np.ndarray:
-    """``n`` joint draws of ``expr`` under q, shaped (n,) + its plates + its value's event.
-    A role constant (broadcast at declaration to its node's plates ``owner``) keeps that layout."""
+def plates_of(expr: Expression, owner: tuple) -> tuple:
+    """The plates a draw of ``expr`` is laid over: its own, or, for a role constant (broadcast at
+    declaration to the plates ``owner`` of its node), its node's."""
+    return owner if isinstance(expr, Constant) and not isinstance(expr, PlatedConstant) else expr.plates
+
+
+def draw(expr: Expression, n: int, rng: np.random.Generator, memo: dict) -> np.ndarray:
+    """``n`` joint draws of ``expr`` under q, shaped (n,) + ``plates_of(expr)`` + its value's event."""
     from .node import Node
 
     if isinstance(expr, Node):
