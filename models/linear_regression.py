@@ -18,7 +18,9 @@ def linear_regression(inputs: np.ndarray, targets: np.ndarray, *, noise_precisio
                       name: str = "linear_regression") -> vmp.Model:
     """Build the regression of ``targets`` (N) on the rows of ``inputs`` (N x D); add a column of
     ones to ``inputs`` for an intercept. ``noise_precision`` fixes tau; when None,
-    tau ~ Gamma(*noise_prior). ``ard`` gives each weight its own Gamma(*ard_prior) precision."""
+    tau ~ Gamma(*noise_prior). ``ard`` gives each weight its own Gamma(*ard_prior) precision.
+    The inputs are the data input "X": ``model.set_data("X", X_new)`` then ``model.predict("y")``
+    predicts held-out targets."""
     x = _checks.matrix(name, "inputs", inputs)
     y = _checks.values(name, "targets", targets)
     if y.ndim != 1:
@@ -35,5 +37,5 @@ def linear_regression(inputs: np.ndarray, targets: np.ndarray, *, noise_precisio
         w = vmp.Gaussian("w", mean=np.zeros(d), precision=precision)
         tau = noise_precision if noise_precision is not None else vmp.Gamma("tau", *noise_prior)
         with vmp.Plate("data", n):
-            vmp.Normal("y", mean=vmp.dot(w, x), precision=tau, observed=y)
+            vmp.Normal("y", mean=vmp.dot(w, vmp.Data("X", x)), precision=tau, observed=y)
     return model

@@ -54,7 +54,7 @@ def test_demo_writes_both_reports_and_the_comparison(tmp_path):
     """The README's command, as a subprocess: a report per method and the comparison."""
     out = tmp_path / "report"
     start = time.perf_counter()
-    proc = run("demo", "--report", out, "--n", 200, "--svi-iterations", 150, timeout=60)
+    proc = run("demo", "--report", out, "--n", 200, "--svi-iterations", 150, "--large", 5000, timeout=60)
     elapsed = time.perf_counter() - start
     assert proc.returncode == 0, proc.stderr
     assert elapsed < 30
@@ -83,11 +83,14 @@ def test_demo_writes_both_reports_and_the_comparison(tmp_path):
     assert (out / "comparison.png").read_bytes()[:4] == b"\x89PNG"
     assert str(out.resolve()) in proc.stdout and "| svi |" in proc.stdout
     assert "SVI pays off when one sweep over the data is expensive" in proc.stdout
+    large = (out / "large.md").read_text()
+    assert "5,000 points" in large and "| bound within | batch VMP | SVI |" in large
+    assert "within 1.0%" in proc.stdout and "ended higher" in proc.stdout and "a larger data set: 5,000 points" in proc.stdout
 
 
 def test_demo_methods_option(tmp_path, capsys):
     proc = call(capsys, "demo", "--report", tmp_path, "--n", 120, "--methods", "svi",
-                "--svi-iterations", 20, "--evaluate-every", 10, "--batch-size", 500)
+                "--svi-iterations", 20, "--evaluate-every", 10, "--batch-size", 500, "--large", 0)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "svi" / "dashboard.png").exists() and not (tmp_path / "batch").exists()
     svi = json.loads((tmp_path / "svi" / "history.json").read_text())

@@ -6,7 +6,7 @@ from .errors import (ConjugacyError as ConjugacyError, ConvergenceError as Conve
                      ShapeError as ShapeError,
                      VMPError as VMPError)
 from .factors import rules as rules
-from .graph import (Categorical as Categorical, Dirichlet as Dirichlet, Gamma as Gamma,
+from .graph import (Categorical as Categorical, Data as Data, Dirichlet as Dirichlet, Gamma as Gamma,
                     Gaussian as Gaussian, Model as Model, Normal as Normal, Plate as Plate,
                     Wishart as Wishart, dot as dot)
 from .inference import DivergenceWarning as DivergenceWarning, ElboDecreaseWarning as ElboDecreaseWarning
@@ -47,7 +47,15 @@ def _to_dataframe(self):
     return to_dataframe(self)
 
 
+def _to_arviz(self, model, draws: int = 1000, seed: int | None = 0, predictive: bool = True):
+    """Draws from the fitted q of ``model`` as ArviZ InferenceData (see vmp.export.to_arviz)."""
+    from .export import to_arviz
+
+    return to_arviz(model, draws, seed, predictive, result=self)
+
+
 # the readers of vmp.diagnostics as methods: the reading layer sits above inference
 FitResult.plot, FitResult.summary, FitResult.to_dataframe = _plot, _summary, _to_dataframe
+FitResult.to_arviz = _to_arviz
 
 __version__ = "0.1.0"

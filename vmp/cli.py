@@ -647,6 +647,41 @@ def _demo_model(x, args):
                  alpha=args.alpha, dof=dof, scale=scale)
 
 
+def _demo_large(args, report: Path) -> list[Path]:
+    """The same mixture on ``args.large`` points, batch VMP against SVI (minibatches of 200):
+    seconds of steps until the exact bound is within a gap of the best either reached
+    (``vmp.diagnostics.race``); written to ``report/large.md``."""
+    from .diagnostics.race import final_bounds, race_table, race_verdict, time_to_bound
+    from .inference import Minibatch, RobbinsMonro
+
+    x, _ = blobs(args.large, args.seed + 1, clusters=args.clusters)
+    print()
+    print(f"== a larger data set: {args.large:,} points; batch VMP ({args.large_sweeps} sweeps) against "
+          f"SVI (minibatches of 200, {args.large_steps} steps, the exact bound every 10 steps)")
+    results = {
+        "batch VMP": _call(lambda: _demo_model(x, args).fit(
+            method="batch", iterations=args.large_sweeps, tol=args.tol, seed=args.seed, progress=False),
+            "fitting the larger data set (batch)"),
+        "SVI": _call(lambda: _demo_model(x, args).fit(
+            method="stochastic", subsample=Minibatch("data", 200), step=RobbinsMonro(tau=1.0, kappa=0.7),
+            iterations=args.large_steps, evaluate_every=10, evaluate="full", seed=args.seed,
+            progress=False), "fitting the larger data set (SVI)"),
+    }
+    rows = time_to_bound(results)
+    table = race_table(rows, list(results))
+    verdict = (f"On {args.large:,} points (seconds of steps; evaluations not counted; this machine, "
+               f"this run): " + race_verdict(rows, "SVI", "batch VMP") + "; " + final_bounds(results)
+               + ". One SVI step touches 200 points whatever N is, a batch sweep all of them.")
+    print(table)
+    print(verdict)
+    path = report / "large.md"
+    try:
+        path.write_text(f"# Time to a bound on {args.large:,} points\n\n{table}\n{verdict}\n", encoding="utf-8")
+    except OSError as err:
+        raise CLIError(f"cannot write the report to '{report}': {err.strerror or err}") from None
+    return [path]
+
+
 def _demo_selection(text: str | None) -> list[DemoFit]:
     known = {f.label: f for f in DEMO_FITS}
     if text is None:
@@ -666,6 +701,8 @@ def cmd_demo(args) -> int:
         raise UsageError(f"--n must be at least 2, got {args.n}")
     if args.components < 1 or args.clusters < 1:
         raise UsageError("--components and --clusters must be positive")
+    if args.large < 0 or args.large == 1:
+        raise UsageError(f"--large must be 0 (skip) or at least 2, got {args.large}")
     chosen = _demo_selection(args.methods)
     check_report_dir(args.report)
     x, _ = blobs(args.n, args.seed, clusters=args.clusters)
@@ -695,8 +732,10 @@ def cmd_demo(args) -> int:
     if len(fits) > 1:
         print(f"On {args.n:,} points a batch sweep is cheap, so batch VMP usually ends higher and "
               f"sooner; SVI pays off when one sweep over the data is expensive (its step costs the "
-              f"same at any N): see docs/getting-started.md.")
+              f"same at any N): see the larger data set below and docs/getting-started.md.")
     _print_paths(report, paths)
+    if args.large:
+        _print_paths(report, _demo_large(args, report))
     for label, (_, result) in fits.items():
         if result.diverged:
             print(f"vmp demo: error: the {label} fit diverged: {result.message}", file=sys.stderr)
@@ -858,6 +897,13 @@ def make_parser() -> argparse.ArgumentParser:
                    help="svi: points per minibatch (default: 50)")
     p.add_argument("--evaluate-every", type=_positive_int, default=25, metavar="K",
                    help="svi: evaluate the full ELBO every K steps (default: 25)")
+    p.add_argument("--large", type=int, default=200_000, metavar="N",
+                   help="then race batch VMP against SVI to a bound on N points, with no reports "
+                        "(default: 200000; 0 skips it)")
+    p.add_argument("--large-sweeps", type=_positive_int, default=3, metavar="N",
+                   help="larger data set: batch sweeps (default: 3)")
+    p.add_argument("--large-steps", type=_positive_int, default=40, metavar="N",
+                   help="larger data set: SVI steps (default: 40)")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("fit", help="fit a model and print its summary (and write a report)")

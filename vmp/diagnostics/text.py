@@ -85,6 +85,23 @@ def describe_posterior(node) -> str:
     return node.family.describe(mean, _array)
 
 
+def describe_spread(node, level: float = 0.95) -> tuple[str, str]:
+    """Standard deviations and central credible intervals of q's elementwise marginals (the
+    family's ``marginal``: Normal, Gamma, Beta marginals of a Dirichlet, Bernoulli indicators of a
+    Categorical), for small posteriors; "-" where there is none (Wishart) or too many to print."""
+    from ..errors import VMPError
+
+    try:
+        natural = node.natural
+        dist = None if natural is None else node.family.marginal(natural)
+    except VMPError:
+        dist = None
+    if dist is None or np.size(dist.mean()) > _SMALL:
+        return "-", "-"
+    lo, hi = dist.interval(level)
+    return _array(np.asarray(dist.std())), f"[{_array(np.asarray(lo))}, {_array(np.asarray(hi))}]"
+
+
 def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     fmt = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
@@ -98,7 +115,8 @@ def _plates(node) -> str:
 def summary(result, model=None) -> str:
     """Convergence state (converged or diverged, iterations, message, method, final ELBO,
     seconds, accesses; for stochastic VMP the last step size per node) and, with the model, a
-    table of the latent nodes (name, family, plates, posterior) and the observed ones."""
+    table of the latent nodes (name, family, plates, posterior mean, standard deviation and 95%
+    credible interval of small posteriors) and the observed ones."""
     lines = _convergence(result)
     if model is not None:
         nodes = list(model)
@@ -106,8 +124,9 @@ def summary(result, model=None) -> str:
         observed = [n for n in nodes if n.observed]
         lines += ["", f"model '{model.name}': {len(latent)} latent, {len(observed)} observed node(s)"]
         if latent:
-            rows = [(n.name, n.family.name, _plates(n), describe_posterior(n)) for n in latent]
-            lines += [""] + _table(rows, ("node", "family", "plates", "posterior"))
+            rows = [(n.name, n.family.name, _plates(n), describe_posterior(n), *describe_spread(n))
+                    for n in latent]
+            lines += [""] + _table(rows, ("node", "family", "plates", "posterior", "sd", "95% interval"))
         missing = model.missing()
         if missing:
             lines += ["", "missing data: " + "; ".join(missing)]

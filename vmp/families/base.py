@@ -205,6 +205,12 @@ class Family(ABC):
         """One line about a posterior mean too large to print (``fmt`` prints a short array)."""
         return f"mean shape {mean.shape}: min {mean.min():.3g}, mean {mean.mean():.3g}, max {mean.max():.3g}"
 
+    @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of q as one frozen scipy distribution over arrays shaped like the
+        mean, for credible intervals; None where the family has none here (Wishart)."""
+        return None
+
     # ----- shapes -------------------------------------------------------------------------
     @classmethod
     def plate_shape(cls, natural: Arrays) -> tuple[int, ...]:

@@ -83,6 +83,12 @@ class Categorical(Family):
         return np.minimum(np.sum(c < u, axis=-1), p.shape[-1] - 1)
 
     @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of q's one-hot indicators: u_k ~ Bernoulli(p_k)."""
+        from scipy import stats  # when asked for: scipy.stats is slow to import
+        return stats.bernoulli(cls.moments(natural)[0])
+
+    @classmethod
     def to_scipy(cls, natural: Arrays):
         """scipy.stats.multinomial(1, p): its values are one-hot vectors, statistics(x)."""
         p = cls.moments(natural)[0]

@@ -58,6 +58,13 @@ class Dirichlet(Family):
         return np.maximum(g / g.sum(-1, keepdims=True), TINY)
 
     @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of q: pi_k ~ Beta(alpha_k, sum(alpha) - alpha_k)."""
+        a = natural[0] + 1.0
+        from scipy import stats  # when asked for: scipy.stats is slow to import
+        return stats.beta(a, a.sum(-1, keepdims=True) - a)
+
+    @classmethod
     def to_scipy(cls, natural: Arrays):
         a = natural[0] + 1.0
         from scipy import stats  # when asked for: scipy.stats is slow to import

@@ -50,6 +50,25 @@ class Gamma(Family):
         return rng.gamma(a, 1.0 / b, size=tuple(size) + a.shape if size else None)
 
     @classmethod
+    def inverse_mean(cls, natural: Arrays) -> np.ndarray:
+        """E[1/tau] = b / (a - 1) (inverse-Gamma mean; infinite for a <= 1)."""
+        a, b = natural[1] + 1.0, -natural[0]
+        with np.errstate(divide="ignore"):
+            return np.where(a > 1, b / np.where(a > 1, a - 1.0, 1.0), np.inf)
+
+    @classmethod
+    def t_marginal(cls, natural: Arrays) -> tuple[np.ndarray, np.ndarray]:
+        """(nu, s^2) of int N(x | m, 1/tau) Gamma(tau | a, b) dtau = St(x | m, s^2, nu) with
+        nu = 2a, s^2 = b / a (Bishop PRML eq. 2.159)."""
+        a, b = natural[1] + 1.0, -natural[0]
+        return 2.0 * a, b / a
+
+    @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of q as one frozen scipy distribution (q itself)."""
+        return cls.to_scipy(natural)
+
+    @classmethod
     def to_scipy(cls, natural: Arrays):
         a, b = natural[1] + 1.0, -natural[0]
         from scipy import stats  # when asked for: scipy.stats is slow to import

@@ -86,6 +86,13 @@ class Gaussian(Family):
         return Elementwise(stats.multivariate_normal, p["mean"].shape[:-1], mean=p["mean"], cov=p["covariance"])
 
     @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of q: x_d ~ N(mu_d, Sigma_dd)."""
+        p = cls.parameters(natural)
+        from scipy import stats  # when asked for: scipy.stats is slow to import
+        return stats.norm(p["mean"], np.sqrt(np.diagonal(p["covariance"], axis1=-2, axis2=-1)))
+
+    @classmethod
     def random_natural(cls, rng, plate_shape, event_shape):
         d = event_shape[0]
         a = rng.normal(size=tuple(plate_shape) + (d, d))

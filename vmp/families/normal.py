@@ -76,3 +76,8 @@ class Normal(Family):
     def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays:
         """The mean moved to a draw from q itself."""
         return cls.with_mean(natural, cls.sample(natural, rng))
+
+    @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of q (q itself)."""
+        return cls.to_scipy(natural)

@@ -94,6 +94,22 @@ class Wishart(Family):
         return la @ np.swapaxes(la, -1, -2)
 
     @classmethod
+    def inverse_mean(cls, natural: Arrays) -> np.ndarray:
+        """E[Lambda^-1] = V^-1 / (n - D - 1) (inverse-Wishart mean; infinite for n <= D + 1)."""
+        d = natural[0].shape[-1]
+        n = 2.0 * natural[1] + d + 1.0
+        v_inv = -2.0 * sym(natural[0])
+        ok = (n > d + 1)[..., None, None]
+        return np.where(ok, v_inv / np.where(ok, n[..., None, None] - d - 1.0, 1.0), np.inf)
+
+    @classmethod
+    def t_marginal(cls, natural: Arrays) -> tuple[np.ndarray, np.ndarray]:
+        """(nu, S) of int N(x | m, Lambda^-1) W(Lambda | n, V) dLambda = St(x | m, S, nu) with
+        nu = n - D + 1, S = V^-1 / nu (Bishop PRML eq. 2.161 with Lambda_St = nu V)."""
+        nu = 2.0 * natural[1] + 2.0
+        return nu, -2.0 * sym(natural[0]) / nu[..., None, None]
+
+    @classmethod
     def to_scipy(cls, natural: Arrays):
         p = cls.parameters(natural)
         from scipy import stats  # when asked for: scipy.stats is slow to import

@@ -1,4 +1,5 @@
 """Declaring networks: models, plates, nodes, deterministic glue."""
+from .expressions import Data as Data
 from .expressions import dot as dot
 from .model import Model as Model
 from .node import Node as Node

@@ -161,8 +161,28 @@ class PlatedConstant(Constant):
         self.plates = plates
 
 
+class Data:
+    """``vmp.Data(name, values)``: a named constant input, e.g. a design matrix in ``dot(w, X)``,
+    that ``model.set_data(name, new_values)`` replaces (held-out inputs) without rebuilding."""
+
+    def __init__(self, name: str, values):
+        if not isinstance(name, str) or not name:
+            raise GraphError(f"a data name must be a non-empty string, got {name!r}")
+        self.name, self.values, self.uses = name, values, []
+        context.current_model()._add_data(self)
+
+    def __repr__(self) -> str:
+        return f"<Data {self.name} shape={np.shape(self.values)}>"
+
+
 def _plated(value, family: type[fam.Family], plates: tuple, event: tuple, where: str) -> PlatedConstant:
-    """A constant broadcast to plates + event, or a ShapeError naming the expression."""
+    """A constant broadcast to plates + event, or a ShapeError naming the expression. A ``Data``
+    keeps the constant it became, for ``set_data``."""
+    if isinstance(value, Data):
+        out = _plated(value.values, family, plates, event, f"{where}, data '{value.name}'")
+        out.name = value.name
+        value.uses.append((out, event, where))
+        return out
     target = tuple(p.size for p in plates) + event
     try:
         arr = np.broadcast_to(np.asarray(value, dtype=float), target)

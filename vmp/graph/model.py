@@ -15,6 +15,7 @@ class Model:
         self.name = name
         self.nodes: dict = {}
         self.plates: dict = {}
+        self.inputs: dict = {}  # name -> vmp.Data (named constant inputs that set_data replaces)
         self._compiled = None
         self.state = None  # the State of the last fit (vmp.inference.State): every node's q
 
@@ -39,11 +40,16 @@ class Model:
         context._MODELS.remove(self)
 
     def _add(self, node) -> None:
-        if node.name in self.nodes:
+        if node.name in self.nodes or node.name in self.inputs:
             raise GraphError(f"model '{self.name}': a node named '{node.name}' exists already")
         self._check_same_model(node)
         self.nodes[node.name] = node
         self._compiled = None
+
+    def _add_data(self, data) -> None:
+        if data.name in self.nodes or data.name in self.inputs:
+            raise GraphError(f"model '{self.name}': the name '{data.name}' is taken")
+        self.inputs[data.name] = data
 
     def _check_same_model(self, node) -> None:
         """Refuse a parent declared in another model (its q would never be updated here)."""
@@ -180,6 +186,42 @@ class Model:
         from ..inference.engine import Engine
 
         return Engine(self).elbo(self.state)
+
+    # ----- reading q: predictions (vmp.predictive, vmp.export) ----------------------------
+    def predict(self, name: str, draws: int = 1000, seed: int | None = 0):
+        """The posterior predictive of node ``name`` under the current q (mean, variance,
+        ``to_scipy()``, ``sample(n, rng)``); see :mod:`vmp.predictive`."""
+        from ..predictive import predict
+
+        return predict(self, name, draws, seed)
+
+    def impute(self, name: str, draws: int = 1000, seed: int | None = 0):
+        """The posterior of the masked entries of node ``name``; see :func:`vmp.predictive.impute`."""
+        from ..predictive import impute
+
+        return impute(self, name, draws, seed)
+
+    def to_arviz(self, draws: int = 1000, seed: int | None = 0, predictive: bool = True):
+        """Draws from q (and from the predictive of the observed nodes) as ArviZ InferenceData;
+        needs ArviZ. See :func:`vmp.export.to_arviz`."""
+        from ..export import to_arviz
+
+        return to_arviz(self, draws, seed, predictive)
+
+    def set_data(self, name: str | dict, values=None, *, mask=None) -> "Model":
+        """Replace the data of an observed node or a ``vmp.Data`` input (``set_data("X", X_new)``,
+        or several at once: ``set_data({"X": X_new, "y": y_new})``); a data plate may change size.
+        The fitted q of the global nodes is kept; the local nodes on the changed plates are
+        inferred again; observed nodes on a resized plate that get no new data are fully masked
+        (held-out targets to predict). See :mod:`vmp.graph.replace`."""
+        from .replace import set_data
+
+        if isinstance(name, dict) and (values is not None or mask is not None):
+            raise OptionError(f"model '{self.name}': set_data(dict) takes no values= or mask=; give one "
+                              f"name with its mask, e.g. set_data('y', y_new, mask=observed)")
+        changes = dict(name) if isinstance(name, dict) else {name: values}
+        set_data(self, changes, {} if mask is None else {name: mask})
+        return self
 
     def render(self, filename: str | None = None, **options):
         """The network diagram as a graphviz.Digraph; written to ``filename`` when given

@@ -272,12 +272,44 @@ class Node(Expression, ABC):
         self._need_posterior()
         return self.family.entropy(self.natural, self.moments)
 
+    def sample(self, n: int = 1, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` independent draws from q(x), shaped (n,) + plates + event (a Categorical's draws
+        are integers); the observed elements of a partially observed node are its data."""
+        if self.observed:
+            raise GraphError(f"node '{self.name}' is observed: it has no posterior to sample; "
+                             f"model.predict('{self.name}').sample(n) draws from its predictive")
+        return self._draw(_count(n, self.name), np.random.default_rng(rng), {})
+
+    def _draw(self, n: int, rng: np.random.Generator, memo: dict) -> np.ndarray:
+        """Draws of this node for ``vmp.graph.draws``: the data where observed, else q's."""
+        if self.observed:
+            data = np.asarray(self.data)
+            return np.broadcast_to(data, (n,) + data.shape)
+        self._need_posterior()
+        natural = tuple(np.broadcast_to(a, (n,) + a.shape) for a in self.natural)
+        out = self.family.sample(natural, rng)
+        if self.clamp is not None:
+            keep = self.clamp.observed.reshape(self.plate_shape + (1,) * (out.ndim - 1 - len(self.plate_shape)))
+            out = np.where(keep, np.asarray(self.data, out.dtype), out)
+        return out
+
+    def conditional(self, parents: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+        """Natural parameters of p(x | parents) at point values of the parents (each laid out
+        over this node's plates, with any leading draw axes)."""
+        raise GraphError(f"node '{self.name}' ({type(self).__name__}): no conditional at point values")
+
     def to_scipy(self, index: tuple = ()):
         """scipy.stats frozen distribution of q at one plate element ``index``."""
         self._need_posterior()
         if self.observed:
             raise GraphError(f"node '{self.name}' is observed: it has no posterior")
         return self.family.to_scipy(tuple(a[index] for a in self.natural))
+
+
+def _count(n, name: str) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise GraphError(f"node '{name}': the number of draws must be a positive integer, got {n!r}")
+    return int(n)
 
 
 def fixed(name: str, node_cls, what: str, value: Any) -> Any:

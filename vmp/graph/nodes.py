@@ -70,6 +70,13 @@ class Gaussian(Node):
     def _fill_value(self):
         return np.zeros(self.event_shape)
 
+    def conditional(self, parents):
+        """eta = (Lambda mu, -Lambda/2); an ARD precision's values are its diagonal."""
+        precision = parents["precision"]
+        if self.factor_cls is GaussianARDFactor:
+            precision = precision[..., :, None] * np.eye(self.event_shape[0])
+        return self.family.natural_from(parents["mean"], precision)
+
     def _statistics(self, data):
         return _Outer(_points(data))
 
@@ -127,6 +134,10 @@ class Normal(Node):
     def _fill_value(self):
         return np.zeros(())
 
+    def conditional(self, parents):
+        mean, precision = np.broadcast_arrays(parents["mean"], parents["precision"])
+        return self.family.natural_from(mean, precision)
+
 
 class Gamma(Node):
     """Gamma(shape, rate), E[x] = shape / rate. rate: constant or Gamma node; shape: constant."""
@@ -143,6 +154,9 @@ class Gamma(Node):
 
     def _make_factor(self):
         return GammaFactor((), self._hyperparameter("shape", self._shape, ()))
+
+    def conditional(self, parents):
+        return self.family.natural_from(self.factor.shape, parents["rate"])
 
     def _fill_value(self):
         return np.ones(())
@@ -168,6 +182,9 @@ class Wishart(Node):
         v = self._hyperparameter("scale", self._scale, self.event_shape)
         return WishartFactor(self.event_shape, self._hyperparameter("dof", self._dof, ()), v)
 
+    def conditional(self, parents):
+        return self.family.natural_from(self.factor.dof, self.factor.scale)
+
     def _fill_value(self):
         return np.eye(self.event_shape[0])
 
@@ -190,6 +207,9 @@ class Dirichlet(Node):
 
     def _make_factor(self):
         return DirichletFactor(self.event_shape, self._hyperparameter("alpha", self._alpha, self.event_shape))
+
+    def conditional(self, parents):
+        return self.family.natural_from(self.factor.alpha)
 
     def _fill_value(self):
         return np.full(self.event_shape, 1.0 / self.event_shape[0])
@@ -215,6 +235,9 @@ class Categorical(Node):
 
     def _data_event_shape(self):
         return ()
+
+    def conditional(self, parents):
+        return self.family.natural_from(parents["probabilities"])
 
     def _fill_value(self):
         return np.zeros((), dtype=int)

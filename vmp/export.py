@@ -1,0 +1,33 @@
+"""Draws from q as ArviZ InferenceData (optional: ``pip install arviz`` or ``pip install 'vmp[arviz]'``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .graph.data import is_lazy
+
+
+def to_arviz(model, draws: int = 1000, seed: int | None = 0, predictive: bool = True, result=None):
+    """InferenceData with one chain of ``draws`` independent draws: ``posterior`` from q of every
+    hidden node that has one, ``posterior_predictive`` from ``model.predict`` of every observed
+    node (when ``predictive``), ``observed_data``; plate axes are named dimensions with integer
+    coordinates. A fit's final and initial ELBO go to the attributes when ``result`` is given.
+    The draws are exact draws from q (independent, so ArviZ's ESS equals ``draws``)."""
+    try:
+        import arviz as az
+    except ImportError:
+        raise ImportError("to_arviz needs ArviZ, which is not installed: pip install arviz "
+                          "(or install vmp with the extra: pip install 'vmp[arviz]')") from None
+    rng = np.random.default_rng(seed)
+    state = model.state
+    hidden = [n for n in model if not n.observed and state is not None and n.name in state.natural]
+    observed = [n for n in model if n.observed and not is_lazy(n.data)]
+    posterior = {n.name: n.sample(draws, rng)[None] for n in hidden}
+    pp = {n.name: model.predict(n.name).sample(draws, rng)[None] for n in observed} if predictive else {}
+    data = {n.name: np.asarray(n.data) for n in observed}
+    dims = {n.name: [p.name for p in n.plates] for n in hidden + observed}
+    coords = {p.name: np.arange(p.size) for p in model.plates.values()}
+    attrs = {"model": model.name}
+    if result is not None:
+        attrs.update(elbo=result.final_elbo, converged=int(result.converged), iterations=result.iterations)
+    return az.from_dict(posterior=posterior, posterior_predictive=pp or None, observed_data=data or None,
+                        coords=coords, dims=dims, attrs=attrs)

@@ -1,0 +1,160 @@
+"""Expectations under q of the value of a parent expression, laid out over the expression's plates.
+
+Three statistics, each a tuple of arrays, pushed through the glue exactly (q is mean-field, so a
+gate's selector is independent of the gated node, and the two sides of a ``dot`` or the terms of
+a sum are independent):
+
+- ``FirstTwo``: (E[m], E[m m^T]) of a Gaussian mean, (E[m], E[m^2]) of a Normal one;
+- ``Inverse``: (E[Lambda^-1],) of a precision (E[1/tau] of a Gamma, diagonal of an ARD precision);
+- ``Probabilities``: (E[p],) of a Dirichlet parent.
+
+A gather takes rows, a gate is the mixture sum_k E[z_k] E[f(P_k)] (linear in the component's
+statistic), ``c * P`` rescales.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .draws import align
+from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum, random_nodes
+from .leaves import moments_of
+
+
+def lay(arr: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
+    """``align`` without a draw axis, broadcast to the full sizes of ``target``."""
+    out = align(np.asarray(arr)[None], source, target)[0]
+    sizes = tuple(p.size for p in target)
+    return np.broadcast_to(out, sizes + out.shape[len(sizes):])
+
+
+class Statistic:
+    def node(self, node) -> tuple:
+        """The statistic of a hidden node's q (over its plates)."""
+        raise NotImplementedError
+
+    def point(self, value: np.ndarray, family, event_shape: tuple = ()) -> tuple:
+        """The statistic of a known value (a constant or data) with the given event shape."""
+        raise NotImplementedError
+
+    def scaled(self, stats: tuple, c: float) -> tuple:
+        raise NotImplementedError
+
+
+class FirstTwo(Statistic):
+    def node(self, node):
+        return tuple(np.asarray(m, float) for m in moments_of(node))
+
+    def point(self, value, family, event_shape=()):
+        return tuple(np.asarray(m, float) for m in family.statistics(value, event_shape))
+
+
+class Inverse(Statistic):
+    def node(self, node):
+        node._need_posterior()
+        out = node.family.inverse_mean(node.natural)
+        if node.clamp is not None:
+            known = self.point(node.data, node.family, node.event_shape)[0]
+            keep = node.clamp.observed.reshape(node.plate_shape + (1,) * (out.ndim - len(node.plate_shape)))
+            out = np.where(keep, known, out)
+        return (out,)
+
+    def point(self, value, family, event_shape=()):
+        value = np.asarray(value, float)
+        return (np.linalg.inv(value) if family.event_ndims[0] == 2 else 1.0 / value,)
+
+    def scaled(self, stats, c):
+        return (stats[0] / c,)
+
+
+class Probabilities(Statistic):
+    def node(self, node):
+        return (np.asarray(node.mean, float),)
+
+    def point(self, value, family, event_shape=()):
+        return (np.asarray(value, float),)
+
+
+def expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple:
+    """The statistic of ``expr`` over ``owner`` (the plates of the node it is a parent of)."""
+    own, plates = _expect(expr, stat, owner)
+    return tuple(lay(s, plates, owner) for s in own)
+
+
+def _expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple[tuple, tuple]:
+    from .node import Node
+
+    if isinstance(expr, Node):
+        if expr.observed:
+            return stat.point(expr.data, expr.family, expr.event_shape), expr.plates
+        return stat.node(expr), expr.plates
+    if isinstance(expr, PlatedConstant):
+        return stat.point(expr.value, expr.family, expr.event_shape), expr.plates
+    if isinstance(expr, Constant):  # a role constant, broadcast to its node's plates
+        return stat.point(expr.value, expr.family, expr.event_shape), owner
+    if isinstance(expr, Gather):
+        inner, _ = _expect(expr.node, stat, owner)
+        return tuple(np.take(s, expr.index, axis=0) for s in inner), expr.plates
+    if isinstance(expr, Gate):
+        inner, plates = _expect(expr.node, stat, owner)
+        target = expr.plates + (expr.gated_plate,)
+        r = lay(moments_of(expr.selector)[0], expr.selector.plates + (expr.gated_plate,), target)
+        out = []
+        for s in inner:
+            s = lay(s, plates, target)
+            w = r.reshape(r.shape + (1,) * (s.ndim - r.ndim))
+            out.append((w * s).sum(axis=len(target) - 1))
+        return tuple(out), expr.plates
+    if isinstance(expr, Scaled):
+        inner, plates = _expect(expr.node, stat, owner)
+        return stat.scaled(inner, expr.scale), plates
+    if isinstance(expr, Diagonal):
+        inner, _ = _expect(expr.node, stat, owner)
+        return inner, expr.plates
+    if isinstance(expr, Dot):
+        return _dot(expr, owner), expr.plates
+    if isinstance(expr, Sum):
+        return _sum(expr, owner), expr.plates
+    raise TypeError(f"no expectation of '{expr.name}' ({type(expr).__name__})")
+
+
+def _dot(expr: Dot, owner: tuple) -> tuple:
+    """E[u.v] and E[(u.v)^2] of independent u, v: tr(E[uu^T] E[vv^T]) over the event axis, or,
+    over a shared plate of Normals, (sum_k E[u_k]E[v_k])^2 + sum_k (E[u_k^2]E[v_k^2] -
+    E[u_k]^2 E[v_k]^2) (Paquet eq. (7))."""
+    target = expr.plates if expr.shared is None else expr.plates + (expr.shared,)
+    u1, u2 = expect(expr.u, FirstTwo(), target)
+    v1, v2 = expect(expr.v, FirstTwo(), target)
+    if expr.shared is None:
+        return np.einsum("...d,...d->...", u1, v1), np.einsum("...ij,...ij->...", u2, v2)
+    m = (u1 * v1).sum(-1)
+    return m, m * m + (u2 * v2 - (u1 * v1) ** 2).sum(-1)
+
+
+def _sum(expr: Sum, owner: tuple) -> tuple:
+    """E[m] = sum_i E[a_i], E[m m^T] = sum_i E[a_i a_i^T] + sum_{i != j} E[a_i] E[a_j]^T."""
+    parts = [expect(t, FirstTwo(), expr.plates) for t in expr.terms]
+    m = sum(p[0] for p in parts)
+    outer = (lambda a, b: a[..., :, None] * b[..., None, :]) if expr.event_shape else (lambda a, b: a * b)
+    second = sum(p[1] for p in parts) + outer(m, m) - sum(outer(p[0], p[0]) for p in parts)
+    return m, second
+
+
+def is_point(expr: Expression) -> bool:
+    """No hidden node under ``expr``: its value is known."""
+    return all(n.observed for n in random_nodes(expr)) if not isinstance(expr, Constant) else True
+
+
+def is_linear(expr: Expression) -> bool:
+    """``expr`` is affine in jointly Gaussian q's (nodes, gathers, sums, and dots with a constant
+    side), so its distribution under q is a Gaussian."""
+    from .node import Node
+
+    if isinstance(expr, (Constant, Node)):
+        return True
+    if isinstance(expr, Gather):
+        return is_linear(expr.node)
+    if isinstance(expr, Sum):
+        return all(is_linear(t) for t in expr.terms)
+    if isinstance(expr, Dot):
+        return (is_point(expr.u) and is_linear(expr.v)) or (is_point(expr.v) and is_linear(expr.u))
+    return False
