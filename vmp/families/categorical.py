@@ -1,6 +1,8 @@
 """Categorical(z | p) over K categories: eta = log p (up to a constant), u = one-hot(z)."""
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 
 from ._linalg import sum_last
@@ -19,6 +21,8 @@ def _max_last(e: np.ndarray) -> np.ndarray:
 class Categorical(Family):
     name = "Categorical"
     event_ndims = (1,)
+    #: the first moment is one-hot over the last event axis: a Categorical can gate (``mu[z]``)
+    selects: ClassVar[bool] = True
 
     @staticmethod
     def natural_from(probabilities: np.ndarray) -> Arrays:

@@ -93,8 +93,9 @@ class Gate(Expression):
     def __init__(self, node, selector, plate=None):
         from .node import Node
 
-        if not isinstance(selector, Node) or selector.family is not fam.Categorical:
-            raise GraphError(f"'{node.name}[...]': a gate's selector must be a Categorical node")
+        if not isinstance(selector, Node) or not getattr(selector.family, "selects", False):
+            raise GraphError(f"'{node.name}[...]': a gate's selector must be a Categorical node "
+                             f"(or another node whose first moment is one-hot, as a CategoricalMarkovChain)")
         if not node.plates:
             raise GraphError(f"'{node.name}[{selector.name}]': '{node.name}' has no plate to gate over")
         self.node, self.selector = node, selector
@@ -314,6 +315,30 @@ class Diagonal(Expression):
         self.plates = node.plates[:-1]
         self.event_shape = (self.dim_plate.size,)
         self.name = f"diag({node.name})"
+
+    def inputs(self):
+        return [self.node]
+
+
+class Rows(Expression):
+    """A Dirichlet node over a plate of K rows read as one K x K matrix: the plate becomes the
+    first event axis (a transition matrix, row j the distribution of the next state after j)."""
+
+    def __init__(self, node, owner: str, k: int):
+        from .node import Node
+
+        if not isinstance(node, Node) or node.family is not fam.Dirichlet or not node.plates:
+            raise GraphError(f"node '{owner}': a random transition matrix must be a Dirichlet node over a "
+                             f"plate of its K rows, got {node!r}")
+        if node.plates[-1].size != k or node.event_shape != (k,):
+            raise ShapeError(f"node '{owner}': the transition matrix '{node.name}' must have an innermost plate "
+                             f"of K = {k} rows and K = {k} states, it has plates {[p.name for p in node.plates]} "
+                             f"and event {node.event_shape}")
+        self.node, self.dim_plate = node, node.plates[-1]
+        self.family = fam.Dirichlet
+        self.plates = node.plates[:-1]
+        self.event_shape = (k, k)
+        self.name = f"rows({node.name})"
 
     def inputs(self):
         return [self.node]

@@ -169,6 +169,11 @@ class Node(Expression, ABC):
         d = self.event_shape[:1]
         return [ps + d * n for n in self.family.event_ndims]
 
+    def live(self, alive: np.ndarray) -> np.ndarray:
+        """The elements that stay in the bound, given those with an observed descendant (the rest
+        are barren, see ``missing.resolve``); a node with a structured q widens them."""
+        return alive
+
     # ----- q, read from the state of the fit that owns the model ---------------------------
     @property
     def natural(self) -> tuple[np.ndarray, ...] | None:
@@ -198,10 +203,10 @@ class Node(Expression, ABC):
         plate = None
         if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], (str, Plate)):
             key, plate = key
-        if isinstance(key, Node) and key.family is fam.Categorical:
+        if isinstance(key, Node) and getattr(key.family, "selects", False):
             return Gate(self, key, plate)
         if isinstance(key, Expression):
-            raise GraphError(f"'{self.name}[{key.name}]': only a Categorical node can gate")
+            raise GraphError(f"'{self.name}[{key.name}]': only a Categorical node (or a CategoricalMarkovChain) can gate")
         return Gather(self, key, plate)
 
     # numpy defers to __rmul__ (np.arange(5) * tau is refused as a whole, not element by element)

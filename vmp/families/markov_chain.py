@@ -1,0 +1,123 @@
+"""A Markov chain of K-state categorical variables z_0 .. z_{T-1}, as one exponential family.
+
+    log q(z) = sum_t <U_t, z_t> + sum_{t < T-1} z_t^T P_t z_{t+1} - A(U, P)
+
+Sufficient statistics u = (z_t one-hot, z_t z_{t+1}^T), natural parameters eta = (U, P): unary
+log-potentials (T, K) and pairwise log-potentials (T, K, K); P_{T-1} couples nothing, and its
+statistic is zero. The moments are the marginals and pair marginals, E[u] = dA/d eta, computed by
+the forward-backward recursions (Rabiner 1989 eqs. (19)-(27); Beal 2003 section 3.3) in log
+space, each step a log-sum-exp shifted by its maximum. The time axis is the last plate axis, so
+arrays are shaped ``plates + (T, K)`` and ``plates + (T, K, K)``; every recursion step is one array
+operation over all leading plates (many sequences) and all states.
+
+The log-normalizer A = log Z of a whole chain is reported at t = 0 and 0 at the other steps, so
+that sums over the plates (the bound, the entropy H = A - <eta, E[u]>) are per-chain sums.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from .base import Arrays, Family
+
+
+def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
+    """log sum exp over ``axis`` (removed), shifted by the maximum; all -inf gives -inf."""
+    m = np.max(v, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(np.exp(v - m), axis=axis)) + np.squeeze(m, axis)
+
+
+def forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(marginals (..., T, K), pair marginals (..., T, K, K), log Z (...)).
+
+    log alpha_t(k) = U_t(k) + logsumexp_j [log alpha_{t-1}(j) + P_{t-1}(j, k)],
+    log beta_t(j)  = logsumexp_k [P_t(j, k) + U_{t+1}(k) + log beta_{t+1}(k)],   log beta_{T-1} = 0,
+    log Z = logsumexp_k log alpha_{T-1}(k),  q(z_t) = alpha_t beta_t / Z,
+    q(z_t, z_{t+1}) = alpha_t(j) exp(P_t(j, k) + U_{t+1}(k)) beta_{t+1}(k) / Z.
+    """
+    t_len = unary.shape[-2]
+    log_a = np.empty_like(unary)
+    log_b = np.zeros_like(unary)
+    log_a[..., 0, :] = unary[..., 0, :]
+    for t in range(1, t_len):
+        log_a[..., t, :] = unary[..., t, :] + _logsumexp(log_a[..., t - 1, :, None] + pairwise[..., t - 1, :, :], -2)
+    for t in range(t_len - 2, -1, -1):
+        log_b[..., t, :] = _logsumexp(pairwise[..., t, :, :] + (unary[..., t + 1, :] + log_b[..., t + 1, :])[..., None, :], -1)
+    log_z = _logsumexp(log_a[..., -1, :], -1)
+    z = log_z[..., None, None]
+    with np.errstate(invalid="ignore"):
+        marginals = np.exp(log_a + log_b - z)
+        pairs = np.zeros(pairwise.shape)
+        pairs[..., :-1, :, :] = np.exp(log_a[..., :-1, :, None] + pairwise[..., :-1, :, :]
+                                       + (unary[..., 1:, :] + log_b[..., 1:, :])[..., None, :] - z[..., None])
+    return marginals, pairs, log_z
+
+
+class CategoricalMarkovChain(Family):
+    name = "CategoricalMarkovChain"
+    event_ndims = (1, 2)
+    #: the first moment is one-hot over the last event axis: a chain can gate (``mu[z]``)
+    selects: ClassVar[bool] = True
+
+    @classmethod
+    def moments(cls, natural: Arrays) -> Arrays:
+        marginals, pairs, _ = forward_backward(natural[0], natural[1])
+        return marginals, pairs
+
+    @classmethod
+    def log_normalizer(cls, natural: Arrays) -> np.ndarray:
+        """log Z of each chain at t = 0, zero at t > 0 (shape plates + (T,))."""
+        _, _, log_z = forward_backward(natural[0], natural[1])
+        out = np.zeros(natural[0].shape[:-1])
+        out[..., 0] = log_z
+        return out
+
+    @classmethod
+    def inner(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
+        """<eta, E[u]> per step, with 0 * (-inf) = 0 (impossible states and transitions)."""
+        unary = np.where(moments[0] > 0, natural[0] * moments[0], 0.0).sum(-1)
+        pair = np.where(moments[1] > 0, natural[1] * moments[1], 0.0).sum((-2, -1))
+        return unary + pair
+
+    @classmethod
+    def valid(cls, natural: Arrays) -> np.ndarray:
+        """No NaN or +inf, and at least one possible state at every step."""
+        u, p = natural
+        ok_u = np.all(~np.isnan(u) & (u < np.inf), axis=-1) & np.any(np.isfinite(u), axis=-1)
+        ok_p = np.all(~np.isnan(p) & (p < np.inf), axis=(-2, -1))
+        return ok_u & ok_p
+
+    @staticmethod
+    def statistics(x: np.ndarray, size: int) -> Arrays:
+        """(one-hot z_t, z_t z_{t+1}^T with a zero last step) of state paths x (..., T)."""
+        onehot = np.eye(size)[np.asarray(x)]
+        pairs = np.zeros(onehot.shape + (size,))
+        pairs[..., :-1, :, :] = onehot[..., :-1, :, None] * onehot[..., 1:, None, :]
+        return onehot, pairs
+
+    @classmethod
+    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        marginals, pairs = cls.moments(natural)
+        return {"marginals": marginals, "pair_marginals": pairs}
+
+    @classmethod
+    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
+        """Paths (..., T) by forward filtering, backward sampling (Chib 1996)."""
+        unary, pairwise = natural
+        marginals, pairs, _ = forward_backward(unary, pairwise)
+        t_len = unary.shape[-2]
+        out = np.empty(unary.shape[:-1], dtype=np.int64)
+        out[..., 0] = _draw(marginals[..., 0, :], rng)
+        for t in range(1, t_len):
+            row = np.take_along_axis(pairs[..., t - 1, :, :], out[..., t - 1, None, None], axis=-2)[..., 0, :]
+            out[..., t] = _draw(row / row.sum(-1, keepdims=True), rng)
+        return out
+
+
+def _draw(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    c = np.cumsum(p, axis=-1)
+    u = rng.random(p.shape[:-1] + (1,))
+    return np.minimum(np.sum(c < u, axis=-1), p.shape[-1] - 1)
