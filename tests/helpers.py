@@ -26,6 +26,8 @@ def random_natural(node, rng: np.random.Generator):
         return f.natural_from(rng.uniform(0.5, 3.0, size=ps + node.event_shape))
     if f is fam.Categorical:
         return (rng.normal(size=ps + node.event_shape),)
+    if f is fam.CategoricalMarkovChain:
+        return (rng.normal(size=ps + node.event_shape), rng.normal(size=ps + node.event_shape * 2))
     raise AssertionError(f)
 
 
