@@ -16,6 +16,11 @@ from ..families import CategoricalMarkovChain, Dirichlet
 from .base import Conditional
 from .terms import Const, Op, Term
 
+#: the log-potential of a zero probability in a constant pi0 or A: its exp is exactly 0 (as
+#: log 0 = -inf's), a mask's 0 times it is 0 where 0 * -inf would be NaN, and its square (in a
+#: relative change) stays finite
+IMPOSSIBLE = -1e100
+
 
 def chain_masks(lengths: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(first, transition, padding) indicators over plates + (T,) for chains of ``lengths``."""

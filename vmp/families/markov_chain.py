@@ -62,6 +62,13 @@ class CategoricalMarkovChain(Family):
     #: the first moment is one-hot over the last event axis: a chain can gate (``mu[z]``)
     selects: ClassVar[bool] = True
 
+    @staticmethod
+    def natural_from(marginals: np.ndarray) -> Arrays:
+        """Independent steps with these marginals (plates + (T, K)): U = log p, P = 0."""
+        p = np.asarray(marginals, float)
+        with np.errstate(divide="ignore"):
+            return np.log(p), np.zeros(p.shape + p.shape[-1:])
+
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
         marginals, pairs, _ = forward_backward(natural[0], natural[1])
@@ -76,11 +83,27 @@ class CategoricalMarkovChain(Family):
         return out
 
     @classmethod
+    def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        """H[q] = A - <eta, E[u]>, which for a chain is sum_t H[q(z_t, z_{t+1})] - sum_{0<t<T-1} H[q(z_t)]
+        (Cowell et al. 1999, the entropy of a decomposable model): read from the marginals, with
+        no second forward-backward pass. Reported per step (pair t minus marginal t)."""
+        marginals, pairs = cls.moments(natural) if moments is None else moments
+        h = -_plogp(pairs).sum((-2, -1))
+        if marginals.shape[-2] == 1:
+            return h - _plogp(marginals).sum(-1)
+        h[..., 1:-1] += _plogp(marginals[..., 1:-1, :]).sum(-1)
+        return h
+
+    @classmethod
     def inner(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
         """<eta, E[u]> per step, with 0 * (-inf) = 0 (impossible states and transitions)."""
-        unary = np.where(moments[0] > 0, natural[0] * moments[0], 0.0).sum(-1)
-        pair = np.where(moments[1] > 0, natural[1] * moments[1], 0.0).sum((-2, -1))
-        return unary + pair
+        u, p = (np.multiply(e, m, out=np.zeros(m.shape), where=m > 0) for e, m in zip(natural, moments))
+        return u.sum(-1) + p.sum((-2, -1))
+
+    @classmethod
+    def symmetrize(cls, message: Arrays) -> Arrays:
+        """The message as it is: E[z_t z_{t+1}^T] is not symmetric (j -> k is not k -> j)."""
+        return tuple(message)
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
@@ -115,6 +138,14 @@ class CategoricalMarkovChain(Family):
             row = np.take_along_axis(pairs[..., t - 1, :, :], out[..., t - 1, None, None], axis=-2)[..., 0, :]
             out[..., t] = _draw(row / row.sum(-1, keepdims=True), rng)
         return out
+
+
+def _plogp(p: np.ndarray) -> np.ndarray:
+    """p log p, with 0 log 0 = 0."""
+    out = np.where(p > 0, p, 1.0)
+    np.log(out, out=out)
+    out *= p
+    return out
 
 
 def _draw(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -8,7 +8,8 @@ import numpy as np
 from .. import families as fam
 from ..errors import DataError, GraphError, ShapeError
 from ..factors import MarkovChainFactor
-from .expressions import Rows
+from ..factors.markov_chain import IMPOSSIBLE
+from .expressions import Constant, Rows
 from .node import Node
 from .nodes import _dim_of
 
@@ -44,6 +45,12 @@ class CategoricalMarkovChain(Node):
             raise ShapeError(f"node '{self.name}': cannot tell the number of states K (at least 2) from "
                              f"initial and transition")
         return (k,)
+
+    def _parent(self, role, value):
+        expr = super()._parent(role, value)
+        if isinstance(expr, Constant):
+            expr.moments = (np.maximum(expr.moments[0], IMPOSSIBLE),)
+        return expr
 
     def _role_event(self, role):
         return self.event_shape * (2 if role == "transition" else 1)

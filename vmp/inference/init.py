@@ -79,9 +79,11 @@ def _set_mean(state: State, node, value: np.ndarray) -> State:
         return _set(state, node, (np.einsum("...ij,...j->...i", prec, np.broadcast_to(value, moments[0].shape)), natural[1]))
     if f is fam.Normal:
         return _set(state, node, (-2.0 * natural[1] * value, natural[1]))
-    if f is fam.Categorical:
-        return _set(state, node, (np.log(np.broadcast_to(value, moments[0].shape)),))
-    raise GraphError(f"init: cannot set the mean of {f.name} node '{node.name}'; give a Gaussian, Normal or Categorical")
+    if getattr(f, "selects", False):  # Categorical, CategoricalMarkovChain: probabilities
+        with np.errstate(divide="ignore"):
+            return _set(state, node, f.natural_from(np.broadcast_to(value, moments[0].shape)))
+    raise GraphError(f"init: cannot set the mean of {f.name} node '{node.name}'; give a Gaussian, Normal, "
+                     f"Categorical or CategoricalMarkovChain")
 
 
 def _expressions(engine):
