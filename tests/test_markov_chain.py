@@ -100,6 +100,18 @@ def test_large_potentials_stay_finite():
     assert np.all(np.isfinite(Chain.log_normalizer((unary, pairwise))))
 
 
+def test_underflowing_steps_are_recomputed_exactly():
+    """Every path must switch through transitions of e^-800 while the emissions pin the states:
+    the shifted products underflow to 0 and those entries take the exact log-sum-exp."""
+    unary = np.where(np.arange(6)[:, None] % 2 == np.arange(3), 0.0, -3000.0)
+    pairwise = np.broadcast_to(np.array([[0.0, -800.0, 0.0], [-800.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), (6, 3, 3))
+    want = brute(unary, pairwise)
+    marg, pairs = Chain.moments((unary, pairwise))
+    assert Chain.log_normalizer((unary, pairwise))[0] == pytest.approx(want["log_z"], rel=1e-12)
+    assert np.allclose(marg, want["marginals"], atol=1e-12)
+    assert np.allclose(pairs, want["pairs"], atol=1e-12)
+
+
 def test_samples_follow_the_pair_marginals():
     rng = np.random.default_rng(4)
     unary, pairwise = _potentials(rng, t_len=4)

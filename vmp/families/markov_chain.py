@@ -30,22 +30,50 @@ def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
         return np.log(np.sum(np.exp(v - m), axis=axis)) + np.squeeze(m, axis)
 
 
+def _finite(m: np.ndarray) -> np.ndarray:
+    return np.where(np.isfinite(m), m, 0.0)
+
+
+def _log_matvec(log_v: np.ndarray, exp_p: np.ndarray, shift: np.ndarray, subscripts: str, exact) -> np.ndarray:
+    """log sum_j exp(log_v_j + P_jk) as exp(log_v - max) contracted with exp(P - shift), plus
+    the shifts: K^2 multiply-adds instead of K^2 exps per chain. Entries whose sum is below the
+    smallest normal float (an underflow, or an impossible state) are recomputed by ``exact()``,
+    the log-sum-exp of every term."""
+    m = _finite(np.max(log_v, axis=-1, keepdims=True))
+    total = np.einsum(subscripts, np.exp(log_v - m), exp_p)
+    low = total < np.finfo(float).tiny
+    with np.errstate(divide="ignore"):
+        out = np.log(total) + m + shift
+    return np.where(low, exact(), out) if low.any() else out
+
+
 def forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(marginals (..., T, K), pair marginals (..., T, K, K), log Z (...)).
 
     log alpha_t(k) = U_t(k) + logsumexp_j [log alpha_{t-1}(j) + P_{t-1}(j, k)],
     log beta_t(j)  = logsumexp_k [P_t(j, k) + U_{t+1}(k) + log beta_{t+1}(k)],   log beta_{T-1} = 0,
     log Z = logsumexp_k log alpha_{T-1}(k),  q(z_t) = alpha_t beta_t / Z,
-    q(z_t, z_{t+1}) = alpha_t(j) exp(P_t(j, k) + U_{t+1}(k)) beta_{t+1}(k) / Z.
+    q(z_t, z_{t+1}) = alpha_t(j) exp(P_t(j, k) + U_{t+1}(k)) beta_{t+1}(k) / Z
+    (Rabiner 1989 eqs. (19)-(27) in log space). Each log-sum-exp is a shifted matrix-vector
+    product (``_log_matvec``), exact where it would underflow.
     """
     t_len = unary.shape[-2]
+    col = _finite(pairwise.max(axis=-2, keepdims=True))  # max_j P_t(j, k)
+    row = _finite(pairwise.max(axis=-1, keepdims=True))  # max_k P_t(j, k)
+    exp_col, exp_row = np.exp(pairwise - col), np.exp(pairwise - row)
     log_a = np.empty_like(unary)
     log_b = np.zeros_like(unary)
     log_a[..., 0, :] = unary[..., 0, :]
     for t in range(1, t_len):
-        log_a[..., t, :] = unary[..., t, :] + _logsumexp(log_a[..., t - 1, :, None] + pairwise[..., t - 1, :, :], -2)
+        prev, p = log_a[..., t - 1, :], pairwise[..., t - 1, :, :]
+        log_a[..., t, :] = unary[..., t, :] + _log_matvec(
+            prev, exp_col[..., t - 1, :, :], col[..., t - 1, 0, :], "...j,...jk->...k",
+            lambda: _logsumexp(prev[..., :, None] + p, -2))
     for t in range(t_len - 2, -1, -1):
-        log_b[..., t, :] = _logsumexp(pairwise[..., t, :, :] + (unary[..., t + 1, :] + log_b[..., t + 1, :])[..., None, :], -1)
+        ahead, p = unary[..., t + 1, :] + log_b[..., t + 1, :], pairwise[..., t, :, :]
+        log_b[..., t, :] = _log_matvec(
+            ahead, exp_row[..., t, :, :], row[..., t, :, 0], "...k,...jk->...j",
+            lambda: _logsumexp(p + ahead[..., None, :], -1))
     log_z = _logsumexp(log_a[..., -1, :], -1)
     z = log_z[..., None, None]
     with np.errstate(invalid="ignore"):
