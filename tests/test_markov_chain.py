@@ -335,3 +335,24 @@ def test_a_chain_needs_a_time_plate_and_is_never_observed():
             vmp.CategoricalMarkovChain("z", np.full(3, 1 / 3), np.full((3, 3), 1 / 3))
         with vmp.Plate("T", 4), pytest.raises(vmp.GraphError, match="node 'z'.*observed"):
             vmp.CategoricalMarkovChain("z", np.full(3, 1 / 3), np.full((3, 3), 1 / 3), observed=np.zeros(4, int))
+
+
+# ----- reading: diagram and summary --------------------------------------------------------------
+def test_diagram_draws_the_chain_as_one_node_with_a_self_loop():
+    model = vmp.models.hmm([np.arange(5.0), np.arange(3.0)], 2)
+    source = model.render().source
+    assert source.count("CategoricalMarkovChain") == 1
+    assert 'z -> z [label=" time: t -> t+1"' in source
+    assert '"rows(A)" -> z [label=" transition"]' in source
+
+
+def test_summary_shows_the_expected_transitions_within_the_chains():
+    rng = np.random.default_rng(12)
+    z = simulate(rng, 30, rng.integers(5, 40, size=30))
+    x = np.array([-3.0, 0.0, 3.0])[np.maximum(z, 0)] + 0.3 * rng.normal(size=z.shape)
+    model = vmp.models.hmm([x[s, z[s] >= 0] for s in range(30)], 3)
+    result = model.fit(iterations=50, seed=0)
+    counts = model["z"].transitions.sum(0)
+    valid = z >= 0
+    assert counts.sum() == pytest.approx(np.sum(valid[:, 1:] & valid[:, :-1]))  # padding counts nothing
+    assert "expected transitions per step" in result.summary(model)

@@ -85,7 +85,11 @@ def describe_posterior(node) -> str:
         return f"mean {_array(mean)}"
     text = (f"mean shape {mean.shape}: min {mean.min():.3g}, mean {mean.mean():.3g}, "
             f"max {mean.max():.3g}")
-    if node.family is fam.Categorical and mean.ndim >= 1:
+    if getattr(node, "time_plate", None) is not None:  # a Markov chain: its transitions
+        counts = node.transitions.reshape((-1,) + mean.shape[-1:] * 2).sum(0)
+        rates = counts / np.maximum(counts.sum(-1, keepdims=True), 1e-300)
+        text = f"marginals shape {mean.shape}; expected transitions per step {_array(rates)}"
+    elif node.family is fam.Categorical and mean.ndim >= 1:
         counts = np.bincount(mean.reshape(-1, mean.shape[-1]).argmax(-1), minlength=mean.shape[-1])
         text = f"mean shape {mean.shape}; most probable category counts {counts.tolist()}"
     elif node.family is fam.Dirichlet and mean.ndim == 1:

@@ -73,6 +73,11 @@ class CategoricalMarkovChain(Node):
     def _fill_value(self):
         return np.zeros(self.plate_shape[-1:], dtype=int)
 
+    @property
+    def time_plate(self):
+        """The plate the chain runs along (z_t -> z_{t+1}): the innermost."""
+        return self.plates[-1]
+
     def live(self, alive: np.ndarray) -> np.ndarray:
         """A chain stays in the bound whole when any of its steps has an observed descendant."""
         return np.broadcast_to(alive.any(axis=-1, keepdims=True), alive.shape)
@@ -85,9 +90,10 @@ class CategoricalMarkovChain(Node):
 
     @property
     def transitions(self) -> np.ndarray:
-        """Expected transition counts sum_t q(z_t = j, z_{t+1} = k) of each chain (plates + (K, K))."""
+        """Expected transition counts sum_{t < L-1} q(z_t = j, z_{t+1} = k) of each chain (plates
+        + (K, K)); the padding past a chain's length L counts nothing."""
         self._need_posterior()
-        return self.moments[1].sum(axis=-3)
+        return np.einsum("...t,...tjk->...jk", self.factor.transition, self.moments[1])
 
     def to_scipy(self, index: tuple = ()):
         raise GraphError(f"node '{self.name}': a chain has no scipy.stats counterpart; read .mean (marginals) "
