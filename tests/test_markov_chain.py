@@ -290,6 +290,13 @@ def test_minibatch_over_sequences():
     assert np.abs(model["A"].mean[np.ix_(p, p)] - TRUE_A).max() < 0.06
 
 
+def test_a_minibatch_draws_whole_chains_not_steps():
+    x = np.random.default_rng(0).normal(size=(6, 10))
+    model = vmp.models.hmm(list(x), 2)
+    with pytest.raises(vmp.GraphError, match="'z' is a Markov chain along plate 'time'"):
+        model.fit(method="stochastic", subsample=vmp.Minibatch("time", 3), iterations=2)
+
+
 def test_the_same_seed_gives_the_same_bits():
     rng = np.random.default_rng(11)
     x = np.array([-1.0, 1.0, 3.0])[simulate(rng, 20, 30)] + rng.normal(size=(20, 30))
@@ -311,6 +318,7 @@ def _declare(**kw):
     (dict(lengths=[4, 0]), vmp.DataError, "lengths"),
     (dict(lengths=[4.0, 2.0]), vmp.DataError, "lengths"),
     (dict(lengths=[4, 2, 1]), vmp.ShapeError, "one per chain"),
+    (dict(weights=np.arange(8.0).reshape(2, 4)), vmp.DataError, "weights must be one per chain"),
     (dict(transition=np.full((3, 3), 0.5)), vmp.HyperparameterError, "transition matrix must sum to 1"),
     (dict(initial=np.array([0.5, 0.6, -0.1])), vmp.HyperparameterError, "initial must be finite and non-negative"),
 ])

@@ -52,6 +52,13 @@ class CategoricalMarkovChain(Node):
             expr.moments = (np.maximum(expr.moments[0], IMPOSSIBLE),)
         return expr
 
+    def _check_weights(self, weights):
+        w = super()._check_weights(weights)
+        if w is not None and self.plates and not np.all(w == w[..., :1]):
+            raise DataError(f"node '{self.name}': weights must be one per chain (equal along the time "
+                            f"plate '{self.plates[-1].name}')")
+        return w
+
     def _role_event(self, role):
         return self.event_shape * (2 if role == "transition" else 1)
 

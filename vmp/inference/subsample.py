@@ -254,6 +254,10 @@ class MinibatchPlan(Plan):
         for n in self.local:
             if engine.coupled_plate(n) is not None:
                 raise GraphError(f"Minibatch: local node '{n.name}' has coupled elements; not supported")
+            whole = getattr(n, "time_plate", None)
+            if whole is not None and whole.name in self.names:
+                raise GraphError(f"Minibatch: '{n.name}' is a Markov chain along plate '{whole.name}': draw "
+                                 f"whole chains (a minibatch of an outer plate), not steps of them")
         n = self.plate.size
         if saved is not None:
             self.heldout, self.train = np.asarray(saved["heldout"]), saved["train"]
