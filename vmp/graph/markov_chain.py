@@ -90,12 +90,6 @@ class CategoricalMarkovChain(Node):
         return np.broadcast_to(alive.any(axis=-1, keepdims=True), alive.shape)
 
     @property
-    def mean(self) -> np.ndarray:
-        """The marginals q(z_t = k), shaped plates + (K,)."""
-        self._need_posterior()
-        return self.moments[0]
-
-    @property
     def transitions(self) -> np.ndarray:
         """Expected transition counts sum_{t < L-1} q(z_t = j, z_{t+1} = k) of each chain (plates
         + (K, K)); the padding past a chain's length L counts nothing."""
