@@ -124,6 +124,20 @@ def test_samples_follow_the_pair_marginals():
     assert not np.any(pairs[:, :, 0, 2])  # impossible transitions never drawn
 
 
+def test_valid_domain_and_deterministic_sampling():
+    rng = np.random.default_rng(13)
+    unary, pairwise = rng.normal(size=(2, 5, 3)), rng.normal(size=(2, 5, 3, 3))
+    assert Chain.valid((unary, pairwise)).all()
+    bad_u, bad_p = unary.copy(), pairwise.copy()
+    bad_u[0, 1, 2] = np.nan
+    bad_u[1, 3] = -np.inf  # no possible state at that step
+    bad_p[1, 0, 0, 1] = np.inf
+    ok = Chain.valid((bad_u, bad_p))
+    assert ok.tolist() == [[True, False, True, True, True], [False, True, True, False, True]]
+    draws = [Chain.sample((unary, pairwise), np.random.default_rng(5)) for _ in range(2)]
+    assert np.array_equal(draws[0], draws[1]) and draws[0].shape == (2, 5)
+
+
 # ----- the node in a model: q(z), the bound and the messages against enumeration ------------
 LENGTHS = [6, 4]
 

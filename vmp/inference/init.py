@@ -5,7 +5,8 @@ By default the means of Gaussian components gated by a Categorical start at data
 k-means++-style (Arthur & Vassilvitskii 2007), gated Dirichlet rows get random pseudo-counts
 (as scikit-learn's LDA), each gate's selector is then updated from them (an E-step), and
 Gaussians in an inner product start at a draw from their prior. ``init={name: value}`` is applied
-last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes.
+last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals for a
+CategoricalMarkovChain: independent steps).
 """
 from __future__ import annotations
 
