@@ -75,7 +75,6 @@ def _array(a: np.ndarray) -> str:
 def describe_posterior(node) -> str:
     """A one-line description of q(node): its mean, or the mean's shape and a few stats."""
     from ..errors import VMPError
-    from .. import families as fam
 
     try:
         mean = np.asarray(node.mean, dtype=float)
@@ -83,19 +82,7 @@ def describe_posterior(node) -> str:
         return "no posterior yet (not fitted)"
     if mean.size <= _SMALL:
         return f"mean {_array(mean)}"
-    text = (f"mean shape {mean.shape}: min {mean.min():.3g}, mean {mean.mean():.3g}, "
-            f"max {mean.max():.3g}")
-    if getattr(node, "time_plate", None) is not None:  # a Markov chain: its transitions
-        counts = node.transitions.reshape((-1,) + mean.shape[-1:] * 2).sum(0)
-        rates = counts / np.maximum(counts.sum(-1, keepdims=True), 1e-300)
-        text = f"marginals shape {mean.shape}; expected transitions per step {_array(rates)}"
-    elif node.family is fam.Categorical and mean.ndim >= 1:
-        counts = np.bincount(mean.reshape(-1, mean.shape[-1]).argmax(-1), minlength=mean.shape[-1])
-        text = f"mean shape {mean.shape}; most probable category counts {counts.tolist()}"
-    elif node.family is fam.Dirichlet and mean.ndim == 1:
-        top = np.sort(mean)[::-1][:3]
-        text += f"; largest {_array(top)}"
-    return text
+    return node.describe(mean, _array)
 
 
 def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> list[str]:

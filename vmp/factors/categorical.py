@@ -18,10 +18,3 @@ class CategoricalFactor(Conditional):
     def terms(self) -> list[Term]:
         return [Term(1.0, (Op("x", 0, "a"), Op("probabilities", 0, "a")))]
 
-    @staticmethod
-    def check_constant(role: str, value: np.ndarray) -> str | None:
-        if not np.all(np.isfinite(value) & (value >= 0)):
-            return "probabilities must be finite and non-negative"
-        if not np.allclose(value.sum(-1), 1.0):
-            return "probabilities must sum to 1 over the last axis"
-        return None

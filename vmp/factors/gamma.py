@@ -29,8 +29,3 @@ class GammaFactor(Conditional):
             Term(-1.0, (), (Const(special.gammaln(a)),)),
         ]
 
-    @staticmethod
-    def check_constant(role: str, value: np.ndarray) -> str | None:
-        if not np.all(np.isfinite(value) & (value > 0)):
-            return f"{role} must be positive and finite"
-        return None

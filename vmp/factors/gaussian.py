@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..families import Gamma, Gaussian, Normal, Wishart
-from ..families._linalg import is_pd, is_symmetric
 from .base import Conditional
 from .terms import Const, Op, Term
 
@@ -36,15 +35,10 @@ class GaussianFactor(Conditional):
     def terms(self) -> list[Term]:
         return _gaussian_terms("a", "b", self.event_shape[0])
 
-    @staticmethod
-    def check_constant(role: str, value: np.ndarray) -> str | None:
-        if not np.all(np.isfinite(value)):
-            return f"{role} has non-finite entries"
-        if role == "precision" and not np.all(is_symmetric(value)):
-            return "precision is not symmetric"
-        if role == "precision" and not np.all(is_pd(value)):
-            return "precision is not symmetric positive definite"
-        return None
+    @classmethod
+    def role_event(cls, role: str, event_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """A D x D precision for a D-vector child."""
+        return tuple(event_shape) * 2 if role == "precision" else tuple(event_shape)
 
 
 class NormalFactor(Conditional):
@@ -53,14 +47,6 @@ class NormalFactor(Conditional):
 
     def terms(self) -> list[Term]:
         return _gaussian_terms("", "", 1)
-
-    @staticmethod
-    def check_constant(role: str, value: np.ndarray) -> str | None:
-        if not np.all(np.isfinite(value)):
-            return f"{role} has non-finite entries"
-        if role == "precision" and not np.all(value > 0):
-            return "precision must be positive"
-        return None
 
 
 class GaussianARDFactor(Conditional):
@@ -84,6 +70,3 @@ class GaussianARDFactor(Conditional):
             Term(-0.5 * d * LOG2PI),
         ]
 
-    @staticmethod
-    def check_constant(role: str, value: np.ndarray) -> str | None:
-        return GaussianFactor.check_constant(role, value)

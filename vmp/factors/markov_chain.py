@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..families import CategoricalMarkovChain, Dirichlet
+from ..families import CategoricalMarkovChain, Dirichlet, constraints
 from .base import Conditional
 from .terms import Const, Op, Term
 
@@ -33,6 +33,8 @@ def chain_masks(lengths: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray
 class MarkovChainFactor(Conditional):
     child = CategoricalMarkovChain
     roles = {"initial": Dirichlet, "transition": Dirichlet}
+    #: pi0 and each row of A are probability vectors
+    arg_constraints = {"initial": constraints.simplex, "transition": constraints.simplex}
 
     def __init__(self, event_shape: tuple[int, ...], lengths: np.ndarray, steps: int):
         super().__init__(event_shape)
@@ -46,11 +48,7 @@ class MarkovChainFactor(Conditional):
             Term(-np.log(k), (Op("x", 0, "a"),), (Const(self.padding),)),
         ]
 
-    @staticmethod
-    def check_constant(role: str, value: np.ndarray) -> str | None:
-        what = "initial probabilities" if role == "initial" else "each row of the transition matrix"
-        if not np.all(np.isfinite(value) & (value >= 0)):
-            return f"{role} must be finite and non-negative"
-        if not np.allclose(value.sum(-1), 1.0):
-            return f"{what} must sum to 1"
-        return None
+    @classmethod
+    def role_event(cls, role: str, event_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The transition matrix is K x K; the initial distribution a K-vector."""
+        return tuple(event_shape) * (2 if role == "transition" else 1)

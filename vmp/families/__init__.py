@@ -1,11 +1,17 @@
-"""Exponential-family math: one module per family, pure functions of natural parameters."""
+"""Exponential-family math: one module per family, pure functions of natural parameters.
+
+``ALL`` is the registry: a new family is one module here and one line below (the table-driven
+tests in tests/families/ pick it up from ``ALL``).
+"""
+from . import constraints as constraints
 from .base import Family as Family
 from .categorical import Categorical as Categorical
 from .dirichlet import Dirichlet as Dirichlet
 from .gamma import Gamma as Gamma
 from .gaussian import Gaussian as Gaussian
-from .gaussian import Normal as Normal
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
+from .normal import Normal as Normal
 from .wishart import Wishart as Wishart
 
-FAMILIES = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical, CategoricalMarkovChain)
+ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical,
+                                  CategoricalMarkovChain)

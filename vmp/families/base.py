@@ -1,19 +1,23 @@
-"""The exponential-family interface.
+"""The exponential-family protocol.
 
 A distribution is written, as in Winn & Bishop (2005) eq. (2),
 
-    log p(x) = <eta, u(x)> - A(eta)
+    log p(x) = <eta, u(x)> - A(eta) + log h(x)
 
 with natural parameters ``eta`` and sufficient statistics ``u(x)``, both tuples of arrays
-shaped ``plates + event``. The moments E[u(x)] are the gradient of the log-normalizer A.
+shaped ``plates + event``, and base measure h. The moments E[u(x)] are the gradient of the
+log-normalizer A. Everything the engine, the initializer, the diagnostics and the tests know
+about a family is a method or an attribute here: no code outside ``vmp/families/`` asks which
+family a node has.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
+from . import constraints
 from ._linalg import inner, sym
 
 Arrays = tuple[np.ndarray, ...]
@@ -28,7 +32,50 @@ class Family(ABC):
     #: components that, for a point mass, are outer products of other components:
     #: {c: (a, b)} means u_c(x) = u_a(x) (x) u_b(x)
     outer: ClassVar[dict[int, tuple[int, int]]] = {}
+    #: the domain of x
+    support: ClassVar[constraints.Constraint]
+    #: the domain of each parameter of ``natural_from`` / ``parameters``; ``valid`` checks them
+    arg_constraints: ClassVar[dict[str, constraints.Constraint]]
+    #: True when E[u_0] is a one-hot indicator (a distribution over the last event axis): such a
+    #: node can select a component, ``P[z]`` (Winn & Bishop section 4.2 on gates)
+    selects: ClassVar[bool] = False
+    #: True when x is a point of R^D with u = (x, x x^T): sums and inner products of such
+    #: variables keep every term multilinear, and k-means++ centers are starting points for it
+    location: ClassVar[bool] = False
+    #: True when c x (a constant c > 0) is in the family with u(c x) = (c u_0(x), u_1(x) +
+    #: ``scale_dimension`` log c): the ``c * P`` glue
+    scalable: ClassVar[bool] = False
+    #: h(x) = 1; a family with another base measure is observed-only (``latent`` False), as the
+    #: bound has no E_q[log h(x)] term for a latent q
+    unit_base_measure: ClassVar[bool] = True
+    #: may a node of this family be latent (have a q)
+    latent: ClassVar[bool] = True
+    #: the number of innermost plate axes whose elements are one variable, not independent ones
+    #: (a Markov chain's time axis): ``log_normalizer``, ``entropy`` and the log-density are
+    #: per element only as terms of a sum over these axes, and ``valid`` answers for them whole
+    joint_plates: ClassVar[int] = 0
+    #: event shape of ``example()``
+    example_event: ClassVar[tuple[int, ...]] = ()
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not cls.unit_base_measure and cls.latent:
+            raise TypeError(f"family {cls.__name__}: a non-unit base measure needs latent = False "
+                            f"(the bound has no E_q[log h(x)] term for a latent q)")
+
+    # ----- parameters <-> natural parameters --------------------------------------------
+    @staticmethod
+    @abstractmethod
+    def natural_from(**parameters: Any) -> Arrays:
+        """eta from the parameters in the user's parameterization (the keys of ``parameters``)."""
+
+    @classmethod
+    @abstractmethod
+    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        """The parameters of eta: ``natural_from(**parameters(eta)) == eta`` for the keys of
+        ``arg_constraints`` (more keys, e.g. a covariance, may be given)."""
+
+    # ----- the log-normalizer and its gradient ------------------------------------------
     @classmethod
     @abstractmethod
     def moments(cls, natural: Arrays) -> Arrays:
@@ -37,19 +84,71 @@ class Family(ABC):
     @classmethod
     @abstractmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
-        """A(eta), one value per plate element."""
+        """A(eta) = log int h(x) exp(<eta, u(x)>) dx, one value per plate element."""
 
     @classmethod
     def inner(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
-        """<eta, u> summed over event axes, one value per plate element."""
+        """<eta, u> = sum_c sum over event axes of eta_c * u_c, one value per plate element."""
         return sum(inner(e, u, n) for e, u, n in zip(natural, moments, cls.event_ndims))
 
     @classmethod
+    def log_base_measure(cls, x: np.ndarray, event_shape: tuple[int, ...]) -> np.ndarray:
+        """log h(x) of observed values x (plates + data event), one value per plate element
+        (0, broadcasting, for a unit base measure). An observed node's factor adds
+        sum_n w_n log h(x_n) to the bound (e.g. a Poisson's -log y!), so the evidence is exact."""
+        return np.zeros(())
+
+    @classmethod
+    def expected_log_base_measure(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
+        """E_q[log h(x)], one value per plate element: 0 for a unit base measure; a family with
+        another base measure overrides it for its entropy (or leaves it unavailable)."""
+        if cls.unit_base_measure:
+            return np.zeros(cls.plate_shape(natural))
+        raise NotImplementedError(f"{cls.name}: E[log h(x)] has no closed form here")
+
+    @classmethod
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
-        """H[q] = A(eta) - <eta, E[u]> (every family here has unit base measure)."""
+        """H[q] = A(eta) - <eta, E[u]> - E[log h(x)]."""
         if moments is None:
             moments = cls.moments(natural)
-        return cls.log_normalizer(natural) - cls.inner(natural, moments)
+        h = cls.log_normalizer(natural) - cls.inner(natural, moments)
+        return h if cls.unit_base_measure else h - cls.expected_log_base_measure(natural, moments)
+
+    @classmethod
+    def mean(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        """E[x] in the user's parameterization; by default E[u_0] (x itself for most
+        families; probabilities for a Categorical)."""
+        return (cls.moments(natural) if moments is None else moments)[0]
+
+    # ----- domains ----------------------------------------------------------------------
+    @classmethod
+    def constraints_for(cls, event_shape: tuple[int, ...]) -> dict[str, constraints.Constraint]:
+        """``arg_constraints`` for this event shape (a Wishart's dof > D - 1 depends on D)."""
+        return cls.arg_constraints
+
+    @classmethod
+    def constrained(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        """The values the ``arg_constraints`` speak of, at eta (by default ``parameters``; a
+        family may give cheaper equivalents, e.g. the Gaussian's Lambda mu for mu)."""
+        return cls.parameters(natural)
+
+    @classmethod
+    def valid(cls, natural: Arrays) -> np.ndarray:
+        """Boolean per plate element: is eta in the natural-parameter domain, i.e. do the
+        parameters satisfy ``constraints_for`` (each of which requires finite values)."""
+        plates = cls.plate_shape(natural)
+        ok = np.ones(plates, dtype=bool)
+        with np.errstate(all="ignore"):
+            try:
+                values = cls.constrained(natural)
+            except (np.linalg.LinAlgError, ValueError):
+                return np.zeros(plates, dtype=bool)
+            for key, c in cls.constraints_for(cls.event_shape(natural)).items():
+                good = np.asarray(c.check(values[key]))
+                if good.ndim > len(plates):
+                    good = good.reshape(good.shape[:len(plates)] + (-1,)).all(-1)
+                ok &= good
+        return ok
 
     @classmethod
     def symmetrize(cls, message: Arrays) -> Arrays:
@@ -57,16 +156,60 @@ class Family(ABC):
         part: <eta, u> is unchanged for symmetric u, and q's natural parameters stay symmetric."""
         return tuple(sym(m) if n == 2 else m for m, n in zip(message, cls.event_ndims))
 
+    # ----- points -------------------------------------------------------------------------
     @classmethod
     @abstractmethod
-    def valid(cls, natural: Arrays) -> np.ndarray:
-        """Boolean per plate element: is eta in the natural-parameter domain."""
+    def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...]) -> Arrays:
+        """Sufficient statistics u(x) of points x shaped plates + data event (a Categorical's
+        data are indices and its event_shape (K,) gives K)."""
 
-    @staticmethod
+    @classmethod
     @abstractmethod
-    def statistics(x: np.ndarray) -> Arrays:
-        """Sufficient statistics u(x) of a point."""
+    def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
+        """Draws x ~ p(x | eta), shaped size + plates + data event."""
 
+    @classmethod
+    @abstractmethod
+    def to_scipy(cls, natural: Arrays):
+        """The distribution as a frozen ``scipy.stats`` object (its entropy, logpdf/logpmf and
+        mean), or an object with those methods where scipy has no batched form."""
+
+    @classmethod
+    def random_natural(cls, rng: np.random.Generator, plate_shape: tuple[int, ...],
+                       event_shape: tuple[int, ...]) -> Arrays:
+        """A random, well-conditioned valid eta (for tests: rule checks draw q's from it)."""
+        raise NotImplementedError(f"{cls.name}.random_natural")
+
+    @classmethod
+    def example(cls) -> Arrays:
+        """A valid eta over a small plate (3 elements) with event ``example_event``, for
+        table-driven tests."""
+        return cls.random_natural(np.random.default_rng(0), (3,), cls.example_event)
+
+    # ----- what the initializer and the diagnostics ask -----------------------------------
+    @classmethod
+    def with_mean(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """eta with E[x] moved to ``mean`` and its spread kept (the initializer sets gated
+        components and factors of inner products this way)."""
+        raise NotImplementedError(f"cannot set the mean of a {cls.name}")
+
+    @classmethod
+    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays | None:
+        """eta moved at random to break the symmetry of the components of a mixture, or None
+        when the family has no such move (then the components start equal)."""
+        return None
+
+    @classmethod
+    def scale_dimension(cls, event_shape: tuple[int, ...]) -> int:
+        """k in u_1(c x) = u_1(x) + k log c, for a ``scalable`` family."""
+        raise NotImplementedError(f"a {cls.name} cannot be scaled")
+
+    @classmethod
+    def describe(cls, mean: np.ndarray, fmt: Callable[[np.ndarray], str] = str) -> str:
+        """One line about a posterior mean too large to print (``fmt`` prints a short array)."""
+        return f"mean shape {mean.shape}: min {mean.min():.3g}, mean {mean.mean():.3g}, max {mean.max():.3g}"
+
+    # ----- shapes -------------------------------------------------------------------------
     @classmethod
     def plate_shape(cls, natural: Arrays) -> tuple[int, ...]:
         a, n = natural[0], cls.event_ndims[0]

@@ -1,10 +1,9 @@
 """Categorical(z | p) over K categories: eta = log p (up to a constant), u = one-hot(z)."""
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
+from . import constraints
 from ._linalg import sum_last
 from .base import Arrays, Family
 
@@ -21,16 +20,20 @@ def _max_last(e: np.ndarray) -> np.ndarray:
 class Categorical(Family):
     name = "Categorical"
     event_ndims = (1,)
-    #: the first moment is one-hot over the last event axis: a Categorical can gate (``mu[z]``)
-    selects: ClassVar[bool] = True
+    support = constraints.nonnegative_integer  # category indices, below K (the event size)
+    arg_constraints = {"probabilities": constraints.simplex}
+    selects = True
+    example_event = (3,)
 
     @staticmethod
     def natural_from(probabilities: np.ndarray) -> Arrays:
+        """eta = log p."""
         with np.errstate(divide="ignore"):
             return (np.log(np.asarray(probabilities, float)),)
 
     @classmethod
     def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        """p = softmax(eta)."""
         return {"probabilities": cls.moments(natural)[0]}
 
     @classmethod
@@ -44,6 +47,7 @@ class Categorical(Family):
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
+        """A = log sum_k exp(eta_k)."""
         e = natural[0]
         m = e.max(axis=-1, keepdims=True)
         return (np.log(np.exp(e - m).sum(axis=-1, keepdims=True)) + m)[..., 0]
@@ -59,27 +63,46 @@ class Categorical(Family):
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
+        """softmax(eta) is in the simplex: no NaN, no +inf, some entry finite (-inf is p_k = 0)."""
         e = natural[0]
         if np.isfinite(e).all():
             return np.ones(e.shape[:-1], dtype=bool)
-        return np.all(~np.isnan(e) & (e < np.inf), axis=-1) & np.any(np.isfinite(e), axis=-1)
-
-    @staticmethod
-    def statistics(x: np.ndarray, size: int) -> Arrays:
-        x = np.asarray(x)
-        return (np.eye(size)[x],)
+        return super().valid(natural)
 
     @classmethod
-    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
+    def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...]) -> Arrays:
+        """u = one-hot(x) over K = event_shape[0] categories, for indices x."""
+        return (np.eye(event_shape[0])[np.asarray(x)],)
+
+    @classmethod
+    def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
+        """Category indices, by inverting the cumulative probabilities."""
         p = cls.moments(natural)[0]
         c = np.cumsum(p, axis=-1)
-        u = rng.random(p.shape[:-1] + (1,))
+        u = rng.random(tuple(size) + p.shape[:-1] + (1,))
         return np.minimum(np.sum(c < u, axis=-1), p.shape[-1] - 1)
 
     @classmethod
     def to_scipy(cls, natural: Arrays):
+        """scipy.stats.multinomial(1, p): its values are one-hot vectors, statistics(x)."""
         p = cls.moments(natural)[0]
-        if p.ndim != 1:
-            raise ValueError("to_scipy needs a single element: index the plates first")
         from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.multinomial(1, p)
+
+    @classmethod
+    def random_natural(cls, rng, plate_shape, event_shape):
+        return (rng.normal(size=tuple(plate_shape) + tuple(event_shape)),)
+
+    @classmethod
+    def with_mean(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """eta = log p for the probabilities p."""
+        with np.errstate(divide="ignore"):
+            return (np.log(np.broadcast_to(mean, natural[0].shape)),)
+
+    @classmethod
+    def describe(cls, mean: np.ndarray, fmt=str) -> str:
+        """How many elements have each category as their most probable."""
+        if mean.ndim < 1:
+            return super().describe(mean)
+        counts = np.bincount(mean.reshape(-1, mean.shape[-1]).argmax(-1), minlength=mean.shape[-1])
+        return f"mean shape {mean.shape}; most probable category counts {counts.tolist()}"

@@ -4,49 +4,82 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from . import constraints
 from .base import Arrays, Family
+
+#: a draw that underflows to 0 is moved here, so that log pi stays finite
+TINY = 1e-300
 
 
 class Dirichlet(Family):
     name = "Dirichlet"
     event_ndims = (1,)
+    support = constraints.open_simplex
+    arg_constraints = {"alpha": constraints.positive}
+    example_event = (3,)
 
     @staticmethod
     def natural_from(alpha: np.ndarray) -> Arrays:
+        """eta = alpha - 1."""
         return (np.asarray(alpha, float) - 1.0,)
 
-    @staticmethod
-    def parameters(natural: Arrays) -> dict[str, np.ndarray]:
+    @classmethod
+    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
         return {"alpha": natural[0] + 1.0}
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
+        """E[log pi_k] = psi(alpha_k) - psi(sum_j alpha_j)."""
         a = natural[0] + 1.0
         return (special.digamma(a) - special.digamma(a.sum(-1, keepdims=True)),)
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
+        """A = sum_k log Gamma(alpha_k) - log Gamma(sum_k alpha_k)."""
         a = natural[0] + 1.0
         return special.gammaln(a).sum(-1) - special.gammaln(a.sum(-1))
 
     @classmethod
-    def valid(cls, natural: Arrays) -> np.ndarray:
+    def mean(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        """E[pi] = alpha / sum alpha."""
         a = natural[0] + 1.0
-        return np.all(np.isfinite(a) & (a > 0), axis=-1)
+        return a / a.sum(-1, keepdims=True)
 
-    @staticmethod
-    def statistics(x: np.ndarray) -> Arrays:
+    @classmethod
+    def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> Arrays:
+        """u = log pi."""
         return (np.log(np.asarray(x, float)),)
 
     @classmethod
-    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
-        g = rng.gamma(natural[0] + 1.0)
-        return g / g.sum(-1, keepdims=True)
+    def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
+        """Normalized Gamma(alpha_k, 1) draws, at least TINY."""
+        a = natural[0] + 1.0
+        g = rng.gamma(a, size=tuple(size) + a.shape if size else None)
+        return np.maximum(g / g.sum(-1, keepdims=True), TINY)
 
     @classmethod
     def to_scipy(cls, natural: Arrays):
         a = natural[0] + 1.0
-        if a.ndim != 1:
-            raise ValueError("to_scipy needs a single element: index the plates first")
         from scipy import stats  # when asked for: scipy.stats is slow to import
-        return stats.dirichlet(a)
+        if a.ndim == 1:
+            return stats.dirichlet(a)
+        from ._scipy import Elementwise
+        return Elementwise(stats.dirichlet, a.shape[:-1], alpha=a)
+
+    @classmethod
+    def random_natural(cls, rng, plate_shape, event_shape):
+        return cls.natural_from(rng.uniform(0.5, 3.0, size=tuple(plate_shape) + tuple(event_shape)))
+
+    @classmethod
+    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays:
+        """alpha plus Gamma(100, 0.01) noise (mean 1, sd 0.1) per entry."""
+        return (natural[0] + rng.gamma(100.0, 0.01, size=natural[0].shape),)
+
+    @classmethod
+    def describe(cls, mean: np.ndarray, fmt=str) -> str:
+        """The summary statistics and, for one Dirichlet, its three largest probabilities."""
+        text = super().describe(mean)
+        if mean.ndim == 1:
+            top = np.sort(mean)[::-1][:3]
+            text += f"; largest {fmt(top)}"
+        return text

@@ -4,49 +4,62 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from . import constraints
 from .base import Arrays, Family
 
 
 class Gamma(Family):
     name = "Gamma"
     event_ndims = (0, 0)
+    support = constraints.positive
+    arg_constraints = {"shape": constraints.positive, "rate": constraints.positive}
+    scalable = True
 
     @staticmethod
     def natural_from(shape: np.ndarray, rate: np.ndarray) -> Arrays:
+        """eta = (-b, a - 1)."""
         shape, rate = np.broadcast_arrays(np.asarray(shape, float), np.asarray(rate, float))
         return -rate, shape - 1.0
 
-    @staticmethod
-    def parameters(natural: Arrays) -> dict[str, np.ndarray]:
+    @classmethod
+    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        """a = eta_2 + 1, b = -eta_1."""
         return {"shape": natural[1] + 1.0, "rate": -natural[0]}
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
+        """E[tau] = a / b, E[log tau] = psi(a) - log b."""
         a, b = natural[1] + 1.0, -natural[0]
         return a / b, special.digamma(a) - np.log(b)
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
+        """A = log Gamma(a) - a log b."""
         a, b = natural[1] + 1.0, -natural[0]
         return special.gammaln(a) - a * np.log(b)
 
     @classmethod
-    def valid(cls, natural: Arrays) -> np.ndarray:
-        a, b = natural[1] + 1.0, -natural[0]
-        return np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0)
-
-    @staticmethod
-    def statistics(x: np.ndarray) -> Arrays:
+    def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> Arrays:
+        """u = (tau, log tau)."""
         x = np.asarray(x, float)
         return x, np.log(x)
 
     @classmethod
-    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
+    def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
         a, b = natural[1] + 1.0, -natural[0]
-        return rng.gamma(a, 1.0 / b)
+        return rng.gamma(a, 1.0 / b, size=tuple(size) + a.shape if size else None)
 
     @classmethod
     def to_scipy(cls, natural: Arrays):
         a, b = natural[1] + 1.0, -natural[0]
         from scipy import stats  # when asked for: scipy.stats is slow to import
         return stats.gamma(a, scale=1.0 / b)
+
+    @classmethod
+    def random_natural(cls, rng, plate_shape, event_shape=()):
+        return cls.natural_from(rng.uniform(0.5, 3.0, size=plate_shape), rng.uniform(0.5, 3.0, size=plate_shape))
+
+    @classmethod
+    def scale_dimension(cls, event_shape: tuple[int, ...]) -> int:
+        """log(c tau) = log tau + log c."""
+        return 1

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._linalg import Cholesky, inv_pd, is_pd, sym
+from . import constraints
+from ._linalg import Cholesky, inv_pd, sym
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -16,18 +17,28 @@ class Gaussian(Family):
     name = "Gaussian"
     event_ndims = (1, 2)
     outer = {1: (0, 0)}
+    support = constraints.real_vector
+    arg_constraints = {"mean": constraints.real_vector, "precision": constraints.positive_definite}
+    location = True
+    example_event = (2,)
 
     @staticmethod
     def natural_from(mean: np.ndarray, precision: np.ndarray) -> Arrays:
+        """eta = (Lambda mu, -Lambda / 2)."""
         mean, precision = np.asarray(mean, float), np.asarray(precision, float)
         return np.einsum("...ij,...j->...i", precision, mean), -0.5 * precision
 
-    @staticmethod
-    def parameters(natural: Arrays) -> dict[str, np.ndarray]:
+    @classmethod
+    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
         """Lambda = -2 eta_2, Sigma = Lambda^-1, mu = Sigma eta_1."""
         precision = -2.0 * sym(natural[1])
         cov = inv_pd(precision)
         return {"mean": np.einsum("...ij,...j->...i", cov, natural[0]), "covariance": cov, "precision": precision}
+
+    @classmethod
+    def constrained(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        """Lambda = -2 eta_2, and eta_1 = Lambda mu for mu: finite exactly when mu is."""
+        return {"mean": natural[0], "precision": -2.0 * natural[1]}
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
@@ -52,85 +63,41 @@ class Gaussian(Family):
         return 0.5 * d * (1.0 + LOG2PI) - 0.5 * Cholesky(natural[1], scale=-2.0).logdet()
 
     @classmethod
-    def valid(cls, natural: Arrays) -> np.ndarray:
-        finite = np.all(np.isfinite(natural[0]), axis=-1)
-        try:
-            ok = np.all(Cholesky(-2.0 * natural[1]).ok)
-        except np.linalg.LinAlgError:
-            ok = False
-        if ok:
-            return finite & np.all(np.isfinite(natural[1]), axis=(-2, -1))
-        return is_pd(-2.0 * natural[1]) & finite
-
-    @staticmethod
-    def statistics(x: np.ndarray) -> Arrays:
+    def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> Arrays:
+        """u = (x, x x^T)."""
         x = np.asarray(x, float)
         return x, x[..., :, None] * x[..., None, :]
 
     @classmethod
-    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
+    def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
+        """mu + L z with Sigma = L L^T and z standard normal."""
         p = cls.parameters(natural)
         chol = np.linalg.cholesky(p["covariance"])
-        z = rng.standard_normal(p["mean"].shape)
+        z = rng.standard_normal(tuple(size) + p["mean"].shape)
         return p["mean"] + np.einsum("...ij,...j->...i", chol, z)
 
     @classmethod
     def to_scipy(cls, natural: Arrays):
         p = cls.parameters(natural)
-        if p["mean"].ndim != 1:
-            raise ValueError("to_scipy needs a single element: index the plates first")
         from scipy import stats  # when asked for: scipy.stats is slow to import
-        return stats.multivariate_normal(p["mean"], p["covariance"])
-
-
-class Normal(Family):
-    """Univariate Gaussian, elementwise over plates: eta = (tau mu, -tau/2), u = (x, x^2)."""
-
-    name = "Normal"
-    event_ndims = (0, 0)
-    outer = {1: (0, 0)}
-
-    @staticmethod
-    def natural_from(mean: np.ndarray, precision: np.ndarray) -> Arrays:
-        mean, precision = np.asarray(mean, float), np.asarray(precision, float)
-        return precision * mean, -0.5 * precision * np.ones_like(mean)
-
-    @staticmethod
-    def parameters(natural: Arrays) -> dict[str, np.ndarray]:
-        precision = -2.0 * natural[1]
-        return {"mean": natural[0] / precision, "variance": 1.0 / precision, "precision": precision}
+        if p["mean"].ndim == 1:
+            return stats.multivariate_normal(p["mean"], p["covariance"])
+        from ._scipy import Elementwise
+        return Elementwise(stats.multivariate_normal, p["mean"].shape[:-1], mean=p["mean"], cov=p["covariance"])
 
     @classmethod
-    def moments(cls, natural: Arrays) -> Arrays:
-        p = cls.parameters(natural)
-        return p["mean"], p["variance"] + p["mean"] ** 2
+    def random_natural(cls, rng, plate_shape, event_shape):
+        d = event_shape[0]
+        a = rng.normal(size=tuple(plate_shape) + (d, d))
+        return cls.natural_from(rng.normal(size=tuple(plate_shape) + (d,)), a @ np.swapaxes(a, -1, -2) + np.eye(d))
 
     @classmethod
-    def log_normalizer(cls, natural: Arrays) -> np.ndarray:
-        e1, e2 = natural
-        return -0.25 * e1**2 / e2 - 0.5 * np.log(-2.0 * e2) + 0.5 * LOG2PI
+    def with_mean(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """eta_1 = Lambda m, Lambda kept."""
+        prec = -2.0 * natural[1]
+        return np.einsum("...ij,...j->...i", prec, np.broadcast_to(mean, natural[0].shape)), natural[1]
 
     @classmethod
-    def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
-        """H = 1/2 (1 + log 2 pi) - 1/2 log(tau)."""
-        return 0.5 * (1.0 + LOG2PI) - 0.5 * np.log(-2.0 * natural[1])
-
-    @classmethod
-    def valid(cls, natural: Arrays) -> np.ndarray:
-        return np.isfinite(natural[0]) & np.isfinite(natural[1]) & (natural[1] < 0)
-
-    @staticmethod
-    def statistics(x: np.ndarray) -> Arrays:
-        x = np.asarray(x, float)
-        return x, x * x
-
-    @classmethod
-    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
-        p = cls.parameters(natural)
-        return p["mean"] + np.sqrt(p["variance"]) * rng.standard_normal(np.shape(p["mean"]))
-
-    @classmethod
-    def to_scipy(cls, natural: Arrays):
-        p = cls.parameters(natural)
-        from scipy import stats  # when asked for: scipy.stats is slow to import
-        return stats.norm(p["mean"], np.sqrt(p["variance"]))
+    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays:
+        """The mean moved to a draw from q itself."""
+        return cls.with_mean(natural, cls.sample(natural, rng))

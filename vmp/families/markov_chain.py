@@ -15,10 +15,10 @@ that sums over the plates (the bound, the entropy H = A - <eta, E[u]>) are per-c
 """
 from __future__ import annotations
 
-from typing import ClassVar
-
 import numpy as np
 
+from . import constraints
+from ._chain_paths import Paths
 from .base import Arrays, Family
 
 
@@ -87,15 +87,36 @@ def forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarra
 class CategoricalMarkovChain(Family):
     name = "CategoricalMarkovChain"
     event_ndims = (1, 2)
-    #: the first moment is one-hot over the last event axis: a chain can gate (``mu[z]``)
-    selects: ClassVar[bool] = True
+    support = constraints.nonnegative_integer  # state indices, below K (the event size)
+    #: the marginals q(z_t) and the transitions q(z_{t+1} = k | z_t = j), rows in the simplex
+    arg_constraints = {"marginals": constraints.simplex, "transitions": constraints.simplex}
+    selects = True
+    joint_plates = 1
+    example_event = (3,)
 
     @staticmethod
-    def natural_from(marginals: np.ndarray) -> Arrays:
-        """Independent steps with these marginals (plates + (T, K)): U = log p, P = 0."""
-        p = np.asarray(marginals, float)
-        with np.errstate(divide="ignore"):
-            return np.log(p), np.zeros(p.shape + p.shape[-1:])
+    def natural_from(marginals: np.ndarray, transitions: np.ndarray) -> Arrays:
+        """The chain q(z) = m_0(z_0) prod_{t < T-1} R_t(z_t, z_{t+1}): U_0 = log m_0, U_t = 0 for
+        t > 0, P_t = log R_t (P_{T-1} = 0). Only m_0 is read: the later marginals follow from the
+        transitions (they are the given ones when the two agree, as ``parameters`` returns them)."""
+        m, r = np.asarray(marginals, float), np.asarray(transitions, float)
+        unary, pairwise = np.zeros(m.shape), np.zeros(r.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            unary[..., 0, :] = np.log(m[..., 0, :])
+            pairwise[..., :-1, :, :] = np.log(r[..., :-1, :, :])
+        return unary, pairwise
+
+    @classmethod
+    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        """Marginals m_t = q(z_t), pair marginals q(z_t, z_{t+1}) and transitions
+        R_t(j, k) = q(z_t = j, z_{t+1} = k) / m_t(j) (uniform rows where m_t(j) = 0 and at t = T-1)."""
+        marginals, pairs = cls.moments(natural)
+        k = marginals.shape[-1]
+        reached = marginals[..., :, None] > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            transitions = np.where(reached, pairs / np.where(reached, marginals[..., :, None], 1.0), 1.0 / k)
+        transitions[..., -1, :, :] = 1.0 / k
+        return {"marginals": marginals, "transitions": transitions, "pair_marginals": pairs}
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
@@ -135,37 +156,72 @@ class CategoricalMarkovChain(Family):
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
-        """No NaN or +inf, and at least one possible state at every step."""
+        """No NaN or +inf, and at least one possible state at every step; a chain is one
+        variable, so it is valid or not as a whole (the answer repeated at each of its steps).
+        Without a forward-backward pass: the step is cheap, and the engine's finite potentials
+        always leave a possible path."""
         u, p = natural
         ok_u = np.all(~np.isnan(u) & (u < np.inf), axis=-1) & np.any(np.isfinite(u), axis=-1)
         ok_p = np.all(~np.isnan(p) & (p < np.inf), axis=(-2, -1))
-        return ok_u & ok_p
+        ok = ok_u & ok_p
+        return np.broadcast_to(ok.all(-1, keepdims=True), ok.shape).copy()
 
-    @staticmethod
-    def statistics(x: np.ndarray, size: int) -> Arrays:
-        """(one-hot z_t, z_t z_{t+1}^T with a zero last step) of state paths x (..., T)."""
+    @classmethod
+    def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...]) -> Arrays:
+        """(one-hot z_t, z_t z_{t+1}^T with a zero last step) of state paths x (..., T) over
+        K = event_shape[0] states."""
+        size = event_shape[0]
         onehot = np.eye(size)[np.asarray(x)]
         pairs = np.zeros(onehot.shape + (size,))
         pairs[..., :-1, :, :] = onehot[..., :-1, :, None] * onehot[..., 1:, None, :]
         return onehot, pairs
 
     @classmethod
-    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
-        marginals, pairs = cls.moments(natural)
-        return {"marginals": marginals, "pair_marginals": pairs}
-
-    @classmethod
-    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
-        """Paths (..., T) by forward filtering, backward sampling (Chib 1996)."""
+    def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
+        """Paths size + (..., T) by forward filtering, backward sampling (Chib 1996)."""
         unary, pairwise = natural
         marginals, pairs, _ = forward_backward(unary, pairwise)
-        t_len = unary.shape[-2]
-        out = np.empty(unary.shape[:-1], dtype=np.int64)
+        marginals = np.broadcast_to(marginals, tuple(size) + marginals.shape)
+        pairs = np.broadcast_to(pairs, tuple(size) + pairs.shape)
+        out = np.empty(marginals.shape[:-1], dtype=np.int64)
         out[..., 0] = _draw(marginals[..., 0, :], rng)
-        for t in range(1, t_len):
+        for t in range(1, unary.shape[-2]):
             row = np.take_along_axis(pairs[..., t - 1, :, :], out[..., t - 1, None, None], axis=-2)[..., 0, :]
             out[..., t] = _draw(row / row.sum(-1, keepdims=True), rng)
         return out
+
+    @classmethod
+    def to_scipy(cls, natural: Arrays):
+        """scipy.stats has no distribution over paths: the chain enumerated, path by path (an
+        exact reference for small K^T; ``Paths``)."""
+        return Paths(natural[0], natural[1])
+
+    @classmethod
+    def random_natural(cls, rng, plate_shape, event_shape):
+        """Normal unary and pairwise log-potentials; plate_shape ends with the time axis."""
+        return (rng.normal(size=tuple(plate_shape) + tuple(event_shape)),
+                rng.normal(size=tuple(plate_shape) + tuple(event_shape) * 2))
+
+    @classmethod
+    def example(cls) -> Arrays:
+        """Three chains of T = 4 steps (plates (3, 4)): the time axis is one variable, so the
+        plate of independent elements is the chains'."""
+        return cls.random_natural(np.random.default_rng(0), (3, 4), cls.example_event)
+
+    @classmethod
+    def with_mean(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """Independent steps with these marginals: U = log p, P = 0."""
+        with np.errstate(divide="ignore"):
+            unary = np.log(np.broadcast_to(mean, natural[0].shape))
+        return unary, np.zeros(natural[1].shape)
+
+    @classmethod
+    def describe_transitions(cls, mean: np.ndarray, counts: np.ndarray, fmt=str) -> str:
+        """The marginals' shape and the expected transition rates counts_jk / sum_k counts_jk
+        summed over all chains (``counts``: expected transition counts, (..., K, K))."""
+        total = counts.reshape((-1,) + counts.shape[-2:]).sum(0)
+        rates = total / np.maximum(total.sum(-1, keepdims=True), 1e-300)
+        return f"marginals shape {mean.shape}; expected transitions per step {fmt(rates)}"
 
 
 def _plogp(p: np.ndarray) -> np.ndarray:

@@ -7,23 +7,37 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._linalg import Cholesky, inv_pd, is_pd, logdet_pd, multidigamma, multigammaln, sym, vectorized
+from . import constraints
+from ._linalg import Cholesky, inv_pd, logdet_pd, multidigamma, multigammaln, sym, vectorized
 from .base import Arrays, Family
 
 
 class Wishart(Family):
     name = "Wishart"
     event_ndims = (2, 0)
+    support = constraints.positive_definite
+    #: and dof > D - 1, which depends on D: ``constraints_for``
+    arg_constraints = {"scale": constraints.positive_definite}
+    scalable = True
+    example_event = (2, 2)
+
+    @classmethod
+    def constraints_for(cls, event_shape: tuple[int, ...]) -> dict[str, constraints.Constraint]:
+        """n > D - 1 (the density is proper) and V positive definite."""
+        d = event_shape[-1]
+        return {"dof": constraints.greater_than(d - 1.0, f"finite and exceed D - 1 = {d - 1}"), **cls.arg_constraints}
 
     @staticmethod
     def natural_from(dof: np.ndarray, scale: np.ndarray) -> Arrays:
+        """eta = (-V^-1 / 2, (n - D - 1) / 2)."""
         scale = np.asarray(scale, float)
         d = scale.shape[-1]
         dof = np.asarray(dof, float) * np.ones(scale.shape[:-2])
         return -0.5 * inv_pd(scale), 0.5 * (dof - d - 1.0)
 
-    @staticmethod
-    def parameters(natural: Arrays) -> dict[str, np.ndarray]:
+    @classmethod
+    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        """n = 2 eta_2 + D + 1, V = (-2 eta_1)^-1."""
         d = natural[0].shape[-1]
         return {"dof": 2.0 * natural[1] + d + 1.0, "scale": inv_pd(-2.0 * sym(natural[0]))}
 
@@ -54,25 +68,27 @@ class Wishart(Family):
         return 0.5 * n * logdet_v + 0.5 * n * d * np.log(2.0) + multigammaln(0.5 * n, d)
 
     @classmethod
-    def valid(cls, natural: Arrays) -> np.ndarray:
+    def constrained(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        """n, and V^-1 = -2 eta_1 for V (positive definite exactly when V is)."""
         d = natural[0].shape[-1]
-        n = 2.0 * natural[1] + d + 1.0
-        return is_pd(-2.0 * natural[0]) & np.isfinite(n) & (n > d - 1)
+        return {"dof": 2.0 * natural[1] + d + 1.0, "scale": -2.0 * natural[0]}
 
-    @staticmethod
-    def statistics(x: np.ndarray) -> Arrays:
+    @classmethod
+    def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> Arrays:
+        """u = (Lambda, log|Lambda|)."""
         x = np.asarray(x, float)
         return x, logdet_pd(x)
 
     @classmethod
-    def sample(cls, natural: Arrays, rng: np.random.Generator) -> np.ndarray:
+    def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
         """Bartlett decomposition, vectorized over plates."""
         p = cls.parameters(natural)
         n, v = p["dof"], p["scale"]
         d = v.shape[-1]
         chol = np.linalg.cholesky(v)
-        a = np.tril(rng.standard_normal(v.shape), -1)
-        diag = np.sqrt(rng.chisquare(n[..., None] - np.arange(d)))
+        size = tuple(size)
+        a = np.tril(rng.standard_normal(size + v.shape), -1)
+        diag = np.sqrt(rng.chisquare(np.broadcast_to(n[..., None] - np.arange(d), size + n.shape + (d,))))
         a = a + diag[..., :, None] * np.eye(d)
         la = chol @ a
         return la @ np.swapaxes(la, -1, -2)
@@ -80,7 +96,20 @@ class Wishart(Family):
     @classmethod
     def to_scipy(cls, natural: Arrays):
         p = cls.parameters(natural)
-        if p["scale"].ndim != 2:
-            raise ValueError("to_scipy needs a single element: index the plates first")
         from scipy import stats  # when asked for: scipy.stats is slow to import
-        return stats.wishart(df=float(p["dof"]), scale=p["scale"])
+        if p["scale"].ndim == 2:
+            return stats.wishart(df=float(p["dof"]), scale=p["scale"])
+        from ._scipy import Elementwise
+        return Elementwise(lambda df, scale: stats.wishart(df=float(df), scale=scale), p["dof"].shape,
+                           df=p["dof"], scale=p["scale"])
+
+    @classmethod
+    def random_natural(cls, rng, plate_shape, event_shape):
+        d = event_shape[0]
+        a = rng.normal(size=tuple(plate_shape) + (d, d))
+        return cls.natural_from(d + 1.0 + rng.uniform(size=plate_shape), a @ np.swapaxes(a, -1, -2) / d + np.eye(d))
+
+    @classmethod
+    def scale_dimension(cls, event_shape: tuple[int, ...]) -> int:
+        """log|c Lambda| = log|Lambda| + D log c."""
+        return event_shape[0]

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .. import families as fam
 from ..errors import GraphError
 from ..factors.terms import Term, add_scaled, contract_to, inner_product
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
@@ -77,7 +76,8 @@ class LeafBinding:
 
 
 class ScaledBinding:
-    """c * P: first moment scales by c; log-moment shifts by D log c (Gamma: D = 1)."""
+    """c * P: first moment scales by c; log-moment shifts by k log c (``Family.scale_dimension``:
+    the Gamma's 1, the Wishart's D)."""
 
     def __init__(self, inner, scale: float, family, dim: int):
         self.inner, self.scale, self.family, self.dim = inner, scale, family, dim
@@ -164,7 +164,7 @@ class CompiledFactor:
         for role, expr in child.parents.items():
             bindings[role] = self._bind(expr, dict(self.letters), role=role)
         self.terms: list[Expanded] = []
-        for term in child.factor.terms():
+        for term in child.factor.terms() + child.factor.data_terms():
             self.terms.extend(self._expand(term, bindings))
         self.terms = [self._event_gather(t) for t in self.terms]
         self.coupled: dict = {}
@@ -232,8 +232,7 @@ class CompiledFactor:
             return SumBinding([self._bind(t, letters, role) for t in expr.terms])
         if isinstance(expr, Scaled):
             inner = self._bind(expr.node, letters, role)
-            dim = expr.event_shape[0] if expr.family is fam.Wishart else 1
-            return ScaledBinding(inner, expr.scale, expr.family, dim)
+            return ScaledBinding(inner, expr.scale, expr.family, expr.family.scale_dimension(expr.event_shape))
         if isinstance(expr, Dot):
             if expr.shared is None:
                 return DotBinding(self._bind(expr.u, letters, role), self._bind(expr.v, letters, role))
@@ -261,7 +260,7 @@ class CompiledFactor:
         """Replace one-hot(x_n) * E[log p] over the category letter by E[log p_{x_n}] for an
         observed Categorical child (an index, not an N x K one-hot)."""
         child = self.child
-        if not (child.observed and child.family is fam.Categorical):
+        if not (child.observed and child.family.selects):
             return t
         xs = [o for o in t.operands if o.leaf is not None and o.leaf.node is child]
         if len(xs) != 1:

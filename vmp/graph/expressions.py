@@ -47,12 +47,6 @@ class Expression:
         return Sum([other, self])
 
 
-def statistics(family: type[fam.Family], value: np.ndarray) -> tuple[np.ndarray, ...]:
-    if family is fam.Dirichlet:
-        return (np.log(value),)
-    return family.statistics(value)
-
-
 class Constant(Expression):
     """A fixed value used as a parent; its moments are the sufficient statistics of the value."""
 
@@ -64,7 +58,7 @@ class Constant(Expression):
         n = family.event_ndims[0]
         self.event_shape = self.value.shape[self.value.ndim - n:] if n else ()
         with np.errstate(divide="ignore"):
-            self.moments = statistics(family, self.value)
+            self.moments = family.statistics(self.value, self.event_shape)
 
 
 def plate_union(*groups) -> tuple:
@@ -93,9 +87,8 @@ class Gate(Expression):
     def __init__(self, node, selector, plate=None):
         from .node import Node
 
-        if not isinstance(selector, Node) or not getattr(selector.family, "selects", False):
-            raise GraphError(f"'{node.name}[...]': a gate's selector must be a Categorical node "
-                             f"(or another node whose first moment is one-hot, as a CategoricalMarkovChain)")
+        if not isinstance(selector, Node) or not selector.family.selects:
+            raise GraphError(f"'{node.name}[...]': a gate's selector must be a node over categories (Categorical)")
         if not node.plates:
             raise GraphError(f"'{node.name}[{selector.name}]': '{node.name}' has no plate to gate over")
         self.node, self.selector = node, selector
@@ -186,7 +179,7 @@ def _plated(value, family: type[fam.Family], plates: tuple, event: tuple, where:
 def _design(value, other: Expression, where: str) -> PlatedConstant:
     """A constant side of ``dot``: plates + (D,) against a Gaussian (over the open plates), or
     open plates + (K,) against Normals sharing their innermost plate K."""
-    if other.family is fam.Gaussian:
+    if other.event_shape:
         return _plated(value, other.family, context.active_plates(), other.event_shape, where)
     if not other.plates:
         raise ShapeError(f"{where}: a Normal argument needs an innermost plate to sum over")
@@ -206,7 +199,7 @@ class Dot(Expression):
         if not isinstance(u, Expression) and not isinstance(v, Expression):
             raise GraphError(f"{where}: at least one argument must be a Gaussian or Normal node")
         for e in (u, v):
-            if isinstance(e, Expression) and (e.family not in (fam.Gaussian, fam.Normal) or isinstance(e, (Dot, Constant))):
+            if isinstance(e, Expression) and (not e.family.location or isinstance(e, (Dot, Constant))):
                 raise GraphError(f"dot: arguments must be Gaussian or Normal nodes (or gathers of them), got {e!r}")
         if not isinstance(u, Expression):
             u = _design(u, v, where)
@@ -218,7 +211,7 @@ class Dot(Expression):
         self.family = fam.Normal
         self.event_shape = ()
         self.name = f"dot({u.name}, {v.name})"
-        if u.family is fam.Gaussian:
+        if u.event_shape:
             if u.event_shape != v.event_shape:
                 raise ShapeError(f"{self.name}: dimensions differ, {u.event_shape} and {v.event_shape}")
             self.shared = None
@@ -262,7 +255,7 @@ class Sum(Expression):
         if not random:
             raise GraphError(f"{where}: at least one term must be a Gaussian or Normal expression")
         family = random[0].family
-        if family not in (fam.Gaussian, fam.Normal) or any(t.family is not family for t in random):
+        if not family.location or any(t.family is not family for t in random):
             names = ", ".join(f"'{t.name}' ({t.family.name})" for t in random)
             raise GraphError(f"{where}: terms must all be Gaussian or all Normal, got {names}")
         event = random[0].event_shape
@@ -291,10 +284,10 @@ class Diagonal(Expression):
     """diag(alpha): the Gamma node alpha's innermost plate (size D) read as the event axis of a
     D x D diagonal precision (automatic relevance determination, one alpha_d per dimension)."""
 
-    def __init__(self, node, owner: str, dim: int | None):
+    def __init__(self, node, owner: str, dim: int | None, family: type[fam.Family]):
         from .node import Node
 
-        if not isinstance(node, Node) or node.family is not fam.Gamma:
+        if not isinstance(node, Node) or node.family is not family:
             raise GraphError(
                 f"node '{owner}': a Gamma precision of a Gaussian must be a Gamma node over a plate of "
                 f"the event dimensions (ARD), got {node!r}"
@@ -311,7 +304,7 @@ class Diagonal(Expression):
                 f"{dim} (one alpha_d per dimension), it has plates {[p.name for p in node.plates]}"
             )
         self.node, self.dim_plate = node, node.plates[-1]
-        self.family = fam.Gamma
+        self.family = family
         self.plates = node.plates[:-1]
         self.event_shape = (self.dim_plate.size,)
         self.name = f"diag({node.name})"
@@ -324,10 +317,10 @@ class Rows(Expression):
     """A Dirichlet node over a plate of K rows read as one K x K matrix: the plate becomes the
     first event axis (a transition matrix, row j the distribution of the next state after j)."""
 
-    def __init__(self, node, owner: str, k: int):
+    def __init__(self, node, owner: str, k: int, family: type[fam.Family]):
         from .node import Node
 
-        if not isinstance(node, Node) or node.family is not fam.Dirichlet or not node.plates:
+        if not isinstance(node, Node) or node.family is not family or not node.plates:
             raise GraphError(f"node '{owner}': a random transition matrix must be a Dirichlet node over a "
                              f"plate of its K rows, got {node!r}")
         if node.plates[-1].size != k or node.event_shape != (k,):
@@ -335,7 +328,7 @@ class Rows(Expression):
                              f"of K = {k} rows and K = {k} states, it has plates {[p.name for p in node.plates]} "
                              f"and event {node.event_shape}")
         self.node, self.dim_plate = node, node.plates[-1]
-        self.family = fam.Dirichlet
+        self.family = family
         self.plates = node.plates[:-1]
         self.event_shape = (k, k)
         self.name = f"rows({node.name})"
@@ -349,8 +342,9 @@ class Scaled(Expression):
 
     def __init__(self, scale: float, node, *, divide: bool = False):
         written = f"'{node.name}' / {_describe(scale)}" if divide else f"{_describe(scale)} * '{node.name}'"
-        if node.family not in (fam.Gamma, fam.Wishart):
-            raise GraphError(f"{written}: only Gamma and Wishart nodes can be scaled")
+        if not node.family.scalable:
+            names = " and ".join(f.name for f in fam.ALL if f.scalable)
+            raise GraphError(f"{written}: only {names} nodes can be scaled")
         if isinstance(scale, Expression):
             raise GraphError(f"{written}: a product or ratio of two nodes is not conjugate; only a "
                              f"positive constant can scale '{node.name}'")

@@ -36,7 +36,8 @@ class CategoricalMarkovChain(Node):
                              f"the states with vmp.Categorical nodes instead")
         self._lengths = lengths
         if isinstance(transition, Node):
-            transition = Rows(transition, name, _dim_of(initial, 1) or transition.event_shape[0])
+            transition = Rows(transition, name, _dim_of(initial, 1) or transition.event_shape[0],
+                              MarkovChainFactor.roles["transition"])
         super().__init__(name, {"initial": initial, "transition": transition}, None, None, weights)
 
     def _infer_event_shape(self, roles):
@@ -58,9 +59,6 @@ class CategoricalMarkovChain(Node):
             raise DataError(f"node '{self.name}': weights must be one per chain (equal along the time "
                             f"plate '{self.plates[-1].name}')")
         return w
-
-    def _role_event(self, role):
-        return self.event_shape * (2 if role == "transition" else 1)
 
     def _make_factor(self):
         if not self.plates:
@@ -95,6 +93,10 @@ class CategoricalMarkovChain(Node):
         + (K, K)); the padding past a chain's length L counts nothing."""
         self._need_posterior()
         return np.einsum("...t,...tjk->...jk", self.factor.transition, self.moments[1])
+
+    def describe(self, mean: np.ndarray, fmt=str) -> str:
+        """The marginals' shape and the expected transition rates over all chains."""
+        return self.family.describe_transitions(mean, self.transitions, fmt)
 
     def to_scipy(self, index: tuple = ()):
         raise GraphError(f"node '{self.name}': a chain has no scipy.stats counterpart; read .mean (marginals) "

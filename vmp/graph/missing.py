@@ -86,6 +86,11 @@ def resolve(model, order: list[str]) -> dict:
                   if isinstance(expr, Expression) for n in random_nodes(expr)}
     for node in model.nodes.values():
         if node.observed and node.mask is not None and not node.mask.all() and node.name in parents_of:
+            if not node.family.latent:
+                from ..errors import DataError
+
+                raise DataError(f"node '{node.name}': a {node.family.name} node cannot be latent, so it cannot have "
+                                f"both masked entries and children")
             node.observed, node.clamp = False, Clamp(node)
             node.__dict__.pop("_factor_weights", None)
     reached: dict = {}

@@ -43,8 +43,12 @@ class Node(Expression, ABC):
         self._data_moments: tuple[np.ndarray, ...] | None = None
         if self.observed:
             self._set_data(observed, mask)
+            self.factor.observe(self.data)
         elif mask is not None:
             raise DataError(f"node '{name}': mask= needs observed=")
+        elif not self.family.latent:
+            raise GraphError(f"node '{name}': a {self.family.name} node must be observed (observed=...); "
+                             f"it cannot be latent")
         self.model._add(self)
 
     # ----- declaration-time checks -------------------------------------------------------
@@ -71,7 +75,7 @@ class Node(Expression, ABC):
             arr = np.asarray(value, dtype=float)
             event = self._role_event(role)
             arr = self._constant_shape(role, arr, event)
-            why = self.factor_cls.check_constant(role, arr)
+            why = self.factor_cls.check(role, arr, self.event_shape)
             if why is not None:
                 raise_hyper(self.name, why)
             return Constant(family, arr, label=f"{self.name}.{role}")
@@ -79,10 +83,21 @@ class Node(Expression, ABC):
         return value
 
     def _role_event(self, role: str) -> tuple[int, ...]:
-        family = self.factor_cls.roles[role]
-        if family is fam.Wishart:
-            return self.event_shape + self.event_shape
-        return self.event_shape
+        return self.factor_cls.role_event(role, self.event_shape)
+
+    def _hyperparameter(self, role: str, value: Any, event: tuple[int, ...]) -> np.ndarray:
+        """A fixed hyperparameter (``fixed`` refused random ones) broadcast to plates + event
+        and checked against the factor's constraints, or a HyperparameterError naming the node
+        and the role."""
+        try:
+            arr = np.asarray(value, float)
+        except (TypeError, ValueError):
+            raise_hyper(self.name, f"{role} must be numbers, got {value!r}")
+        arr = self._constant_shape(role, arr, event)
+        why = self.factor_cls.check(role, arr, self.event_shape)
+        if why is not None:
+            raise_hyper(self.name, why)
+        return arr
 
     def check_parent(self, role: str, value: Expression) -> None:
         family = self.factor_cls.roles[role]
@@ -158,16 +173,25 @@ class Node(Expression, ABC):
             return f"must be numbers, got {_dtype_words(data)}"
         if data.dtype.kind not in "iufb" or not np.all(np.isfinite(data)):
             return "contain NaN or inf"
+        if not np.all(self.family.support.check(data)):
+            return f"must be {self.family.support.description}"
         return None
 
     def _statistics(self, data: np.ndarray) -> tuple[np.ndarray, ...]:
-        return self.family.statistics(data)
+        return self.family.statistics(data, self.event_shape)
 
     def component_shapes(self, plate_shape: tuple[int, ...] | None = None) -> list[tuple[int, ...]]:
         """Shape of each moment component: plates + event axes of that component."""
         ps = self.plate_shape if plate_shape is None else plate_shape
         d = self.event_shape[:1]
         return [ps + d * n for n in self.family.event_ndims]
+
+    @property
+    def joint_plates(self) -> tuple[Plate, ...]:
+        """The innermost plates whose elements are one variable of the family
+        (``Family.joint_plates``: a chain's time plate); a minibatch cannot split them."""
+        k = self.family.joint_plates
+        return tuple(self.plates[len(self.plates) - k:]) if k else ()
 
     def live(self, alive: np.ndarray) -> np.ndarray:
         """The elements that stay in the bound, given those with an observed descendant (the rest
@@ -203,10 +227,10 @@ class Node(Expression, ABC):
         plate = None
         if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], (str, Plate)):
             key, plate = key
-        if isinstance(key, Node) and getattr(key.family, "selects", False):
+        if isinstance(key, Node) and key.family.selects:
             return Gate(self, key, plate)
         if isinstance(key, Expression):
-            raise GraphError(f"'{self.name}[{key.name}]': only a Categorical node (or a CategoricalMarkovChain) can gate")
+            raise GraphError(f"'{self.name}[{key.name}]': only a node over categories (Categorical) can gate")
         return Gather(self, key, plate)
 
     # numpy defers to __rmul__ (np.arange(5) * tau is refused as a whole, not element by element)
@@ -253,12 +277,12 @@ class Node(Expression, ABC):
         self._need_posterior()
         if self.observed:
             return np.asarray(self.data, float)
-        if self.family is fam.Dirichlet:
-            a = self.natural[0] + 1.0
-            return a / a.sum(-1, keepdims=True)
-        if self.clamp is not None:
-            return self.clamp.apply(self.moments)[0]
-        return self.moments[0]
+        moments = self.moments if self.clamp is None else self.clamp.apply(self.moments)
+        return self.family.mean(self.natural, moments)
+
+    def describe(self, mean: np.ndarray, fmt=str) -> str:
+        """One line about q's mean when it is too large to print (the family's ``describe``)."""
+        return self.family.describe(mean, fmt)
 
     def entropy(self) -> np.ndarray:
         self._need_posterior()

@@ -9,10 +9,9 @@ from .. import families as fam
 from ..errors import ConjugacyError, GraphError, HyperparameterError, ShapeError
 from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, GaussianARDFactor, GaussianFactor,
                        NormalFactor, WishartFactor)
-from ..families._linalg import is_pd, is_symmetric
 from .data import is_lazy
 from .expressions import Diagonal, Expression
-from .node import Node, fixed, raise_hyper
+from .node import Node, fixed
 
 
 def _dim_of(value: Any, ndim_const: int) -> int | None:
@@ -45,9 +44,9 @@ class Gaussian(Node):
     factor_cls = GaussianFactor
 
     def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
-        if isinstance(precision, Expression) and precision.family is fam.Gamma:
+        if isinstance(precision, Expression) and precision.family is GaussianARDFactor.roles["precision"]:
             self.factor_cls = GaussianARDFactor
-            precision = Diagonal(precision, name, _dim_of(mean, 1))
+            precision = Diagonal(precision, name, _dim_of(mean, 1), GaussianARDFactor.roles["precision"])
         super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
 
     def _make_factor(self):
@@ -143,16 +142,10 @@ class Gamma(Node):
         return ()
 
     def _make_factor(self):
-        a = self._constant_shape("shape", _constant(self, "shape", self._shape), ())
-        if not np.all(np.isfinite(a) & (a > 0)):
-            raise_hyper(self.name, "shape must be positive and finite")
-        return GammaFactor((), a)
+        return GammaFactor((), self._hyperparameter("shape", self._shape, ()))
 
     def _fill_value(self):
         return np.ones(())
-
-    def _check_data(self, data):
-        return super()._check_data(data) or (None if np.all(data > 0) else "must be positive")
 
 
 class Wishart(Node):
@@ -172,22 +165,11 @@ class Wishart(Node):
         return (scale.shape[-1], scale.shape[-1])
 
     def _make_factor(self):
-        d = self.event_shape[0]
-        n = self._constant_shape("dof", _constant(self, "dof", self._dof), ())
-        v = self._constant_shape("scale", _constant(self, "scale", self._scale), (d, d))
-        if not np.all(is_symmetric(v)):
-            raise_hyper(self.name, "scale is not symmetric")
-        if not np.all(np.isfinite(n) & (n > d - 1)):
-            raise_hyper(self.name, f"dof must exceed D - 1 = {d - 1}")
-        if not np.all(is_pd(v)):
-            raise_hyper(self.name, "scale is not symmetric positive definite")
-        return WishartFactor(self.event_shape, n, v)
+        v = self._hyperparameter("scale", self._scale, self.event_shape)
+        return WishartFactor(self.event_shape, self._hyperparameter("dof", self._dof, ()), v)
 
     def _fill_value(self):
         return np.eye(self.event_shape[0])
-
-    def _check_data(self, data):
-        return super()._check_data(data) or (None if np.all(is_pd(data)) else "are not positive definite")
 
 
 class Dirichlet(Node):
@@ -207,20 +189,10 @@ class Dirichlet(Node):
         return (alpha.shape[-1],)
 
     def _make_factor(self):
-        a = self._constant_shape("alpha", _constant(self, "alpha", self._alpha), self.event_shape)
-        if not np.all(np.isfinite(a) & (a > 0)):
-            raise_hyper(self.name, "alpha must be positive and finite")
-        return DirichletFactor(self.event_shape, a)
+        return DirichletFactor(self.event_shape, self._hyperparameter("alpha", self._alpha, self.event_shape))
 
     def _fill_value(self):
         return np.full(self.event_shape, 1.0 / self.event_shape[0])
-
-    def _check_data(self, data):
-        bad = super()._check_data(data)
-        if bad:
-            return bad
-        ok = np.all(data > 0) and np.allclose(data.sum(-1), 1.0)
-        return None if ok else "must be positive and sum to 1"
 
     def _statistics(self, data):
         return (np.log(data),)
@@ -275,7 +247,7 @@ class _OneHot(tuple):
         if i not in (0, -1):
             raise IndexError(i)
         if self._dense is None:
-            self._dense = fam.Categorical.statistics(self.data, self.size)[0]
+            self._dense = fam.Categorical.statistics(self.data, (self.size,))[0]
         return self._dense
 
     def __iter__(self):

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import families as fam
 from ..errors import GraphError
 from ..graph.expressions import Dot, Gate, random_nodes
 from ..graph.leaves import Context
@@ -73,18 +72,12 @@ def _set(state: State, node, natural) -> State:
 def _set_mean(state: State, node, value: np.ndarray) -> State:
     if node.observed:
         raise GraphError(f"init: node '{node.name}' is observed")
-    f = node.family
-    natural, moments = state.natural[node.name], state.moments[node.name]
-    if f is fam.Gaussian:
-        prec = -2.0 * natural[1]
-        return _set(state, node, (np.einsum("...ij,...j->...i", prec, np.broadcast_to(value, moments[0].shape)), natural[1]))
-    if f is fam.Normal:
-        return _set(state, node, (-2.0 * natural[1] * value, natural[1]))
-    if getattr(f, "selects", False):  # Categorical, CategoricalMarkovChain: probabilities
-        with np.errstate(divide="ignore"):
-            return _set(state, node, f.natural_from(np.broadcast_to(value, moments[0].shape)))
-    raise GraphError(f"init: cannot set the mean of {f.name} node '{node.name}'; give a Gaussian, Normal, "
-                     f"Categorical or CategoricalMarkovChain")
+    try:
+        return _set(state, node, node.family.with_mean(state.natural[node.name], value))
+    except NotImplementedError:
+        raise GraphError(f"init: cannot set the mean of {node.family.name} node '{node.name}'; give a node of "
+                         f"a family with a location (Gaussian, Normal) or over categories (Categorical, "
+                         f"CategoricalMarkovChain)") from None
 
 
 def _expressions(engine):
@@ -113,28 +106,25 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
     for child, expr, top in _expressions(engine):
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
             p = expr.node
-            if p.family in (fam.Gaussian, fam.Normal):
-                direct = expr is top and child.observed and p.plates == (expr.gated_plate,)
-                data = np.asarray(_rows(child.data, rows), float).reshape((-1,) + p.event_shape) if direct else None
-                if direct and child.mask is not None:
-                    data = data[_rows(child.mask, rows).reshape(-1)]
-                if direct and len(data) >= expr.gated_plate.size:
-                    state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
-                else:
-                    state = _set_mean(state, p, p.family.sample(state.natural[p.name], rng))
+            direct = p.family.location and expr is top and child.observed and p.plates == (expr.gated_plate,)
+            data = np.asarray(_rows(child.data, rows), float).reshape((-1,) + p.event_shape) if direct else None
+            if direct and child.mask is not None:
+                data = data[_rows(child.mask, rows).reshape(-1)]
+            if direct and len(data) >= expr.gated_plate.size:
+                state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
                 done.add(p.name)
-            elif p.family is fam.Dirichlet:
-                natural = state.natural[p.name]
-                noise = rng.gamma(100.0, 0.01, size=natural[0].shape)
-                state = _set(state, p, (natural[0] + noise,))
-                done.add(p.name)
+            else:
+                moved = p.family.perturb(state.natural[p.name], rng)
+                if moved is not None:
+                    state = _set(state, p, moved)
+                    done.add(p.name)
         if isinstance(expr, Gate) and expr.node.name in done and not expr.selector.observed \
                 and expr.selector not in selectors:
             selectors.append(expr.selector)
         if isinstance(expr, Dot):
             for n in random_nodes(expr):
-                if n.family in (fam.Gaussian, fam.Normal) and n.name not in done and not n.observed:
-                    state = _set_mean(state, n, n.family.sample(state.natural[n.name], rng))
+                if n.family.location and n.name not in done and not n.observed:
+                    state = _set(state, n, n.family.perturb(state.natural[n.name], rng))
                     done.add(n.name)
     for z in sorted(selectors, key=engine.hidden.index, reverse=True):
         if z.name in state.natural:

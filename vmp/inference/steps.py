@@ -229,13 +229,7 @@ def element_change(family, old_natural, old_moments, new_natural, new_moments) -
     """Per element, the mean absolute change of the mean parameter (probabilities, normalized
     Dirichlet counts, means) over its event axes: the local convergence test, as scikit-learn's
     mean change of a document's topic proportions."""
-    from .. import families as fam
-
-    if family is fam.Dirichlet:
-        a, b = old_natural[0] + 1.0, new_natural[0] + 1.0
-        diff = np.abs(a / a.sum(-1, keepdims=True) - b / b.sum(-1, keepdims=True))
-    else:
-        diff = np.abs(old_moments[0] - new_moments[0])
+    diff = np.abs(family.mean(old_natural, old_moments) - family.mean(new_natural, new_moments))
     events = family.event_ndims[0]
     return diff.mean(axis=tuple(range(diff.ndim - events, diff.ndim))) if events else diff
 

@@ -66,10 +66,9 @@ def _observed(engine, plan) -> list:
 def estimate_log_partition(engine, plan, state, temperatures, samples, rng) -> np.ndarray:
     """log C(T_m) by Monte Carlo over the global nodes' prior (see the module docstring)."""
     from ..errors import GraphError
-    from ..families import Categorical
 
     local = plan.local
-    selectors = [n for n in local if n.family is Categorical]
+    selectors = [n for n in local if _enumerable(n)]
     if len(selectors) != len(local) or len(selectors) > 1:
         raise GraphError("Tempering: log C(T) can be estimated only when the data plate holds observed nodes "
                          "and at most one local Categorical selector; give log_partition= otherwise")
@@ -86,13 +85,15 @@ def estimate_log_partition(engine, plan, state, temperatures, samples, rng) -> n
 
 
 def _point(node, value):
-    from ..families import Categorical, Dirichlet
+    return node.family.statistics(value, node.event_shape)
 
-    if node.family is Dirichlet:
-        return (np.log(np.maximum(value, 1e-300)),)
-    if node.family is Categorical:
-        return Categorical.statistics(value, node.event_shape[0])
-    return node.family.statistics(value)
+
+def _enumerable(node) -> bool:
+    """A Categorical node over its own factor: its K values per element can be summed over
+    (log pi read from its factor's message), as _log_integral does."""
+    from ..factors import CategoricalFactor
+
+    return node.factor_cls is CategoricalFactor
 
 
 def _log_integral(engine, point, observed, z, temperatures) -> np.ndarray:
@@ -187,10 +188,9 @@ class LocalTempering(Policy):
 
 def _local_structure(plan):
     from ..errors import GraphError
-    from ..families import Categorical
 
     local = plan.local
-    if any(n.family is not Categorical for n in local) or len(local) > 1:
+    if not all(_enumerable(n) for n in local) or len(local) > 1:
         raise GraphError("LocalTempering supports data plates with observed nodes and at most one local "
                          "Categorical selector")
 
