@@ -378,3 +378,12 @@ def test_summary_shows_the_expected_transitions_within_the_chains():
     valid = z >= 0
     assert counts.sum() == pytest.approx(np.sum(valid[:, 1:] & valid[:, :-1]))  # padding counts nothing
     assert "expected transitions per step" in result.summary(model)
+
+
+def test_path_enumeration_refuses_long_chains():
+    """to_scipy enumerates K^T paths: a chain too long for that is refused, not silently slow."""
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="paths"):
+        Chain.to_scipy(Chain.random_natural(rng, (20,), (3,)))
+    d = Chain.to_scipy(Chain.random_natural(rng, (2, 4), (3,)))
+    assert d.entropy().shape == (2,) and d.mean.shape == (2, 4, 3)
