@@ -1,6 +1,7 @@
 """Ready-made models. Each is a function that builds a ``vmp.Model`` from data and hyperparameters."""
 from .factor_analysis import factor_analysis as factor_analysis
 from .gaussian_mixture import gaussian_mixture as gaussian_mixture
+from .hmm import hmm as hmm
 from .lda import lda as lda
 from .linear_regression import linear_regression as linear_regression
 from .matrix_factorization import matrix_factorization as matrix_factorization

@@ -281,10 +281,39 @@ def categorical_barren_rows():
     return _normal_mixture(np.ones(2), mask=[True, False, True, True, False], weights=weights)
 
 
+def _hmm(weights=None):
+    """z ~ MarkovChain(pi0, A) over two chains of lengths 4 and 3 padded to 4; x_t ~ N(mu_{z_t}, 1)
+    observed but for the padding and one missing step."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi0 = vmp.Dirichlet("pi0", rng.uniform(0.5, 2.0, size=3))
+        with vmp.Plate("K", 3):
+            a = vmp.Dirichlet("A", rng.uniform(0.5, 2.0, size=(3, 3)))
+            mu = vmp.Normal("mu", 0.0, 0.5)
+        with vmp.Plate("S", 2), vmp.Plate("T", 4):
+            z = vmp.CategoricalMarkovChain("z", pi0, a, lengths=[4, 3], weights=weights)
+            mask = np.array([[True, False, True, True], [True, True, True, False]])
+            vmp.Normal("x", mu[z], 1.0, observed=rng.normal(size=(2, 4)), mask=mask)
+    return m
+
+
+def markov_chain():
+    return _hmm(), "z"
+
+
+def markov_chain_weighted():
+    return _hmm(weights=np.array([[2.0] * 4, [0.5] * 4])), "z"
+
+
+def markov_chain_gate():
+    return _hmm(), "x"
+
+
 CASES = {f.__name__: f for f in [
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
     dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
     gaussian_ard, gaussian_ard_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
+    markov_chain, markov_chain_weighted, markov_chain_gate,
 ]}

@@ -103,7 +103,41 @@ def mf_block(draw, rng, p):
                    observed=rng.normal(size=r) * 3)
 
 
-BLOCKS = [normal_block, gaussian_block, mixture_block, lda_block, mf_block]
+def hmm_block(draw, rng, p):
+    """Chains of different lengths (random or constant pi0 and A, some zero transitions),
+    Normal, Gaussian or Categorical emissions with missing steps."""
+    k, s, t = draw(st.integers(2, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 6))
+    lengths = rng.integers(1, t + 1, size=s)
+    observed = (np.arange(t) < lengths[:, None]) & (rng.uniform(size=(s, t)) > 0.2)
+    if draw(st.booleans()):
+        pi0 = vmp.Dirichlet(p + "pi0", rng.uniform(0.5, 2.0, size=k))
+    else:
+        pi0 = rng.dirichlet(np.ones(k))
+    if draw(st.booleans()):
+        with vmp.Plate(p + "K", k):
+            a = vmp.Dirichlet(p + "A", rng.uniform(0.5, 2.0, size=k))
+    else:
+        a = rng.dirichlet(np.ones(k), size=k) * (rng.uniform(size=(k, k)) > 0.3) + np.eye(k)
+        a /= a.sum(1, keepdims=True)
+    emission = draw(st.sampled_from(["normal", "gaussian", "categorical"]))
+    with vmp.Plate(p + "K", k):
+        if emission == "normal":
+            theta = vmp.Normal(p + "mu", 0.0, 0.3)
+        elif emission == "gaussian":
+            theta = vmp.Gaussian(p + "mu", np.zeros(2), np.eye(2) * 0.3)
+        else:
+            theta = vmp.Dirichlet(p + "B", np.full(4, 0.8))
+    with vmp.Plate(p + "S", s), vmp.Plate(p + "T", t):
+        z = vmp.CategoricalMarkovChain(p + "z", pi0, a, lengths=lengths)
+        if emission == "normal":
+            vmp.Normal(p + "x", theta[z], 1.0, observed=rng.normal(size=(s, t)) * 2, mask=observed)
+        elif emission == "gaussian":
+            vmp.Gaussian(p + "x", theta[z], np.eye(2), observed=rng.normal(size=(s, t, 2)) * 2, mask=observed)
+        else:
+            vmp.Categorical(p + "x", theta[z], observed=rng.integers(0, 4, size=(s, t)), mask=observed)
+
+
+BLOCKS = [normal_block, gaussian_block, mixture_block, lda_block, mf_block, hmm_block]
 
 
 @st.composite

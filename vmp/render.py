@@ -1,7 +1,8 @@
 """Draw a model as a Graphviz diagram: random nodes, deterministic glue, plates as clusters.
 
 Latent random nodes are ellipses, observed ones are filled grey, deterministic expressions
-(gates ``mu[z]``, gathers ``u[ratings]``, ``dot(u, v)``, ``c*tau``) are boxes. Each plate is a
+(gates ``mu[z]``, gathers ``u[ratings]``, ``dot(u, v)``, ``c*tau``) are boxes. A Markov chain
+(z_0 -> z_1 -> ... over its time plate) is one node with a self-loop labelled with that plate. Each plate is a
 ``cluster_<name>`` subgraph labelled ``name = size`` at its bottom right; a node sits in the
 cluster of its innermost plate, and plates nest in the order of the node's ``plates`` tuple.
 
@@ -114,8 +115,10 @@ def _random_label(node) -> str:
 
 
 def _kind_of_expression(expr) -> str:
-    from .graph.expressions import Dot, Gate, Gather, Scaled
+    from .graph.expressions import Dot, Gate, Gather, Rows, Scaled
 
+    if isinstance(expr, Rows):
+        return f"rows over {expr.dim_plate.name}"
     if isinstance(expr, Gate):
         return f"gate over {expr.gated_plate.name}"
     if isinstance(expr, Gather):
@@ -215,6 +218,9 @@ def diagram(model, *, roles: bool = True) -> Diagram:
                         fillcolor=_OBSERVED_FILL)
         else:
             target.node(ids[name], label=_random_label(expr), shape="ellipse")
+        step = getattr(expr, "time_plate", None)
+        if step is not None:  # a chain z_0 -> z_1 -> ...: one node, one self-loop
+            target.edge(ids[name], ids[name], label=f" {step.name}: t -> t+1", style="bold", dir="forward")
 
     def add_cluster(parent, prefix: tuple) -> None:
         plate = prefix[-1]

@@ -82,7 +82,7 @@ def describe_posterior(node) -> str:
         return "no posterior yet (not fitted)"
     if mean.size <= _SMALL:
         return f"mean {_array(mean)}"
-    return node.family.describe(mean, _array)
+    return node.describe(mean, _array)
 
 
 def describe_spread(node, level: float = 0.95) -> tuple[str, str]:

@@ -6,9 +6,11 @@ from .gamma import GammaFactor as GammaFactor
 from .gaussian import GaussianARDFactor as GaussianARDFactor
 from .gaussian import GaussianFactor as GaussianFactor
 from .gaussian import NormalFactor as NormalFactor
+from .markov_chain import MarkovChainFactor as MarkovChainFactor
 from .wishart import WishartFactor as WishartFactor
 
-FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor)
+FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
+           MarkovChainFactor)
 
 
 def rules() -> list[tuple[str, str, str]]:

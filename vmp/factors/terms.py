@@ -291,10 +291,19 @@ def inner_product(grad: np.ndarray, value: np.ndarray) -> float:
     elements take the plain product (so that small models keep bit-identical bounds)."""
     full = np.broadcast_to(grad, value.shape)
     small = compact(full)
-    if small.size == full.size or value.size <= DIRECT:
+    if value.size <= DIRECT:
         return float(np.vdot(full, value))
+    if small.size == full.size:
+        return _dot(full, value)
     axes = tuple(i for i, (a, b) in enumerate(zip(small.shape, full.shape)) if a != b)
     if axes == tuple(range(len(axes))) and value.flags.c_contiguous:
         rows = value.reshape(-1, small.size)  # leading broadcast axes: one matrix-vector product
         return float(np.ones(rows.shape[0]) @ (rows @ small.reshape(-1)))
-    return float(np.vdot(small, value.sum(axis=axes, keepdims=True)))
+    return _dot(small, value.sum(axis=axes, keepdims=True))
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """sum(a * b) by einsum over contiguous vectors, not BLAS: np.vdot and the threaded BLAS dot
+    of 10^5 elements took 10-30 ms on the shared test machine (BLAS threads waiting on a busy
+    core), einsum 0.05 ms."""
+    return float(np.einsum("i,i->", np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)))

@@ -9,7 +9,9 @@ from .categorical import Categorical as Categorical
 from .dirichlet import Dirichlet as Dirichlet
 from .gamma import Gamma as Gamma
 from .gaussian import Gaussian as Gaussian
+from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
 from .normal import Normal as Normal
 from .wishart import Wishart as Wishart
 
-ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical)
+ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical,
+                                  CategoricalMarkovChain)

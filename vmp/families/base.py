@@ -50,6 +50,10 @@ class Family(ABC):
     unit_base_measure: ClassVar[bool] = True
     #: may a node of this family be latent (have a q)
     latent: ClassVar[bool] = True
+    #: the number of innermost plate axes whose elements are one variable, not independent ones
+    #: (a Markov chain's time axis): ``log_normalizer``, ``entropy`` and the log-density are
+    #: per element only as terms of a sum over these axes, and ``valid`` answers for them whole
+    joint_plates: ClassVar[int] = 0
     #: event shape of ``example()``
     example_event: ClassVar[tuple[int, ...]] = ()
 

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from ..errors import GraphError
 from ..factors.terms import Term, add_scaled, contract_to, inner_product
-from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum
+from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
 
 PLATE_LETTERS = string.ascii_uppercase
@@ -109,14 +109,16 @@ class DotBinding:
 
 
 class DiagonalBinding:
-    """diag(alpha): the node's letter for its innermost plate becomes the event letter."""
+    """diag(alpha), rows(A): the node's letter for its innermost plate becomes the first event
+    letter; the node's own ``keep`` event letters follow it."""
 
-    def __init__(self, inner: LeafBinding, placeholder: str):
-        self.inner, self.placeholder = inner, placeholder
+    def __init__(self, inner: LeafBinding, placeholder: str, keep: int = 0):
+        self.inner, self.placeholder, self.keep = inner, placeholder, keep
 
     def sub(self, comp, ev, fresh):
-        return [(c, [Operand(o.leaf, o.comp, o.letters.replace(self.placeholder, ev)) for o in ops])
-                for c, ops in self.inner.sub(comp, "", fresh)]
+        lead, own = ev[:len(ev) - self.keep], ev[len(ev) - self.keep:]
+        return [(c, [Operand(o.leaf, o.comp, o.letters.replace(self.placeholder, lead)) for o in ops])
+                for c, ops in self.inner.sub(comp, own, fresh)]
 
 
 class SumBinding:
@@ -223,9 +225,9 @@ class CompiledFactor:
             inner = dict(letters)
             inner[expr.gated_plate.name] = g
             return self._bind(expr.node, inner, role)
-        if isinstance(expr, Diagonal):
+        if isinstance(expr, (Diagonal, Rows)):
             inner = dict(letters, **{expr.dim_plate.name: "#"})
-            return DiagonalBinding(self._bind(expr.node, inner, role), "#")
+            return DiagonalBinding(self._bind(expr.node, inner, role), "#", len(expr.node.event_shape))
         if isinstance(expr, Sum):
             return SumBinding([self._bind(t, letters, role) for t in expr.terms])
         if isinstance(expr, Scaled):

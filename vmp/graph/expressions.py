@@ -333,6 +333,30 @@ class Diagonal(Expression):
         return [self.node]
 
 
+class Rows(Expression):
+    """A Dirichlet node over a plate of K rows read as one K x K matrix: the plate becomes the
+    first event axis (a transition matrix, row j the distribution of the next state after j)."""
+
+    def __init__(self, node, owner: str, k: int, family: type[fam.Family]):
+        from .node import Node
+
+        if not isinstance(node, Node) or node.family is not family or not node.plates:
+            raise GraphError(f"node '{owner}': a random transition matrix must be a Dirichlet node over a "
+                             f"plate of its K rows, got {node!r}")
+        if node.plates[-1].size != k or node.event_shape != (k,):
+            raise ShapeError(f"node '{owner}': the transition matrix '{node.name}' must have an innermost plate "
+                             f"of K = {k} rows and K = {k} states, it has plates {[p.name for p in node.plates]} "
+                             f"and event {node.event_shape}")
+        self.node, self.dim_plate = node, node.plates[-1]
+        self.family = family
+        self.plates = node.plates[:-1]
+        self.event_shape = (k, k)
+        self.name = f"rows({node.name})"
+
+    def inputs(self):
+        return [self.node]
+
+
 class Scaled(Expression):
     """``c * P`` (or ``P * c``, ``P / c``) for a positive constant c and a Gamma or Wishart node P."""
 

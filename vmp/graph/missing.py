@@ -100,7 +100,7 @@ def resolve(model, order: list[str]) -> dict:
         if node.observed:
             alive = np.ones(node.plate_shape, bool) if node.mask is None else node.mask
         else:
-            alive = reached.get(name, np.zeros(node.plate_shape, bool))
+            alive = node.live(reached.get(name, np.zeros(node.plate_shape, bool)))
             if node.clamp is not None:
                 alive = alive | node.clamp.observed
         for expr in node.parents.values():

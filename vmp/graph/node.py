@@ -186,6 +186,18 @@ class Node(Expression, ABC):
         d = self.event_shape[:1]
         return [ps + d * n for n in self.family.event_ndims]
 
+    @property
+    def joint_plates(self) -> tuple[Plate, ...]:
+        """The innermost plates whose elements are one variable of the family
+        (``Family.joint_plates``: a chain's time plate); a minibatch cannot split them."""
+        k = self.family.joint_plates
+        return tuple(self.plates[len(self.plates) - k:]) if k else ()
+
+    def live(self, alive: np.ndarray) -> np.ndarray:
+        """The elements that stay in the bound, given those with an observed descendant (the rest
+        are barren, see ``missing.resolve``); a node with a structured q widens them."""
+        return alive
+
     # ----- q, read from the state of the fit that owns the model ---------------------------
     @property
     def natural(self) -> tuple[np.ndarray, ...] | None:
@@ -267,6 +279,10 @@ class Node(Expression, ABC):
             return np.asarray(self.data, float)
         moments = self.moments if self.clamp is None else self.clamp.apply(self.moments)
         return self.family.mean(self.natural, moments)
+
+    def describe(self, mean: np.ndarray, fmt=str) -> str:
+        """One line about q's mean when it is too large to print (the family's ``describe``)."""
+        return self.family.describe(mean, fmt)
 
     def entropy(self) -> np.ndarray:
         self._need_posterior()

@@ -5,7 +5,8 @@ By default the means of Gaussian components gated by a Categorical start at data
 k-means++-style (Arthur & Vassilvitskii 2007), gated Dirichlet rows get random pseudo-counts
 (as scikit-learn's LDA), each gate's selector is then updated from them (an E-step), and
 Gaussians in an inner product start at a draw from their prior. ``init={name: value}`` is applied
-last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes.
+last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals for a
+CategoricalMarkovChain: independent steps).
 """
 from __future__ import annotations
 
@@ -75,7 +76,8 @@ def _set_mean(state: State, node, value: np.ndarray) -> State:
         return _set(state, node, node.family.with_mean(state.natural[node.name], value))
     except NotImplementedError:
         raise GraphError(f"init: cannot set the mean of {node.family.name} node '{node.name}'; give a node of "
-                         f"a family with a location (Gaussian, Normal) or a Categorical") from None
+                         f"a family with a location (Gaussian, Normal) or over categories (Categorical, "
+                         f"CategoricalMarkovChain)") from None
 
 
 def _expressions(engine):

@@ -254,6 +254,11 @@ class MinibatchPlan(Plan):
         for n in self.local:
             if engine.coupled_plate(n) is not None:
                 raise GraphError(f"Minibatch: local node '{n.name}' has coupled elements; not supported")
+            for whole in n.joint_plates:
+                if whole.name in self.names:
+                    raise GraphError(f"Minibatch: '{n.name}' is one {n.family.name} along plate '{whole.name}' "
+                                     f"(a Markov chain's steps): draw whole chains (a minibatch of an outer "
+                                     f"plate), not steps of them")
         n = self.plate.size
         if saved is not None:
             self.heldout, self.train = np.asarray(saved["heldout"]), saved["train"]

@@ -1,0 +1,97 @@
+"""Hidden Markov models (Beal 2003 ch. 3; MacKay 1997) on sequences of different lengths.
+
+pi0 ~ Dir(alpha_0), A_j ~ Dir(alpha_A) for each state j, z_s ~ MarkovChain(pi0, A) for each
+sequence s (q(z_s) one structured chain, from forward-backward), and emissions y_st | z_st:
+
+- ``"gaussian"``: mu_k ~ N(m0, P0^-1), Lambda_k ~ W(nu0, W0), y_st ~ N(mu_{z_st}, Lambda_{z_st}^-1);
+- ``"categorical"``: B_k ~ Dir(beta), y_st ~ Cat(B_{z_st}) over ``n_symbols`` symbols.
+
+Sequences are padded to the longest; the padded steps are masked. A new emission family is one
+function ``(y, mask, z, plates, options) -> None`` in ``EMISSIONS`` that declares the parameters
+in a "states" plate and the observed node in the (sequences, time) ``plates``, gated by z: e.g.
+Poisson counts ``vmp.Poisson("y", rate=lam[z], ...)`` with ``lam`` a Gamma node per state, once
+vmp.Poisson exists.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+import vmp
+
+from . import _checks
+
+
+def _pad(name: str, sequences, vector: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(data padded to (S, T) or (S, T, D), mask (S, T), lengths (S,))."""
+    seqs = [np.asarray(s) for s in sequences]
+    if not seqs:
+        raise vmp.DataError(f"{name}: no sequences")
+    if vector:
+        seqs = [s[:, None] if s.ndim == 1 else s for s in seqs]
+    want = 2 if vector else 1
+    if any(s.ndim != want for s in seqs) or (vector and len({s.shape[1] for s in seqs}) != 1):
+        raise vmp.ShapeError(f"{name}: each sequence must be a {'T x D (or T)' if vector else 'length-T'} "
+                             f"array with one D for all, got shapes {sorted({s.shape for s in seqs})}")
+    lengths = np.array([len(s) for s in seqs])
+    if lengths.min() < 1:
+        raise vmp.DataError(f"{name}: sequence {int(np.argmin(lengths))} is empty")
+    steps = int(lengths.max())
+    data = np.zeros((len(seqs), steps) + seqs[0].shape[1:], dtype=np.result_type(*seqs))
+    for i, s in enumerate(seqs):  # once, at declaration
+        data[i, :len(s)] = s
+    return data, np.arange(steps) < lengths[:, None], lengths
+
+
+def _gaussian(y, mask, z, plates, options) -> None:
+    x = _checks.values(options["name"], "sequences", y[mask])
+    d = x.shape[1]
+    cov = np.atleast_2d(np.cov(x, rowvar=False)) + 1e-6 * np.eye(d) if len(x) > 1 else np.eye(d)
+    prec = np.linalg.inv(cov)
+    dof = float(d) if options.get("dof") is None else options["dof"]
+    with vmp.Plate("states", z.event_shape[0]):
+        mu = vmp.Gaussian("mu", mean=x.mean(0), precision=options.get("mean_precision", 1e-2) * prec)
+        lam = vmp.Wishart("Lambda", dof=dof, scale=prec / dof)
+    with plates[0], plates[1]:
+        vmp.Gaussian("y", mean=mu[z], precision=lam[z], observed=np.asarray(y, float), mask=mask)
+
+
+def _categorical(y, mask, z, plates, options) -> None:
+    name = options["name"]
+    symbols = _checks.indices(name, "sequences", y[mask])
+    m = int(symbols.max()) + 1 if options.get("n_symbols") is None else \
+        _checks.count(name, "n_symbols", options["n_symbols"], minimum=2)
+    with vmp.Plate("states", z.event_shape[0]):
+        b = vmp.Dirichlet("B", alpha=np.full(m, options.get("beta", 1.0)))
+    with plates[0], plates[1]:
+        vmp.Categorical("y", b[z], observed=np.where(mask, y, 0).astype(np.int64), mask=mask)
+
+
+#: emission families by name: each declares its parameters and the observed node
+EMISSIONS: dict[str, Callable] = {"gaussian": _gaussian, "categorical": _categorical}
+
+
+def hmm(sequences, n_states: int, *, emission: str = "gaussian", initial_alpha: float = 1.0,
+        transition_alpha: float = 1.0, name: str = "hmm", **options) -> vmp.Model:
+    """Build an HMM for ``sequences`` (a list of arrays of different lengths, or an S x T array).
+
+    ``initial_alpha`` and ``transition_alpha`` are the Dirichlet concentrations of pi0 and of each
+    row of A. Gaussian options: ``mean_precision`` (P0 = mean_precision * S^-1, m0 the data mean),
+    ``dof`` (nu0, default D; W0 = S^-1 / nu0, so E[Lambda_k] = S^-1). Categorical options:
+    ``n_symbols`` (default: the largest symbol + 1), ``beta`` (the Dirichlet concentration of B_k).
+    """
+    if emission not in EMISSIONS:
+        raise vmp.GraphError(f"{name}: emission must be one of {sorted(EMISSIONS)}, got {emission!r}")
+    k = _checks.count(name, "n_states", n_states, minimum=2)
+    y, mask, lengths = _pad(name, sequences, vector=emission == "gaussian")
+    s, steps = mask.shape
+    with vmp.Model(name) as model:
+        pi0 = vmp.Dirichlet("pi0", alpha=np.full(k, initial_alpha))
+        with vmp.Plate("states", k):
+            a = vmp.Dirichlet("A", alpha=np.full(k, transition_alpha))
+        plates = vmp.Plate("sequences", s), vmp.Plate("time", steps)
+        with plates[0], plates[1]:
+            z = vmp.CategoricalMarkovChain("z", initial=pi0, transition=a, lengths=lengths)
+        EMISSIONS[emission](y, mask, z, plates, dict(options, name=name))
+    return model

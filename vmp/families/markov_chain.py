@@ -1,0 +1,238 @@
+"""A Markov chain of K-state categorical variables z_0 .. z_{T-1}, as one exponential family.
+
+    log q(z) = sum_t <U_t, z_t> + sum_{t < T-1} z_t^T P_t z_{t+1} - A(U, P)
+
+Sufficient statistics u = (z_t one-hot, z_t z_{t+1}^T), natural parameters eta = (U, P): unary
+log-potentials (T, K) and pairwise log-potentials (T, K, K); P_{T-1} couples nothing, and its
+statistic is zero. The moments are the marginals and pair marginals, E[u] = dA/d eta, computed by
+the forward-backward recursions (Rabiner 1989 eqs. (19)-(27); Beal 2003 section 3.3) in log
+space, each step a log-sum-exp shifted by its maximum. The time axis is the last plate axis, so
+arrays are shaped ``plates + (T, K)`` and ``plates + (T, K, K)``; every recursion step is one array
+operation over all leading plates (many sequences) and all states.
+
+The log-normalizer A = log Z of a whole chain is reported at t = 0 and 0 at the other steps, so
+that sums over the plates (the bound, the entropy H = A - <eta, E[u]>) are per-chain sums.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import constraints
+from ._chain_paths import Paths
+from .base import Arrays, Family
+
+
+def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
+    """log sum exp over ``axis`` (removed), shifted by the maximum; all -inf gives -inf."""
+    m = np.max(v, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(np.exp(v - m), axis=axis)) + np.squeeze(m, axis)
+
+
+def _finite(m: np.ndarray) -> np.ndarray:
+    return np.where(np.isfinite(m), m, 0.0)
+
+
+def _log_matvec(log_v: np.ndarray, exp_p: np.ndarray, shift: np.ndarray, subscripts: str, exact) -> np.ndarray:
+    """log sum_j exp(log_v_j + P_jk) as exp(log_v - max) contracted with exp(P - shift), plus
+    the shifts: K^2 multiply-adds instead of K^2 exps per chain. Entries whose sum is below the
+    smallest normal float (an underflow, or an impossible state) are recomputed by ``exact()``,
+    the log-sum-exp of every term."""
+    m = _finite(np.max(log_v, axis=-1, keepdims=True))
+    total = np.einsum(subscripts, np.exp(log_v - m), exp_p)
+    low = total < np.finfo(float).tiny
+    with np.errstate(divide="ignore"):
+        out = np.log(total) + m + shift
+    return np.where(low, exact(), out) if low.any() else out
+
+
+def forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(marginals (..., T, K), pair marginals (..., T, K, K), log Z (...)).
+
+    log alpha_t(k) = U_t(k) + logsumexp_j [log alpha_{t-1}(j) + P_{t-1}(j, k)],
+    log beta_t(j)  = logsumexp_k [P_t(j, k) + U_{t+1}(k) + log beta_{t+1}(k)],   log beta_{T-1} = 0,
+    log Z = logsumexp_k log alpha_{T-1}(k),  q(z_t) = alpha_t beta_t / Z,
+    q(z_t, z_{t+1}) = alpha_t(j) exp(P_t(j, k) + U_{t+1}(k)) beta_{t+1}(k) / Z
+    (Rabiner 1989 eqs. (19)-(27) in log space). Each log-sum-exp is a shifted matrix-vector
+    product (``_log_matvec``), exact where it would underflow.
+    """
+    t_len = unary.shape[-2]
+    col = _finite(pairwise.max(axis=-2, keepdims=True))  # max_j P_t(j, k)
+    row = _finite(pairwise.max(axis=-1, keepdims=True))  # max_k P_t(j, k)
+    exp_col, exp_row = np.exp(pairwise - col), np.exp(pairwise - row)
+    log_a = np.empty_like(unary)
+    log_b = np.zeros_like(unary)
+    log_a[..., 0, :] = unary[..., 0, :]
+    for t in range(1, t_len):
+        prev, p = log_a[..., t - 1, :], pairwise[..., t - 1, :, :]
+        log_a[..., t, :] = unary[..., t, :] + _log_matvec(
+            prev, exp_col[..., t - 1, :, :], col[..., t - 1, 0, :], "...j,...jk->...k",
+            lambda: _logsumexp(prev[..., :, None] + p, -2))
+    for t in range(t_len - 2, -1, -1):
+        ahead, p = unary[..., t + 1, :] + log_b[..., t + 1, :], pairwise[..., t, :, :]
+        log_b[..., t, :] = _log_matvec(
+            ahead, exp_row[..., t, :, :], row[..., t, :, 0], "...k,...jk->...j",
+            lambda: _logsumexp(p + ahead[..., None, :], -1))
+    log_z = _logsumexp(log_a[..., -1, :], -1)
+    z = log_z[..., None, None]
+    with np.errstate(invalid="ignore"):
+        marginals = np.exp(log_a + log_b - z)
+        pairs = np.zeros(pairwise.shape)
+        pairs[..., :-1, :, :] = np.exp(log_a[..., :-1, :, None] + pairwise[..., :-1, :, :]
+                                       + (unary[..., 1:, :] + log_b[..., 1:, :])[..., None, :] - z[..., None])
+    return marginals, pairs, log_z
+
+
+class CategoricalMarkovChain(Family):
+    name = "CategoricalMarkovChain"
+    event_ndims = (1, 2)
+    support = constraints.nonnegative_integer  # state indices, below K (the event size)
+    #: the marginals q(z_t) and the transitions q(z_{t+1} = k | z_t = j), rows in the simplex
+    arg_constraints = {"marginals": constraints.simplex, "transitions": constraints.simplex}
+    selects = True
+    joint_plates = 1
+    example_event = (3,)
+
+    @staticmethod
+    def natural_from(marginals: np.ndarray, transitions: np.ndarray) -> Arrays:
+        """The chain q(z) = m_0(z_0) prod_{t < T-1} R_t(z_t, z_{t+1}): U_0 = log m_0, U_t = 0 for
+        t > 0, P_t = log R_t (P_{T-1} = 0). Only m_0 is read: the later marginals follow from the
+        transitions (they are the given ones when the two agree, as ``parameters`` returns them)."""
+        m, r = np.asarray(marginals, float), np.asarray(transitions, float)
+        unary, pairwise = np.zeros(m.shape), np.zeros(r.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            unary[..., 0, :] = np.log(m[..., 0, :])
+            pairwise[..., :-1, :, :] = np.log(r[..., :-1, :, :])
+        return unary, pairwise
+
+    @classmethod
+    def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
+        """Marginals m_t = q(z_t), pair marginals q(z_t, z_{t+1}) and transitions
+        R_t(j, k) = q(z_t = j, z_{t+1} = k) / m_t(j) (uniform rows where m_t(j) = 0 and at t = T-1)."""
+        marginals, pairs = cls.moments(natural)
+        k = marginals.shape[-1]
+        reached = marginals[..., :, None] > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            transitions = np.where(reached, pairs / np.where(reached, marginals[..., :, None], 1.0), 1.0 / k)
+        transitions[..., -1, :, :] = 1.0 / k
+        return {"marginals": marginals, "transitions": transitions, "pair_marginals": pairs}
+
+    @classmethod
+    def moments(cls, natural: Arrays) -> Arrays:
+        marginals, pairs, _ = forward_backward(natural[0], natural[1])
+        return marginals, pairs
+
+    @classmethod
+    def log_normalizer(cls, natural: Arrays) -> np.ndarray:
+        """log Z of each chain at t = 0, zero at t > 0 (shape plates + (T,))."""
+        _, _, log_z = forward_backward(natural[0], natural[1])
+        out = np.zeros(natural[0].shape[:-1])
+        out[..., 0] = log_z
+        return out
+
+    @classmethod
+    def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        """H[q] = A - <eta, E[u]>, which for a chain is sum_t H[q(z_t, z_{t+1})] - sum_{0<t<T-1} H[q(z_t)]
+        (Cowell et al. 1999, the entropy of a decomposable model): read from the marginals, with
+        no second forward-backward pass. Reported per step (pair t minus marginal t)."""
+        marginals, pairs = cls.moments(natural) if moments is None else moments
+        h = -_plogp(pairs).sum((-2, -1))
+        if marginals.shape[-2] == 1:
+            return h - _plogp(marginals).sum(-1)
+        h[..., 1:-1] += _plogp(marginals[..., 1:-1, :]).sum(-1)
+        return h
+
+    @classmethod
+    def inner(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
+        """<eta, E[u]> per step, with 0 * (-inf) = 0 (impossible states and transitions)."""
+        u, p = (np.multiply(e, m, out=np.zeros(m.shape), where=m > 0) for e, m in zip(natural, moments))
+        return u.sum(-1) + p.sum((-2, -1))
+
+    @classmethod
+    def symmetrize(cls, message: Arrays) -> Arrays:
+        """The message as it is: E[z_t z_{t+1}^T] is not symmetric (j -> k is not k -> j)."""
+        return tuple(message)
+
+    @classmethod
+    def valid(cls, natural: Arrays) -> np.ndarray:
+        """No NaN or +inf, and at least one possible state at every step; a chain is one
+        variable, so it is valid or not as a whole (the answer repeated at each of its steps).
+        Without a forward-backward pass: the step is cheap, and the engine's finite potentials
+        always leave a possible path."""
+        u, p = natural
+        ok_u = np.all(~np.isnan(u) & (u < np.inf), axis=-1) & np.any(np.isfinite(u), axis=-1)
+        ok_p = np.all(~np.isnan(p) & (p < np.inf), axis=(-2, -1))
+        ok = ok_u & ok_p
+        return np.broadcast_to(ok.all(-1, keepdims=True), ok.shape).copy()
+
+    @classmethod
+    def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...]) -> Arrays:
+        """(one-hot z_t, z_t z_{t+1}^T with a zero last step) of state paths x (..., T) over
+        K = event_shape[0] states."""
+        size = event_shape[0]
+        onehot = np.eye(size)[np.asarray(x)]
+        pairs = np.zeros(onehot.shape + (size,))
+        pairs[..., :-1, :, :] = onehot[..., :-1, :, None] * onehot[..., 1:, None, :]
+        return onehot, pairs
+
+    @classmethod
+    def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
+        """Paths size + (..., T) by forward filtering, backward sampling (Chib 1996)."""
+        unary, pairwise = natural
+        marginals, pairs, _ = forward_backward(unary, pairwise)
+        marginals = np.broadcast_to(marginals, tuple(size) + marginals.shape)
+        pairs = np.broadcast_to(pairs, tuple(size) + pairs.shape)
+        out = np.empty(marginals.shape[:-1], dtype=np.int64)
+        out[..., 0] = _draw(marginals[..., 0, :], rng)
+        for t in range(1, unary.shape[-2]):
+            row = np.take_along_axis(pairs[..., t - 1, :, :], out[..., t - 1, None, None], axis=-2)[..., 0, :]
+            out[..., t] = _draw(row / row.sum(-1, keepdims=True), rng)
+        return out
+
+    @classmethod
+    def to_scipy(cls, natural: Arrays):
+        """scipy.stats has no distribution over paths: the chain enumerated, path by path (an
+        exact reference for small K^T; ``Paths``)."""
+        return Paths(natural[0], natural[1])
+
+    @classmethod
+    def random_natural(cls, rng, plate_shape, event_shape):
+        """Normal unary and pairwise log-potentials; plate_shape ends with the time axis."""
+        return (rng.normal(size=tuple(plate_shape) + tuple(event_shape)),
+                rng.normal(size=tuple(plate_shape) + tuple(event_shape) * 2))
+
+    @classmethod
+    def example(cls) -> Arrays:
+        """Three chains of T = 4 steps (plates (3, 4)): the time axis is one variable, so the
+        plate of independent elements is the chains'."""
+        return cls.random_natural(np.random.default_rng(0), (3, 4), cls.example_event)
+
+    @classmethod
+    def with_mean(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """Independent steps with these marginals: U = log p, P = 0."""
+        with np.errstate(divide="ignore"):
+            unary = np.log(np.broadcast_to(mean, natural[0].shape))
+        return unary, np.zeros(natural[1].shape)
+
+    @classmethod
+    def describe_transitions(cls, mean: np.ndarray, counts: np.ndarray, fmt=str) -> str:
+        """The marginals' shape and the expected transition rates counts_jk / sum_k counts_jk
+        summed over all chains (``counts``: expected transition counts, (..., K, K))."""
+        total = counts.reshape((-1,) + counts.shape[-2:]).sum(0)
+        rates = total / np.maximum(total.sum(-1, keepdims=True), 1e-300)
+        return f"marginals shape {mean.shape}; expected transitions per step {fmt(rates)}"
+
+
+def _plogp(p: np.ndarray) -> np.ndarray:
+    """p log p, with 0 log 0 = 0."""
+    out = np.where(p > 0, p, 1.0)
+    np.log(out, out=out)
+    out *= p
+    return out
+
+
+def _draw(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    c = np.cumsum(p, axis=-1)
+    u = rng.random(p.shape[:-1] + (1,))
+    return np.minimum(np.sum(c < u, axis=-1), p.shape[-1] - 1)
