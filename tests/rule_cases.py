@@ -281,10 +281,75 @@ def categorical_barren_rows():
     return _normal_mixture(np.ones(2), mask=[True, False, True, True, False], weights=weights)
 
 
+def poisson_gamma():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 2):
+            lam = vmp.Gamma("lam", 2.0, 1.0)
+        with vmp.Plate("N", 4), vmp.Plate("K", 2):
+            vmp.Poisson("y", lam, exposure=rng.uniform(0.5, 2.0, size=(4, 2)), observed=rng.poisson(3.0, size=(4, 2)),
+                        weights=rng.uniform(size=(4, 2)))
+    return m, "y"
+
+
+def poisson_scaled_rate():
+    with vmp.Model("c") as m:
+        lam = vmp.Gamma("lam", 2.0, 1.0)
+        with vmp.Plate("N", 3):
+            vmp.Poisson("y", 2.5 * lam, observed=[0, 3, 7], mask=[True, False, True])
+    return m, "y"
+
+
+def poisson_gated():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(3))
+        with vmp.Plate("K", 3):
+            lam = vmp.Gamma("lam", 2.0, 0.5)
+        with vmp.Plate("N", 6):
+            z = vmp.Categorical("z", pi)
+            vmp.Poisson("y", lam[z], observed=rng.poisson(4.0, size=6), weights=rng.uniform(size=6))
+    return m, "y"
+
+
+def exponential_gamma():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        b = vmp.Gamma("b", 2.0, 1.0)
+        lam = vmp.Gamma("lam", 2.0, b)
+        with vmp.Plate("N", 5):
+            vmp.Exponential("x", lam, observed=rng.exponential(size=5), weights=rng.uniform(size=5))
+    return m, "x"
+
+
+def multinomial_dirichlet():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("D", 2):
+            p = vmp.Dirichlet("p", np.ones(3))
+        with vmp.Plate("N", 4), vmp.Plate("D", 2):
+            vmp.Multinomial("x", p, observed=rng.multinomial(5, [0.2, 0.3, 0.5], size=(4, 2)),
+                            weights=rng.uniform(size=(4, 2)))
+    return m, "x"
+
+
+def multinomial_gated():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            p = vmp.Dirichlet("p", np.ones(4))
+        with vmp.Plate("N", 5):
+            z = vmp.Categorical("z", pi)
+            vmp.Multinomial("x", p[z], observed=rng.multinomial(6, [0.1, 0.2, 0.3, 0.4], size=5))
+    return m, "x"
+
+
 CASES = {f.__name__: f for f in [
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
     dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
     gaussian_ard, gaussian_ard_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
+    poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
 ]}

@@ -184,15 +184,16 @@ def test_domain_errors_at_declaration_name_the_node_and_the_role(f):
     if not all(k in params for k in keys):
         pytest.skip(f"{cls.__name__} does not take {f.name}'s parameters {keys}")
     p = f.parameters(f.example())
+    data = {} if f.latent else {"observed": f.sample(f.example(), np.random.default_rng(0))}
     with vmp.Model("m"), vmp.Plate("n", 3):
-        cls("good", **{k: p[k] for k in keys})
+        cls("good", **{k: p[k] for k in keys}, **data)
     for key, c in f.constraints_for(_event(f, f.example())).items():
         given = {k: p[k] for k in keys}
         given[key] = _broken(p[key])
         if np.all(c.check(given[key])):
             continue
         with vmp.Model("m"), vmp.Plate("n", 3), pytest.raises(vmp.HyperparameterError) as info:
-            cls("bad_node", **given)
+            cls("bad_node", **given, **data)
         assert "'bad_node'" in str(info.value) and key in str(info.value), str(info.value)
 
 

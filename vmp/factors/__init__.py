@@ -2,13 +2,17 @@
 from .base import Conditional as Conditional
 from .categorical import CategoricalFactor as CategoricalFactor
 from .dirichlet import DirichletFactor as DirichletFactor
+from .exponential import ExponentialFactor as ExponentialFactor
 from .gamma import GammaFactor as GammaFactor
 from .gaussian import GaussianARDFactor as GaussianARDFactor
 from .gaussian import GaussianFactor as GaussianFactor
 from .gaussian import NormalFactor as NormalFactor
+from .multinomial import MultinomialFactor as MultinomialFactor
+from .poisson import PoissonFactor as PoissonFactor
 from .wishart import WishartFactor as WishartFactor
 
-FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor)
+FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
+           PoissonFactor, ExponentialFactor, MultinomialFactor)
 
 
 def rules() -> list[tuple[str, str, str]]:
