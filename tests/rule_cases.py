@@ -345,6 +345,40 @@ def multinomial_gated():
     return m, "x"
 
 
+def poisson_dot():
+    """Poisson factorization over a dense users x items plate: theta_uk ~ Gamma(a, xi_u)."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("U", 3):
+            xi = vmp.Gamma("xi", 1.0, 1.0)
+        with vmp.Plate("U", 3), vmp.Plate("F", 2):
+            theta = vmp.Gamma("theta", 0.7, xi)
+        with vmp.Plate("I", 4), vmp.Plate("F", 2):
+            beta = vmp.Gamma("beta", 0.5, 0.8)
+        with vmp.Plate("U", 3), vmp.Plate("I", 4):
+            vmp.Poisson("y", vmp.dot(theta, beta), observed=rng.poisson(2.0, size=(3, 4)),
+                        weights=rng.uniform(size=(3, 4)))
+    return m, "y"
+
+
+def poisson_dot_gathered():
+    rng = _rng()
+    rows, cols = np.array([0, 1, 1, 2, 0]), np.array([1, 0, 2, 2, 0])
+    with vmp.Model("c") as m:
+        with vmp.Plate("U", 3), vmp.Plate("F", 2):
+            theta = vmp.Gamma("theta", 0.7, 1.0)
+        with vmp.Plate("I", 3), vmp.Plate("F", 2):
+            beta = vmp.Gamma("beta", 0.5, 0.8)
+        with vmp.Plate("R", 5):
+            vmp.Poisson("y", vmp.dot(theta[rows], beta[cols]), observed=rng.poisson(2.0, size=5) + 1,
+                        exposure=rng.uniform(0.5, 2.0, size=5))
+    return m, "y"
+
+
+#: cases whose rate is a dot of Gammas: the allocation bound is convex in E[log theta], E[log beta]
+ALLOCATING = {"poisson_dot", "poisson_dot_gathered"}
+
+
 CASES = {f.__name__: f for f in [
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
@@ -352,4 +386,5 @@ CASES = {f.__name__: f for f in [
     dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
     gaussian_ard, gaussian_ard_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
     poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
+    poisson_dot, poisson_dot_gathered,
 ]}

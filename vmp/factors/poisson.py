@@ -2,7 +2,9 @@
 times a constant exposure t (per element, default 1).
 
 E[log Poi(y | t lambda)] = y E[log lambda] + y log t - t E[lambda] - log y!
-(-log y!, the base measure, enters through ``data_terms`` once the data are observed).
+(-log y!, the base measure, enters through ``data_terms`` once the data are observed). The rate
+may also be ``vmp.dot(theta, beta)`` of two Gamma nodes (Poisson factorization): E[log lambda]
+is then the allocation bound of vmp/graph/allocation.py.
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ class PoissonFactor(Conditional):
 
     def terms(self) -> list[Term]:
         t = self.exposure
+        if self.x is not None and not np.any(self.x):
+            # observed zeros only (the zeros of Poisson factorization): y E[log lambda] vanishes
+            return [Term(-1.0, (Op("rate", 0),), () if t is None else (Const(t),))]
         if t is None:
             return [Term(1.0, (Op("x", 0), Op("rate", 1))), Term(-1.0, (Op("rate", 0),))]
         return [
