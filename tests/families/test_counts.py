@@ -145,3 +145,25 @@ def test_poisson_and_multinomial_must_be_observed():
         vmp.Poisson("y", 1.0)
     with vmp.Model("m"), pytest.raises(vmp.GraphError, match="'x'.*observed"):
         vmp.Multinomial("x", [0.5, 0.5])
+
+
+def test_exponential_and_multinomial_weights_repeat_and_masks_drop_data():
+    x = np.array([0.3, 1.7, 0.05, 2.2])
+    w, mask = np.array([2.0, 1.0, 1.0, 3.0]), np.array([True, False, True, True])
+    counts = np.array([[3, 0, 2], [1, 1, 1], [0, 0, 4], [2, 5, 0]])
+    with vmp.Model("weighted") as weighted:
+        lam = vmp.Gamma("lam", 3.0, 2.0)
+        p = vmp.Dirichlet("p", np.ones(3))
+        with vmp.Plate("n", 4):
+            vmp.Exponential("x", lam, observed=np.where(mask, x, np.nan), mask=mask, weights=w)
+            vmp.Multinomial("c", p, observed=np.where(mask[:, None], counts, -1), mask=mask, weights=w)
+    keep = np.repeat(np.arange(4)[mask], w[mask].astype(int))
+    with vmp.Model("repeated") as repeated:
+        lam2 = vmp.Gamma("lam", 3.0, 2.0)
+        p2 = vmp.Dirichlet("p", np.ones(3))
+        with vmp.Plate("n", keep.size):
+            vmp.Exponential("x", lam2, observed=x[keep])
+            vmp.Multinomial("c", p2, observed=counts[keep])
+    assert _fit(weighted).elbo[-1] == pytest.approx(_fit(repeated).elbo[-1], rel=1e-12)
+    np.testing.assert_allclose(p.parameters["alpha"], p2.parameters["alpha"], rtol=1e-12)
+    assert lam.parameters["rate"] == pytest.approx(lam2.parameters["rate"], rel=1e-12)
