@@ -41,9 +41,11 @@ class AllocationLeaf(Leaf):
     def _compute(self, ctx: Context | None) -> tuple[np.ndarray, np.ndarray]:
         s = sum(self._aligned(o, ctx) for o in self.parts)
         s = s - s.max(axis=-1, keepdims=True)
-        log_phi = s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
-        phi = np.exp(log_phi)
-        return phi, phi * log_phi
+        phi = np.exp(s)
+        total = phi.sum(axis=-1, keepdims=True)
+        phi /= total
+        s -= np.log(total)
+        return phi, phi * s
 
     def _values(self, ctx: Context | None) -> tuple[np.ndarray, np.ndarray]:
         if restricted(ctx):
