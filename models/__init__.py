@@ -6,6 +6,8 @@ from .lda import lda as lda
 from .linear_regression import linear_regression as linear_regression
 from .matrix_factorization import matrix_factorization as matrix_factorization
 from .mixture_of_regressions import mixture_of_regressions as mixture_of_regressions
+from .multinomial_mixture import multinomial_mixture as multinomial_mixture
+from .poisson_factorization import poisson_factorization as poisson_factorization
 
 #: the builders the command line can feed from a data file (vmp/cli.py SPECS)
 MODELS = {"gaussian_mixture": gaussian_mixture, "lda": lda, "matrix_factorization": matrix_factorization}

@@ -309,6 +309,104 @@ def markov_chain_gate():
     return _hmm(), "x"
 
 
+def poisson_gamma():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 2):
+            lam = vmp.Gamma("lam", 2.0, 1.0)
+        with vmp.Plate("N", 4), vmp.Plate("K", 2):
+            vmp.Poisson("y", lam, exposure=rng.uniform(0.5, 2.0, size=(4, 2)), observed=rng.poisson(3.0, size=(4, 2)),
+                        weights=rng.uniform(size=(4, 2)))
+    return m, "y"
+
+
+def poisson_scaled_rate():
+    with vmp.Model("c") as m:
+        lam = vmp.Gamma("lam", 2.0, 1.0)
+        with vmp.Plate("N", 3):
+            vmp.Poisson("y", 2.5 * lam, observed=[0, 3, 7], mask=[True, False, True])
+    return m, "y"
+
+
+def poisson_gated():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(3))
+        with vmp.Plate("K", 3):
+            lam = vmp.Gamma("lam", 2.0, 0.5)
+        with vmp.Plate("N", 6):
+            z = vmp.Categorical("z", pi)
+            vmp.Poisson("y", lam[z], observed=rng.poisson(4.0, size=6), weights=rng.uniform(size=6))
+    return m, "y"
+
+
+def exponential_gamma():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        b = vmp.Gamma("b", 2.0, 1.0)
+        lam = vmp.Gamma("lam", 2.0, b)
+        with vmp.Plate("N", 5):
+            vmp.Exponential("x", lam, observed=rng.exponential(size=5), weights=rng.uniform(size=5))
+    return m, "x"
+
+
+def multinomial_dirichlet():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("D", 2):
+            p = vmp.Dirichlet("p", np.ones(3))
+        with vmp.Plate("N", 4), vmp.Plate("D", 2):
+            vmp.Multinomial("x", p, observed=rng.multinomial(5, [0.2, 0.3, 0.5], size=(4, 2)),
+                            weights=rng.uniform(size=(4, 2)))
+    return m, "x"
+
+
+def multinomial_gated():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            p = vmp.Dirichlet("p", np.ones(4))
+        with vmp.Plate("N", 5):
+            z = vmp.Categorical("z", pi)
+            vmp.Multinomial("x", p[z], observed=rng.multinomial(6, [0.1, 0.2, 0.3, 0.4], size=5))
+    return m, "x"
+
+
+def poisson_dot():
+    """Poisson factorization over a dense users x items plate: theta_uk ~ Gamma(a, xi_u)."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("U", 3):
+            xi = vmp.Gamma("xi", 1.0, 1.0)
+        with vmp.Plate("U", 3), vmp.Plate("F", 2):
+            theta = vmp.Gamma("theta", 0.7, xi)
+        with vmp.Plate("I", 4), vmp.Plate("F", 2):
+            beta = vmp.Gamma("beta", 0.5, 0.8)
+        with vmp.Plate("U", 3), vmp.Plate("I", 4):
+            vmp.Poisson("y", vmp.dot(theta, beta), observed=rng.poisson(2.0, size=(3, 4)),
+                        weights=rng.uniform(size=(3, 4)))
+    return m, "y"
+
+
+def poisson_dot_gathered():
+    rng = _rng()
+    rows, cols = np.array([0, 1, 1, 2, 0]), np.array([1, 0, 2, 2, 0])
+    with vmp.Model("c") as m:
+        with vmp.Plate("U", 3), vmp.Plate("F", 2):
+            theta = vmp.Gamma("theta", 0.7, 1.0)
+        with vmp.Plate("I", 3), vmp.Plate("F", 2):
+            beta = vmp.Gamma("beta", 0.5, 0.8)
+        with vmp.Plate("R", 5):
+            vmp.Poisson("y", vmp.dot(theta[rows], beta[cols]), observed=rng.poisson(2.0, size=5) + 1,
+                        exposure=rng.uniform(0.5, 2.0, size=5))
+    return m, "y"
+
+
+#: cases whose rate is a dot of Gammas: the allocation bound is convex in E[log theta], E[log beta]
+ALLOCATING = {"poisson_dot", "poisson_dot_gathered"}
+
+
 CASES = {f.__name__: f for f in [
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
@@ -316,4 +414,6 @@ CASES = {f.__name__: f for f in [
     dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
     gaussian_ard, gaussian_ard_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
     markov_chain, markov_chain_weighted, markov_chain_gate,
+    poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
+    poisson_dot, poisson_dot_gathered,
 ]}

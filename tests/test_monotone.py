@@ -137,7 +137,32 @@ def hmm_block(draw, rng, p):
             vmp.Categorical(p + "x", theta[z], observed=rng.integers(0, 4, size=(s, t)), mask=observed)
 
 
-BLOCKS = [normal_block, gaussian_block, mixture_block, lda_block, mf_block, hmm_block]
+def count_block(draw, rng, p):
+    """Poisson (Gamma, scaled or gated rate; exposure, mask, weights), Exponential, Multinomial
+    (Dirichlet or gated probabilities)."""
+    n, k = draw(st.integers(1, 8)), draw(st.integers(2, 3))
+    rate_b = vmp.Gamma(p + "b", 2.0, 1.0) if draw(st.booleans()) else float(rng.uniform(0.5, 2.0))
+    lam = vmp.Gamma(p + "lam", float(rng.uniform(0.5, 3.0)), rate_b)
+    mixture = draw(st.booleans())
+    if mixture:
+        pi = vmp.Dirichlet(p + "pi", np.ones(k))
+        with vmp.Plate(p + "K", k):
+            lams = vmp.Gamma(p + "lams", 1.0, 0.2)
+            probs = vmp.Dirichlet(p + "probs", np.full(4, 0.8))
+    else:
+        probs = vmp.Dirichlet(p + "probs", np.full(4, 0.8))
+    with vmp.Plate(p + "N", n):
+        w = rng.uniform(0.1, 3.0, size=n) if draw(st.booleans()) else None
+        mask = rng.uniform(size=n) > 0.3 if draw(st.booleans()) else None
+        exposure = rng.uniform(0.2, 3.0, size=n) if draw(st.booleans()) else None
+        z = vmp.Categorical(p + "z", pi) if mixture else None
+        rate = lams[z] if mixture else (1.5 * lam if draw(st.booleans()) else lam)
+        vmp.Poisson(p + "y", rate, exposure=exposure, observed=rng.poisson(4.0, size=n), weights=w, mask=mask)
+        vmp.Exponential(p + "e", lam, observed=rng.exponential(size=n), weights=w)
+        vmp.Multinomial(p + "m", probs[z] if mixture else probs, observed=rng.multinomial(5, np.full(4, 0.25), size=n))
+
+
+BLOCKS = [normal_block, gaussian_block, mixture_block, lda_block, mf_block, hmm_block, count_block]
 
 
 @st.composite

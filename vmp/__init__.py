@@ -10,6 +10,7 @@ from .graph import (Categorical as Categorical, CategoricalMarkovChain as Catego
                     Dirichlet as Dirichlet, Gamma as Gamma,
                     Gaussian as Gaussian, Model as Model, Normal as Normal, Plate as Plate,
                     Wishart as Wishart, dot as dot)
+from .graph import Exponential as Exponential, Multinomial as Multinomial, Poisson as Poisson
 from .inference import DivergenceWarning as DivergenceWarning, ElboDecreaseWarning as ElboDecreaseWarning
 from .inference import Executor as Executor, Fit as Fit, FitResult as FitResult, Serial as Serial
 from .inference import DaskExecutor as DaskExecutor, State as State, load as load

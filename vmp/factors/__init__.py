@@ -2,15 +2,18 @@
 from .base import Conditional as Conditional
 from .categorical import CategoricalFactor as CategoricalFactor
 from .dirichlet import DirichletFactor as DirichletFactor
+from .exponential import ExponentialFactor as ExponentialFactor
 from .gamma import GammaFactor as GammaFactor
 from .gaussian import GaussianARDFactor as GaussianARDFactor
 from .gaussian import GaussianFactor as GaussianFactor
 from .gaussian import NormalFactor as NormalFactor
 from .markov_chain import MarkovChainFactor as MarkovChainFactor
+from .multinomial import MultinomialFactor as MultinomialFactor
+from .poisson import PoissonFactor as PoissonFactor
 from .wishart import WishartFactor as WishartFactor
 
 FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
-           MarkovChainFactor)
+           MarkovChainFactor, PoissonFactor, ExponentialFactor, MultinomialFactor)
 
 
 def rules() -> list[tuple[str, str, str]]:

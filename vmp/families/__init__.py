@@ -7,11 +7,14 @@ from . import constraints as constraints
 from .base import Family as Family
 from .categorical import Categorical as Categorical
 from .dirichlet import Dirichlet as Dirichlet
+from .exponential import Exponential as Exponential
 from .gamma import Gamma as Gamma
 from .gaussian import Gaussian as Gaussian
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
+from .multinomial import Multinomial as Multinomial
 from .normal import Normal as Normal
+from .poisson import Poisson as Poisson
 from .wishart import Wishart as Wishart
 
 ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical,
-                                  CategoricalMarkovChain)
+                                  CategoricalMarkovChain, Poisson, Exponential, Multinomial)

@@ -45,6 +45,11 @@ class Family(ABC):
     #: True when c x (a constant c > 0) is in the family with u(c x) = (c u_0(x), u_1(x) +
     #: ``scale_dimension`` log c): the ``c * P`` glue
     scalable: ClassVar[bool] = False
+    #: True when x > 0 with u = (x, log x): for m = sum_k x_k over independent q(x_k), E[m] stays
+    #: multilinear and E[log m] >= sum_k phi_k (E[log x_k] - log phi_k) for every allocation phi
+    #: (Jensen), with equality at phi_k ∝ exp E[log x_k]: ``vmp.dot`` of two such plated nodes
+    #: (Poisson factorization, Gopalan et al. 2015, eq. (3)-(5))
+    allocates: ClassVar[bool] = False
     #: h(x) = 1; a family with another base measure is observed-only (``latent`` False), as the
     #: bound has no E_q[log h(x)] term for a latent q
     unit_base_measure: ClassVar[bool] = True

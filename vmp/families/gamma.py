@@ -14,6 +14,7 @@ class Gamma(Family):
     support = constraints.positive
     arg_constraints = {"shape": constraints.positive, "rate": constraints.positive}
     scalable = True
+    allocates = True
 
     @staticmethod
     def natural_from(shape: np.ndarray, rate: np.ndarray) -> Arrays:
@@ -82,3 +83,12 @@ class Gamma(Family):
     def scale_dimension(cls, event_shape: tuple[int, ...]) -> int:
         """log(c tau) = log tau + log c."""
         return 1
+
+    @classmethod
+    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays:
+        """Shape and rate each scaled by exp(0.1 eps), eps ~ N(0, 1): the mean moved by about 10%
+        (the prior plus a small random offset, as Gopalan et al. (2015) start Poisson factorization)."""
+        a, b = natural[1] + 1.0, -natural[0]
+        a = a * np.exp(0.1 * rng.normal(size=a.shape))
+        b = b * np.exp(0.1 * rng.normal(size=b.shape))
+        return -b, a - 1.0

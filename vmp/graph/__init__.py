@@ -6,8 +6,11 @@ from .model import Model as Model
 from .node import Node as Node
 from .nodes import Categorical as Categorical
 from .nodes import Dirichlet as Dirichlet
+from .nodes import Exponential as Exponential
 from .nodes import Gamma as Gamma
 from .nodes import Gaussian as Gaussian
+from .nodes import Multinomial as Multinomial
 from .nodes import Normal as Normal
+from .nodes import Poisson as Poisson
 from .nodes import Wishart as Wishart
 from .plate import Plate as Plate

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 
 from ..errors import GraphError
 from ..factors.terms import Term, add_scaled, contract_to, inner_product
+from .allocation import AllocationBinding
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
 
@@ -233,6 +234,12 @@ class CompiledFactor:
         if isinstance(expr, Scaled):
             inner = self._bind(expr.node, letters, role)
             return ScaledBinding(inner, expr.scale, expr.family, expr.family.scale_dimension(expr.event_shape))
+        if isinstance(expr, Dot) and expr.allocates:
+            k = self._new_letter()
+            self.sizes[k] = expr.shared.size
+            lk = dict(letters, **{expr.shared.name: k})
+            bu, bv = self._bind(expr.u, lk, role), self._bind(expr.v, lk, role)
+            return AllocationBinding(bu, bv, "".join(letters[p.name] for p in expr.plates) + k, expr.name)
         if isinstance(expr, Dot):
             if expr.shared is None:
                 return DotBinding(self._bind(expr.u, letters, role), self._bind(expr.v, letters, role))

@@ -212,12 +212,20 @@ class Dot(Expression):
     """Inner product of two Gaussians: over the event axis (multivariate), or over a shared
     innermost plate of two Normal nodes (the fully factorized q(u_mk) of Paquet eq. (7)).
     Either side may be a constant array (a design matrix X: E[w.x] = E[w].x,
-    E[(w.x)^2] = x^T E[ww^T] x)."""
+    E[(w.x)^2] = x^T E[ww^T] x).
+
+    Of two positive nodes of an ``allocates`` family (Gamma) over a shared innermost plate K, it
+    is the rate sum_k theta_k beta_k of Poisson factorization (Gopalan et al. 2015): a node of
+    that family, whose E[log m] is bounded through the allocation (vmp/graph/allocation.py)."""
 
     def __init__(self, u, v):
         where = f"dot({getattr(u, 'name', 'const')}, {getattr(v, 'name', 'const')})"
         if not isinstance(u, Expression) and not isinstance(v, Expression):
             raise GraphError(f"{where}: at least one argument must be a Gaussian or Normal node")
+        self.allocates = any(isinstance(e, Expression) and e.family.allocates for e in (u, v))
+        if self.allocates:
+            self._positive(u, v, where)
+            return
         for e in (u, v):
             if isinstance(e, Expression) and (not e.family.location or isinstance(e, (Dot, Constant))):
                 raise GraphError(f"dot: arguments must be Gaussian or Normal nodes (or gathers of them), got {e!r}")
@@ -241,6 +249,23 @@ class Dot(Expression):
                 raise ShapeError(f"{self.name}: Normal arguments must share their innermost plate")
             self.shared = u.plates[-1]
             self.plates = tuple(p for p in plate_union(u.plates, v.plates) if p != self.shared)
+
+    def _positive(self, u, v, where: str) -> None:
+        """dot of two plated Gamma nodes (or gathers of them) over their shared innermost plate."""
+        from .node import Node
+
+        for e in (u, v):
+            if not isinstance(e, (Node, Gather)) or not e.family.allocates:
+                raise GraphError(f"{where}: a dot of Gamma variables takes two Gamma nodes (or gathers of "
+                                 f"them), got {e!r}")
+        if u.family is not v.family:
+            raise GraphError(f"{where}: both arguments must be of one family")
+        if not u.plates or not v.plates or u.plates[-1] != v.plates[-1]:
+            raise ShapeError(f"{where}: the arguments must share their innermost plate (the K factors)")
+        self.u, self.v, self.shared = u, v, u.plates[-1]
+        self.family, self.event_shape = u.family, ()
+        self.name = f"dot({u.name}, {v.name})"
+        self.plates = tuple(p for p in plate_union(u.plates, v.plates) if p != self.shared)
 
     def inputs(self):
         return [self.u, self.v]

@@ -7,8 +7,8 @@ import numpy as np
 
 from .. import families as fam
 from ..errors import ConjugacyError, GraphError, HyperparameterError, ShapeError
-from ..factors import (CategoricalFactor, DirichletFactor, GammaFactor, GaussianARDFactor, GaussianFactor,
-                       NormalFactor, WishartFactor)
+from ..factors import (CategoricalFactor, DirichletFactor, ExponentialFactor, GammaFactor, GaussianARDFactor,
+                       GaussianFactor, MultinomialFactor, NormalFactor, PoissonFactor, WishartFactor)
 from .data import is_lazy
 from .expressions import Diagonal, Expression
 from .node import Node, fixed
@@ -278,3 +278,78 @@ class _OneHot(tuple):
 
     def __reduce__(self):
         return (_OneHot, (self.data, self.size))
+
+
+class Poisson(Node):
+    """Poisson counts y ~ Poisson(exposure * rate), observed only (its base measure is 1/y!).
+
+    rate: constant, Gamma node, gated Gamma ``lam[z]`` (mixtures, Poisson HMM emissions),
+    ``c * lam``; exposure: positive constants over the plates (default 1).
+    """
+
+    family = fam.Poisson
+    factor_cls = PoissonFactor
+
+    def __init__(self, name: str, rate: Any, *, exposure: Any = None, observed=None, mask=None, weights=None):
+        self._exposure = None if exposure is None else fixed(name, type(self), "exposure", exposure)
+        super().__init__(name, {"rate": rate}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        return ()
+
+    def _make_factor(self):
+        t = None if self._exposure is None else self._hyperparameter("exposure", self._exposure, ())
+        return PoissonFactor((), t)
+
+    def _fill_value(self):
+        return np.zeros(())
+
+
+class Exponential(Node):
+    """Exponential(rate), E[x] = 1 / rate; rate: constant or Gamma node. Observed or latent."""
+
+    family = fam.Exponential
+    factor_cls = ExponentialFactor
+
+    def __init__(self, name: str, rate: Any, *, observed=None, mask=None, weights=None):
+        super().__init__(name, {"rate": rate}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        return ()
+
+    def _fill_value(self):
+        return np.ones(())
+
+
+class Multinomial(Node):
+    """Count vectors x ~ Multinomial(n, probabilities) over K categories, observed only; the number
+    of trials n of each element is its data's sum. probabilities: constant, Dirichlet node or gated
+    Dirichlet ``p[z]`` (mixtures of count vectors)."""
+
+    family = fam.Multinomial
+    factor_cls = MultinomialFactor
+
+    def __init__(self, name: str, probabilities: Any, *, observed=None, mask=None, weights=None):
+        n = None if observed is None else _trials(observed, mask)
+        if n is not None:
+            self.family = fam.Multinomial.of(n)
+        super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        k = _dim_of(roles["probabilities"], 1)
+        if k is None:
+            raise ShapeError(f"node '{self.name}': cannot tell the number of categories from probabilities")
+        return (k,)
+
+    def _fill_value(self):
+        return np.zeros(self.event_shape)
+
+
+def _trials(observed, mask) -> np.ndarray | None:
+    """n = sum_k x_k per element (0 where masked); None when the data are not numbers (the
+    node's data check then says why)."""
+    try:
+        n = np.asarray(observed, float).sum(-1)
+        return n if mask is None else np.where(np.asarray(mask, bool), n, 0.0)
+    except (TypeError, ValueError):
+        return None

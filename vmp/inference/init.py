@@ -3,10 +3,11 @@
 A mixture started at its prior is a symmetric saddle: every component gets the same update.
 By default the means of Gaussian components gated by a Categorical start at data points chosen
 k-means++-style (Arthur & Vassilvitskii 2007), gated Dirichlet rows get random pseudo-counts
-(as scikit-learn's LDA), each gate's selector is then updated from them (an E-step), and
-Gaussians in an inner product start at a draw from their prior. ``init={name: value}`` is applied
-last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals for a
-CategoricalMarkovChain: independent steps).
+(as scikit-learn's LDA), gated Gammas a random offset, each gate's selector is then updated
+from them (an E-step), Gaussians in an inner product start at a draw from their prior and
+Gammas in one (Poisson factorization) at their prior plus a random offset. ``init={name: value}``
+is applied last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals
+for a CategoricalMarkovChain: independent steps).
 """
 from __future__ import annotations
 
@@ -123,7 +124,7 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
             selectors.append(expr.selector)
         if isinstance(expr, Dot):
             for n in random_nodes(expr):
-                if n.family.location and n.name not in done and not n.observed:
+                if (n.family.location or n.family.allocates) and n.name not in done and not n.observed:
                     state = _set(state, n, n.family.perturb(state.natural[n.name], rng))
                     done.add(n.name)
     for z in sorted(selectors, key=engine.hidden.index, reverse=True):
