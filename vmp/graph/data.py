@@ -17,7 +17,10 @@ def take_rows(data, rows: np.ndarray, axis: int = 0) -> np.ndarray:
     """``data[rows]`` along ``axis`` (rows sorted), reading only those rows."""
     if isinstance(data, np.ndarray):
         return np.take(data, rows, axis=axis)
-    index = (slice(None),) * axis + (np.asarray(rows),)
+    rows = np.asarray(rows)
+    if rows.size > 1 and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1):
+        rows = slice(int(rows[0]), int(rows[-1]) + 1)  # a block of rows: one contiguous read
+    index = (slice(None),) * axis + (rows,)
     oindex = getattr(data, "oindex", None)  # zarr: orthogonal selection
     return np.asarray(oindex[index] if oindex is not None else data[index])
 

@@ -44,6 +44,7 @@ import numpy as np
 from ..errors import VMPError
 from ..graph.leaves import Context
 from .executor import Executor, add
+from .partition import data_plate, local_names, rows_bound, rows_context
 from .state import State
 
 
@@ -112,7 +113,7 @@ def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, mome
     """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
     restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
     engine = holder.engine
-    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=_own(local))
+    ctx = rows_context(plate, lo, hi, _own(local))
     return tuple(engine.target(State(moments=_own(moments)), engine.nodes[name], ctx=ctx))
 
 
@@ -135,20 +136,8 @@ def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: 
     """The partition's share of the ELBO: the factors on the data plate restricted to rows
     lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
     engine = holder.engine
-    p = engine.model.plates[plate]
-    local, natural = _own(local), _own(natural)
-    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local, state=State(moments=_own(moments)))
-    total = 0.0
-    for f in engine.factors.values():
-        if p in f.child.plates:
-            total += float(f.elog(engine.factor_weight(f), cached=False, ctx=ctx))
-    for name, nat in natural.items():
-        node = engine.nodes[name]
-        h = node.family.entropy(nat, local[name])
-        if node.weights is not None:
-            h = h * ctx.take(node.weights, node.plates)
-        total += float(np.sum(h))
-    return total
+    ctx = rows_context(plate, lo, hi, _own(local), State(moments=_own(moments)))
+    return rows_bound(engine, engine.model.plates[plate], ctx, _own(natural))
 
 
 class Kept(tuple):
@@ -238,20 +227,12 @@ class DaskExecutor(Executor):
         model = engine.model
         if self._model is model:
             return
-        observed = [n for n in model.nodes.values() if n.observed and n.plates]
-        if self.plate_name is None:
-            if not observed:
-                raise VMPError(f"DaskExecutor: model '{model.name}' has no observed node on a plate to partition")
-            plate = max((p for n in observed for p in n.plates), key=lambda p: p.size)
-        else:
-            if self.plate_name not in model.plates:
-                raise VMPError(f"DaskExecutor: no plate named '{self.plate_name}' (plates: {', '.join(model.plates)})")
-            plate = model.plates[self.plate_name]
+        plate = data_plate(engine, self.plate_name, "DaskExecutor")
         n = self.n_partitions or max(len(self.client.scheduler_info().get("workers", {})), 1)
         n = max(1, min(int(n), plate.size))
         self.plate = plate
         self.bounds = np.linspace(0, plate.size, n + 1).round().astype(np.int64)
-        self.local_nodes = [node.name for node in engine.hidden if plate in node.plates]
+        self.local_nodes = local_names(engine, plate)
         self._blob = pickle.dumps(model)
         self._model = model
         self._start()
