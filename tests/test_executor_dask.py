@@ -234,3 +234,19 @@ def test_a_lost_step_is_sent_again_then_reported(client, monkeypatch):
     failures["left"] = 3
     with pytest.raises(executor_dask.ClusterError, match="failed 3 times"):
         mixture().fit(seed=4, progress=False, executor=vmp.DaskExecutor(client, retries=2), **options)
+
+
+def test_workers_read_their_rows_of_a_memmap(client, tmp_path):
+    """Data in a memmap: each holder opens the file on its worker and reads its rows, so what is
+    sent to start the fit is less than the data; the answers are those of the data in memory."""
+    x = np.random.default_rng(3).normal(size=(3000, 2)) + np.repeat([[0.0, 0.0], [5.0, 5.0], [-5.0, 5.0]], 1000, 0)
+    mm = np.memmap(tmp_path / "x.f8", dtype=float, mode="w+", shape=x.shape)
+    mm[:] = x
+    mm.flush()
+    serial = gaussian_mixture(x, 3).fit(iterations=4, seed=0, progress=False)
+    model = gaussian_mixture(x, 3)
+    model["x"]._set_data(np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape), None)
+    executor = vmp.DaskExecutor(client)
+    dask = model.fit(iterations=4, seed=0, progress=False, executor=executor)
+    assert sum(len(b) for b in executor._blobs) < x.nbytes / 4
+    assert worst_relative(dask.state, serial.state) < 1e-10

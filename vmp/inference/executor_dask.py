@@ -42,8 +42,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import VMPError
+from ..graph.data import Rows
 from ..graph.leaves import Context
-from .executor import Executor, add
+from .executor import Executor, Serial, add
 from .partition import data_plate, local_names, rows_bound, rows_context
 from .state import State
 
@@ -68,8 +69,29 @@ class _Holder:
         if self._engine is None:
             from .engine import Engine
 
-            self._engine = Engine(self.model)
+            self._engine = Engine(self.model, Serial())
         return self._engine
+
+
+def _partition(model, plate, lo: int, hi: int) -> bytes:
+    """``model`` pickled with each observed node on ``plate`` holding only rows lo..hi of its
+    data (:class:`~vmp.graph.data.Rows`: copied, or read on the worker from its file); a node
+    with missing entries keeps all of its data."""
+    swapped = []
+    for node in model.nodes.values():
+        if node.observed and plate in node.plates and node.mask is None and node.data is not None:
+            rows = Rows(node.data, node.plates.index(plate), lo, hi)
+            try:
+                moments = node._statistics(rows)
+            except IndexError:  # statistics formed from the whole array at declaration
+                continue
+            swapped.append((node, node.data, node._data_moments))
+            node.data, node._data_moments = rows, moments
+    try:
+        return pickle.dumps(model)
+    finally:
+        for node, data, moments in swapped:
+            node.data, node._data_moments = data, moments
 
 
 def _own(value):
@@ -233,7 +255,7 @@ class DaskExecutor(Executor):
         self.plate = plate
         self.bounds = np.linspace(0, plate.size, n + 1).round().astype(np.int64)
         self.local_nodes = local_names(engine, plate)
-        self._blob = pickle.dumps(model)
+        self._blobs = [_partition(model, plate, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
         self._model = model
         self._start()
 
@@ -244,8 +266,9 @@ class DaskExecutor(Executor):
         with _quiet():
             for i in range(len(self.bounds) - 1):
                 where = dict(workers=[workers[i % len(workers)]], allow_other_workers=True) if workers else {}
-                self._holders.append(self.client.submit(_Holder, self._blob, self.plate.name, pure=False, **where))
-        self.traffic["sent"] += len(self._blob) * len(self._holders)
+                self._holders.append(self.client.submit(_Holder, self._blobs[i], self.plate.name, pure=False,
+                                                        **where))
+        self.traffic["sent"] += sum(len(b) for b in self._blobs)
         self._slices: dict = {}
 
     def close(self) -> None:
