@@ -83,3 +83,29 @@ def test_a_partition_evaluates_its_rows_as_the_whole_model(case):
     there = Children(engine, state, engine.nodes[node]).run(Engine(part), moments, ctx)
     for a, b in zip(here, there):
         np.testing.assert_array_equal(a, b)
+
+
+def test_sparse_sums_add_as_dense_ones():
+    """Columns: a sum zero outside some columns; sums of them (and with dense arrays) equal the
+    dense sums bit for bit, and only mostly-zero large arrays are made sparse."""
+    from vmp.inference.sparse import Columns, dense, sparse
+
+    rng = np.random.default_rng(0)
+    arrays = []
+    for _ in range(5):
+        a = np.zeros((3, 3000))
+        cols = rng.choice(3000, size=rng.integers(1, 400), replace=False)
+        a[:, cols] = rng.normal(size=(3, cols.size))
+        arrays.append(a)
+    parts = [sparse(a) for a in arrays]
+    assert all(isinstance(p, Columns) for p in parts)
+    assert sum(p.nbytes for p in parts) < sum(a.nbytes for a in arrays) / 4
+    total, reference = parts[0], arrays[0]
+    for p, a in zip(parts[1:], arrays[1:]):
+        total, reference = total + p, reference + a
+    np.testing.assert_array_equal(dense(total), reference)
+    np.testing.assert_array_equal(arrays[0] + parts[1], arrays[0] + arrays[1])
+    np.testing.assert_array_equal(parts[1] + arrays[0], arrays[1] + arrays[0])
+    assert not isinstance(sparse(rng.normal(size=(3, 3000))), Columns)  # dense: sent as it is
+    assert not isinstance(sparse(np.zeros((3, 10))), Columns)  # small: sent as it is
+    assert dense((parts[0], 1.0))[1] == 1.0

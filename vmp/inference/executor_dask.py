@@ -46,6 +46,7 @@ from ..graph.data import Rows
 from ..graph.leaves import Context
 from .executor import Executor, Serial, add
 from .partition import data_plate, local_names, rows_bound, rows_context
+from .sparse import dense, sparse
 from .state import State
 
 
@@ -127,8 +128,9 @@ def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
 
 def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
     """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
-    State, the locals of the partition's rows as overrides of every restricted Context."""
-    return task.run(holder.engine, State(moments=_own(moments)), _spanned(ctx, spans, plate, _own(local)))
+    State, the locals of the partition's rows as overrides of every restricted Context; sent
+    back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
+    return sparse(task.run(holder.engine, State(moments=_own(moments)), _spanned(ctx, spans, plate, _own(local))))
 
 
 def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
@@ -306,7 +308,7 @@ class DaskExecutor(Executor):
                                                       moments, local, pure=False))
             return futures
 
-        return self._reduce(submit)
+        return dense(self._reduce(submit))
 
     def _globals(self, state, factors=None) -> dict:
         """The moments of the nodes off the data plate (those ``factors`` read, if given)."""
