@@ -161,6 +161,7 @@ def test_peak_memory_is_well_below_the_data(tmp_path):
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
+    print(f"peak {peak:,} bytes of {size:,}")
     assert peak < size / 3, (peak, size)
     assert worst_relative(result.state, reference.state) < 1e-10
 
