@@ -3,7 +3,8 @@
 Every message to a global node from its children is a sum over the data plate's elements
 (Winn & Bishop eq. (5); Paquet eq. (6) for a draw), so it splits into contiguous row ranges of
 that plate, the partitions. Each partition lives on a worker with its own copy of the model
-(unpickled once per fit: ``pickle.dumps(model)`` drops compiled caches), and its evaluation is a
+(unpickled once per fit: ``pickle.dumps(model)`` drops compiled caches) holding only the
+partition's rows of the observed data (:func:`_partition`), and its evaluation is a
 :class:`~vmp.graph.leaves.Context` restricting the data plate to the partition's rows, with the
 moments of the nodes on that plate (the locals, e.g. z) as overrides restricted to those rows.
 A sum over the children is then, per partition, the same pure
@@ -12,7 +13,8 @@ binary tree of additions (the same tree every run: the same bits for the same se
 
 What travels per message: the task (a node's name), the moments of the nodes off the data plate
 that its factors read (the globals: small), the restricted Context of a draw (its rows, scale and
-locals: O(|S|)), and back a natural-parameter sum. The locals of a batch fit (the nodes on the
+locals: O(|S|)), and back a natural-parameter sum (as the columns it touches when it is
+mostly zero: :mod:`~vmp.inference.sparse`). The locals of a batch fit (the nodes on the
 data plate) are updated where their rows live (:meth:`DaskExecutor.local_target`) and stay
 there: the fit's State holds a :class:`Kept` handle, whose moments, domain check, relative
 change and share of the bound (:meth:`DaskExecutor.bound`) are computed on the workers; they are
@@ -21,8 +23,9 @@ locals are sent once per fit. Minibatches are drawn on the driver from the fit's
 by row to the partitions that hold them, so the same seed draws the same rows as ``Serial``; a
 minibatch's local step runs on the driver (O(|S|)).
 
-Limits: each holder unpickles the whole model (the partition restricts the evaluation, not the
-memory); use one thread per worker process (the engine's plan cache is not thread-safe).
+Limits: arrays over the data plate other than observed data (a gather's index, token counts, a
+mask) travel whole to every holder; use one thread per worker process (the engine's plan cache
+is not thread-safe).
 
 Faults: every object a partition task reads is a Dask task result whose inputs the scheduler
 keeps, so a killed worker's holders and slices are recomputed on the workers left; a step whose
