@@ -109,3 +109,13 @@ def test_sparse_sums_add_as_dense_ones():
     assert not isinstance(sparse(rng.normal(size=(3, 3000))), Columns)  # dense: sent as it is
     assert not isinstance(sparse(np.zeros((3, 10))), Columns)  # small: sent as it is
     assert dense((parts[0], 1.0))[1] == 1.0
+
+
+def test_a_view_of_a_memmap_is_copied_not_reopened(tmp_path):
+    x = np.arange(60.0).reshape(20, 3)
+    mm = np.memmap(tmp_path / "x.f8", dtype=float, mode="w+", shape=x.shape)
+    mm[:] = x
+    mm.flush()
+    view = np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape)[:, 1:]
+    back = pickle.loads(pickle.dumps(Rows(view, 0, 4, 9)))
+    np.testing.assert_array_equal(back[4:9], x[4:9, 1:])

@@ -3,6 +3,8 @@ with ``shape``, ``dtype`` and ``__getitem__`` on a sorted integer array. A stoch
 only the rows it drew, in sorted order (chunk-friendly); a full pass reads the whole array."""
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 
 
@@ -83,8 +85,9 @@ class Rows:
 
 
 def _source(data):
-    """How a worker opens ``data`` itself (None: copy the rows into the pickle)."""
-    if isinstance(data, np.memmap) and data.filename is not None:
+    """How a worker opens ``data`` itself (None: copy the rows into the pickle; so for a view of
+    a memmap, whose offset and shape are not the file's)."""
+    if isinstance(data, np.memmap) and data.filename is not None and isinstance(data.base, mmap.mmap):
         return ("memmap", data.filename, data.dtype.str, tuple(data.shape), int(data.offset),
                 "F" if data.flags.f_contiguous and not data.flags.c_contiguous else "C")
     if type(data).__module__.startswith("h5py"):
