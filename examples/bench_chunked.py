@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -113,6 +114,8 @@ def main() -> None:
         print(f"in memory (Serial): largest relative difference of the natural parameters {worst:.1e}")
     if handle is not None:
         handle.close()
+    del x, model, result
+    shutil.rmtree(tmp.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":
