@@ -132,15 +132,16 @@ def lda_bench(args, client) -> None:
         fit = model.stochastic(subsample=vmp.Minibatch("documents", 64), evaluate_every=0, seed=0, progress=False,
                                executor=executor)
         fit.step()
-        before = executor.traffic["sent"] if executor else 0
+        before = dict(executor.traffic) if executor else {}
         t0 = time.perf_counter()
         for _ in range(args.lda_steps):
             fit.step()
         rate = args.lda_steps / (time.perf_counter() - t0)
-        sent = (executor.traffic["sent"] - before) // args.lda_steps if executor else 0
-        rows.append(f"| {name} | {rate:.1f} | {sent:,} |")
-    print("| executor | steps per second | bytes sent per step |")
-    print("|---|---|---|")
+        sent, received = ((executor.traffic[k] - before[k]) // args.lda_steps if executor else 0
+                          for k in ("sent", "received"))
+        rows.append(f"| {name} | {rate:.1f} | {sent:,} | {received:,} |")
+    print("| executor | steps per second | bytes sent per step | bytes received per step |")
+    print("|---|---|---|---|")
     print("\n".join(rows))
 
 

@@ -234,3 +234,44 @@ def test_a_lost_step_is_sent_again_then_reported(client, monkeypatch):
     failures["left"] = 3
     with pytest.raises(executor_dask.ClusterError, match="failed 3 times"):
         mixture().fit(seed=4, progress=False, executor=vmp.DaskExecutor(client, retries=2), **options)
+
+
+def test_workers_read_their_rows_of_a_memmap(client, tmp_path):
+    """Data in a memmap: each holder opens the file on its worker and reads its rows, so what is
+    sent to start the fit is less than the data; the answers are those of the data in memory."""
+    x = np.random.default_rng(3).normal(size=(3000, 2)) + np.repeat([[0.0, 0.0], [5.0, 5.0], [-5.0, 5.0]], 1000, 0)
+    mm = np.memmap(tmp_path / "x.f8", dtype=float, mode="w+", shape=x.shape)
+    mm[:] = x
+    mm.flush()
+    serial = gaussian_mixture(x, 3).fit(iterations=4, seed=0, progress=False)
+    model = gaussian_mixture(x, 3)
+    model["x"]._set_data(np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape), None)
+    executor = vmp.DaskExecutor(client)
+    dask = model.fit(iterations=4, seed=0, progress=False, executor=executor)
+    assert sum(len(b) for b in executor._blobs) < x.nbytes / 4
+    assert worst_relative(dask.state, serial.state) < 1e-10
+
+
+def test_a_minibatch_of_documents_sends_back_only_its_words(client):
+    """LDA with V = 3000 words and Minibatch(8) documents: each partition's sum for beta comes back
+    as the columns of the words its tokens hold (a fraction of K x V), and the fit is Serial's."""
+    rng = np.random.default_rng(0)
+    k, v, docs = 3, 3000, 200
+    beta = rng.dirichlet(np.full(v, 0.05), size=k)
+    counts = np.stack([rng.multinomial(30, rng.dirichlet(np.full(k, 0.2)) @ beta) for _ in range(docs)])
+    d, w = np.nonzero(counts)
+
+    def build():
+        return lda(d, w, counts[d, w], k, n_words=v)
+
+    options = dict(method="stochastic", subsample=vmp.Minibatch("documents", 8), iterations=3, evaluate_every=0,
+                   seed=1, progress=False)
+    serial = build().fit(**options)
+    executor = vmp.DaskExecutor(client)
+    fit = build().stochastic(executor=executor, **{k: v for k, v in options.items() if k != "method"})
+    fit.run(1)
+    before = executor.traffic["received"]
+    fit.run(2)
+    received = (executor.traffic["received"] - before) / 2
+    assert received < k * v * 8 / 4, received
+    assert worst_relative(fit.result().state, serial.state) < 1e-10

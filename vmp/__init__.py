@@ -13,7 +13,7 @@ from .graph import (Categorical as Categorical, CategoricalMarkovChain as Catego
 from .graph import Exponential as Exponential, Multinomial as Multinomial, Poisson as Poisson
 from .inference import DivergenceWarning as DivergenceWarning, ElboDecreaseWarning as ElboDecreaseWarning
 from .inference import Executor as Executor, Fit as Fit, FitResult as FitResult, Serial as Serial
-from .inference import DaskExecutor as DaskExecutor, State as State, load as load
+from .inference import Chunked as Chunked, DaskExecutor as DaskExecutor, State as State, load as load
 from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as PerNode
 from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
 from .inference import Adaptive as Adaptive, Schedule as Schedule

@@ -3,6 +3,8 @@ with ``shape``, ``dtype`` and ``__getitem__`` on a sorted integer array. A stoch
 only the rows it drew, in sorted order (chunk-friendly); a full pass reads the whole array."""
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 
 
@@ -17,7 +19,10 @@ def take_rows(data, rows: np.ndarray, axis: int = 0) -> np.ndarray:
     """``data[rows]`` along ``axis`` (rows sorted), reading only those rows."""
     if isinstance(data, np.ndarray):
         return np.take(data, rows, axis=axis)
-    index = (slice(None),) * axis + (np.asarray(rows),)
+    rows = np.asarray(rows)
+    if rows.size > 1 and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1):
+        rows = slice(int(rows[0]), int(rows[-1]) + 1)  # a block of rows: one contiguous read
+    index = (slice(None),) * axis + (rows,)
     oindex = getattr(data, "oindex", None)  # zarr: orthogonal selection
     return np.asarray(oindex[index] if oindex is not None else data[index])
 
@@ -27,3 +32,79 @@ def chunks(data, size: int = 1 << 16):
     n = data.shape[0]
     for start in range(0, n, size):
         yield np.asarray(data[start:start + size])
+
+
+class Rows:
+    """Rows lo..hi (along ``axis``) of observed data, standing for the whole array: a worker's
+    partition of the data plate. It reads only those rows, once, from where the data live (an
+    array in memory is copied at pickling; a memmap, an HDF5 dataset or a zarr array is opened on
+    the worker), and reading any other row is an error."""
+
+    def __init__(self, data, axis: int, lo: int, hi: int):
+        self.shape, self.dtype, self.ndim = tuple(data.shape), np.dtype(data.dtype), len(data.shape)
+        self.axis, self.lo, self.hi = axis, lo, hi
+        self._rows = None
+        self._source = _source(data)
+        if self._source is None:
+            self._rows = np.array(data[(slice(None),) * axis + (slice(lo, hi),)])
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    @property
+    def rows(self) -> np.ndarray:
+        if self._rows is None:
+            self._rows = _read(self._source, (slice(None),) * self.axis + (slice(self.lo, self.hi),))
+        return self._rows
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_rows": self._rows if self._source is None else None}
+
+    def __getitem__(self, index):
+        index = index if isinstance(index, tuple) else (index,)
+        index = index + (slice(None),) * (self.axis + 1 - len(index))
+        sel = index[self.axis]
+        if isinstance(sel, slice):
+            start, stop, step = sel.indices(self.shape[self.axis])
+            ok, sel = self.lo <= start and stop <= self.hi, slice(start - self.lo, stop - self.lo, step)
+        else:
+            sel = np.asarray(sel)
+            ok = sel.size == 0 or (sel.min() >= self.lo and sel.max() < self.hi)
+            sel = sel - self.lo
+        if not ok:
+            raise IndexError(f"rows outside this partition's rows {self.lo}..{self.hi}")
+        return np.array(self.rows[index[:self.axis] + (sel,) + index[self.axis + 1:]])
+
+    def astype(self, dtype) -> "Rows":
+        out = Rows.__new__(Rows)
+        out.__dict__.update(self.__dict__, dtype=np.dtype(dtype), _rows=self.rows.astype(dtype), _source=None)
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        raise IndexError(f"the whole array asked of a partition holding rows {self.lo}..{self.hi}")
+
+
+def _source(data):
+    """How a worker opens ``data`` itself (None: copy the rows into the pickle; so for a view of
+    a memmap, whose offset and shape are not the file's)."""
+    if isinstance(data, np.memmap) and data.filename is not None and isinstance(data.base, mmap.mmap):
+        return ("memmap", data.filename, data.dtype.str, tuple(data.shape), int(data.offset),
+                "F" if data.flags.f_contiguous and not data.flags.c_contiguous else "C")
+    if type(data).__module__.startswith("h5py"):
+        return ("hdf5", data.file.filename, data.name)
+    if type(data).__module__.startswith("zarr"):
+        return ("zarr", data)
+    return None
+
+
+def _read(source, index) -> np.ndarray:
+    kind = source[0]
+    if kind == "memmap":
+        _, filename, dtype, shape, offset, order = source
+        return np.array(np.memmap(filename, dtype=dtype, mode="r", shape=shape, offset=offset, order=order)[index])
+    if kind == "hdf5":
+        import h5py
+
+        with h5py.File(source[1], "r") as f:
+            return np.asarray(f[source[2]][index])
+    return np.asarray(source[1][index])

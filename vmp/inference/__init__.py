@@ -1,6 +1,7 @@
 """Inference over a compiled model: the State of a fit, pure steps, executors, one loop."""
 from .executor import Executor as Executor
 from .executor import Serial as Serial
+from .executor_chunked import Chunked as Chunked
 from .executor_dask import DaskExecutor as DaskExecutor
 from .loop import DivergenceWarning as DivergenceWarning
 from .loop import ElboDecreaseWarning as ElboDecreaseWarning

@@ -19,7 +19,17 @@ import numpy as np
 from ..errors import ConvergenceError
 from ..graph.leaves import Context
 from .executor import Executor, Serial, add
+from .executor_chunked import Chunked
 from .state import State
+
+
+def default_executor(model) -> Executor:
+    """``Serial``, or ``Chunked`` when some observed data live out of core (a memmap, an HDF5
+    dataset, a zarr array): a batch pass then streams them in blocks of rows."""
+    from ..graph.data import is_lazy
+
+    lazy = any(n.observed and n.data is not None and is_lazy(n.data) for n in model.nodes.values())
+    return Chunked() if lazy else Serial()
 
 
 def with_state(ctx, state: State):
@@ -64,7 +74,7 @@ class Children:
 class Engine:
     def __init__(self, model, executor: Executor | None = None):
         self.model = model
-        self.executor = Serial() if executor is None else executor
+        self.executor = default_executor(model) if executor is None else executor
         self.factors, order = model.compile()
         self.nodes = model.nodes
         self.hidden = [self.nodes[n] for n in order if not self.nodes[n].observed]

@@ -3,7 +3,8 @@
 Every message to a global node from its children is a sum over the data plate's elements
 (Winn & Bishop eq. (5); Paquet eq. (6) for a draw), so it splits into contiguous row ranges of
 that plate, the partitions. Each partition lives on a worker with its own copy of the model
-(unpickled once per fit: ``pickle.dumps(model)`` drops compiled caches), and its evaluation is a
+(unpickled once per fit: ``pickle.dumps(model)`` drops compiled caches) holding only the
+partition's rows of the observed data (:func:`_partition`), and its evaluation is a
 :class:`~vmp.graph.leaves.Context` restricting the data plate to the partition's rows, with the
 moments of the nodes on that plate (the locals, e.g. z) as overrides restricted to those rows.
 A sum over the children is then, per partition, the same pure
@@ -12,7 +13,8 @@ binary tree of additions (the same tree every run: the same bits for the same se
 
 What travels per message: the task (a node's name), the moments of the nodes off the data plate
 that its factors read (the globals: small), the restricted Context of a draw (its rows, scale and
-locals: O(|S|)), and back a natural-parameter sum. The locals of a batch fit (the nodes on the
+locals: O(|S|)), and back a natural-parameter sum (as the columns it touches when it is
+mostly zero: :mod:`~vmp.inference.sparse`). The locals of a batch fit (the nodes on the
 data plate) are updated where their rows live (:meth:`DaskExecutor.local_target`) and stay
 there: the fit's State holds a :class:`Kept` handle, whose moments, domain check, relative
 change and share of the bound (:meth:`DaskExecutor.bound`) are computed on the workers; they are
@@ -21,8 +23,9 @@ locals are sent once per fit. Minibatches are drawn on the driver from the fit's
 by row to the partitions that hold them, so the same seed draws the same rows as ``Serial``; a
 minibatch's local step runs on the driver (O(|S|)).
 
-Limits: each holder unpickles the whole model (the partition restricts the evaluation, not the
-memory); use one thread per worker process (the engine's plan cache is not thread-safe).
+Limits: arrays over the data plate other than observed data (a gather's index, token counts, a
+mask) travel whole to every holder; use one thread per worker process (the engine's plan cache
+is not thread-safe).
 
 Faults: every object a partition task reads is a Dask task result whose inputs the scheduler
 keeps, so a killed worker's holders and slices are recomputed on the workers left; a step whose
@@ -42,8 +45,11 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import VMPError
+from ..graph.data import Rows
 from ..graph.leaves import Context
-from .executor import Executor, add
+from .executor import Executor, Serial, add
+from .partition import data_plate, local_names, rows_bound, rows_context
+from .sparse import dense, sparse
 from .state import State
 
 
@@ -67,8 +73,31 @@ class _Holder:
         if self._engine is None:
             from .engine import Engine
 
-            self._engine = Engine(self.model)
+            self._engine = Engine(self.model, Serial())
         return self._engine
+
+
+def _partition(model, plate, lo: int, hi: int) -> bytes:
+    """``model`` pickled with each observed node on ``plate`` holding only rows lo..hi of its
+    data (:class:`~vmp.graph.data.Rows`: copied, or read on the worker from its file); a node
+    with missing entries, or whose family's base measure is a term of the data, keeps all of its
+    data."""
+    swapped = []
+    for node in model.nodes.values():
+        if node.observed and plate in node.plates and node.mask is None and node.data is not None \
+                and node.family.unit_base_measure:
+            rows = Rows(node.data, node.plates.index(plate), lo, hi)
+            try:
+                moments = node._statistics(rows)
+            except IndexError:  # statistics formed from the whole array at declaration
+                continue
+            swapped.append((node, node.data, node._data_moments, node.factor.x))
+            node.data, node._data_moments, node.factor.x = rows, moments, None
+    try:
+        return pickle.dumps(model)
+    finally:
+        for node, data, moments, x in swapped:
+            node.data, node._data_moments, node.factor.x = data, moments, x
 
 
 def _own(value):
@@ -104,15 +133,16 @@ def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
 
 def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
     """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
-    State, the locals of the partition's rows as overrides of every restricted Context."""
-    return task.run(holder.engine, State(moments=_own(moments)), _spanned(ctx, spans, plate, _own(local)))
+    State, the locals of the partition's rows as overrides of every restricted Context; sent
+    back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
+    return sparse(task.run(holder.engine, State(moments=_own(moments)), _spanned(ctx, spans, plate, _own(local))))
 
 
 def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
     """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
     restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
     engine = holder.engine
-    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=_own(local))
+    ctx = rows_context(plate, lo, hi, _own(local))
     return tuple(engine.target(State(moments=_own(moments)), engine.nodes[name], ctx=ctx))
 
 
@@ -135,20 +165,8 @@ def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: 
     """The partition's share of the ELBO: the factors on the data plate restricted to rows
     lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
     engine = holder.engine
-    p = engine.model.plates[plate]
-    local, natural = _own(local), _own(natural)
-    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local, state=State(moments=_own(moments)))
-    total = 0.0
-    for f in engine.factors.values():
-        if p in f.child.plates:
-            total += float(f.elog(engine.factor_weight(f), cached=False, ctx=ctx))
-    for name, nat in natural.items():
-        node = engine.nodes[name]
-        h = node.family.entropy(nat, local[name])
-        if node.weights is not None:
-            h = h * ctx.take(node.weights, node.plates)
-        total += float(np.sum(h))
-    return total
+    ctx = rows_context(plate, lo, hi, _own(local), State(moments=_own(moments)))
+    return rows_bound(engine, engine.model.plates[plate], ctx, _own(natural))
 
 
 class Kept(tuple):
@@ -238,21 +256,13 @@ class DaskExecutor(Executor):
         model = engine.model
         if self._model is model:
             return
-        observed = [n for n in model.nodes.values() if n.observed and n.plates]
-        if self.plate_name is None:
-            if not observed:
-                raise VMPError(f"DaskExecutor: model '{model.name}' has no observed node on a plate to partition")
-            plate = max((p for n in observed for p in n.plates), key=lambda p: p.size)
-        else:
-            if self.plate_name not in model.plates:
-                raise VMPError(f"DaskExecutor: no plate named '{self.plate_name}' (plates: {', '.join(model.plates)})")
-            plate = model.plates[self.plate_name]
+        plate = data_plate(engine, self.plate_name, "DaskExecutor")
         n = self.n_partitions or max(len(self.client.scheduler_info().get("workers", {})), 1)
         n = max(1, min(int(n), plate.size))
         self.plate = plate
         self.bounds = np.linspace(0, plate.size, n + 1).round().astype(np.int64)
-        self.local_nodes = [node.name for node in engine.hidden if plate in node.plates]
-        self._blob = pickle.dumps(model)
+        self.local_nodes = local_names(engine, plate)
+        self._blobs = [_partition(model, plate, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
         self._model = model
         self._start()
 
@@ -263,8 +273,9 @@ class DaskExecutor(Executor):
         with _quiet():
             for i in range(len(self.bounds) - 1):
                 where = dict(workers=[workers[i % len(workers)]], allow_other_workers=True) if workers else {}
-                self._holders.append(self.client.submit(_Holder, self._blob, self.plate.name, pure=False, **where))
-        self.traffic["sent"] += len(self._blob) * len(self._holders)
+                self._holders.append(self.client.submit(_Holder, self._blobs[i], self.plate.name, pure=False,
+                                                        **where))
+        self.traffic["sent"] += sum(len(b) for b in self._blobs)
         self._slices: dict = {}
 
     def close(self) -> None:
@@ -302,7 +313,7 @@ class DaskExecutor(Executor):
                                                       moments, local, pure=False))
             return futures
 
-        return self._reduce(submit)
+        return dense(self._reduce(submit))
 
     def _globals(self, state, factors=None) -> dict:
         """The moments of the nodes off the data plate (those ``factors`` read, if given)."""

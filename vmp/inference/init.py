@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import GraphError
+from ..factors.terms import MAX_INTERMEDIATE
 from ..graph.expressions import Dot, Gate, random_nodes
 from ..graph.leaves import Context
 from .state import State
@@ -66,6 +67,17 @@ def _rows(data, rows):
     return np.asarray(data) if rows is None else take_rows(data, rows)
 
 
+def _points(child, rows, event: tuple):
+    """The observed points of ``child`` (at ``rows``) as rows of ``event``-shaped values; data out
+    of core and not subsampled stay where they are (k-means++ streams them)."""
+    from ..graph.data import is_lazy
+
+    if rows is None and is_lazy(child.data) and child.data.ndim == 1 + len(event):
+        return child.data
+    data = np.asarray(_rows(child.data, rows), float).reshape((-1,) + event)
+    return data if child.mask is None else data[_rows(child.mask, rows).reshape(-1)]
+
+
 def _set(state: State, node, natural) -> State:
     return state.updated({node.name: (natural, node.family.moments(tuple(natural)))})
 
@@ -108,10 +120,8 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
             p = expr.node
             direct = p.family.location and expr is top and child.observed and p.plates == (expr.gated_plate,)
-            data = np.asarray(_rows(child.data, rows), float).reshape((-1,) + p.event_shape) if direct else None
-            if direct and child.mask is not None:
-                data = data[_rows(child.mask, rows).reshape(-1)]
-            if direct and len(data) >= expr.gated_plate.size:
+            data = _points(child, rows, p.event_shape) if direct else None
+            if direct and data.shape[0] >= expr.gated_plate.size:
                 state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
                 done.add(p.name)
             else:
@@ -132,14 +142,29 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
             state = state.updated({z.name: engine.coordinate(state, z)})
     return state
 
-def kmeanspp(x: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k rows of x, the first uniform and each next with probability proportional to D(x)^2."""
-    flat = x.reshape(len(x), -1)
-    centers = [flat[rng.integers(len(flat))]]
-    d2 = np.sum((flat - centers[0]) ** 2, axis=1)
+def kmeanspp(x, k: int, rng: np.random.Generator) -> np.ndarray:
+    """k rows of x, the first uniform and each next with probability proportional to D(x)^2.
+    ``x`` may be out of core: the distances are computed a block of rows at a time (each row's
+    distance does not depend on the blocks, so the draws are those of x in memory)."""
+    n = x.shape[0]
+    event = tuple(x.shape[1:])
+    block = max(1, MAX_INTERMEDIATE // 4 // max(int(np.prod(event)), 1))
+
+    def row(i):
+        return np.asarray(x[int(i)], float).reshape(-1)
+
+    def distances(center):
+        out = np.empty(n)
+        for lo in range(0, n, block):
+            diff = np.asarray(x[lo:lo + block], float).reshape(-1, center.size) - center
+            out[lo:lo + block] = np.sum(np.square(diff, out=diff), axis=1)
+        return out
+
+    centers = [row(rng.integers(n))]
+    d2 = distances(centers[0])
     for _ in range(1, k):
         total = d2.sum()
-        i = rng.choice(len(flat), p=d2 / total) if total > 0 else rng.integers(len(flat))
-        centers.append(flat[i])
-        d2 = np.minimum(d2, np.sum((flat - flat[i]) ** 2, axis=1))
-    return np.stack(centers).reshape((k,) + x.shape[1:])
+        i = rng.choice(n, p=d2 / total) if total > 0 else rng.integers(n)
+        centers.append(row(i))
+        d2 = np.minimum(d2, distances(centers[-1]))
+    return np.stack(centers).reshape((k,) + event)

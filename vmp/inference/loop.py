@@ -629,8 +629,8 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
     resumed fit), ``seed``, ``init`` ('prior' or {name: initial mean}), ``executor`` (where the
-    sums over the data run; default vmp.Serial()), ``progress``, ``callback(t, fit)`` (returning
-    False stops), ``checkpoint`` (a path written at the end, on interrupt and every
+    sums over the data run; default vmp.Serial(), or vmp.Chunked() when observed data are out of
+    core), ``progress``, ``callback(t, fit)`` (returning False stops), ``checkpoint`` (a path written at the end, on interrupt and every
     ``checkpoint_every`` steps) and ``resume`` (a path, a FitResult or a Fit to continue from).
     ``n_init``: that many fits from seeds seed, seed + 1, ...; the one with the best final bound
     is kept (scikit-learn's convention), and ``result.extra["n_init_bounds"]`` lists them all.

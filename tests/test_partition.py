@@ -1,0 +1,121 @@
+"""A worker's partition of the data (vmp/graph/data.py: Rows; executor_dask._partition): only its
+rows travel or are read, from memory, a memmap, HDF5 or zarr; reading any other row is an error;
+the model a partition's holder unpickles evaluates its rows as the whole model does."""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from models import gaussian_mixture, lda
+from vmp.graph.data import Rows, take_rows
+from vmp.graph.leaves import Context
+from vmp.inference.engine import Children, Engine
+from vmp.inference.executor_dask import _partition
+from vmp.inference.init import initialize
+from vmp.inference.state import State
+
+
+def test_rows_read_only_their_rows():
+    x = np.arange(40.0).reshape(20, 2)
+    rows = Rows(x, 0, 5, 12)
+    np.testing.assert_array_equal(take_rows(rows, np.arange(6, 9)), x[6:9])
+    np.testing.assert_array_equal(take_rows(rows, np.array([5, 7, 11])), x[[5, 7, 11]])
+    np.testing.assert_array_equal(rows[5:12], x[5:12])
+    for outside in (np.array([4, 6]), np.array([11, 12]), slice(0, 8)):
+        with pytest.raises(IndexError, match="5..12"):
+            rows[outside]
+    with pytest.raises(IndexError, match="whole array"):
+        np.asarray(rows)
+    assert len(pickle.dumps(rows)) < 7 * 16 + 600  # 7 rows of 16 bytes, not 20
+
+
+def test_rows_along_another_axis_and_as_integers():
+    w = np.arange(30).reshape(3, 10)
+    rows = Rows(w, 1, 2, 6)
+    np.testing.assert_array_equal(rows[:, np.array([2, 5])], w[:, [2, 5]])
+    np.testing.assert_array_equal(take_rows(rows.astype(np.int64), np.arange(3, 6), axis=1), w[:, 3:6])
+
+
+def test_files_are_opened_on_the_worker(tmp_path):
+    """A memmap, an HDF5 dataset and a zarr array pickle as where to read, not as their rows."""
+    h5py = pytest.importorskip("h5py")
+    zarr = pytest.importorskip("zarr")
+    x = np.random.default_rng(0).normal(size=(5000, 3))
+    mm = np.memmap(tmp_path / "x.f8", dtype=float, mode="w+", shape=x.shape)
+    mm[:] = x
+    mm.flush()
+    z = zarr.create_array(store=str(tmp_path / "x.zarr"), shape=x.shape, chunks=(1000, 3), dtype="f8")
+    z[:] = x
+    with h5py.File(tmp_path / "x.h5", "w") as f:
+        f["x"] = x
+    with h5py.File(tmp_path / "x.h5", "r") as f:
+        for data in (np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape), f["x"], z):
+            blob = pickle.dumps(Rows(data, 0, 1000, 4000))
+            assert len(blob) < 3000 * 24 / 4, type(data)
+            back = pickle.loads(blob)
+            np.testing.assert_array_equal(take_rows(back, np.arange(1500, 1600)), x[1500:1600])
+
+
+@pytest.mark.parametrize("case", ["mixture", "lda"])
+def test_a_partition_evaluates_its_rows_as_the_whole_model(case):
+    """The holder's model (data rows lo..hi only) gives the message of those rows bit for bit,
+    and its pickle is a fraction of the whole model's (LDA: the words are windowed, the token
+    counts and document indices still travel whole)."""
+    rng = np.random.default_rng(1)
+    if case == "mixture":
+        model, plate, node, most = gaussian_mixture(rng.normal(size=(4000, 3)), 3), "data", "Lambda", 0.6
+    else:
+        d, w = rng.integers(200, size=6000), rng.integers(50, size=6000)
+        model, plate, node, most = lda(d, w, np.ones(6000), 3, n_words=50), "tokens", "beta", 0.85
+    engine = Engine(model)
+    state = initialize(engine, np.random.default_rng(0))
+    lo, hi = 1000, 2500
+    local = {k: tuple(np.ascontiguousarray(m[lo:hi]) for m in state.moments[k]) for k in ("z",)}
+    ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local)
+    blob = _partition(model, model.plates[plate], lo, hi)
+    assert len(blob) < most * len(pickle.dumps(model))
+    part = pickle.loads(blob)
+    assert isinstance(part[("x" if case == "mixture" else "w")].data, Rows)
+    moments = State(moments={k: v for k, v in state.moments.items() if k != "z"})
+    here = Children(engine, state, engine.nodes[node]).run(engine, moments, ctx)
+    there = Children(engine, state, engine.nodes[node]).run(Engine(part), moments, ctx)
+    for a, b in zip(here, there):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_sparse_sums_add_as_dense_ones():
+    """Columns: a sum zero outside some columns; sums of them (and with dense arrays) equal the
+    dense sums bit for bit, and only mostly-zero large arrays are made sparse."""
+    from vmp.inference.sparse import Columns, dense, sparse
+
+    rng = np.random.default_rng(0)
+    arrays = []
+    for _ in range(5):
+        a = np.zeros((3, 3000))
+        cols = rng.choice(3000, size=rng.integers(1, 400), replace=False)
+        a[:, cols] = rng.normal(size=(3, cols.size))
+        arrays.append(a)
+    parts = [sparse(a) for a in arrays]
+    assert all(isinstance(p, Columns) for p in parts)
+    assert sum(p.nbytes for p in parts) < sum(a.nbytes for a in arrays) / 4
+    total, reference = parts[0], arrays[0]
+    for p, a in zip(parts[1:], arrays[1:]):
+        total, reference = total + p, reference + a
+    np.testing.assert_array_equal(dense(total), reference)
+    np.testing.assert_array_equal(arrays[0] + parts[1], arrays[0] + arrays[1])
+    np.testing.assert_array_equal(parts[1] + arrays[0], arrays[1] + arrays[0])
+    assert not isinstance(sparse(rng.normal(size=(3, 3000))), Columns)  # dense: sent as it is
+    assert not isinstance(sparse(np.zeros((3, 10))), Columns)  # small: sent as it is
+    assert dense((parts[0], 1.0))[1] == 1.0
+
+
+def test_a_view_of_a_memmap_is_copied_not_reopened(tmp_path):
+    x = np.arange(60.0).reshape(20, 3)
+    mm = np.memmap(tmp_path / "x.f8", dtype=float, mode="w+", shape=x.shape)
+    mm[:] = x
+    mm.flush()
+    view = np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape)[:, 1:]
+    back = pickle.loads(pickle.dumps(Rows(view, 0, 4, 9)))
+    np.testing.assert_array_equal(back[4:9], x[4:9, 1:])
