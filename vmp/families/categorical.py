@@ -29,12 +29,17 @@ class Categorical(Family):
     def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
         return {"probabilities": cls.moments(natural)[0]}
 
+    @staticmethod
+    def shifted_exp(eta: np.ndarray) -> np.ndarray:
+        """exp(eta - max_k eta): the probabilities up to their normalizer, each element's largest 1."""
+        p = eta - _max_last(eta)
+        np.exp(p, out=p)
+        return p
+
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
         """p = softmax(eta), shifted by the largest eta of each element."""
-        e = natural[0]
-        p = e - _max_last(e)
-        np.exp(p, out=p)
+        p = cls.shifted_exp(natural[0])
         p /= sum_last(p)[..., None]
         return (p,)
 

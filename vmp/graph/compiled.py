@@ -323,6 +323,12 @@ class CompiledFactor:
             self._kept_memo = (weight, self.keep.astype(float) if weight is None else weight * self.keep)
         return self._kept_memo[1]
 
+    def element_weight(self, node, weight: np.ndarray | None, ctx: Context | None = None) -> np.ndarray | None:
+        """The weight over the child's elements (restricted and scaled by ``ctx``) that multiplies
+        the messages to ``node``: barren elements send nothing to the parents."""
+        weight = self._weight(weight, ctx)
+        return weight if node is self.child else self._kept(weight, ctx)
+
     def _size(self, ch: str, ctx) -> int:
         if ctx is not None and self.plate_of.get(ch) in ctx.subset:
             return len(ctx.subset[self.plate_of[ch]])
@@ -439,9 +445,7 @@ class CompiledFactor:
         that ``elog`` reuses it (term = <derivative, operand>) while they are unchanged.
         """
         if not _weighted:
-            weight = self._weight(weight, ctx)
-            if node is not self.child:
-                weight = self._kept(weight, ctx)
+            weight = self.element_weight(node, weight, ctx)
         total = None
         for leaf in self.targets if only is None else only:
             if leaf.node is not node:

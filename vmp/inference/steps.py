@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..graph.leaves import Context, per_datapoint
+from . import local_pair
 from .engine import Engine
 from .state import State
 from .subsample import scaled_context
@@ -33,7 +34,8 @@ def sweep(engine: Engine, state: State, schedule) -> tuple[State, dict]:
     return state, {"change": change}
 
 
-def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None) -> tuple[Context, dict, int]:
+def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
+               fused: bool = True) -> tuple[Context, dict, int]:
     """Optimize the local nodes of one minibatch given the global q in ``state``.
 
     The locals start from their prior messages, so nothing of earlier minibatches leaks in.
@@ -43,7 +45,9 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None) ->
     E-step; later sweeps touch only the datapoints still moving. ``weight`` (a policy's local
     weight, e.g. 1/T, a number or one per datapoint) multiplies the minibatch's factors. Returns
     the Context of the rows with the locals' moments in its overrides, their natural parameters
-    (restricted to the rows), and the number of observed elements read.
+    (restricted to the rows), and the number of observed elements read. A conjugate pair of
+    locals (a Categorical reading a Dirichlet per datapoint) is iterated in exp-space
+    (:mod:`vmp.inference.local_pair`) unless ``fused`` is False: the same iterates.
     """
     ctx = replace(ctx, overrides={}, state=state)
     natural = {}
@@ -51,6 +55,11 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None) ->
         own = scaled_context(ctx, node, 1.0, weight)
         natural[node.name] = engine.factors[node.name].messages(node, ctx=own)
         ctx.overrides[node.name] = node.family.moments(natural[node.name])
+    pair = _pair(engine, plan) if fused else None
+    if pair is not None:
+        accesses = pair.run(engine, plan, state, ctx, natural, weight, element_change)
+        if accesses is not None:
+            return ctx, natural, accesses
     data = [f for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
     n = len(ctx.subset[plan.plate_name])
     active = np.arange(n)
@@ -83,6 +92,13 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None) ->
         if not active.size:
             break
     return ctx, natural, accesses
+
+
+def _pair(engine: Engine, plan):
+    """The plan's conjugate pair of locals (found once per plan), or None."""
+    if "_local_pair" not in plan.__dict__:
+        plan._local_pair = local_pair.find(engine, plan)
+    return plan._local_pair
 
 
 def _subset_axis(node, ctx: Context) -> tuple[int, str]:

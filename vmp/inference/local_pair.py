@@ -1,0 +1,177 @@
+"""The local loop of a conjugate pair: a Categorical local z whose own factor reads a local y of
+the data plate gathered per token (LDA's z_n ~ Cat(theta_{d_n})), iterated without forming the
+tokens x K responsibilities at each sweep.
+
+Both coordinate updates are Winn & Bishop eq. (5). Every factor touching z or y other than z's own
+reads no other local, so its messages are constant over the loop (C for z, C_y for y), and z's
+own factor is one term coef * <E[z_n], E[u_y]_{d_n}>. With D_n = coef * w_n / m_n (the factor's
+weight over z's own multiplicity, one value per datapoint):
+
+    eta_z,n = C_n + D_{d_n} E[u_y]_{d_n},      E[z_n] = f_n * g_{d_n} / s_n,
+    f_n = exp(C_n - max C_n),   g_d = exp(D_d E[u_y]_d - max),   s_n = <f_n, g_{d_n}>,
+    lambda_y,d = C_y,d + coef * sum_{n in d} w'_n E[z_n] = C_y,d + g_d * sum_{n in d} (coef w'_n / s_n) f_n
+
+(w' the weight of the messages to the parents). This is Hoffman, Blei & Bach (2010) Alg. 1's
+E-step, phi proportional to exp(E[log theta]) exp(E[log beta]) kept through its normalizer only, derived
+from the factor's terms: a sweep forms s (one number per token) and one sparse product; E[z] is
+formed once, at the end. The iterates are the generic loop's (z, then y; each datapoint until its
+own y stops moving), so the fixed point is the same.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .. import families as fam
+from ..graph.leaves import GatherLeaf, NodeLeaf
+from .executor import add
+
+#: smallest normalizer s_n trusted in exp-space; below it the generic loop runs instead
+TINY = 1e-250
+
+
+class Pair:
+    """The structure of one (y, z) pair, found once per plan by :func:`find`."""
+
+    def __init__(self, y, z, factor, coef: float, comp: int, leaf: GatherLeaf):
+        self.y, self.z, self.factor, self.coef, self.comp, self.leaf = y, z, factor, coef, comp, leaf
+
+    def run(self, engine, plan, state, ctx, natural: dict, weight, element_change) -> int | None:
+        """Iterate the pair on the drawn rows of ``ctx`` from the locals in ``natural`` and
+        ``ctx.overrides``; write the result there and return the observed elements read (as the
+        generic loop counts them), or None (nothing written) where exp-space would underflow."""
+        from .steps import _own_and_children
+
+        y, z, f = self.y, self.z, self.factor
+        cz = ctx if weight is None else _own_and_children(engine, plan, ctx, z, weight)
+        cy = ctx if weight is None else _own_and_children(engine, plan, ctx, y, weight)
+        fz = cz.get(f.child.name) if isinstance(cz, dict) else cz
+        fy = cy.get(f.child.name) if isinstance(cy, dict) else cy
+        const = None
+        for g in engine.touching[z.name]:
+            if g is not f:
+                const = add(const, engine.message(state, z, g, ctx=cz))
+        n_tok = ctx.shape(z.plates)[0]
+        k = z.event_shape[0]
+        c = np.zeros((n_tok, k)) if const is None else engine.own_multiplicity(z, const, ctx=cz)[0]
+        if np.isnan(c).any() or (c == np.inf).any():
+            return None
+        fw = engine.factor_weight(f)
+        d = self._per_token(f.element_weight(z, fw, fz), n_tok)
+        d = engine.own_multiplicity(z, (d[:, None],), ctx=cz)[0][:, 0]
+        wy = self._per_token(f.element_weight(y, fw, fy), n_tok)
+        doc = self.leaf.indices(fy)
+        n = len(ctx.subset[plan.plate_name])
+        d_doc = np.zeros(n)
+        d_doc[doc] = d
+        if not np.allclose(d_doc[doc], d, rtol=1e-12, atol=0.0):  # D must be one value per datapoint
+            return None
+        cy_total = None
+        for g in engine.touching[y.name]:
+            if g is not f:
+                cy_total = add(cy_total, engine.message(state, y, g, ctx=cy))
+        return self._iterate(plan, ctx, natural, c, d_doc, wy, doc, n, cy_total, element_change, engine)
+
+    def _per_token(self, w, n_tok: int) -> np.ndarray:
+        return self.coef * (np.ones(n_tok) if w is None else np.broadcast_to(np.asarray(w, float), (n_tok,)))
+
+    def _iterate(self, plan, ctx, natural, c, d_doc, wy, doc, n, cy_total, element_change, engine):
+        y, z, comp = self.y, self.z, self.comp
+        f_tok = fam.Categorical.shifted_exp(c)
+        if not np.isfinite(f_tok).all():
+            return None
+        order = np.argsort(doc, kind="stable")  # tokens grouped by datapoint
+        counts = np.bincount(doc, minlength=n)
+        nat_y = [np.array(a, dtype=float) for a in natural[y.name]]
+        mom_y = [np.array(a, dtype=float) for a in ctx.overrides[y.name]]
+        u = mom_y[comp]
+        g = fam.Categorical.shifted_exp(d_doc[:, None] * u)
+        g_used, u_used = g.copy(), u.copy()
+        s_used = np.ones(doc.size)
+        data = [(f, _plate_counts(f, ctx, n)) for f in engine.factors.values()
+                if f.child.observed and plan.on_batch(f)]
+        accesses = 0
+        active = np.arange(n)
+        tok = seg = None
+        for _ in range(plan.local_iterations):
+            if tok is None:
+                tok = order[np.isin(doc[order], active)] if active.size < n else order
+                ca = counts[active]
+                indptr = np.concatenate([[0], np.cumsum(ca)])
+                fa, wa = f_tok[tok], wy[tok]
+                cols = np.arange(tok.size)
+            ga = g[active]
+            s = np.einsum("nk,nk->n", np.repeat(ga, ca, axis=0), fa)
+            if not (s > TINY).all():
+                return None
+            scatter = sp.csr_matrix((wa / s, cols, indptr), shape=(active.size, tok.size))
+            new = [a[active] for a in cy_total]
+            new[comp] = new[comp] + ga * (scatter @ fa)
+            moments = y.family.moments(tuple(new))
+            moved = element_change(y.family, tuple(a[active] for a in nat_y), tuple(a[active] for a in mom_y),
+                                   tuple(new), moments)
+            g_used[active], u_used[active], s_used[tok] = ga, u[active], s
+            for a, b in zip(nat_y, new):
+                a[active] = b
+            for a, b in zip(mom_y, moments):
+                a[active] = b
+            g[active] = fam.Categorical.shifted_exp(d_doc[active, None] * u[active])
+            accesses += sum(int(np.prod([cnt[active].sum() if cnt is not None else size for cnt, size in plates]))
+                            for _, plates in data)
+            still = moved >= plan.local_tol
+            if not still.all():
+                active, tok = active[still], None
+            if not active.size:
+                break
+        p = f_tok * g_used[doc]
+        p /= s_used[:, None]
+        natural[z.name] = (c + d_doc[doc, None] * u_used[doc],)
+        ctx.overrides[z.name] = (p,)
+        natural[y.name] = tuple(nat_y)
+        ctx.overrides[y.name] = tuple(mom_y)
+        return accesses
+
+
+def _plate_counts(f, ctx, n: int) -> list:
+    """Per plate of ``f``'s child: the drawn elements of each datapoint (None: a plate not drawn)."""
+    return [(np.bincount(ctx.owner[p.name], minlength=n) if p.name in ctx.owner else None, p.size)
+            for p in f.child.plates]
+
+
+def find(engine, plan) -> Pair | None:
+    """The (y, z) pair of ``plan``'s locals if its structure admits the exp-space loop, else None.
+
+    Needed: exactly two locals, y (the data plate only, no multiplicity, no pinned elements) before
+    z (a Categorical over one gathered plate, no pinned elements) in the schedule; z's own factor
+    has one term reading y, coef * <E[z], E[u_y][rows]> over one event letter, and no other term
+    reading z; every other factor touching z or y reads no other local."""
+    if len(plan.local) != 2:
+        return None
+    y, z = plan.local
+    if (z.family is not fam.Categorical or len(z.plates) != 1 or z.clamp is not None or y.clamp is not None
+            or y.weights is not None or tuple(p.name for p in y.plates) != (plan.plate_name,)):
+        return None
+    f = engine.factors[z.name]
+    found = None
+    for t in f.terms:
+        leaves = [o for o in t.operands if o.leaf is not None and (o.leaf.node is y or o.leaf.node is z)]
+        if not leaves:
+            continue
+        if found is not None or len(t.operands) != 2 or len(leaves) != 2:
+            return None
+        oz = next((o for o in leaves if isinstance(o.leaf, NodeLeaf) and o.leaf.node is z and o.comp == 0), None)
+        oy = next((o for o in leaves if isinstance(o.leaf, GatherLeaf) and o.leaf.node is y), None)
+        if oz is None or oy is None or oz.letters != oy.letters or oz.letters[:-1] != f.child_letters:
+            return None
+        if oy.leaf.gather.plate is not z.plates[0] or y.family.event_ndims[oy.comp] != 1:
+            return None
+        found = Pair(y, z, f, t.coef, oy.comp, oy.leaf)
+    if found is None:
+        return None
+    for node in (y, z):
+        for g in engine.touching[node.name]:
+            if g is f:
+                continue
+            if any(other is not node and any(other is l for l in plan.local) for other in g.nodes()):
+                return None
+    return found
