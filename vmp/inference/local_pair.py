@@ -52,8 +52,7 @@ class Pair:
             if g is not f:
                 const = add(const, engine.message(state, z, g, ctx=cz))
         n_tok = ctx.shape(z.plates)[0]
-        k = z.event_shape[0]
-        c = np.zeros((n_tok, k)) if const is None else engine.own_multiplicity(z, const, ctx=cz)[0]
+        c = np.zeros((n_tok,) + z.event_shape) if const is None else engine.own_multiplicity(z, const, ctx=cz)[0]
         if np.isnan(c).any() or (c == np.inf).any():
             return None
         fw = engine.factor_weight(f)
@@ -61,25 +60,39 @@ class Pair:
         d = engine.own_multiplicity(z, (d[:, None],), ctx=cz)[0][:, 0]
         wy = self._per_token(f.element_weight(y, fw, fy), n_tok)
         doc = self.leaf.indices(fy)
+        live = np.flatnonzero(wy)  # tokens that send y a message (barren ones do not)
         n = len(ctx.subset[plan.plate_name])
         d_doc = np.zeros(n)
-        d_doc[doc] = d
-        if not np.allclose(d_doc[doc], d, rtol=1e-12, atol=0.0):  # D must be one value per datapoint
+        d_doc[doc[live]] = d[live]
+        if not np.allclose(d_doc[doc[live]], d[live], rtol=1e-12, atol=0.0):  # D: one value per datapoint
             return None
         cy_total = None
         for g in engine.touching[y.name]:
             if g is not f:
                 cy_total = add(cy_total, engine.message(state, y, g, ctx=cy))
-        return self._iterate(plan, ctx, natural, c, d_doc, wy, doc, n, cy_total, element_change, engine)
+        f_live = fam.Categorical.shifted_exp(c[live])
+        if not np.isfinite(f_live).all():
+            return None
+        loop = self._iterate(engine, plan, ctx, natural, cy_total, f_live, wy[live], doc[live], d_doc, n,
+                             element_change)
+        if loop is None:
+            return None
+        accesses, nat_y, mom_y, g_used, u_used, s_used = loop
+        nat_z = c + d[:, None] * u_used[doc]
+        p = fam.Categorical.moments((nat_z,))[0] if live.size < n_tok else np.empty_like(c)
+        p[live] = f_live * g_used[doc[live]] / s_used[:, None]
+        natural[z.name], ctx.overrides[z.name] = (nat_z,), (p,)
+        natural[y.name], ctx.overrides[y.name] = nat_y, mom_y
+        return accesses
 
     def _per_token(self, w, n_tok: int) -> np.ndarray:
         return self.coef * (np.ones(n_tok) if w is None else np.broadcast_to(np.asarray(w, float), (n_tok,)))
 
-    def _iterate(self, plan, ctx, natural, c, d_doc, wy, doc, n, cy_total, element_change, engine):
-        y, z, comp = self.y, self.z, self.comp
-        f_tok = fam.Categorical.shifted_exp(c)
-        if not np.isfinite(f_tok).all():
-            return None
+    def _iterate(self, engine, plan, ctx, natural, cy_total, f_live, wy, doc, d_doc, n, element_change):
+        """The sweeps, each datapoint until its y stops moving. Returns the accesses, y's natural
+        parameters and moments, and per datapoint the g and E[u_y] its z last read (per token s),
+        or None where a normalizer underflows."""
+        y, comp = self.y, self.comp
         order = np.argsort(doc, kind="stable")  # tokens grouped by datapoint
         counts = np.bincount(doc, minlength=n)
         nat_y = [np.array(a, dtype=float) for a in natural[y.name]]
@@ -88,17 +101,18 @@ class Pair:
         g = fam.Categorical.shifted_exp(d_doc[:, None] * u)
         g_used, u_used = g.copy(), u.copy()
         s_used = np.ones(doc.size)
-        data = [(f, _plate_counts(f, ctx, n)) for f in engine.factors.values()
-                if f.child.observed and plan.on_batch(f)]
+        data = [_plate_counts(f, ctx, n) for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
         accesses = 0
         active = np.arange(n)
-        tok = seg = None
+        tok = None
         for _ in range(plan.local_iterations):
             if tok is None:
-                tok = order[np.isin(doc[order], active)] if active.size < n else order
+                on = np.zeros(n, dtype=bool)
+                on[active] = True
+                tok = order[on[doc[order]]]
                 ca = counts[active]
                 indptr = np.concatenate([[0], np.cumsum(ca)])
-                fa, wa = f_tok[tok], wy[tok]
+                fa, wa = f_live[tok], wy[tok]
                 cols = np.arange(tok.size)
             ga = g[active]
             s = np.einsum("nk,nk->n", np.repeat(ga, ca, axis=0), fa)
@@ -116,20 +130,14 @@ class Pair:
             for a, b in zip(mom_y, moments):
                 a[active] = b
             g[active] = fam.Categorical.shifted_exp(d_doc[active, None] * u[active])
-            accesses += sum(int(np.prod([cnt[active].sum() if cnt is not None else size for cnt, size in plates]))
-                            for _, plates in data)
+            accesses += sum(int(np.prod([size if cnt is None else cnt[active].sum() for cnt, size in plates]))
+                            for plates in data)
             still = moved >= plan.local_tol
             if not still.all():
                 active, tok = active[still], None
             if not active.size:
                 break
-        p = f_tok * g_used[doc]
-        p /= s_used[:, None]
-        natural[z.name] = (c + d_doc[doc, None] * u_used[doc],)
-        ctx.overrides[z.name] = (p,)
-        natural[y.name] = tuple(nat_y)
-        ctx.overrides[y.name] = tuple(mom_y)
-        return accesses
+        return accesses, tuple(nat_y), tuple(mom_y), g_used, u_used, s_used
 
 
 def _plate_counts(f, ctx, n: int) -> list:
