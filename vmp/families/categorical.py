@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._linalg import sum_last
+from ._linalg import SUM_BLAS, sum_last
 from .base import Arrays, Family
 
 
 def _max_last(e: np.ndarray) -> np.ndarray:
-    """max over the last (category) axis, keepdims: one pass per category, as numpy's
-    reduction along a short contiguous axis is several times slower."""
+    """max over the last (category) axis, keepdims: for a large array one pass per category, as
+    numpy's reduction along a short contiguous axis is several times slower."""
+    if e.size <= SUM_BLAS:
+        return e.max(axis=-1, keepdims=True)
     m = e[..., :1].copy()
     for k in range(1, e.shape[-1]):
         np.maximum(m, e[..., k:k + 1], out=m)

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import families as fam
+from ..families._linalg import sum_last
 from ..graph.leaves import GatherLeaf, NodeLeaf
 from .executor import add
 
@@ -89,55 +90,60 @@ class Pair:
         return self.coef * (np.ones(n_tok) if w is None else np.broadcast_to(np.asarray(w, float), (n_tok,)))
 
     def _iterate(self, engine, plan, ctx, natural, cy_total, f_live, wy, doc, d_doc, n, element_change):
-        """The sweeps, each datapoint until its y stops moving. Returns the accesses, y's natural
-        parameters and moments, and per datapoint the g and E[u_y] its z last read (per token s),
-        or None where a normalizer underflows."""
+        """The sweeps, each datapoint until its y stops moving (the arrays of the datapoints still
+        moving kept compact). Returns the accesses, y's natural parameters and moments, and per
+        datapoint the g and E[u_y] its z last read (per token s), or None where a normalizer
+        underflows."""
         y, comp = self.y, self.comp
         order = np.argsort(doc, kind="stable")  # tokens grouped by datapoint
-        counts = np.bincount(doc, minlength=n)
         nat_y = [np.array(a, dtype=float) for a in natural[y.name]]
         mom_y = [np.array(a, dtype=float) for a in ctx.overrides[y.name]]
-        u = mom_y[comp]
-        g = fam.Categorical.shifted_exp(d_doc[:, None] * u)
-        g_used, u_used = g.copy(), u.copy()
-        s_used = np.ones(doc.size)
+        g_used, u_used, s_used = np.empty_like(mom_y[comp]), np.empty_like(mom_y[comp]), np.empty(doc.size)
         data = [_plate_counts(f, ctx, n) for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
+        active, tok, ca = np.arange(n), order, np.bincount(doc, minlength=n)
+        nat, mom, const, d_a = list(nat_y), list(mom_y), list(cy_total), d_doc
+        fa, wa = f_live[tok], wy[tok]
+        scatter = _segments(ca)
+        g = fam.Categorical.shifted_exp(d_a[:, None] * mom[comp])
         accesses = 0
-        active = np.arange(n)
-        tok = None
-        for _ in range(plan.local_iterations):
-            if tok is None:
-                on = np.zeros(n, dtype=bool)
-                on[active] = True
-                tok = order[on[doc[order]]]
-                ca = counts[active]
-                indptr = np.concatenate([[0], np.cumsum(ca)])
-                fa, wa = f_live[tok], wy[tok]
-                cols = np.arange(tok.size)
-            ga = g[active]
-            s = np.einsum("nk,nk->n", np.repeat(ga, ca, axis=0), fa)
-            if not (s > TINY).all():
+        for sweep in range(plan.local_iterations):
+            s = np.repeat(g, ca, axis=0)
+            s *= fa
+            s = sum_last(s)
+            if s.size and not np.min(s) > TINY:
                 return None
-            scatter = sp.csr_matrix((wa / s, cols, indptr), shape=(active.size, tok.size))
-            new = [a[active] for a in cy_total]
-            new[comp] = new[comp] + ga * (scatter @ fa)
+            np.divide(wa, s, out=scatter.data)
+            new = [a.copy() for a in const]
+            new[comp] += g * (scatter @ fa)
             moments = y.family.moments(tuple(new))
-            moved = element_change(y.family, tuple(a[active] for a in nat_y), tuple(a[active] for a in mom_y),
-                                   tuple(new), moments)
-            g_used[active], u_used[active], s_used[tok] = ga, u[active], s
-            for a, b in zip(nat_y, new):
-                a[active] = b
-            for a, b in zip(mom_y, moments):
-                a[active] = b
-            g[active] = fam.Categorical.shifted_exp(d_doc[active, None] * u[active])
+            moved = element_change(y.family, tuple(nat), tuple(mom), tuple(new), moments)
             accesses += sum(int(np.prod([size if cnt is None else cnt[active].sum() for cnt, size in plates]))
                             for plates in data)
             still = moved >= plan.local_tol
-            if not still.all():
-                active, tok = active[still], None
-            if not active.size:
+            last = sweep == plan.local_iterations - 1
+            done = np.ones_like(still) if last else ~still
+            if done.any():  # the datapoints leaving keep what their z last read
+                rows, tokens = active[done], np.repeat(done, ca)
+                g_used[rows], u_used[rows], s_used[tok[tokens]] = g[done], mom[comp][done], s[tokens]
+                for full, a in zip(nat_y + mom_y, new + list(moments)):
+                    full[rows] = a[done]
+            if last or not still.any():
                 break
+            nat, mom = new, list(moments)
+            g = fam.Categorical.shifted_exp(d_a[:, None] * mom[comp])
+            if done.any():
+                keep = np.repeat(still, ca)
+                active, tok, ca, fa, wa, d_a = active[still], tok[keep], ca[still], fa[keep], wa[keep], d_a[still]
+                nat, mom, const, g = [a[still] for a in nat], [a[still] for a in mom], [a[still] for a in const], g[still]
+                scatter = _segments(ca)
         return accesses, tuple(nat_y), tuple(mom_y), g_used, u_used, s_used
+
+
+def _segments(counts: np.ndarray) -> sp.csr_matrix:
+    """The (datapoints x tokens) matrix summing each datapoint's tokens (grouped, in order); its
+    ``data`` is overwritten with the weights of each sweep."""
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    return sp.csr_matrix((np.ones(indptr[-1]), np.arange(indptr[-1]), indptr), shape=(counts.size, indptr[-1]))
 
 
 def _plate_counts(f, ctx, n: int) -> list:
