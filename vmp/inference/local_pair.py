@@ -90,17 +90,18 @@ class Pair:
         return self.coef * (np.ones(n_tok) if w is None else np.broadcast_to(np.asarray(w, float), (n_tok,)))
 
     def _iterate(self, engine, plan, ctx, natural, cy_total, f_live, wy, doc, d_doc, n, element_change):
-        """The sweeps, each datapoint until its y stops moving (the arrays of the datapoints still
-        moving kept compact). Returns the accesses, y's natural parameters and moments, and per
-        datapoint the g and E[u_y] its z last read (per token s), or None where a normalizer
-        underflows."""
+        """The sweeps, each datapoint until its y stops moving. The arrays are over ``members``
+        (grouped tokens, compact), of which the ``alive`` still move; they are compacted when a
+        quarter of their tokens belong to datapoints that stopped (those iterate on unread until
+        then). Returns the accesses, y's natural parameters and moments, and per datapoint the g
+        and E[u_y] its z last read (per token s), or None where a normalizer underflows."""
         y, comp = self.y, self.comp
         order = np.argsort(doc, kind="stable")  # tokens grouped by datapoint
         nat_y = [np.array(a, dtype=float) for a in natural[y.name]]
         mom_y = [np.array(a, dtype=float) for a in ctx.overrides[y.name]]
         g_used, u_used, s_used = np.empty_like(mom_y[comp]), np.empty_like(mom_y[comp]), np.empty(doc.size)
         data = [_plate_counts(f, ctx, n) for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
-        active, tok, ca = np.arange(n), order, np.bincount(doc, minlength=n)
+        members, tok, ca, alive = np.arange(n), order, np.bincount(doc, minlength=n), np.ones(n, dtype=bool)
         nat, mom, const, d_a = list(nat_y), list(mom_y), list(cy_total), d_doc
         fa, wa = f_live[tok], wy[tok]
         scatter = _segments(ca)
@@ -113,28 +114,30 @@ class Pair:
             if s.size and not np.min(s) > TINY:
                 return None
             np.divide(wa, s, out=scatter.data)
-            new = [a.copy() for a in const]
-            new[comp] += g * (scatter @ fa)
+            new = list(const)
+            new[comp] = const[comp] + g * (scatter @ fa)
             moments = y.family.moments(tuple(new))
             moved = element_change(y.family, tuple(nat), tuple(mom), tuple(new), moments)
-            accesses += sum(int(np.prod([size if cnt is None else cnt[active].sum() for cnt, size in plates]))
+            accesses += sum(int(np.prod([size if cnt is None else cnt[members[alive]].sum() for cnt, size in plates]))
                             for plates in data)
-            still = moved >= plan.local_tol
+            still = alive & (moved >= plan.local_tol)
             last = sweep == plan.local_iterations - 1
-            done = np.ones_like(still) if last else ~still
-            if done.any():  # the datapoints leaving keep what their z last read
-                rows, tokens = active[done], np.repeat(done, ca)
+            done = alive if last else alive & ~still
+            if done.any():  # the datapoints stopping keep what their z last read
+                rows, tokens = members[done], np.repeat(done, ca)
                 g_used[rows], u_used[rows], s_used[tok[tokens]] = g[done], mom[comp][done], s[tokens]
                 for full, a in zip(nat_y + mom_y, new + list(moments)):
                     full[rows] = a[done]
-            if last or not still.any():
+            alive = still
+            if last or not alive.any():
                 break
             nat, mom = new, list(moments)
             g = fam.Categorical.shifted_exp(d_a[:, None] * mom[comp])
-            if done.any():
-                keep = np.repeat(still, ca)
-                active, tok, ca, fa, wa, d_a = active[still], tok[keep], ca[still], fa[keep], wa[keep], d_a[still]
-                nat, mom, const, g = [a[still] for a in nat], [a[still] for a in mom], [a[still] for a in const], g[still]
+            if 4 * ca[~alive].sum() > tok.size:
+                keep = np.repeat(alive, ca)
+                members, tok, ca, fa, wa, d_a = members[alive], tok[keep], ca[alive], fa[keep], wa[keep], d_a[alive]
+                nat, mom, const, g = [a[alive] for a in nat], [a[alive] for a in mom], [a[alive] for a in const], g[alive]
+                alive = alive[alive]
                 scatter = _segments(ca)
         return accesses, tuple(nat_y), tuple(mom_y), g_used, u_used, s_used
 
