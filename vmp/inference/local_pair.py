@@ -54,8 +54,6 @@ class Pair:
                 const = add(const, engine.message(state, z, g, ctx=cz))
         n_tok = ctx.shape(z.plates)[0]
         c = np.zeros((n_tok,) + z.event_shape) if const is None else engine.own_multiplicity(z, const, ctx=cz)[0]
-        if np.isnan(c).any() or (c == np.inf).any():
-            return None
         fw = engine.factor_weight(f)
         d = self._per_token(f.element_weight(z, fw, fz), n_tok)
         d = engine.own_multiplicity(z, (d[:, None],), ctx=cz)[0][:, 0]
@@ -71,8 +69,8 @@ class Pair:
         for g in engine.touching[y.name]:
             if g is not f:
                 cy_total = add(cy_total, engine.message(state, y, g, ctx=cy))
-        f_live = fam.Categorical.shifted_exp(c[live])
-        if not np.isfinite(f_live).all():
+        f_live = fam.Categorical.shifted_exp(c if live.size == n_tok else c[live])
+        if not np.isfinite(f_live).all():  # a NaN or +inf in C
             return None
         loop = self._iterate(engine, plan, ctx, natural, cy_total, f_live, wy[live], doc[live], d_doc, n,
                              element_change)
@@ -96,14 +94,15 @@ class Pair:
         then). Returns the accesses, y's natural parameters and moments, and per datapoint the g
         and E[u_y] its z last read (per token s), or None where a normalizer underflows."""
         y, comp = self.y, self.comp
-        order = np.argsort(doc, kind="stable")  # tokens grouped by datapoint
+        grouped = doc.size < 2 or bool(np.all(doc[1:] >= doc[:-1]))
+        order = np.arange(doc.size) if grouped else np.argsort(doc, kind="stable")  # tokens grouped by datapoint
         nat_y = [np.array(a, dtype=float) for a in natural[y.name]]
         mom_y = [np.array(a, dtype=float) for a in ctx.overrides[y.name]]
         g_used, u_used, s_used = np.empty_like(mom_y[comp]), np.empty_like(mom_y[comp]), np.empty(doc.size)
-        data = [_plate_counts(f, ctx, n) for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
+        reads = _reads(engine, plan, ctx, n)
         members, tok, ca, alive = np.arange(n), order, np.bincount(doc, minlength=n), np.ones(n, dtype=bool)
         nat, mom, const, d_a = list(nat_y), list(mom_y), list(cy_total), d_doc
-        fa, wa = f_live[tok], wy[tok]
+        fa, wa = (f_live, wy) if grouped else (f_live[tok], wy[tok])
         scatter = _segments(ca)
         g = fam.Categorical.shifted_exp(d_a[:, None] * mom[comp])
         accesses = 0
@@ -118,8 +117,7 @@ class Pair:
             new[comp] = const[comp] + g * (scatter @ fa)
             moments = y.family.moments(tuple(new))
             moved = element_change(y.family, tuple(nat), tuple(mom), tuple(new), moments)
-            accesses += sum(int(np.prod([size if cnt is None else cnt[members[alive]].sum() for cnt, size in plates]))
-                            for plates in data)
+            accesses += int(reads[members[alive]].sum())
             still = alive & (moved >= plan.local_tol)
             last = sweep == plan.local_iterations - 1
             done = alive if last else alive & ~still
@@ -149,10 +147,16 @@ def _segments(counts: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(indptr[-1]), np.arange(indptr[-1]), indptr), shape=(counts.size, indptr[-1]))
 
 
-def _plate_counts(f, ctx, n: int) -> list:
-    """Per plate of ``f``'s child: the drawn elements of each datapoint (None: a plate not drawn)."""
-    return [(np.bincount(ctx.owner[p.name], minlength=n) if p.name in ctx.owner else None, p.size)
-            for p in f.child.plates]
+def _reads(engine, plan, ctx, n: int) -> np.ndarray:
+    """Per drawn datapoint, the observed elements a sweep over it reads (the minibatch's data
+    factors: its elements on the drawn plates times the full size of any other plate)."""
+    total = np.zeros(n, dtype=np.int64)
+    for f in engine.factors.values():
+        if f.child.observed and plan.on_batch(f):
+            drawn = [p for p in f.child.plates if p.name in ctx.owner]
+            rest = int(np.prod([p.size for p in f.child.plates if p.name not in ctx.owner]))
+            total += rest * np.bincount(ctx.owner[drawn[0].name], minlength=n)
+    return total
 
 
 def find(engine, plan) -> Pair | None:
@@ -161,7 +165,8 @@ def find(engine, plan) -> Pair | None:
     Needed: exactly two locals, y (the data plate only, no multiplicity, no pinned elements) before
     z (a Categorical over one gathered plate, no pinned elements) in the schedule; z's own factor
     has one term reading y, coef * <E[z], E[u_y][rows]> over one event letter, and no other term
-    reading z; every other factor touching z or y reads no other local."""
+    reading z; every other factor touching z or y reads no other local; each observed node of the
+    minibatch lies on one drawn plate."""
     if len(plan.local) != 2:
         return None
     y, z = plan.local
@@ -185,6 +190,9 @@ def find(engine, plan) -> Pair | None:
         found = Pair(y, z, f, t.coef, oy.comp, oy.leaf)
     if found is None:
         return None
+    for g in engine.factors.values():  # each datum read belongs to one datapoint (the accesses)
+        if g.child.observed and plan.on_batch(g) and sum(p.name in plan.names for p in g.child.plates) != 1:
+            return None
     for node in (y, z):
         for g in engine.touching[node.name]:
             if g is f:

@@ -51,15 +51,15 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
     """
     ctx = replace(ctx, overrides={}, state=state)
     natural = {}
-    for node in plan.local:
-        own = scaled_context(ctx, node, 1.0, weight)
-        natural[node.name] = engine.factors[node.name].messages(node, ctx=own)
-        ctx.overrides[node.name] = node.family.moments(natural[node.name])
     pair = _pair(engine, plan) if fused else None
+    for node in plan.local:
+        if pair is None or node is not pair.z:  # the pair's z is computed first: no start needed
+            _start(engine, ctx, node, weight, natural)
     if pair is not None:
         accesses = pair.run(engine, plan, state, ctx, natural, weight, element_change)
         if accesses is not None:
             return ctx, natural, accesses
+        _start(engine, ctx, pair.z, weight, natural)
     data = [f for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
     n = len(ctx.subset[plan.plate_name])
     active = np.arange(n)
@@ -92,6 +92,12 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
         if not active.size:
             break
     return ctx, natural, accesses
+
+
+def _start(engine: Engine, ctx: Context, node, weight, natural: dict) -> None:
+    """A local's starting q: its own factor's message (its prior given the other locals)."""
+    natural[node.name] = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, weight))
+    ctx.overrides[node.name] = node.family.moments(natural[node.name])
 
 
 def _pair(engine: Engine, plan):
