@@ -37,7 +37,7 @@ class Pair:
     def __init__(self, y, z, factor, coef: float, comp: int, leaf: GatherLeaf):
         self.y, self.z, self.factor, self.coef, self.comp, self.leaf = y, z, factor, coef, comp, leaf
 
-    def run(self, engine, plan, state, ctx, natural: dict, weight, element_change) -> int | None:
+    def run(self, engine, plan, state, ctx, natural: dict, weight) -> int | None:
         """Iterate the pair on the drawn rows of ``ctx`` from the locals in ``natural`` and
         ``ctx.overrides``; write the result there and return the observed elements read (as the
         generic loop counts them), or None (nothing written) where exp-space would underflow."""
@@ -69,11 +69,10 @@ class Pair:
         for g in engine.touching[y.name]:
             if g is not f:
                 cy_total = add(cy_total, engine.message(state, y, g, ctx=cy))
-        f_live = fam.Categorical.shifted_exp(c if live.size == n_tok else c[live])
+        f_live = np.ascontiguousarray(fam.Categorical.shifted_exp(c if live.size == n_tok else c[live]))
         if not np.isfinite(f_live).all():  # a NaN or +inf in C
             return None
-        loop = self._iterate(engine, plan, ctx, natural, cy_total, f_live, wy[live], doc[live], d_doc, n,
-                             element_change)
+        loop = self._iterate(engine, plan, ctx, natural, cy_total, f_live, wy[live], doc[live], d_doc, n)
         if loop is None:
             return None
         accesses, nat_y, mom_y, g_used, u_used, s_used = loop
@@ -87,12 +86,14 @@ class Pair:
     def _per_token(self, w, n_tok: int) -> np.ndarray:
         return self.coef * (np.ones(n_tok) if w is None else np.broadcast_to(np.asarray(w, float), (n_tok,)))
 
-    def _iterate(self, engine, plan, ctx, natural, cy_total, f_live, wy, doc, d_doc, n, element_change):
+    def _iterate(self, engine, plan, ctx, natural, cy_total, f_live, wy, doc, d_doc, n):
         """The sweeps, each datapoint until its y stops moving. The arrays are over ``members``
         (grouped tokens, compact), of which the ``alive`` still move; they are compacted when a
         quarter of their tokens belong to datapoints that stopped (those iterate on unread until
         then). Returns the accesses, y's natural parameters and moments, and per datapoint the g
         and E[u_y] its z last read (per token s), or None where a normalizer underflows."""
+        from .steps import mean_change, mean_parameter
+
         y, comp = self.y, self.comp
         grouped = doc.size < 2 or bool(np.all(doc[1:] >= doc[:-1]))
         order = np.arange(doc.size) if grouped else np.argsort(doc, kind="stable")  # tokens grouped by datapoint
@@ -101,11 +102,12 @@ class Pair:
         g_used, u_used, s_used = np.empty_like(mom_y[comp]), np.empty_like(mom_y[comp]), np.empty(doc.size)
         reads = _reads(engine, plan, ctx, n)
         members, tok, ca, alive = np.arange(n), order, np.bincount(doc, minlength=n), np.ones(n, dtype=bool)
-        nat, mom, const, d_a = list(nat_y), list(mom_y), list(cy_total), d_doc
+        mom, const, d_a = list(mom_y), list(cy_total), d_doc
         fa, wa = (f_live, wy) if grouped else (f_live[tok], wy[tok])
         scatter = _segments(ca)
         g = fam.Categorical.shifted_exp(d_a[:, None] * mom[comp])
-        accesses = 0
+        mean = mean_parameter(y.family, nat_y, mom_y)
+        accesses, reading = 0, int(reads.sum())
         for sweep in range(plan.local_iterations):
             s = np.repeat(g, ca, axis=0)
             s *= fa
@@ -116,8 +118,9 @@ class Pair:
             new = list(const)
             new[comp] = const[comp] + g * (scatter @ fa)
             moments = y.family.moments(tuple(new))
-            moved = element_change(y.family, tuple(nat), tuple(mom), tuple(new), moments)
-            accesses += int(reads[members[alive]].sum())
+            new_mean = mean_parameter(y.family, new, moments)
+            moved = mean_change(y.family, mean, new_mean)
+            accesses += reading
             still = alive & (moved >= plan.local_tol)
             last = sweep == plan.local_iterations - 1
             done = alive if last else alive & ~still
@@ -129,14 +132,16 @@ class Pair:
             alive = still
             if last or not alive.any():
                 break
-            nat, mom = new, list(moments)
+            mom, mean = list(moments), new_mean
             g = fam.Categorical.shifted_exp(d_a[:, None] * mom[comp])
-            if 4 * ca[~alive].sum() > tok.size:
-                keep = np.repeat(alive, ca)
-                members, tok, ca, fa, wa, d_a = members[alive], tok[keep], ca[alive], fa[keep], wa[keep], d_a[alive]
-                nat, mom, const, g = [a[alive] for a in nat], [a[alive] for a in mom], [a[alive] for a in const], g[alive]
-                alive = alive[alive]
-                scatter = _segments(ca)
+            if done.any():
+                reading = int(reads[members[alive]].sum())
+                if 4 * ca[~alive].sum() > tok.size:
+                    keep = np.repeat(alive, ca)
+                    members, tok, ca, fa, wa, d_a = members[alive], tok[keep], ca[alive], fa[keep], wa[keep], d_a[alive]
+                    mom, const, g, mean = [a[alive] for a in mom], [a[alive] for a in const], g[alive], mean[alive]
+                    alive = alive[alive]
+                    scatter = _segments(ca)
         return accesses, tuple(nat_y), tuple(mom_y), g_used, u_used, s_used
 
 

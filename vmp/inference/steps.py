@@ -56,7 +56,7 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
         if pair is None or node is not pair.z:  # the pair's z is computed first: no start needed
             _start(engine, ctx, node, weight, natural)
     if pair is not None:
-        accesses = pair.run(engine, plan, state, ctx, natural, weight, element_change)
+        accesses = pair.run(engine, plan, state, ctx, natural, weight)
         if accesses is not None:
             return ctx, natural, accesses
         _start(engine, ctx, pair.z, weight, natural)
@@ -251,13 +251,23 @@ def element_change(family, old_natural, old_moments, new_natural, new_moments) -
     """Per element, the mean absolute change of the mean parameter (probabilities, normalized
     Dirichlet counts, means) over its event axes: the local convergence test, as scikit-learn's
     mean change of a document's topic proportions."""
+    return mean_change(family, mean_parameter(family, old_natural, old_moments),
+                       mean_parameter(family, new_natural, new_moments))
+
+
+def mean_parameter(family, natural, moments) -> np.ndarray:
+    """What the local convergence test compares: a Dirichlet's normalized counts, else E[u_0]."""
     from .. import families as fam
 
     if family is fam.Dirichlet:
-        a, b = old_natural[0] + 1.0, new_natural[0] + 1.0
-        diff = np.abs(a / a.sum(-1, keepdims=True) - b / b.sum(-1, keepdims=True))
-    else:
-        diff = np.abs(old_moments[0] - new_moments[0])
+        a = natural[0] + 1.0
+        return a / a.sum(-1, keepdims=True)
+    return moments[0]
+
+
+def mean_change(family, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Per element, the mean absolute difference of two mean parameters over the event axes."""
+    diff = np.abs(old - new)
     events = family.event_ndims[0]
     return diff.mean(axis=tuple(range(diff.ndim - events, diff.ndim))) if events else diff
 
