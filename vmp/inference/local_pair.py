@@ -53,7 +53,8 @@ class Pair:
             if g is not f:
                 const = add(const, engine.message(state, z, g, ctx=cz))
         n_tok = ctx.shape(z.plates)[0]
-        c = np.zeros((n_tok,) + z.event_shape) if const is None else engine.own_multiplicity(z, const, ctx=cz)[0]
+        c = np.zeros((n_tok,) + z.event_shape) if const is None else np.ascontiguousarray(
+            engine.own_multiplicity(z, const, ctx=cz)[0])
         fw = engine.factor_weight(f)
         d = self._per_token(f.element_weight(z, fw, fz), n_tok)
         d = engine.own_multiplicity(z, (d[:, None],), ctx=cz)[0][:, 0]
@@ -69,16 +70,23 @@ class Pair:
         for g in engine.touching[y.name]:
             if g is not f:
                 cy_total = add(cy_total, engine.message(state, y, g, ctx=cy))
-        f_live = np.ascontiguousarray(fam.Categorical.shifted_exp(c if live.size == n_tok else c[live]))
+        f_live = fam.Categorical.shifted_exp(c if live.size == n_tok else c[live])
         if not np.isfinite(f_live).all():  # a NaN or +inf in C
             return None
         loop = self._iterate(engine, plan, ctx, natural, cy_total, f_live, wy[live], doc[live], d_doc, n)
         if loop is None:
             return None
         accesses, nat_y, mom_y, g_used, u_used, s_used = loop
-        nat_z = c + d[:, None] * u_used[doc]
-        p = fam.Categorical.moments((nat_z,))[0] if live.size < n_tok else np.empty_like(c)
-        p[live] = f_live * g_used[doc[live]] / s_used[:, None]
+        nat_z = u_used[doc]
+        nat_z *= d[:, None]
+        nat_z += c
+        if live.size == n_tok:
+            p = g_used[doc]
+            p *= f_live
+            p /= s_used[:, None]
+        else:  # barren tokens: the generic z
+            p = fam.Categorical.moments((nat_z,))[0]
+            p[live] = f_live * g_used[doc[live]] / s_used[:, None]
         natural[z.name], ctx.overrides[z.name] = (nat_z,), (p,)
         natural[y.name], ctx.overrides[y.name] = nat_y, mom_y
         return accesses
