@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._linalg import Cholesky, inv_pd, is_pd, sym
+from ._linalg import factor, inv_pd, is_pd, sym
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -39,7 +39,7 @@ class Gaussian(Family):
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
         """A = 1/2 eta_1^T Lambda^-1 eta_1 - 1/2 log|Lambda| + D/2 log 2 pi, Lambda = -2 eta_2."""
-        f = Cholesky(natural[1], scale=-2.0)
+        f = factor(natural[1], scale=-2.0)
         d = natural[0].shape[-1]
         mean = f.solve(natural[0]) if f.vectorized else np.einsum("...ij,...j->...i", f.inv(), natural[0])
         quad = np.einsum("...i,...i->...", natural[0], mean)
@@ -49,13 +49,13 @@ class Gaussian(Family):
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """H = D/2 (1 + log 2 pi) - 1/2 log|Lambda|."""
         d = natural[0].shape[-1]
-        return 0.5 * d * (1.0 + LOG2PI) - 0.5 * Cholesky(natural[1], scale=-2.0).logdet()
+        return 0.5 * d * (1.0 + LOG2PI) - 0.5 * factor(natural[1], scale=-2.0).logdet()
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
         finite = np.all(np.isfinite(natural[0]), axis=-1)
         try:
-            ok = np.all(Cholesky(-2.0 * natural[1]).ok)
+            ok = np.all(factor(natural[1], scale=-2.0).ok)
         except np.linalg.LinAlgError:
             ok = False
         if ok:
