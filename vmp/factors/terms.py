@@ -281,7 +281,8 @@ def add_scaled(acc: np.ndarray, coef: float, grad: np.ndarray) -> np.ndarray:
     """acc += coef * grad in place (acc is owned by the caller and has the full shape); a
     broadcast grad is scaled before it is broadcast, so it costs one pass over acc. The same
     numbers as acc + coef * grad."""
-    acc += coef * compact(grad)
+    grad = compact(grad)
+    acc += grad if coef == 1.0 else coef * grad
     return acc
 
 
