@@ -286,6 +286,26 @@ def add_scaled(acc: np.ndarray, coef: float, grad: np.ndarray) -> np.ndarray:
     return acc
 
 
+def weighted_sum(parts: list) -> np.ndarray:
+    """sum_i c_i g_i over (c_i, g_i) of one shape, as a new array: the full-size g_i in order
+    (one pass each), the broadcast ones summed at their own size and added in one pass."""
+    full = [(c, g) for c, g in parts if compact(g).size == g.size]
+    small = None
+    for c, g in parts:
+        if compact(g).size != g.size:
+            small = c * compact(g) if small is None else small + c * compact(g)
+    if not full:
+        out = np.empty(parts[0][1].shape)
+        out[...] = small
+        return out
+    out = full[0][0] * full[0][1]
+    for c, g in full[1:]:
+        out = add_scaled(out, c, g)
+    if small is not None:
+        out += small
+    return out
+
+
 def inner_product(grad: np.ndarray, value: np.ndarray) -> float:
     """<grad, value> over all elements, grad broadcast to value's shape. A broadcast grad meets
     value summed over its broadcast axes instead of a broadcast copy. Arrays of at most DIRECT

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .. import families as fam
 from ..errors import GraphError
-from ..factors.terms import Term, add_scaled, contract_to, inner_product
+from ..factors.terms import Term, contract_to, inner_product, weighted_sum
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
 
@@ -479,7 +479,9 @@ class CompiledFactor:
                     if select is None and not restricted(ctx):
                         self._cache[ti] = (i, self._stamp(rest, ctx), weight, grad, node_level)
                     target = acc_node if node_level else acc
-                    target[o.comp] = t.coef * grad if target[o.comp] is None else add_scaled(target[o.comp], t.coef, grad)
+                    target[o.comp] = (target[o.comp] or []) + [(t.coef, grad)]
+            acc = [None if a is None else weighted_sum(a) for a in acc]
+            acc_node = [None if a is None else weighted_sum(a) for a in acc_node]
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
                 msg = list(leaf.to_node(filled, ctx))
