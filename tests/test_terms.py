@@ -111,3 +111,25 @@ def test_symmetric_pairs_keep_float32(monkeypatch, subs):
     got = terms.contract(subs, *ops)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, np.einsum(subs, *[o.astype(float) for o in ops]), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("kinds", ["full", "broadcast", "full broadcast full", "broadcast full broadcast", "scalar scalar"])
+def test_weighted_sum_is_the_plain_sum(kinds):
+    """sum_i c_i g_i of full and broadcast partial derivatives (and 0-d ones), as a new array."""
+    from vmp.factors.terms import weighted_sum
+
+    rng = np.random.default_rng(0)
+    parts = []
+    for i, kind in enumerate(kinds.split()):
+        if kind == "scalar":
+            g = np.asarray(rng.normal())
+        elif kind == "full":
+            g = rng.normal(size=(50, 4))
+        else:
+            g = np.broadcast_to(rng.normal(size=(1, 4)) if i % 2 else rng.normal(size=(50, 1)), (50, 4))
+        parts.append((rng.normal(), g))
+    before = [g.copy() for _, g in parts]
+    out = weighted_sum(parts)
+    np.testing.assert_allclose(out, sum(c * g for c, g in parts), rtol=1e-13)
+    assert all(np.array_equal(g, b) for (_, g), b in zip(parts, before))
+    assert all(out is not g for _, g in parts)

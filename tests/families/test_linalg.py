@@ -156,3 +156,19 @@ def test_scale_factorizes_the_scaled_symmetric_part(vectorize):
     np.testing.assert_array_equal(f.inv(), Cholesky(target, vectorize=vectorize).inv())
     np.testing.assert_allclose(_linalg.inv_pd(a, scale=-2.0), _per_element(np.linalg.inv, target),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_a_factorization_is_reused_for_the_same_values_only():
+    """``factor`` memoizes by array identity and values: one stack is factorized once for the
+    moments, validity and entropy of a q, and an array changed in place is factorized again."""
+    a = -0.5 * _spd((300,), 10, seed=3)
+    f = _linalg.factor(a, scale=-2.0)
+    assert _linalg.factor(a, scale=-2.0) is f
+    assert _linalg.factor(a.copy(), scale=-2.0) is not f  # another array
+    assert _linalg.factor(a, scale=None) is not f
+    a[7] *= 2.0  # in place: a (0.5) scaled the precision
+    expect = np.linalg.slogdet(-2.0 * a)[1]
+    np.testing.assert_allclose(_linalg.factor(a, scale=-2.0).logdet(), expect, rtol=1e-10)
+    natural = (np.zeros((300, 10)), a)
+    entropy = Gaussian.entropy(natural)
+    np.testing.assert_allclose(entropy, 5.0 * (1.0 + np.log(2 * np.pi)) - 0.5 * expect, rtol=1e-10)

@@ -281,8 +281,29 @@ def add_scaled(acc: np.ndarray, coef: float, grad: np.ndarray) -> np.ndarray:
     """acc += coef * grad in place (acc is owned by the caller and has the full shape); a
     broadcast grad is scaled before it is broadcast, so it costs one pass over acc. The same
     numbers as acc + coef * grad."""
-    acc += coef * compact(grad)
+    grad = compact(grad)
+    acc += grad if coef == 1.0 else coef * grad
     return acc
+
+
+def weighted_sum(parts: list) -> np.ndarray:
+    """sum_i c_i g_i over (c_i, g_i) of one shape, as a new array: the full-size g_i in order
+    (one pass each), the broadcast ones summed at their own size and added in one pass."""
+    full = [(c, g) for c, g in parts if compact(g).size == g.size]
+    small = None
+    for c, g in parts:
+        if compact(g).size != g.size:
+            small = c * compact(g) if small is None else small + c * compact(g)
+    if not full:
+        out = np.empty(parts[0][1].shape)
+        out[...] = small
+        return out
+    out = full[0][0] * full[0][1]
+    for c, g in full[1:]:
+        out = add_scaled(out, c, g)
+    if small is not None:
+        out += small
+    return out
 
 
 def inner_product(grad: np.ndarray, value: np.ndarray) -> float:

@@ -135,6 +135,26 @@ class Cholesky:
         return _stack_first(y, self.plates)
 
 
+#: how many factorizations ``factor`` keeps, and the largest array it keeps one of
+FACTOR_MEMO, FACTOR_MEMO_SIZE = 4, 2**20
+_memo: list = []
+
+
+def factor(a: np.ndarray, scale: float | None = None) -> Cholesky:
+    """``Cholesky(a, scale=scale)``, reused while the same array (by identity) holds the same
+    values: a q's moments, validity and entropy each factorize its natural parameters, and the
+    stack is factorized once. The values are compared with a copy, so an array changed in place
+    is factorized again."""
+    for arr, sc, copy, f in tuple(_memo):
+        if arr is a and sc == scale and np.array_equal(copy, a):
+            return f
+    f = Cholesky(a, scale=scale)
+    if isinstance(a, np.ndarray) and a.size <= FACTOR_MEMO_SIZE:
+        _memo.insert(0, (a, scale, a.copy(), f))
+        del _memo[FACTOR_MEMO:]
+    return f
+
+
 def logdet_pd(a: np.ndarray) -> np.ndarray:
     """log|A| for a batch of positive-definite matrices (Cholesky)."""
     return Cholesky(a).logdet()
@@ -143,7 +163,7 @@ def logdet_pd(a: np.ndarray) -> np.ndarray:
 def inv_pd(a: np.ndarray, scale: float | None = None) -> np.ndarray:
     """Inverse of a batch of positive-definite matrices (Cholesky; LU where that fails); with
     ``scale``, of scale * sym(a)."""
-    f = Cholesky(a, scale=scale) if vectorized(np.shape(a)) else None
+    f = factor(a, scale) if vectorized(np.shape(a)) else None
     if f is None or not np.all(f.ok):
         return sym(np.linalg.inv(a if scale is None else scale * sym(a)))
     return f.inv()

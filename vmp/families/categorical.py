@@ -4,13 +4,15 @@ from __future__ import annotations
 import numpy as np
 
 from . import constraints
-from ._linalg import sum_last
+from ._linalg import SUM_BLAS, sum_last
 from .base import Arrays, Family
 
 
 def _max_last(e: np.ndarray) -> np.ndarray:
-    """max over the last (category) axis, keepdims: one pass per category, as numpy's
-    reduction along a short contiguous axis is several times slower."""
+    """max over the last (category) axis, keepdims: for a large array one pass per category, as
+    numpy's reduction along a short contiguous axis is several times slower."""
+    if e.size <= SUM_BLAS:
+        return e.max(axis=-1, keepdims=True)
     m = e[..., :1].copy()
     for k in range(1, e.shape[-1]):
         np.maximum(m, e[..., k:k + 1], out=m)
@@ -36,12 +38,17 @@ class Categorical(Family):
         """p = softmax(eta)."""
         return {"probabilities": cls.moments(natural)[0]}
 
+    @staticmethod
+    def shifted_exp(eta: np.ndarray) -> np.ndarray:
+        """exp(eta - max_k eta): the probabilities up to their normalizer, each element's largest 1."""
+        p = eta - _max_last(eta)
+        np.exp(p, out=p)
+        return p
+
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
         """p = softmax(eta), shifted by the largest eta of each element."""
-        e = natural[0]
-        p = e - _max_last(e)
-        np.exp(p, out=p)
+        p = cls.shifted_exp(natural[0])
         p /= sum_last(p)[..., None]
         return (p,)
 

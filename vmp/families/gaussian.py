@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import constraints
-from ._linalg import Cholesky, inv_pd, sym
+from ._linalg import factor, inv_pd, sym
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -50,7 +50,7 @@ class Gaussian(Family):
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
         """A = 1/2 eta_1^T Lambda^-1 eta_1 - 1/2 log|Lambda| + D/2 log 2 pi, Lambda = -2 eta_2."""
-        f = Cholesky(natural[1], scale=-2.0)
+        f = factor(natural[1], scale=-2.0)
         d = natural[0].shape[-1]
         mean = f.solve(natural[0]) if f.vectorized else np.einsum("...ij,...j->...i", f.inv(), natural[0])
         quad = np.einsum("...i,...i->...", natural[0], mean)
@@ -60,7 +60,7 @@ class Gaussian(Family):
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """H = D/2 (1 + log 2 pi) - 1/2 log|Lambda|."""
         d = natural[0].shape[-1]
-        return 0.5 * d * (1.0 + LOG2PI) - 0.5 * Cholesky(natural[1], scale=-2.0).logdet()
+        return 0.5 * d * (1.0 + LOG2PI) - 0.5 * factor(natural[1], scale=-2.0).logdet()
 
     @classmethod
     def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> Arrays:

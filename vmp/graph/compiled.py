@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import GraphError
-from ..factors.terms import Term, add_scaled, contract_to, inner_product
+from ..factors.terms import Term, contract_to, inner_product, weighted_sum
 from .allocation import AllocationBinding
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
@@ -331,6 +331,12 @@ class CompiledFactor:
             self._kept_memo = (weight, self.keep.astype(float) if weight is None else weight * self.keep)
         return self._kept_memo[1]
 
+    def element_weight(self, node, weight: np.ndarray | None, ctx: Context | None = None) -> np.ndarray | None:
+        """The weight over the child's elements (restricted and scaled by ``ctx``) that multiplies
+        the messages to ``node``: barren elements send nothing to the parents."""
+        weight = self._weight(weight, ctx)
+        return weight if node is self.child else self._kept(weight, ctx)
+
     def _size(self, ch: str, ctx) -> int:
         if ctx is not None and self.plate_of.get(ch) in ctx.subset:
             return len(ctx.subset[self.plate_of[ch]])
@@ -447,9 +453,7 @@ class CompiledFactor:
         that ``elog`` reuses it (term = <derivative, operand>) while they are unchanged.
         """
         if not _weighted:
-            weight = self._weight(weight, ctx)
-            if node is not self.child:
-                weight = self._kept(weight, ctx)
+            weight = self.element_weight(node, weight, ctx)
         total = None
         for leaf in self.targets if only is None else only:
             if leaf.node is not node:
@@ -483,7 +487,9 @@ class CompiledFactor:
                     if select is None and not restricted(ctx):
                         self._cache[ti] = (i, self._stamp(rest, ctx), weight, grad, node_level)
                     target = acc_node if node_level else acc
-                    target[o.comp] = t.coef * grad if target[o.comp] is None else add_scaled(target[o.comp], t.coef, grad)
+                    target[o.comp] = (target[o.comp] or []) + [(t.coef, grad)]
+            acc = [None if a is None else weighted_sum(a) for a in acc]
+            acc_node = [None if a is None else weighted_sum(a) for a in acc_node]
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
                 msg = list(leaf.to_node(filled, ctx))

@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..graph.leaves import Context, per_datapoint
+from . import local_pair
 from .engine import Engine
 from .state import State
 from .subsample import scaled_context
@@ -33,7 +34,8 @@ def sweep(engine: Engine, state: State, schedule) -> tuple[State, dict]:
     return state, {"change": change}
 
 
-def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None) -> tuple[Context, dict, int]:
+def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
+               fused: bool = True) -> tuple[Context, dict, int]:
     """Optimize the local nodes of one minibatch given the global q in ``state``.
 
     The locals start from their prior messages, so nothing of earlier minibatches leaks in.
@@ -43,14 +45,21 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None) ->
     E-step; later sweeps touch only the datapoints still moving. ``weight`` (a policy's local
     weight, e.g. 1/T, a number or one per datapoint) multiplies the minibatch's factors. Returns
     the Context of the rows with the locals' moments in its overrides, their natural parameters
-    (restricted to the rows), and the number of observed elements read.
+    (restricted to the rows), and the number of observed elements read. A conjugate pair of
+    locals (a Categorical reading a Dirichlet per datapoint) is iterated in exp-space
+    (:mod:`vmp.inference.local_pair`) unless ``fused`` is False: the same iterates.
     """
     ctx = replace(ctx, overrides={}, state=state)
     natural = {}
+    pair = _pair(engine, plan) if fused else None
     for node in plan.local:
-        own = scaled_context(ctx, node, 1.0, weight)
-        natural[node.name] = engine.factors[node.name].messages(node, ctx=own)
-        ctx.overrides[node.name] = node.family.moments(natural[node.name])
+        if pair is None or node is not pair.z:  # the pair's z is computed first: no start needed
+            _start(engine, ctx, node, weight, natural)
+    if pair is not None:
+        accesses = pair.run(engine, plan, state, ctx, natural, weight)
+        if accesses is not None:
+            return ctx, natural, accesses
+        _start(engine, ctx, pair.z, weight, natural)
     data = [f for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
     n = len(ctx.subset[plan.plate_name])
     active = np.arange(n)
@@ -83,6 +92,19 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None) ->
         if not active.size:
             break
     return ctx, natural, accesses
+
+
+def _start(engine: Engine, ctx: Context, node, weight, natural: dict) -> None:
+    """A local's starting q: its own factor's message (its prior given the other locals)."""
+    natural[node.name] = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, weight))
+    ctx.overrides[node.name] = node.family.moments(natural[node.name])
+
+
+def _pair(engine: Engine, plan):
+    """The plan's conjugate pair of locals (found once per plan), or None."""
+    if "_local_pair" not in plan.__dict__:
+        plan._local_pair = local_pair.find(engine, plan)
+    return plan._local_pair
 
 
 def _subset_axis(node, ctx: Context) -> tuple[int, str]:
@@ -229,7 +251,19 @@ def element_change(family, old_natural, old_moments, new_natural, new_moments) -
     """Per element, the mean absolute change of the mean parameter (probabilities, normalized
     Dirichlet counts, means) over its event axes: the local convergence test, as scikit-learn's
     mean change of a document's topic proportions."""
-    diff = np.abs(family.mean(old_natural, old_moments) - family.mean(new_natural, new_moments))
+    return mean_change(family, mean_parameter(family, old_natural, old_moments),
+                       mean_parameter(family, new_natural, new_moments))
+
+
+def mean_parameter(family, natural, moments) -> np.ndarray:
+    """What the local convergence test compares: the family's mean (a Dirichlet's normalized
+    counts, a Categorical's probabilities, a Gaussian's mean)."""
+    return family.mean(natural, moments)
+
+
+def mean_change(family, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Per element, the mean absolute difference of two mean parameters over the event axes."""
+    diff = np.abs(old - new)
     events = family.event_ndims[0]
     return diff.mean(axis=tuple(range(diff.ndim - events, diff.ndim))) if events else diff
 
