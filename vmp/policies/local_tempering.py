@@ -34,7 +34,7 @@ class LocalTempering(Policy):
     def start(self, engine, plan, state, rng) -> dict:
         selector(engine, plan)
         return {"r": np.tile(np.exp(self.log_prior), (plan.plate.size, 1)),
-                "seed": int(rng.integers(2 ** 62)), "calls": 0}
+                "seed": int(rng.integers(2 ** 62)) if self.importance else 0, "calls": 0}
 
     def inverse(self, rows, st) -> np.ndarray:
         """E[1/T_n] for the datapoints ``rows``."""
