@@ -114,6 +114,32 @@ def test_tempered_log_normalizer_of_a_mixture_point_is_exact():
                                rtol=1e-8, atol=1e-8)
 
 
+def test_tempered_log_normalizer_with_a_per_point_precision():
+    """x_n ~ N(mu_z, 1/lam_n) with a known precision per point: the integral reads lam_n, so it is
+    computed per element: log C_n = log sum_k E[pi_k]-free form pi_k^s (2 pi / lam_n)^((1-s)/2) s^(-1/2)
+    with E[log pi] plugged in."""
+    lam = np.linspace(0.5, 3.0, 8)
+    with vmp.Model("per_point") as model:
+        pi = vmp.Dirichlet("pi", alpha=np.ones(3))
+        with vmp.Plate("K", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 8):
+            z = vmp.Categorical("z", pi)
+            vmp.Normal("x", mu[z], lam, observed=np.linspace(-2, 2, 8))
+    engine = Engine(model)
+    state = initialize(engine, np.random.default_rng(0))
+    plan = vmp.Minibatch("N", 3).prepare(engine, np.random.default_rng(0))
+    rows = np.array([0, 3, 7])
+    got = log_normalizers(engine, plan, replace(plan.context(rows), state=state), TEMPS)
+    alpha = state.natural["pi"][0] + 1.0
+    from scipy.special import digamma
+    e_log_pi = digamma(alpha) - digamma(alpha.sum())
+    s = 1 / TEMPS
+    per_point = (1 - s)[None] / 2 * np.log(2 * np.pi / lam[rows, None]) - 0.5 * np.log(s)[None]
+    expected = logsumexp(e_log_pi[:, None] * s, axis=0)[None] + per_point
+    np.testing.assert_allclose(got, expected, rtol=1e-8)
+
+
 def test_tempered_partition_function_matches_closed_form():
     """For x_n ~ N(mu, 1/lam) with known lam, int N(x | mu, 1/lam)^(1/T) dx =
     (2 pi / lam)^((1 - 1/T)/2) T^(1/2) for every mu, so log C(T) = N times its log."""

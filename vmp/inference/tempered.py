@@ -96,21 +96,34 @@ def tempered_integral(family, eta: tuple, counts, s: np.ndarray) -> np.ndarray:
 
 
 def _gated_terms(engine, plan, base: Context, z, temperatures) -> np.ndarray | None:
-    """g (z's elements, K, temperatures) summed over the observed nodes z gates."""
+    """g (z's elements, K, temperatures) summed over the observed nodes z gates. When a node's
+    natural parameter at z = k reads nothing per element but z (LDA's w ~ Cat(beta[z]): every
+    token's is E[log beta_k]), it is computed once per k and spread over the elements."""
     if z is None:
         return None
     k = z.event_shape[0]
     shape = base.shape(z.plates)
     s = 1.0 / temperatures
     g = np.zeros(shape + (k, s.size))
-    for j in range(k):
-        onehot = np.zeros(shape + (k,))
-        onehot[..., j] = 1.0
-        at = replace(base, overrides={z.name: (onehot,)})
-        for x in _gated(engine, z):
-            eta = engine.conditional(x).messages(x, ctx=at)
-            g[..., j, :] += tempered_integral(x.family, eta, _counts(x, base), s)
+    for x in _gated(engine, z):
+        shared = _shared(engine, plan, x, z)
+        at = replace(base, subset={p.name: np.zeros(1, np.int64) for p in x.plates}) if shared else base
+        counts = _counts(x, base)
+        for j in range(k):
+            onehot = np.zeros(at.shape(z.plates) + (k,))
+            onehot[..., j] = 1.0
+            eta = engine.conditional(x).messages(x, ctx=replace(at, overrides={z.name: (onehot,)}))
+            per = tempered_integral(x.family, eta, None, s)
+            per = np.broadcast_to(per.reshape(-1, s.size)[0], shape + (s.size,)) if shared else per
+            g[..., j, :] += per if counts is None else per * counts[..., None]
     return g
+
+
+def _shared(engine, plan, x, z) -> bool:
+    """Whether x's natural parameter reads no per-datapoint leaf other than the selector z."""
+    leaves = engine.conditional(x).leaves()
+    return x.plates == z.plates and all(
+        leaf.node is x or leaf.node is z or not any(p.name in plan.names for p in leaf.plates) for leaf in leaves)
 
 
 def _counts(node, ctx: Context):
