@@ -32,6 +32,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..graph.leaves import Context, per_datapoint
+from .executor import add
 from .subsample import scaled_context
 
 
@@ -151,7 +152,7 @@ def _fit(engine, plan, base: Context, s: float, z, g, integrate_data: bool) -> t
     for _ in range(plan.local_iterations):
         change = 0.0
         for node in reversed(plan.local):
-            new = engine.target(ctx.state, node, ctx=_contexts(engine, ctx, node, s, integrate_data))
+            new = _target(engine, ctx, node, s, integrate_data)
             if node is z and g is not None:
                 new = (new[0] + g / _multiplicity(z, ctx)[..., None],)
             moments = node.family.moments(new)
@@ -162,9 +163,15 @@ def _fit(engine, plan, base: Context, s: float, z, g, integrate_data: bool) -> t
     return ctx, natural, prior
 
 
-def _contexts(engine, ctx: Context, node, s: float, integrate_data: bool) -> dict:
-    return {f.child.name: scaled_context(ctx, f.child, 0.0 if f.child.observed and integrate_data else 1.0, s)
-            for f in engine.touching[node.name]}
+def _target(engine, ctx: Context, node, s: float, integrate_data: bool) -> tuple:
+    """The node's tempered target: its factors weighted s (Paquet eq. (5)), without the observed
+    children's when their data are integrated (their g replaces them)."""
+    factors = [f for f in engine.touching[node.name] if not (integrate_data and f.child.observed)]
+    contexts = {f.child.name: scaled_context(ctx, f.child, 1.0, s) for f in factors}
+    total = None
+    for f in factors:
+        total = add(total, engine.message(ctx.state, node, f, ctx=contexts))
+    return engine.own_multiplicity(node, total, ctx=contexts)
 
 
 def _value(engine, plan, fit, s: float, z, g, integrate_data: bool) -> np.ndarray:
@@ -228,7 +235,7 @@ def _importance(engine, plan, fit, s: float, z, g, integrate_data: bool, rng) ->
         elif plan.on_batch(f) and child.observed and not integrate_data and (z is None or child not in _gated(engine, z)):
             total += s * per_datapoint(f.elog(engine.factor_weight(f), per_element=True, ctx=at), child.plates, at, n)
     if z is not None:
-        lam = engine.target(at.state, z, ctx=_contexts(engine, at, z, s, integrate_data))
+        lam = _target(engine, at, z, s, integrate_data)
         if g is not None:
             lam = (lam[0] + g / _multiplicity(z, at)[..., None],)
         total += per_datapoint(_times(z.family.log_normalizer(lam), z, at), z.plates, at, n)
