@@ -54,9 +54,10 @@ def log_normalizers(engine, plan, ctx: Context, temperatures, integrate_data: bo
     gated = _gated_terms(engine, plan, base, z, temperatures) if integrate_data else None
     rest = [node for node in plan.local if node is not z]
     out = np.empty((n, temperatures.size))
+    fit = None
     for m, temp in enumerate(temperatures):
         g = None if gated is None else gated[..., m]
-        fit = _fit(engine, plan, base, 1.0 / temp, z, g, integrate_data)
+        fit = _fit(engine, plan, base, 1.0 / temp, z, g, integrate_data, fit)
         if samples > 0 and rest:
             draws = [_importance(engine, plan, fit, 1.0 / temp, z, g, integrate_data, rng) for _ in range(samples)]
             out[:, m] = logsumexp(np.stack(draws), axis=0) - np.log(samples)
@@ -140,15 +141,18 @@ def _multiplicity(node, ctx: Context) -> np.ndarray:
     return np.where(m > 0, m, 1.0)
 
 
-def _fit(engine, plan, base: Context, s: float, z, g, integrate_data: bool) -> tuple[Context, dict]:
+def _fit(engine, plan, base: Context, s: float, z, g, integrate_data: bool, start=None) -> tuple:
     """Coordinate ascent on the tempered local bound at s = 1/T: the locals' moments (in the
-    Context's overrides) and natural parameters."""
+    Context's overrides), their natural parameters, and the tempered priors' (own factor^s).
+    It starts from the priors, or from ``start`` (the fit at the previous temperature)."""
     ctx = replace(base, overrides={})
     natural = {}
     for node in plan.local:
         natural[node.name] = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, s))
         ctx.overrides[node.name] = node.family.moments(natural[node.name])
     prior = dict(natural)
+    if start is not None:
+        natural, ctx.overrides = dict(start[1]), dict(start[0].overrides)
     for _ in range(plan.local_iterations):
         change = 0.0
         for node in reversed(plan.local):
