@@ -12,6 +12,7 @@ from scipy.special import gammaln, logsumexp
 
 import vmp
 from models import gaussian_mixture, lda
+from tests.helpers import randomize
 from vmp.inference.engine import Engine
 from vmp.inference.init import initialize
 from vmp.inference.tempered import log_normalizers
@@ -91,7 +92,8 @@ def test_tempered_log_normalizer_of_a_mixture_point_is_exact():
     x = np.random.default_rng(0).normal(size=(12, 2))
     model = gaussian_mixture(x, 3)
     engine = Engine(model)
-    state = initialize(engine, np.random.default_rng(1))
+    randomize(model, np.random.default_rng(1))  # components of different widths: g_k differ by k
+    state = model.state
     plan = vmp.Minibatch("data", 4).prepare(engine, np.random.default_rng(0))
     rows = np.array([1, 4, 7, 9])
     ctx = replace(plan.context(rows), state=state)
