@@ -41,12 +41,14 @@ def log_normalizers(engine, plan, ctx: Context, temperatures, integrate_data: bo
     """(drawn datapoints, temperatures): log C_n(T) (``integrate_data``) or log Z_n(T) for the rows
     of ``ctx`` (a subset of the data plate; the globals' moments in ``ctx.state``). With
     ``samples`` = 0 the optimized tempered bound; with ``samples`` > 0 the importance-sampling
-    estimate that uses the optimized q as its proposal: the locals other than the selector are
-    drawn from q, the selector is summed out exactly (its tempered target's log-normalizer),
+    estimate whose proposal r is the optimized q mixed evenly with the tempered prior: the locals
+    other than the selector are drawn from r, the selector is summed out exactly (its tempered
+    target's log-normalizer),
 
-        C_n ~ (1/S) sum_j p~(v_j) / q(v_j),   v_j ~ q,
+        C_n ~ (1/S) sum_j p~(v_j) / r(v_j),   v_j ~ r,
 
-    which tends to the exact value as S grows (biased low in log by Jensen, less than the bound)."""
+    which tends to the exact value as S grows (its log is biased low by Jensen, less than the
+    bound is). The temperatures are fitted in the order given, each starting from the last."""
     temperatures = np.asarray(temperatures, float)
     n = len(ctx.subset[plan.plate_name])
     base = Context(subset=ctx.subset, owner=ctx.owner, state=ctx.state)
