@@ -3,8 +3,8 @@
 Mixture: the 4-cluster data of examples/paisley_gmm.py, K = 8, minibatches of 25. LDA: a corpus
 sampled from LDA (K = 5, V = 50, 300 documents), minibatches of 20 documents. Methods: SVI;
 annealing, T falling linearly from 5 to 1 over the first half of the steps; global tempering over
-20 temperatures from 1 to 10, and local tempering over 10 (mixture only: LDA's local q(theta_d)
-is outside what the tempering policies support, see docs/policies.md). Reports the final ELBO (at T = 1, locals optimized on
+20 temperatures from 1 to 10, and local tempering over 10 (mixture only here: tempering on LDA is
+examples/tempering_lda.py's experiment). Reports the final ELBO (at T = 1, locals optimized on
 all training data) and the held-out bound per datapoint (10% of the plate held out).
 
     python examples/tempering_table.py [--seeds 10] [--out docs/figures/tempering.md]

@@ -8,13 +8,22 @@ import numpy as np
 
 import vmp
 from tests.golden_fits import _blobs, _mf
-from models import gaussian_mixture
+from models import gaussian_mixture, lda
 
 N = 6  # steps before the checkpoint; the uninterrupted fits run 2 N
 
 
 def _mixture():
     return gaussian_mixture(_blobs(90), 3)
+
+
+def _lda():
+    """30 documents of 15 tokens over 12 words, 3 topics."""
+    rng = np.random.default_rng(7)
+    d = np.repeat(np.arange(30), 15)
+    w = (rng.integers(3, size=30)[d] * 4 + rng.integers(4, size=d.size)) % 12
+    pairs, counts = np.unique(np.stack([d, w], 1), axis=0, return_counts=True)
+    return lda(pairs[:, 0], pairs[:, 1], counts.astype(float), 3, n_words=12, alpha=0.2, eta=0.1)
 
 
 CASES = {
@@ -28,6 +37,10 @@ CASES = {
     "minibatch_local_tempering": (_mixture, dict(method="stochastic", subsample=vmp.Minibatch("data", 15),
                                                  policies=[vmp.LocalTempering([1.0, 2.0, 4.0])], evaluate_every=5,
                                                  seed=4, monitors=[vmp.ElboMonitor(action="backoff")])),
+    "lda_tempering": (_lda, dict(method="stochastic", subsample=vmp.Minibatch("documents", 6), evaluate_every=4, seed=7,
+                                 policies=[vmp.Tempering([1.0, 2.0, 4.0], samples=3, partition_rows=6, importance=2)])),
+    "lda_local_tempering": (_lda, dict(method="stochastic", subsample=vmp.Minibatch("documents", 6), evaluate_every=4,
+                                       seed=8, policies=[vmp.LocalTempering([1.0, 2.0, 4.0], importance=3)])),
     "adaptive_a": (lambda: _mf(True), dict(method="stochastic", subsample=vmp.PerNode(children=2), evaluate_every=4,
                                            seed=5, step={"u": vmp.Adaptive(samples=3), "default": vmp.Adaptive()})),
     "adaptive_minibatch_b": (_mixture, dict(method="stochastic", subsample=vmp.Minibatch("data", 15), update="global",

@@ -44,6 +44,42 @@ def svi():
     return model, result
 
 
+def _independent_heldout(result, data) -> float:
+    """For each held-out point with its z optimized, log sum_k exp(E[log pi_k] + E[log N(x | mu_k,
+    Lambda_k)]), averaged; from the posteriors' parameters (digamma for E[log pi] and
+    E[log|Lambda|], E[Lambda] = nu W, E[(x - mu)(x - mu)^T] = (x - m)(x - m)^T + Sigma_mu)."""
+    from scipy.special import digamma, logsumexp
+
+    from vmp import families as fam
+
+    state = result.state
+    x = data[np.asarray(state.extra["plan"]["heldout_evaluation"])]
+    d = x.shape[1]
+    pi = fam.Dirichlet.parameters(state.natural["pi"])["alpha"]
+    mu = fam.Gaussian.parameters(state.natural["mu"])
+    lam = fam.Wishart.parameters(state.natural["Lambda"])
+    e_log_pi = digamma(pi) - digamma(pi.sum())
+    nu, w = lam["dof"], lam["scale"]
+    e_logdet = sum(digamma((nu + 1 - i) / 2) for i in range(1, d + 1)) + d * np.log(2) + np.linalg.slogdet(w)[1]
+    diff = x[:, None, :] - mu["mean"][None]
+    e_lam = nu[:, None, None] * w
+    quad = np.einsum("nki,kij,nkj->nk", diff, e_lam, diff) + np.einsum("kij,kji->k", e_lam, mu["covariance"])
+    e_log_n = 0.5 * e_logdet - d / 2 * np.log(2 * np.pi) - 0.5 * quad
+    return float(np.mean(logsumexp(e_log_pi + e_log_n, axis=1)))
+
+
+def test_heldout_bound_matches_an_independent_computation(svi):
+    _, result = svi
+    heldout = result.history["evaluations"]["heldout"]
+    assert heldout.size == 7 and len(result.state.extra["plan"]["heldout_evaluation"]) == 18
+    assert heldout[-1] == pytest.approx(_independent_heldout(result, _data()), rel=1e-6)
+    # overlapping clusters: the held-out points' q(z) are spread, so their entropies count
+    x = np.random.default_rng(3).normal(size=(150, 2)) + np.repeat([[0.0, 0.0], [1.5, 0.0]], 75, axis=0)
+    spread = models.gaussian_mixture(x, 2).fit(method="stochastic", subsample=vmp.Minibatch("data", 30, holdout=0.2),
+                                               iterations=10, evaluate_every=10, progress=False)
+    assert spread.history["evaluations"]["heldout"][-1] == pytest.approx(_independent_heldout(spread, x), rel=1e-6)
+
+
 def visible_axes(fig):
     return [ax for ax in fig.axes if ax.get_visible()]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.helpers import randomize, set_moments
+from tests.helpers import random_natural, randomize, set_moments
 from tests.rule_cases import ALLOCATING, CASES
 from vmp.graph.expressions import random_nodes
 
@@ -119,10 +119,21 @@ def test_slice_messages_equal_slices_of_the_full_message(case, name):
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_cached_elog_equals_fresh_elog(case):
+    """The ELBO reuses the partial derivatives cached by the messages: after the q of each node in
+    turn changes, the cached value follows the fresh one (a cache that ignored the change would
+    return the value before it)."""
     model, f, weight, rng = _setup(case)
     for node in f.nodes():
         f.messages(node, weight)
     assert f.elog(weight) == pytest.approx(f.elog(weight, cached=False), rel=1e-12, abs=1e-12)
+    for changed in f.nodes():
+        for node in f.nodes():
+            f.messages(node, weight)
+        before = f.elog(weight)
+        changed.set_natural(random_natural(changed, rng))
+        fresh = f.elog(weight, cached=False)
+        assert fresh != pytest.approx(before, rel=1e-9), f"changing q({changed.name}) changes the bound"
+        assert f.elog(weight) == pytest.approx(fresh, rel=1e-12, abs=1e-12), changed.name
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -59,8 +59,18 @@ def test_resume_in_a_fresh_process_gives_the_same_bits(name, tmp_path):
     resumed = vmp.load(out)
     _same_natural(whole.state, resumed.state)
     _same_history(whole.history, resumed.history)
+    _same_policies(whole.state, resumed.state)
     np.testing.assert_array_equal(whole.elbo, resumed.elbo)
     assert resumed.iterations == 2 * n and half.iterations == n
+
+
+def _same_policies(a: State, b: State) -> None:
+    """The policies' state (q(T), log C(T), per-datapoint r_n, the sampler's counter) bit for bit."""
+    assert len(a.extra["policies"]) == len(b.extra["policies"])
+    for x, y in zip(a.extra["policies"], b.extra["policies"]):
+        assert x.keys() == y.keys()
+        for key in x:
+            np.testing.assert_array_equal(x[key], y[key], err_msg=key)
 
 
 def test_resume_from_a_result_in_process_and_by_hand():

@@ -525,3 +525,7 @@ class CompiledFactor:
 
     def nodes(self) -> list:
         return list({id(l.node): l.node for l in self.targets}.values())
+
+    def leaves(self) -> list:
+        """Every leaf the factor's terms read (nodes, gathers, constants)."""
+        return list({id(o.leaf): o.leaf for t in self.terms for o in t.operands if o.leaf is not None}.values())
