@@ -1,5 +1,8 @@
 """Conditional distributions (factors), each defined by its multilinear expected log-density."""
 from .base import Conditional as Conditional
+from .bernoulli import BernoulliFactor as BernoulliFactor
+from .beta import BetaFactor as BetaFactor
+from .binomial import BinomialFactor as BinomialFactor
 from .categorical import CategoricalFactor as CategoricalFactor
 from .dirichlet import DirichletFactor as DirichletFactor
 from .gamma import GammaFactor as GammaFactor
@@ -8,7 +11,8 @@ from .gaussian import GaussianFactor as GaussianFactor
 from .gaussian import NormalFactor as NormalFactor
 from .wishart import WishartFactor as WishartFactor
 
-FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor)
+FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
+           BetaFactor, BernoulliFactor, BinomialFactor)
 
 
 def rules() -> list[tuple[str, str, str]]:

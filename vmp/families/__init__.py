@@ -5,6 +5,9 @@ tests in tests/families/ pick it up from ``ALL``).
 """
 from . import constraints as constraints
 from .base import Family as Family
+from .bernoulli import Bernoulli as Bernoulli
+from .beta import Beta as Beta
+from .binomial import Binomial as Binomial
 from .categorical import Categorical as Categorical
 from .dirichlet import Dirichlet as Dirichlet
 from .gamma import Gamma as Gamma
@@ -12,4 +15,4 @@ from .gaussian import Gaussian as Gaussian
 from .normal import Normal as Normal
 from .wishart import Wishart as Wishart
 
-ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical)
+ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical, Beta, Bernoulli, Binomial)
