@@ -281,7 +281,54 @@ def categorical_barren_rows():
     return _normal_mixture(np.ones(2), mask=[True, False, True, True, False], weights=weights)
 
 
+def beta_prior():
+    with vmp.Model("c") as m:
+        with vmp.Plate("N", 3):
+            p = vmp.Beta("p", [0.5, 2.0, 3.0], [1.0, 0.7, 4.0])
+            vmp.Binomial("x", [3, 0, 7], p, observed=[1, 0, 6])
+    return m, "p"
+
+
+def bernoulli_observed_masked():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("N", 5):
+            p = vmp.Beta("p", rng.uniform(0.5, 2.0, size=5), 1.5)
+            vmp.Bernoulli("x", p, observed=[1, 0, 0, 1, 1], mask=[True, True, False, True, True],
+                          weights=rng.uniform(0.5, 2.0, size=5))
+    return m, "x"
+
+
+def binomial_gated():
+    """A mixture of Binomial count vectors: x_nd ~ Bin(n_nd, p_{z_n, d})."""
+    rng = _rng()
+    trials = rng.integers(0, 6, size=(5, 3))
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2), vmp.Plate("D", 3):
+            p = vmp.Beta("p", 1.0, 2.0)
+        with vmp.Plate("N", 5):
+            z = vmp.Categorical("z", pi)
+            with vmp.Plate("D", 3):
+                vmp.Binomial("x", trials, p[z, "K"], observed=rng.binomial(trials, 0.4),
+                             weights=rng.uniform(0.5, 2.0, size=(5, 3)))
+    return m, "x"
+
+
+def bernoulli_gated():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(3))
+        with vmp.Plate("K", 3):
+            p = vmp.Beta("p", 1.0, 1.0)
+        with vmp.Plate("N", 6):
+            z = vmp.Categorical("z", pi)
+            vmp.Bernoulli("x", p[z], observed=rng.integers(0, 2, size=6))
+    return m, "x"
+
+
 CASES = {f.__name__: f for f in [
+    beta_prior, bernoulli_observed_masked, binomial_gated, bernoulli_gated,
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
