@@ -103,7 +103,31 @@ def mf_block(draw, rng, p):
                    observed=rng.normal(size=r) * 3)
 
 
-BLOCKS = [normal_block, gaussian_block, mixture_block, lda_block, mf_block]
+def binary_block(draw, rng, p):
+    """Beta probabilities over D features, shared or gated by a Categorical (a mixture of binary
+    or count vectors); Bernoulli or Binomial observations with masks and weights."""
+    n, d = draw(st.integers(1, 6)), draw(st.integers(1, 3))
+    k = draw(st.integers(1, 3))
+    binomial = draw(st.booleans())
+    with vmp.Plate(p + "K", k), vmp.Plate(p + "D", d):
+        prob = vmp.Beta(p + "p", float(rng.uniform(0.5, 2.0)), rng.uniform(0.5, 2.0, size=(k, d)))
+    gated = k > 1
+    if gated:
+        pi = vmp.Dirichlet(p + "pi", np.full(k, 1.0)) if draw(st.booleans()) else np.full(k, 1.0 / k)
+    trials = rng.integers(0, 6, size=(n, d))
+    with vmp.Plate(p + "N", n):
+        z = vmp.Categorical(p + "z", pi) if gated else None
+        with vmp.Plate(p + "D", d):
+            parent = prob[z, p + "K"] if gated else prob[np.zeros(n, int), p + "N"]
+            mask = rng.uniform(size=(n, d)) > 0.3 if draw(st.booleans()) else None
+            w = rng.uniform(0.1, 3.0, size=(n, d)) if draw(st.booleans()) else None
+            if binomial:
+                vmp.Binomial(p + "x", trials, parent, observed=rng.binomial(trials, 0.3), mask=mask, weights=w)
+            else:
+                vmp.Bernoulli(p + "x", parent, observed=rng.integers(0, 2, size=(n, d)), mask=mask, weights=w)
+
+
+BLOCKS = [binary_block, normal_block, gaussian_block, mixture_block, lda_block, mf_block]
 
 
 @st.composite
