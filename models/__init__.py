@@ -1,4 +1,6 @@
 """Ready-made models. Each is a function that builds a ``vmp.Model`` from data and hyperparameters."""
+from .beta_binomial import beta_bernoulli as beta_bernoulli
+from .beta_binomial import beta_binomial as beta_binomial
 from .factor_analysis import factor_analysis as factor_analysis
 from .gaussian_mixture import gaussian_mixture as gaussian_mixture
 from .lda import lda as lda

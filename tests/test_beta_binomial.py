@@ -184,3 +184,22 @@ def test_a_binomial_must_be_observed_and_its_parents_conjugate():
     with vmp.Model("m"), pytest.raises(vmp.ConjugacyError, match="node 'x'.*trials must be a constant"):
         p = vmp.Beta("p", 1.0, 1.0)
         vmp.Binomial("x", p, 0.5, observed=1)
+
+
+def test_the_builders_give_one_exact_beta_per_group():
+    import vmp.models
+
+    x = np.array([1, 0, 1, 1, 0, 0, 1])
+    g = np.array([0, 0, 1, 1, 1, 2, 2])
+    model = vmp.models.beta_bernoulli(x, prior=(A, B), groups=g)
+    elbo = _fit(model)
+    expected = sum(_sequential_log_evidence(x[g == j], np.ones(np.sum(g == j)), A, B) for j in range(3))
+    assert elbo == pytest.approx(expected, rel=1e-12)
+    n = np.array([5, 2, 9, 4, 1, 3, 3])
+    model = vmp.models.beta_binomial(x * 2, n, prior=(A, B))
+    assert _fit(model) == pytest.approx(_sequential_log_evidence(x * 2, n, A, B), rel=1e-12)
+    np.testing.assert_allclose(model["p"].mean, (A + 2 * x.sum()) / (A + B + n.sum()))
+    with pytest.raises(vmp.HyperparameterError, match="beta_binomial: a must be a positive number"):
+        vmp.models.beta_binomial(x, n, prior=(0.0, 1.0))
+    with pytest.raises(vmp.DataError, match="node 'x'.*integers in"):
+        vmp.models.beta_bernoulli(x + 1)
