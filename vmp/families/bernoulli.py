@@ -13,6 +13,7 @@ class Bernoulli(Family):
     event_ndims = (0,)
     support = constraints.integer_interval(0, 1)
     arg_constraints = {"probability": constraints.unit_interval}
+    binary = True
 
     @staticmethod
     def natural_from(probability: np.ndarray) -> Arrays:
