@@ -327,7 +327,42 @@ def bernoulli_gated():
     return m, "x"
 
 
+def _factorial(child: str):
+    """x_nd ~ N(sum_k z_nk mu_dk, 1/tau), z_nk ~ Bernoulli(pi_k), pi_k ~ Beta."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("K", 3):
+            pi = vmp.Beta("pi", 1.0, 2.0)
+        with vmp.Plate("D", 2), vmp.Plate("K", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 4), vmp.Plate("K", 3):
+            z = vmp.Bernoulli("z", pi)
+        with vmp.Plate("N", 4), vmp.Plate("D", 2):
+            vmp.Normal("x", vmp.dot(z, mu), tau, observed=rng.normal(size=(4, 2)), weights=rng.uniform(size=(4, 2)))
+    return m, child
+
+
+def factorial_mixture():
+    return _factorial("x")
+
+
+def bernoulli_latent_beta():
+    return _factorial("z")
+
+
+def dot_bernoulli_constant():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("N", 4), vmp.Plate("K", 3):
+            z = vmp.Bernoulli("z", 0.3)
+        with vmp.Plate("N", 4):
+            vmp.Normal("x", vmp.dot(z, rng.normal(size=3)), 2.0, observed=rng.normal(size=4))
+    return m, "x"
+
+
 CASES = {f.__name__: f for f in [
+    factorial_mixture, bernoulli_latent_beta, dot_bernoulli_constant,
     beta_prior, bernoulli_observed_masked, binomial_gated, bernoulli_gated,
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,

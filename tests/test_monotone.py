@@ -127,7 +127,22 @@ def binary_block(draw, rng, p):
                 vmp.Bernoulli(p + "x", parent, observed=rng.integers(0, 2, size=(n, d)), mask=mask, weights=w)
 
 
-BLOCKS = [binary_block, normal_block, gaussian_block, mixture_block, lda_block, mf_block]
+def factorial_block(draw, rng, p):
+    """x_nd ~ N(sum_k z_nk mu_dk, 1/tau): Bernoulli z with Beta or fixed pi_k, Normal mu."""
+    n, d, k = draw(st.integers(1, 5)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    with vmp.Plate(p + "K", k):
+        pi = vmp.Beta(p + "pi", 1.0, 2.0) if draw(st.booleans()) else rng.uniform(0.1, 0.9, size=k)
+    with vmp.Plate(p + "D", d), vmp.Plate(p + "K", k):
+        mu = vmp.Normal(p + "mu", 0.0, float(rng.uniform(0.3, 2.0)))
+    with vmp.Plate(p + "N", n), vmp.Plate(p + "K", k):
+        z = vmp.Bernoulli(p + "z", pi)
+    tau = _precision_gamma(draw, rng, p)
+    with vmp.Plate(p + "N", n), vmp.Plate(p + "D", d):
+        mask = rng.uniform(size=(n, d)) > 0.3 if draw(st.booleans()) else None
+        vmp.Normal(p + "x", vmp.dot(z, mu), tau, observed=rng.normal(size=(n, d)) * 2, mask=mask)
+
+
+BLOCKS = [factorial_block, binary_block, normal_block, gaussian_block, mixture_block, lda_block, mf_block]
 
 
 @st.composite
