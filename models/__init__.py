@@ -2,6 +2,7 @@
 from .beta_binomial import beta_bernoulli as beta_bernoulli
 from .beta_binomial import beta_binomial as beta_binomial
 from .factor_analysis import factor_analysis as factor_analysis
+from .factorial_mixture import factorial_mixture as factorial_mixture
 from .gaussian_mixture import gaussian_mixture as gaussian_mixture
 from .lda import lda as lda
 from .linear_regression import linear_regression as linear_regression

@@ -101,3 +101,33 @@ def test_a_bernoulli_in_dot_is_refused_against_a_gaussian():
         z = vmp.Bernoulli("z", 0.5)
         g = vmp.Gaussian("g", np.zeros(2), np.eye(2))
         vmp.dot(z, g)
+
+
+def test_minibatch_local_step_updates_the_components_one_at_a_time():
+    """A minibatch's local step updates z_n1..z_nK one slice at a time from the prior, as batch
+    coordinate ascent does (``steps.complete``): given the same q(mu) both reach the same q(z)
+    (the z_n are independent given mu, so the per-datapoint stopping does not matter)."""
+    from vmp.inference import steps
+    from vmp.inference.engine import Engine
+    from vmp.inference.state import State
+    from vmp.inference.subsample import Minibatch
+
+    rng = np.random.default_rng(3)
+    mu = rng.normal(size=(3, 4)) * 2
+    x = _data(rng, mu, n=30)
+    with vmp.Model("fmm") as model:
+        with vmp.Plate("N", 30), vmp.Plate("K", 3):
+            z = vmp.Bernoulli("z", PI)
+        with vmp.Plate("D", 4), vmp.Plate("K", 3):
+            m = vmp.Normal("mu", 0.0, 0.5)
+        with vmp.Plate("N", 30), vmp.Plate("D", 4):
+            vmp.Normal("x", vmp.dot(z, m), TAU, observed=x)
+    engine = Engine(model)
+    eta = m.family.natural_from(mean=mu.T + 0.3 * rng.normal(size=(4, 3)), precision=np.full((4, 3), 5.0))
+    state = State().updated({"mu": (eta, m.family.moments(eta))})
+    plan = Minibatch("N", 12, local_tol=1e-13, local_iterations=1000).prepare(engine, rng)
+    draw = plan.draw(engine, rng)
+    ctx, natural, _ = steps.local_step(engine, plan, state, draw.ctx)
+    reference = steps.complete(engine, state, [z], iterations=1000, tol=1e-13).moments["z"][0]
+    np.testing.assert_allclose(ctx.overrides["z"][0], reference[draw.rows], atol=1e-5)
+    assert np.ptp(reference) > 0.5
