@@ -203,3 +203,18 @@ def test_the_builders_give_one_exact_beta_per_group():
         vmp.models.beta_binomial(x, n, prior=(0.0, 1.0))
     with pytest.raises(vmp.DataError, match="node 'x'.*integers in"):
         vmp.models.beta_bernoulli(x + 1)
+
+
+def test_a_binomial_model_pickles_with_its_trials():
+    import copy
+    import pickle
+
+    n, x = np.array([3, 4, 5]), np.array([1, 2, 3])
+    with vmp.Model("m") as model:
+        p = vmp.Beta("p", A, B)
+        with vmp.Plate("n", 3):
+            vmp.Binomial("x", n, p, observed=x)
+    elbo = _fit(model)
+    for again in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+        np.testing.assert_array_equal(again["x"].family.trials, n)
+        assert _fit(again) == pytest.approx(elbo, rel=1e-14)

@@ -24,6 +24,13 @@ class BinomialFactor(Conditional):
         self.trials = np.asarray(trials, float)
         self.child = Binomial.of(self.trials)
 
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "child"}  # Binomial.of(n) is rebuilt
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.child = Binomial.of(self.trials)
+
     def terms(self) -> list[Term]:
         return [
             Term(1.0, (Op("x", 0), Op("probability", 0))),

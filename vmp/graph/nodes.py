@@ -317,5 +317,12 @@ class Binomial(Node):
         self.family = factor.child
         return factor
 
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "family"}  # the factor's, rebuilt
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.family = self.factor.child
+
     def _fill_value(self):
         return np.zeros(())
