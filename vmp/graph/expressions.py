@@ -210,8 +210,7 @@ class Dot(Expression):
         if not isinstance(v, Expression):
             v = _design(v, u, where)
         if u.family.binary or v.family.binary:
-            if u.event_shape or v.event_shape or not (u.family.binary or u.family is fam.Normal) \
-                    or not (v.family.binary or v.family is fam.Normal):
+            if u.event_shape or v.event_shape:
                 raise GraphError(f"{where}: a Bernoulli argument multiplies a Normal (or Bernoulli) over a "
                                  f"shared innermost plate")
         elif u.family is not v.family:
