@@ -218,3 +218,14 @@ def test_a_binomial_model_pickles_with_its_trials():
     for again in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
         np.testing.assert_array_equal(again["x"].family.trials, n)
         assert _fit(again) == pytest.approx(elbo, rel=1e-14)
+
+
+def test_with_mean_and_perturb_keep_the_domain():
+    from vmp.families import Bernoulli, Beta
+
+    eta = Beta.natural_from(np.array([1.0, 4.0]), np.array([3.0, 2.0]))
+    moved = Beta.with_mean(eta, np.array([0.9, 0.2]))
+    np.testing.assert_allclose(Beta.mean(moved), [0.9, 0.2])
+    np.testing.assert_allclose(sum(moved), sum(eta))  # alpha + beta kept
+    assert Beta.valid(Beta.perturb(eta, np.random.default_rng(0))).all()
+    np.testing.assert_allclose(Bernoulli.mean(Bernoulli.with_mean((np.zeros(2),), np.array([0.25, 0.6]))), [0.25, 0.6])
