@@ -25,7 +25,8 @@ def test_log_partition_equals_numerical_integration(temperature):
 
     def pixel(m):
         f = lambda x: stats.norm.pdf(x, m, fmm.SIGMA) ** a  # noqa: E731
-        return np.log(integrate.quad(f, m - 60, m + 60, points=[m], limit=200)[0])
+        half = 40 * fmm.SIGMA * np.sqrt(temperature)
+        return np.log(integrate.quad(f, m - half, m + half, points=[m], limit=200)[0])
 
     assert pixel(0.0) == pytest.approx(pixel(1.7), rel=1e-9)
     z = np.array(list(itertools.product([0.0, 1.0], repeat=fmm.K)))
