@@ -1,5 +1,8 @@
 """Ready-made models. Each is a function that builds a ``vmp.Model`` from data and hyperparameters."""
+from .beta_binomial import beta_bernoulli as beta_bernoulli
+from .beta_binomial import beta_binomial as beta_binomial
 from .factor_analysis import factor_analysis as factor_analysis
+from .factorial_mixture import factorial_mixture as factorial_mixture
 from .gaussian_mixture import gaussian_mixture as gaussian_mixture
 from .hmm import hmm as hmm
 from .lda import lda as lda

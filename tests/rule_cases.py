@@ -407,7 +407,90 @@ def poisson_dot_gathered():
 ALLOCATING = {"poisson_dot", "poisson_dot_gathered"}
 
 
+def beta_prior():
+    with vmp.Model("c") as m:
+        with vmp.Plate("N", 3):
+            p = vmp.Beta("p", [0.5, 2.0, 3.0], [1.0, 0.7, 4.0])
+            vmp.Binomial("x", [3, 0, 7], p, observed=[1, 0, 6])
+    return m, "p"
+
+
+def bernoulli_observed_masked():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("N", 5):
+            p = vmp.Beta("p", rng.uniform(0.5, 2.0, size=5), 1.5)
+            vmp.Bernoulli("x", p, observed=[1, 0, 0, 1, 1], mask=[True, True, False, True, True],
+                          weights=rng.uniform(0.5, 2.0, size=5))
+    return m, "x"
+
+
+def binomial_gated():
+    """A mixture of Binomial count vectors: x_nd ~ Bin(n_nd, p_{z_n, d})."""
+    rng = _rng()
+    trials = rng.integers(0, 6, size=(5, 3))
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2), vmp.Plate("D", 3):
+            p = vmp.Beta("p", 1.0, 2.0)
+        with vmp.Plate("N", 5):
+            z = vmp.Categorical("z", pi)
+            with vmp.Plate("D", 3):
+                vmp.Binomial("x", trials, p[z, "K"], observed=rng.binomial(trials, 0.4),
+                             weights=rng.uniform(0.5, 2.0, size=(5, 3)))
+    return m, "x"
+
+
+def bernoulli_gated():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(3))
+        with vmp.Plate("K", 3):
+            p = vmp.Beta("p", 1.0, 1.0)
+        with vmp.Plate("N", 6):
+            z = vmp.Categorical("z", pi)
+            vmp.Bernoulli("x", p[z], observed=rng.integers(0, 2, size=6))
+    return m, "x"
+
+
+def _factorial(child: str):
+    """x_nd ~ N(sum_k z_nk mu_dk, 1/tau), z_nk ~ Bernoulli(pi_k), pi_k ~ Beta."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("K", 3):
+            pi = vmp.Beta("pi", 1.0, 2.0)
+        with vmp.Plate("D", 2), vmp.Plate("K", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 4), vmp.Plate("K", 3):
+            z = vmp.Bernoulli("z", pi)
+        with vmp.Plate("N", 4), vmp.Plate("D", 2):
+            vmp.Normal("x", vmp.dot(z, mu), tau, observed=rng.normal(size=(4, 2)), weights=rng.uniform(size=(4, 2)))
+    return m, child
+
+
+def factorial_mixture():
+    return _factorial("x")
+
+
+def bernoulli_latent_beta():
+    return _factorial("z")
+
+
+def dot_bernoulli_constant():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("N", 4), vmp.Plate("K", 3):
+            z = vmp.Bernoulli("z", 0.3)
+        with vmp.Plate("N", 4):
+            vmp.Normal("x", vmp.dot(z, rng.normal(size=3)), 2.0, observed=rng.normal(size=4))
+    return m, "x"
+
+
+
 CASES = {f.__name__: f for f in [
+    factorial_mixture, bernoulli_latent_beta, dot_bernoulli_constant,
+    beta_prior, bernoulli_observed_masked, binomial_gated, bernoulli_gated,
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,

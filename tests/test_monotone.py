@@ -162,7 +162,49 @@ def count_block(draw, rng, p):
         vmp.Multinomial(p + "m", probs[z] if mixture else probs, observed=rng.multinomial(5, np.full(4, 0.25), size=n))
 
 
-BLOCKS = [normal_block, gaussian_block, mixture_block, lda_block, mf_block, hmm_block, count_block]
+
+
+def binary_block(draw, rng, p):
+    """Beta probabilities over D features, shared or gated by a Categorical (a mixture of binary
+    or count vectors); Bernoulli or Binomial observations with masks and weights."""
+    n, d = draw(st.integers(1, 6)), draw(st.integers(1, 3))
+    k = draw(st.integers(1, 3))
+    binomial = draw(st.booleans())
+    with vmp.Plate(p + "K", k), vmp.Plate(p + "D", d):
+        prob = vmp.Beta(p + "p", float(rng.uniform(0.5, 2.0)), rng.uniform(0.5, 2.0, size=(k, d)))
+    gated = k > 1
+    if gated:
+        pi = vmp.Dirichlet(p + "pi", np.full(k, 1.0)) if draw(st.booleans()) else np.full(k, 1.0 / k)
+    trials = rng.integers(0, 6, size=(n, d))
+    with vmp.Plate(p + "N", n):
+        z = vmp.Categorical(p + "z", pi) if gated else None
+        with vmp.Plate(p + "D", d):
+            parent = prob[z, p + "K"] if gated else prob[np.zeros(n, int), p + "N"]
+            mask = rng.uniform(size=(n, d)) > 0.3 if draw(st.booleans()) else None
+            w = rng.uniform(0.1, 3.0, size=(n, d)) if draw(st.booleans()) else None
+            if binomial:
+                vmp.Binomial(p + "x", trials, parent, observed=rng.binomial(trials, 0.3), mask=mask, weights=w)
+            else:
+                vmp.Bernoulli(p + "x", parent, observed=rng.integers(0, 2, size=(n, d)), mask=mask, weights=w)
+
+
+def factorial_block(draw, rng, p):
+    """x_nd ~ N(sum_k z_nk mu_dk, 1/tau): Bernoulli z with Beta or fixed pi_k, Normal mu."""
+    n, d, k = draw(st.integers(1, 5)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    with vmp.Plate(p + "K", k):
+        pi = vmp.Beta(p + "pi", 1.0, 2.0) if draw(st.booleans()) else rng.uniform(0.1, 0.9, size=k)
+    with vmp.Plate(p + "D", d), vmp.Plate(p + "K", k):
+        mu = vmp.Normal(p + "mu", 0.0, float(rng.uniform(0.3, 2.0)))
+    with vmp.Plate(p + "N", n), vmp.Plate(p + "K", k):
+        z = vmp.Bernoulli(p + "z", pi)
+    tau = _precision_gamma(draw, rng, p)
+    with vmp.Plate(p + "N", n), vmp.Plate(p + "D", d):
+        mask = rng.uniform(size=(n, d)) > 0.3 if draw(st.booleans()) else None
+        vmp.Normal(p + "x", vmp.dot(z, mu), tau, observed=rng.normal(size=(n, d)) * 2, mask=mask)
+
+
+BLOCKS = [factorial_block, binary_block, normal_block, gaussian_block, mixture_block, lda_block, mf_block,
+          hmm_block, count_block]
 
 
 @st.composite

@@ -6,7 +6,8 @@ from .errors import (ConjugacyError as ConjugacyError, ConvergenceError as Conve
                      ShapeError as ShapeError,
                      VMPError as VMPError)
 from .factors import rules as rules
-from .graph import (Categorical as Categorical, CategoricalMarkovChain as CategoricalMarkovChain, Data as Data,
+from .graph import (Bernoulli as Bernoulli, Beta as Beta, Binomial as Binomial,
+                    Categorical as Categorical, CategoricalMarkovChain as CategoricalMarkovChain, Data as Data,
                     Dirichlet as Dirichlet, Gamma as Gamma,
                     Gaussian as Gaussian, Model as Model, Normal as Normal, Plate as Plate,
                     Wishart as Wishart, dot as dot)

@@ -214,6 +214,15 @@ def _subclasses(cls):
         yield from _subclasses(c)
 
 
+def _declaration(cls, f):
+    """Keyword arguments beyond the family's parameters: the node's ``example_arguments`` (a
+    Binomial's trials) and, for an observed-only family, data drawn from the example."""
+    extra = dict(getattr(cls, "example_arguments", {}))
+    if not f.latent:
+        extra["observed"] = f.sample(f.example(), np.random.default_rng(5))
+    return extra
+
+
 @TABLE
 def test_domain_errors_at_declaration_name_the_node_and_the_role(f):
     cls = _node_class(f)
@@ -224,16 +233,16 @@ def test_domain_errors_at_declaration_name_the_node_and_the_role(f):
     if not all(k in params for k in keys):
         pytest.skip(f"{cls.__name__} does not take {f.name}'s parameters {keys}")
     p = f.parameters(f.example())
-    data = {} if f.latent else {"observed": f.sample(f.example(), np.random.default_rng(0))}
+    extra = _declaration(cls, f)
     with vmp.Model("m"), vmp.Plate("n", 3):
-        cls("good", **{k: p[k] for k in keys}, **data)
+        cls("good", **{k: p[k] for k in keys}, **extra)
     for key, c in f.constraints_for(_event(f, f.example())).items():
         given = {k: p[k] for k in keys}
         given[key] = _broken(p[key])
         if np.all(c.check(given[key])):
             continue
         with vmp.Model("m"), vmp.Plate("n", 3), pytest.raises(vmp.HyperparameterError) as info:
-            cls("bad_node", **given, **data)
+            cls("bad_node", **given, **extra)
         assert "'bad_node'" in str(info.value) and key in str(info.value), str(info.value)
 
 
@@ -244,4 +253,4 @@ def test_observed_only_families_refuse_a_latent_node(f):
         pytest.skip("latent nodes allowed")
     p = f.parameters(f.example())
     with vmp.Model("m"), vmp.Plate("n", 3), pytest.raises(vmp.GraphError, match="'bad_node'.*observed"):
-        cls("bad_node", **{k: p[k] for k in _natural_keys(f)})
+        cls("bad_node", **{k: p[k] for k in _natural_keys(f)}, **getattr(cls, "example_arguments", {}))

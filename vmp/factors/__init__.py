@@ -1,5 +1,8 @@
 """Conditional distributions (factors), each defined by its multilinear expected log-density."""
 from .base import Conditional as Conditional
+from .bernoulli import BernoulliFactor as BernoulliFactor
+from .beta import BetaFactor as BetaFactor
+from .binomial import BinomialFactor as BinomialFactor
 from .categorical import CategoricalFactor as CategoricalFactor
 from .dirichlet import DirichletFactor as DirichletFactor
 from .exponential import ExponentialFactor as ExponentialFactor
@@ -13,7 +16,8 @@ from .poisson import PoissonFactor as PoissonFactor
 from .wishart import WishartFactor as WishartFactor
 
 FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
-           MarkovChainFactor, PoissonFactor, ExponentialFactor, MultinomialFactor)
+           MarkovChainFactor, PoissonFactor, ExponentialFactor, MultinomialFactor, BetaFactor, BernoulliFactor,
+           BinomialFactor)
 
 
 def rules() -> list[tuple[str, str, str]]:

@@ -5,6 +5,9 @@ tests in tests/families/ pick it up from ``ALL``).
 """
 from . import constraints as constraints
 from .base import Family as Family
+from .bernoulli import Bernoulli as Bernoulli
+from .beta import Beta as Beta
+from .binomial import Binomial as Binomial
 from .categorical import Categorical as Categorical
 from .dirichlet import Dirichlet as Dirichlet
 from .exponential import Exponential as Exponential
@@ -17,4 +20,4 @@ from .poisson import Poisson as Poisson
 from .wishart import Wishart as Wishart
 
 ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical,
-                                  CategoricalMarkovChain, Poisson, Exponential, Multinomial)
+                                  CategoricalMarkovChain, Poisson, Exponential, Multinomial, Beta, Bernoulli, Binomial)

@@ -42,6 +42,9 @@ class Family(ABC):
     #: True when x is a point of R^D with u = (x, x x^T): sums and inner products of such
     #: variables keep every term multilinear, and k-means++ centers are starting points for it
     location: ClassVar[bool] = False
+    #: True when x is 0 or 1, so x^2 = x: such a variable may multiply a Normal inside a
+    #: factorized ``dot`` (E[(z u)^2] = E[z] E[u^2]), e.g. the binary Z_nk of a factorial mixture
+    binary: ClassVar[bool] = False
     #: True when c x (a constant c > 0) is in the family with u(c x) = (c u_0(x), u_1(x) +
     #: ``scale_dimension`` log c): the ``c * P`` glue
     scalable: ClassVar[bool] = False

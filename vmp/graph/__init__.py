@@ -4,6 +4,9 @@ from .expressions import dot as dot
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
 from .model import Model as Model
 from .node import Node as Node
+from .nodes import Bernoulli as Bernoulli
+from .nodes import Beta as Beta
+from .nodes import Binomial as Binomial
 from .nodes import Categorical as Categorical
 from .nodes import Dirichlet as Dirichlet
 from .nodes import Exponential as Exponential

@@ -109,6 +109,16 @@ class DotBinding:
         return first + [(c, ops + [off]) for c, ops in _product(pair_k, pair_l)]
 
 
+class BinaryBinding:
+    """A 0/1 variable z: its second moment is its first, E[z^2] = E[z] (``Family.binary``)."""
+
+    def __init__(self, inner: LeafBinding):
+        self.inner = inner
+
+    def sub(self, comp, ev, fresh):
+        return self.inner.sub(0, ev, fresh)
+
+
 class DiagonalBinding:
     """diag(alpha), rows(A): the node's letter for its innermost plate becomes the first event
     letter; the node's own ``keep`` event letters follow it."""
@@ -249,10 +259,14 @@ class CompiledFactor:
             lk = dict(letters, **{expr.shared.name: k})
             ll = dict(letters, **{expr.shared.name: l})
             off = Operand(None, 0, k + l, array=1.0 - np.eye(size))
-            bu, bv = self._bind(expr.u, lk, role), self._bind(expr.v, lk, role)
-            cross = (self._bind(expr.u, ll, role), self._bind(expr.v, ll, role), off)
+            bu, bv = self._factor_of_dot(expr.u, lk, role), self._factor_of_dot(expr.v, lk, role)
+            cross = (self._factor_of_dot(expr.u, ll, role), self._factor_of_dot(expr.v, ll, role), off)
             return DotBinding(bu, bv, cross)
         raise GraphError(f"node '{self.child.name}': cannot use {expr!r} as a parent")
+
+    def _factor_of_dot(self, expr: Expression, letters: dict, role: str):
+        binding = self._bind(expr, letters, role)
+        return BinaryBinding(binding) if expr.family.binary else binding
 
     def _expand(self, term: Term, bindings) -> list[Expanded]:
         fresh = _Fresh()

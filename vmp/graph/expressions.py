@@ -201,18 +201,20 @@ def _design(value, other: Expression, where: str) -> PlatedConstant:
     open plates + (K,) against Normals sharing their innermost plate K."""
     if other.event_shape:
         return _plated(value, other.family, context.active_plates(), other.event_shape, where)
+    family = fam.Normal if other.family.binary else other.family  # a constant c against z: c and c^2
     if not other.plates:
         raise ShapeError(f"{where}: a Normal argument needs an innermost plate to sum over")
     shared = other.plates[-1]
     plates = tuple(p for p in context.active_plates() if p != shared) + (shared,)
-    return _plated(value, other.family, plates, (), where)
+    return _plated(value, family, plates, (), where)
 
 
 class Dot(Expression):
     """Inner product of two Gaussians: over the event axis (multivariate), or over a shared
     innermost plate of two Normal nodes (the fully factorized q(u_mk) of Paquet eq. (7)).
     Either side may be a constant array (a design matrix X: E[w.x] = E[w].x,
-    E[(w.x)^2] = x^T E[ww^T] x).
+    E[(w.x)^2] = x^T E[ww^T] x). A side over a shared plate may be binary (Bernoulli z_k, with
+    E[z_k^2] = E[z_k]): sum_k z_k u_k, the mean of a factorial mixture (Ghahramani 1995).
 
     Of two positive nodes of an ``allocates`` family (Gamma) over a shared innermost plate K, it
     is the rate sum_k theta_k beta_k of Poisson factorization (Gopalan et al. 2015): a node of
@@ -227,13 +229,19 @@ class Dot(Expression):
             self._positive(u, v, where)
             return
         for e in (u, v):
-            if isinstance(e, Expression) and (not e.family.location or isinstance(e, (Dot, Constant))):
-                raise GraphError(f"dot: arguments must be Gaussian or Normal nodes (or gathers of them), got {e!r}")
+            if isinstance(e, Expression) and (not (e.family.location or e.family.binary)
+                                              or isinstance(e, (Dot, Constant))):
+                raise GraphError(f"dot: arguments must be Gaussian, Normal or Bernoulli nodes (or gathers of "
+                                 f"them), got {e!r}")
         if not isinstance(u, Expression):
             u = _design(u, v, where)
         if not isinstance(v, Expression):
             v = _design(v, u, where)
-        if u.family is not v.family:
+        if u.family.binary or v.family.binary:
+            if u.event_shape or v.event_shape:
+                raise GraphError(f"{where}: a Bernoulli argument multiplies a Normal (or Bernoulli) over a "
+                                 f"shared innermost plate")
+        elif u.family is not v.family:
             raise GraphError(f"{where}: both must be Gaussian or both Normal")
         self.u, self.v = u, v
         self.family = fam.Normal

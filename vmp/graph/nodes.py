@@ -7,8 +7,9 @@ import numpy as np
 
 from .. import families as fam
 from ..errors import ConjugacyError, GraphError, HyperparameterError, ShapeError
-from ..factors import (CategoricalFactor, DirichletFactor, ExponentialFactor, GammaFactor, GaussianARDFactor,
-                       GaussianFactor, MultinomialFactor, NormalFactor, PoissonFactor, WishartFactor)
+from ..factors import (BernoulliFactor, BetaFactor, BinomialFactor, CategoricalFactor, DirichletFactor,
+                       ExponentialFactor, GammaFactor, GaussianARDFactor, GaussianFactor, MultinomialFactor,
+                       NormalFactor, PoissonFactor, WishartFactor)
 from .data import is_lazy
 from .expressions import Diagonal, Expression
 from .node import Node, fixed
@@ -353,3 +354,74 @@ def _trials(observed, mask) -> np.ndarray | None:
         return n if mask is None else np.where(np.asarray(mask, bool), n, 0.0)
     except (TypeError, ValueError):
         return None
+
+
+class Beta(Node):
+    """Beta(alpha, beta) over probabilities p in (0, 1), E[p] = alpha / (alpha + beta)."""
+
+    family = fam.Beta
+    factor_cls = BetaFactor
+
+    def __init__(self, name: str, alpha: Any, beta: Any, *, observed=None, mask=None, weights=None):
+        self._alpha = fixed(name, type(self), "alpha", alpha)
+        self._beta = fixed(name, type(self), "beta", beta)
+        super().__init__(name, {}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        return ()
+
+    def _make_factor(self):
+        return BetaFactor((), self._hyperparameter("alpha", self._alpha, ()), self._hyperparameter("beta", self._beta, ()))
+
+    def _fill_value(self):
+        return np.full((), 0.5)
+
+
+class Bernoulli(Node):
+    """Bernoulli(probability) over x in {0, 1}; probability: constant in (0, 1) or Beta node
+    (gated, ``p[z]``, for a mixture of binary vectors)."""
+
+    family = fam.Bernoulli
+    factor_cls = BernoulliFactor
+
+    def __init__(self, name: str, probability: Any, *, observed=None, mask=None, weights=None):
+        super().__init__(name, {"probability": probability}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        return ()
+
+    def _fill_value(self):
+        return np.zeros(())
+
+
+class Binomial(Node):
+    """Binomial(trials, probability): the number of successes in ``trials`` (non-negative
+    integers, per element, broadcast over the plates) with success probability ``probability``
+    (constant in (0, 1) or Beta node, gated ``p[z]`` for mixtures). Observed only."""
+
+    family = fam.Binomial
+    factor_cls = BinomialFactor
+    #: keyword arguments beyond the family's parameters that a table-driven declaration needs
+    example_arguments = {"trials": fam.binomial.EXAMPLE_TRIALS}
+
+    def __init__(self, name: str, trials: Any, probability: Any, *, observed=None, mask=None, weights=None):
+        self._trials = fixed(name, type(self), "trials", trials)
+        super().__init__(name, {"probability": probability}, observed, mask, weights)
+
+    def _infer_event_shape(self, roles):
+        return ()
+
+    def _make_factor(self):
+        factor = BinomialFactor((), self._hyperparameter("trials", self._trials, ()))
+        self.family = factor.child
+        return factor
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "family"}  # the factor's, rebuilt
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.family = self.factor.child
+
+    def _fill_value(self):
+        return np.zeros(())

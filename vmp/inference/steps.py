@@ -73,9 +73,13 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
         for node in reversed(plan.local):
             watched = node in judged
             contexts = sub if w is None else _own_and_children(engine, plan, sub, node, w)
-            new = engine.target(state, node, ctx=contexts)
-            moments = node.family.moments(new)
             axis, plate = _subset_axis(node, ctx)
+            if engine.coupled_plate(node) is None:
+                new = engine.target(state, node, ctx=contexts)
+            else:
+                new = _sliced_target(engine, state, node, contexts, sub,
+                                     _at(natural[node.name], axis, where, plate))
+            moments = node.family.moments(new)
             if watched:
                 old = _at(natural[node.name], axis, where, plate), _at(ctx.overrides[node.name], axis, where, plate)
                 moved = element_change(node.family, old[0], old[1], new, moments)
@@ -105,6 +109,21 @@ def _pair(engine: Engine, plan):
     if "_local_pair" not in plan.__dict__:
         plan._local_pair = local_pair.find(engine, plan)
     return plan._local_pair
+
+
+def _sliced_target(engine: Engine, state: State, node, contexts, sub: Context, natural: tuple) -> tuple:
+    """lambda^temp of a local whose elements meet in one term along a plate (the z_n1..z_nK of a
+    factorial mixture), one slice at a time, each slice reading the ones before it through the
+    overrides of ``sub`` (which the contexts share): coordinate ascent, as ``Engine.coordinate``."""
+    plate = engine.coupled_plate(node)
+    axis = node.plates.index(plate)
+    natural = tuple(np.array(a, float, copy=True) for a in natural)
+    for i in range(plate.size):
+        part = engine.target(state, node, None, plate, i, contexts)
+        for arr, t in zip(natural, part):
+            arr[(slice(None),) * axis + (i,)] = t
+        sub.overrides[node.name] = node.family.moments(natural)
+    return natural
 
 
 def _subset_axis(node, ctx: Context) -> tuple[int, str]:

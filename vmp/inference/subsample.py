@@ -252,8 +252,10 @@ class MinibatchPlan(Plan):
         self.local = [n for n in engine.hidden if any(p.name in self.names for p in n.plates)]
         self.stepped = [n for n in engine.hidden if n not in self.local]
         for n in self.local:
-            if engine.coupled_plate(n) is not None:
-                raise GraphError(f"Minibatch: local node '{n.name}' has coupled elements; not supported")
+            coupled = engine.coupled_plate(n)
+            if coupled is not None and coupled.name in self.names:
+                raise GraphError(f"Minibatch: local node '{n.name}' has elements coupled along the data plate "
+                                 f"'{coupled.name}'; not supported")
             for whole in n.joint_plates:
                 if whole.name in self.names:
                     raise GraphError(f"Minibatch: '{n.name}' is one {n.family.name} along plate '{whole.name}' "
