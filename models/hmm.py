@@ -4,13 +4,12 @@ pi0 ~ Dir(alpha_0), A_j ~ Dir(alpha_A) for each state j, z_s ~ MarkovChain(pi0, 
 sequence s (q(z_s) one structured chain, from forward-backward), and emissions y_st | z_st:
 
 - ``"gaussian"``: mu_k ~ N(m0, P0^-1), Lambda_k ~ W(nu0, W0), y_st ~ N(mu_{z_st}, Lambda_{z_st}^-1);
-- ``"categorical"``: B_k ~ Dir(beta), y_st ~ Cat(B_{z_st}) over ``n_symbols`` symbols.
+- ``"categorical"``: B_k ~ Dir(beta), y_st ~ Cat(B_{z_st}) over ``n_symbols`` symbols;
+- ``"poisson"``: lam_k ~ Gamma(a, b), y_st ~ Poisson(lam_{z_st}) (counts).
 
 Sequences are padded to the longest; the padded steps are masked. A new emission family is one
 function ``(y, mask, z, plates, options) -> None`` in ``EMISSIONS`` that declares the parameters
-in a "states" plate and the observed node in the (sequences, time) ``plates``, gated by z: e.g.
-Poisson counts ``vmp.Poisson("y", rate=lam[z], ...)`` with ``lam`` a Gamma node per state, once
-vmp.Poisson exists.
+in a "states" plate and the observed node in the (sequences, time) ``plates``, gated by z.
 """
 from __future__ import annotations
 
@@ -68,8 +67,18 @@ def _categorical(y, mask, z, plates, options) -> None:
         vmp.Categorical("y", b[z], observed=np.where(mask, y, 0).astype(np.int64), mask=mask)
 
 
+def _poisson(y, mask, z, plates, options) -> None:
+    counts = _checks.indices(options["name"], "sequences", y[mask])
+    shape = float(options.get("shape", 1.0))
+    rate = float(options.get("rate", shape / max(counts.mean(), 1e-3)))
+    with vmp.Plate("states", z.event_shape[0]):
+        lam = vmp.Gamma("lam", shape=shape, rate=rate)
+    with plates[0], plates[1]:
+        vmp.Poisson("y", lam[z], observed=np.where(mask, y, 0).astype(float), mask=mask)
+
+
 #: emission families by name: each declares its parameters and the observed node
-EMISSIONS: dict[str, Callable] = {"gaussian": _gaussian, "categorical": _categorical}
+EMISSIONS: dict[str, Callable] = {"gaussian": _gaussian, "categorical": _categorical, "poisson": _poisson}
 
 
 def hmm(sequences, n_states: int, *, emission: str = "gaussian", initial_alpha: float = 1.0,
@@ -80,6 +89,8 @@ def hmm(sequences, n_states: int, *, emission: str = "gaussian", initial_alpha: 
     row of A. Gaussian options: ``mean_precision`` (P0 = mean_precision * S^-1, m0 the data mean),
     ``dof`` (nu0, default D; W0 = S^-1 / nu0, so E[Lambda_k] = S^-1). Categorical options:
     ``n_symbols`` (default: the largest symbol + 1), ``beta`` (the Dirichlet concentration of B_k).
+    Poisson options: ``shape`` a (default 1) and ``rate`` b (default a / the mean count, so that
+    E[lam_k] is the mean count).
     """
     if emission not in EMISSIONS:
         raise vmp.GraphError(f"{name}: emission must be one of {sorted(EMISSIONS)}, got {emission!r}")

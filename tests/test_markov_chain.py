@@ -291,6 +291,26 @@ def test_categorical_hmm_on_sequences_of_different_lengths():
     assert np.allclose(model["z"].mean[~valid], 1.0 / 3)
 
 
+def test_poisson_hmm_recovers_rates_and_transitions():
+    """Poisson emissions gated by the chain (Beal 2003's HMM with count outputs)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(11)
+    lengths = rng.integers(30, 61, size=120)
+    z = simulate(rng, 120, lengths)
+    rates = np.array([1.0, 6.0, 15.0])
+    y = rng.poisson(rates[np.maximum(z, 0)])
+    model = vmp.models.hmm([y[s, :n] for s, n in enumerate(lengths)], 3, emission="poisson")
+    result = model.fit(iterations=200, seed=0)
+    assert result.converged and np.all(np.diff(result.elbo) > -1e-6 * np.abs(result.elbo[1:]))
+    found = model["z"].mean.argmax(-1)
+    valid = z >= 0
+    assert adjusted_rand_score(z[valid], found[valid]) > 0.85
+    p = _matched(z[valid], found[valid], 3)
+    assert np.allclose(model["lam"].mean[p], rates, rtol=0.05)
+    assert np.abs(model["A"].mean[np.ix_(p, p)] - TRUE_A).max() < 0.06
+
+
 def test_minibatch_over_sequences():
     rng = np.random.default_rng(10)
     z = simulate(rng, 200, 50)
