@@ -95,6 +95,40 @@ def test_rate_shrinks_with_noise_and_a_fit_converges_with_it():
     assert np.allclose(model["mu"].mean, post_mean, atol=0.05)
 
 
+class _Recording(vmp.Adaptive):
+    """Adaptive that keeps the gradients it is primed with and the first it is stepped with."""
+
+    def prime(self, gradients, st):
+        self.seen.append(("prime", gradients))
+        return super().prime(gradients, st)
+
+    def rate(self, t, gradient, st):
+        self.seen.append(("rate", gradient))
+        return super().rate(t, gradient, st)
+
+
+@pytest.mark.parametrize("update", ["per-node", "global"])
+def test_each_node_is_primed_where_its_first_step_reads_its_target(update):
+    """With the whole data plate as the minibatch there is no noise: the Monte Carlo start must
+    see the gradient the first step sees. Under option (a) Lambda's first step reads mu after
+    mu's step, so its start is drawn there, not at the initial q (where mu's prior variance
+    made Lambda's priming gradients 200 times larger than its first step's, and the adaptive rate
+    then halved every step); under option (b) every node is primed at the snapshot."""
+    model = gaussian_mixture(_blobs(300), 3)
+    step = {}
+    for name in ("pi", "mu", "Lambda"):
+        step[name] = _Recording()
+        object.__setattr__(step[name], "seen", [])
+    model.fit(method="stochastic", subsample=vmp.Minibatch("data", 300), update=update, step=step, iterations=1,
+              seed=0, progress=False)
+    for name, schedule in step.items():
+        (kind, primed), (kind1, first) = schedule.seen
+        assert (kind, kind1) == ("prime", "rate") and len(primed) == 5
+        for g in primed:
+            for a, b in zip(g, first):
+                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8 * np.abs(b).max(), err_msg=name)
+
+
 @pytest.mark.parametrize("update", ["per-node", "global"])
 @pytest.mark.parametrize("subsample", ["pernode", "minibatch"])
 def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):

@@ -223,7 +223,8 @@ class Fit:
         extra["policies"] = pol
         backoff = dict(extra["backoff"])
         sched = {n: extra.get("schedules", {}).get(n, s.start()) for n, s in self.schedules.items()}
-        count += self._prime(state, sched)
+        if o.update == "global":
+            count += self._prime(state, state, sched, plan.stepped)
         rho = dict.fromkeys(self.schedules, np.nan)
         monitors = list(extra["monitors"])
         work, skipped = state, False
@@ -237,6 +238,7 @@ class Fit:
                                    t, monitors, backoff)
         else:
             for node in plan.stepped:
+                count += self._prime(state, work, sched, [node])
                 if engine.coupled_plate(node) is not None:
                     lam = None
                     if self.schedules[node.name].needs_gradient and not plan.monotone:
@@ -279,21 +281,23 @@ class Fit:
         rho[node.name] = r
         return r
 
-    def _prime(self, state: State, sched: dict) -> int:
-        """Ranganath et al. 2013's initialization of the schedules that ask for it (first step):
-        the gradients of fresh draws at the current q, without policy weights. Returns the
-        observed elements read."""
+    def _prime(self, start: State, state: State, sched: dict, nodes: list) -> int:
+        """Ranganath et al. 2013's initialization of the schedules of ``nodes`` that ask for it
+        (first step): the gradients of fresh draws, without policy weights, where the step reads
+        its targets: local steps at the step's ``start``, targets at ``state``. Option (a) primes
+        each node after the nodes before it moved, option (b) every node at the snapshot.
+        Returns the observed elements read."""
         engine, plan = self.engine, self.plan
-        wants = {n: s.samples_wanted(sched[n]) for n, s in self.schedules.items()}
-        nodes = [n for n in plan.stepped if wants[n.name]]
+        wants = {n.name: self.schedules[n.name].samples_wanted(sched[n.name]) for n in nodes}
+        nodes = [n for n in nodes if wants[n.name]]
         if plan.monotone or not nodes:
             return 0
         gradients: dict = {n.name: [] for n in nodes}
         count = 0
-        for _ in range(max(wants.values())):
+        for _ in range(max(wants[n.name] for n in nodes)):
             draw = plan.draw(engine, self.rng)
             if plan.local_step:
-                ctx, _, acc = steps.local_step(engine, plan, state, draw.ctx)
+                ctx, _, acc = steps.local_step(engine, plan, start, draw.ctx)
                 draw, count = replace(draw, ctx=ctx), count + acc
             lam = steps.targets(engine, plan, state, draw, nodes)
             for n in nodes:
