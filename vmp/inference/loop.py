@@ -35,8 +35,9 @@ from .state import State
 from .subsample import Draw, Plan, Subsample, sweep_accesses
 
 
-#: evaluations averaged by the stopping rule of a stochastic fit (``tol=``)
-TOL_WINDOW = 3
+#: the stopping rule of a stochastic fit (``tol=``): evaluations in its regression window, how
+#: many windows in a row must be flat, and the standard errors added to the fitted slope
+TOL_WINDOW, TOL_PATIENCE, TOL_Z = 5, 2, 2.0
 
 
 class ElboDecreaseWarning(UserWarning):
@@ -401,20 +402,22 @@ class Fit:
         return None
 
     def _plateau(self, t: int) -> str | None:
-        """The stopping rule of a stochastic fit: the mean of the last ``TOL_WINDOW`` evaluated
-        bounds exceeds the mean of the ``TOL_WINDOW`` before them by at most ``tol`` relative
-        (scikit-learn's perp_tol, on a smoothed bound). Needs 2 TOL_WINDOW evaluations after
-        step 0, so it never ends the first steps; recorded as an event 'tol'."""
+        """The stopping rule of a stochastic fit: the least-squares line through the last
+        ``TOL_WINDOW`` evaluated bounds rises across the window by at most ``tol`` relative even
+        at its slope's upper limit (slope + ``TOL_Z`` standard errors from the residuals), for
+        ``TOL_PATIENCE`` windows in a row (see :func:`_flat`). Needs TOL_WINDOW + TOL_PATIENCE - 1
+        evaluations after step 0, so it never ends the first steps; recorded as an event 'tol'."""
         ev = self.recorder.raw["evaluations"]
-        values = [b for i, b in zip(ev["iteration"], ev["elbo"]) if i > 0]
-        w = TOL_WINDOW
-        if len(values) < 2 * w:
+        values = np.array([b for i, b in zip(ev["iteration"], ev["elbo"]) if i > 0], dtype=float)
+        w, p = TOL_WINDOW, TOL_PATIENCE
+        if len(values) < w + p - 1:
             return None
-        new, old = float(np.mean(values[-w:])), float(np.mean(values[-2 * w:-w]))
-        if not new - old <= self.opts.tol * abs(new):
+        rises = [_flat(values[len(values) - w - k:len(values) - k], self.opts.tol) for k in range(p)]
+        if not all(r is not None for r in rises):
             return None
-        message = (f"the smoothed ELBO (mean of the last {w} evaluations) rose by {new - old:.4g}, "
-                   f"at most tol={self.opts.tol:g} relative, at iteration {t}")
+        message = (f"the ELBO's trend over the last {w} evaluations rose by at most {rises[0]:.4g} (slope + "
+                   f"{TOL_Z:g} standard errors), within tol={self.opts.tol:g} relative, {p} evaluations in a row, "
+                   f"at iteration {t}")
         self.recorder.event(t, "tol", None, "stop", message)
         self._set(converged=True)
         return message
@@ -530,6 +533,19 @@ class Fit:
                          resume_point=resume)
 
 
+def _flat(values: np.ndarray, tol: float) -> float | None:
+    """The upper limit of the rise of ``values`` across their window, (beta + TOL_Z se(beta)) *
+    len(values), from the least-squares slope beta (per evaluation) and its standard error from
+    the residuals; None unless it is at most tol * |mean|."""
+    x = np.arange(len(values)) - (len(values) - 1) / 2.0
+    y = values - values.mean()
+    beta = float(x @ y / (x @ x))
+    residual = y - beta * x
+    se = float(np.sqrt(residual @ residual / (len(values) - 2) / (x @ x)))
+    rise = (beta + TOL_Z * se) * len(values)
+    return rise if rise <= tol * abs(values.mean()) else None
+
+
 def _gradient(target, natural) -> tuple:
     """g_t = lambda^temp - lambda, the noisy natural gradient (Ranganath et al. 2013, Sec. 2)."""
     return tuple(a - b for a, b in zip(target, natural))
@@ -626,8 +642,9 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
     'default'), ``evaluate_every`` (steps between evaluations of the bound, default 10; 0: only
     at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
     ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')),
-    ``tol`` (stop when the mean of the last TOL_WINDOW = 3 evaluated bounds exceeds the mean of
-    the 3 before by at most tol relative; never before 6 evaluations; default None: run the
+    ``tol`` (stop when the least-squares trend of the last TOL_WINDOW = 5 evaluated bounds, at
+    its slope's upper 2-standard-error limit, rises across the window by at most tol relative,
+    at TOL_PATIENCE = 2 evaluations in a row; never before 6 evaluations; default None: run the
     iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
     et al. 2013).
 
