@@ -98,13 +98,13 @@ def test_rate_shrinks_with_noise_and_a_fit_converges_with_it():
 class _Recording(vmp.Adaptive):
     """Adaptive that keeps the gradients it is primed with and the first it is stepped with."""
 
-    def prime(self, gradients, st, plates=0):
+    def prime(self, gradients, st):
         self.seen.append(("prime", gradients))
-        return super().prime(gradients, st, plates)
+        return super().prime(gradients, st)
 
-    def rate(self, t, gradient, st, plates=0):
+    def rate(self, t, gradient, st):
         self.seen.append(("rate", gradient))
-        return super().rate(t, gradient, st, plates)
+        return super().rate(t, gradient, st)
 
 
 @pytest.mark.parametrize("update", ["per-node", "global"])
@@ -169,8 +169,8 @@ def test_backoff_multiplies_the_adaptive_rate():
     raw = []
 
     class Spy(vmp.Adaptive):
-        def rate(self, t, gradient, st, plates=0):
-            rho, st = super().rate(t, gradient, st, plates)
+        def rate(self, t, gradient, st):
+            rho, st = super().rate(t, gradient, st)
             raw.append(rho)
             return rho, st
 

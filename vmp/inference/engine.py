@@ -19,7 +19,6 @@ import numpy as np
 from ..errors import ConvergenceError
 from ..graph.leaves import Context
 from .executor import Executor, Serial, add
-from .schedules import broadcast_rate
 from .state import State
 
 
@@ -156,19 +155,17 @@ class Engine:
             for arr, t in zip(new, part):
                 arr = arr.copy()
                 sl = (slice(None),) * axis + (i,)
-                r = rho if np.ndim(rho) == 0 else broadcast_rate(np.asarray(rho)[sl], arr[sl])
-                arr[sl] = t if np.ndim(r) == 0 and r == 1.0 else (1.0 - r) * arr[sl] + r * t
+                arr[sl] = t if rho == 1.0 else (1.0 - rho) * arr[sl] + rho * t
                 parts.append(arr)
             new = tuple(parts)
             current = current.updated({node.name: (new, node.family.moments(new))})
         return new, current.moments[node.name]
 
     @staticmethod
-    def blend(old, new, rho):
-        """(1 - rho) old + rho new, rho a number or an array over the node's plates."""
-        if np.ndim(rho) == 0 and rho == 1.0:
+    def blend(old, new, rho: float):
+        if rho == 1.0:
             return new
-        return tuple((1.0 - broadcast_rate(rho, a)) * a + broadcast_rate(rho, a) * b for a, b in zip(old, new))
+        return tuple((1.0 - rho) * a + rho * b for a, b in zip(old, new))
 
     @staticmethod
     def moments(node, natural) -> tuple:

@@ -5,8 +5,7 @@
     iteration     (T,)  the step (sweep) numbers 1..T
     accesses      (T,)  cumulative observed-node element reads after each step
     step_seconds  (T,)  wall time of each step (evaluations excluded)
-    rho           {node: (T,)}  step size of each stepped node (ones for batch VMP; the mean over
-                  elements for Adaptive(per="element"))
+    rho           {node: (T,)}  step size of each stepped node (ones for batch VMP)
     change        {node: (T,)}  relative change ||lambda_t - lambda_(t-1)|| / ||lambda_(t-1)||
     evaluations   {"iteration": (E,), "accesses": (E,), "elbo": (E,), "stderr": (E,),
                    "heldout": (E,) or (0,)}    elbo is exact (stderr 0) or, for a minibatch fit

@@ -277,9 +277,9 @@ class Fit:
         if not self.plan.monotone:
             s = self.schedules[node.name]
             gradient = _gradient(target, state.natural[node.name]) if s.needs_gradient else None
-            r, sched[node.name] = s.rate(t, gradient, sched[node.name], len(node.plates))
+            r, sched[node.name] = s.rate(t, gradient, sched[node.name])
             r *= backoff[node.name]
-        rho[node.name] = float(np.mean(r))
+        rho[node.name] = r
         return r
 
     def _prime(self, start: State, state: State, sched: dict, nodes: list) -> int:
@@ -305,8 +305,7 @@ class Fit:
                 gradients[n.name].append(_gradient(lam[n.name], state.natural[n.name]))
             count += sum(plan.accesses(engine, draw, n) for n in nodes)
         for n in nodes:
-            sched[n.name] = self.schedules[n.name].prime(gradients[n.name][:wants[n.name]], sched[n.name],
-                                                          len(n.plates))
+            sched[n.name] = self.schedules[n.name].prime(gradients[n.name][:wants[n.name]], sched[n.name])
         return count
 
     def _valid_targets(self, state, draw, nodes, glob, redraws, t, extra):

@@ -40,14 +40,12 @@ class Schedule(ABC):
         """How many extra gradient samples :meth:`prime` wants before the next step."""
         return 0
 
-    def prime(self, gradients: list, st: Any, plates: int = 0) -> Any:
-        """The state after seeing ``gradients`` drawn at the initial q (see :class:`Adaptive`);
-        ``plates``: how many leading axes of each array are the node's plates."""
+    def prime(self, gradients: list, st: Any) -> Any:
+        """The state after seeing ``gradients`` drawn at the initial q (see :class:`Adaptive`)."""
         return st
 
-    def rate(self, t: int, gradient: tuple | None, st: Any, plates: int = 0) -> tuple[Any, Any]:
-        """(rho_t, the next state) given the natural gradient of step t; rho_t is a number, or an
-        array over the node's plates (one rate per element)."""
+    def rate(self, t: int, gradient: tuple | None, st: Any) -> tuple[float, Any]:
+        """(rho_t, the next state) given the natural gradient of step t."""
         return self(t), st
 
 
@@ -129,26 +127,16 @@ class Adaptive(Schedule):
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
     averages see every gradient.
-
-    ``per="element"`` applies the rule to every plate element of the node separately (its own
-    g^T g, gbar, hbar, tau): each element of q moves with the rate its own noise allows. Under
-    per-node subsampling the noise of element i scales with N_i / C (a user with 1,000 ratings
-    and C = 1 gets one rating scaled by 1,000), so one rate per node is set by the many quiet
-    elements and is too large for the few noisy ones. A convex combination per element keeps
-    every element's natural parameters in their domain, as the node-wide blend does.
     """
 
     samples: int = 5
     min_tau: float = 2.0
-    per: str = "node"
 
     needs_gradient = True
 
     def __post_init__(self):
         if not self.min_tau >= 1:
             raise VMPError(f"Adaptive(min_tau=) takes a number >= 1 (the shortest memory), got {self.min_tau!r}")
-        if self.per not in ("node", "element"):
-            raise VMPError(f"Adaptive(per=) takes 'node' or 'element', got {self.per!r}")
         if int(self.samples) != self.samples or self.samples < 2:
             raise VMPError(f"Adaptive(samples=) takes an integer >= 2 (the gradients drawn to start the averages), "
                            f"got {self.samples!r}")
@@ -162,46 +150,26 @@ class Adaptive(Schedule):
     def samples_wanted(self, st: dict | None) -> int:
         return self.samples if st is None or st["g"] is None else 0
 
-    def prime(self, gradients: list, st: dict, plates: int = 0) -> dict:
+    def prime(self, gradients: list, st: dict) -> dict:
         """gbar, hbar = the sample means of g and g^T g over ``gradients`` (Ranganath et al.
         2013, Algorithm 1, initialization); tau_1 = their number."""
-        n, k = len(gradients), self._axes(plates)
+        n = len(gradients)
         g = tuple(sum(parts) / n for parts in zip(*gradients))
-        h = sum(_square(x, k) for x in gradients) / n
-        tau = np.full(np.shape(h), float(max(n, self.min_tau)))
-        return {"g": g, "h": _plain(h), "tau": _plain(tau)}
+        h = sum(_square(x) for x in gradients) / n
+        return {"g": g, "h": float(h), "tau": float(max(n, self.min_tau))}
 
-    def rate(self, t: int, gradient: tuple | None, st: dict, plates: int = 0) -> tuple[Any, dict]:
+    def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple[float, dict]:
         if gradient is None or st is None or st["g"] is None:
             raise VMPError("vmp.Adaptive(): rate() needs the gradient and averages started by prime()")
-        k = self._axes(plates)
-        w = 1.0 / np.asarray(st["tau"], dtype=float)
-        g = tuple((1.0 - broadcast_rate(w, a)) * a + broadcast_rate(w, a) * b for a, b in zip(st["g"], gradient))
-        h = (1.0 - w) * st["h"] + w * _square(gradient, k)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rho = np.where(h > 0, np.minimum(1.0, _square(g, k) / np.where(h > 0, h, 1.0)), 1.0)
-        tau = np.maximum(np.asarray(st["tau"]) * (1.0 - rho) + 1.0, self.min_tau)
-        return _plain(rho), {"g": g, "h": _plain(h), "tau": _plain(tau)}
-
-    def _axes(self, plates: int) -> int:
-        return plates if self.per == "element" else 0
+        w = 1.0 / st["tau"]
+        g = tuple((1.0 - w) * a + w * b for a, b in zip(st["g"], gradient))
+        h = (1.0 - w) * st["h"] + w * _square(gradient)
+        rho = min(1.0, _square(g) / h) if h > 0 else 1.0
+        return rho, {"g": g, "h": float(h), "tau": float(max(st["tau"] * (1.0 - rho) + 1.0, self.min_tau))}
 
 
-def _square(arrays, plates: int = 0):
-    """Sum of squares of all arrays over every axis after the first ``plates``."""
-    return sum(np.sum(np.square(a), axis=tuple(range(plates, np.ndim(a)))) for a in arrays)
-
-
-def broadcast_rate(rho, a):
-    """``rho`` (a number or an array over the leading plate axes of ``a``) shaped to broadcast
-    against ``a``."""
-    rho = np.asarray(rho, dtype=float)
-    return rho.reshape(rho.shape + (1,) * (np.ndim(a) - rho.ndim))
-
-
-def _plain(x):
-    """A 0-d result as a float (the per-node rule's state and rate), an array otherwise."""
-    return float(x) if np.ndim(x) == 0 else np.asarray(x, dtype=float)
+def _square(arrays) -> float:
+    return float(sum(np.sum(np.square(a)) for a in arrays))
 
 
 @dataclass(frozen=True)
