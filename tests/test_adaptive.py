@@ -145,7 +145,7 @@ def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
         rho = result.history["rho"][name]
         assert np.all((rho > 0) & (rho <= 1)) and np.ptp(rho) > 0.01, name
         st = sched[name]
-        assert st["tau"] >= 2 and len(st["g"]) == len(result.state.natural[name]), name
+        assert st["tau"] >= vmp.Adaptive().min_tau and len(st["g"]) == len(result.state.natural[name]), name
     taus = [sched[n]["tau"] for n in names]
     assert len(set(taus)) == len(taus)  # each node its own averages
 
