@@ -121,7 +121,7 @@ class Adaptive(Schedule):
     target (under option (a) after the nodes before it moved, not at the initial q). It needs at least 2:
     from one gradient rho = 1 and tau = 1, and the rule then stays at rho = 1 (the averages
     hold one gradient only). For the same reason the memory is kept at ``min_tau`` or more
-    (default 2, a departure from the paper; ``min_tau=1`` is its rule exactly): with tau = 1
+    (default 1.2, a departure from the paper; ``min_tau=1`` is its rule exactly): with tau = 1
     the averages are the last gradient alone, rho_t = 1 whatever the noise, and tau stays 1, a
     fixed point the rule never leaves once a step reaches rho = 1. A zero gradient (hbar = 0)
     gives rho = 1: the target is the current q.
@@ -131,7 +131,7 @@ class Adaptive(Schedule):
     """
 
     samples: int = 5
-    min_tau: float = 2.0
+    min_tau: float = 1.2
 
     needs_gradient = True
 
