@@ -95,6 +95,40 @@ def test_rate_shrinks_with_noise_and_a_fit_converges_with_it():
     assert np.allclose(model["mu"].mean, post_mean, atol=0.05)
 
 
+class _Recording(vmp.Adaptive):
+    """Adaptive that keeps the gradients it is primed with and the first it is stepped with."""
+
+    def prime(self, gradients, st):
+        self.seen.append(("prime", gradients))
+        return super().prime(gradients, st)
+
+    def rate(self, t, gradient, st):
+        self.seen.append(("rate", gradient))
+        return super().rate(t, gradient, st)
+
+
+@pytest.mark.parametrize("update", ["per-node", "global"])
+def test_each_node_is_primed_where_its_first_step_reads_its_target(update):
+    """With the whole data plate as the minibatch there is no noise: the Monte Carlo start must
+    see the gradient the first step sees. Under option (a) Lambda's first step reads mu after
+    mu's step, so its start is drawn there, not at the initial q (where mu's prior variance
+    made Lambda's priming gradients 200 times larger than its first step's, and the adaptive rate
+    then halved every step); under option (b) every node is primed at the snapshot."""
+    model = gaussian_mixture(_blobs(300), 3)
+    step = {}
+    for name in ("pi", "mu", "Lambda"):
+        step[name] = _Recording()
+        object.__setattr__(step[name], "seen", [])
+    model.fit(method="stochastic", subsample=vmp.Minibatch("data", 300), update=update, step=step, iterations=1,
+              seed=0, progress=False)
+    for name, schedule in step.items():
+        (kind, primed), (kind1, first) = schedule.seen
+        assert (kind, kind1) == ("prime", "rate") and len(primed) == 5
+        for g in primed:
+            for a, b in zip(g, first):
+                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8 * np.abs(b).max(), err_msg=name)
+
+
 @pytest.mark.parametrize("update", ["per-node", "global"])
 @pytest.mark.parametrize("subsample", ["pernode", "minibatch"])
 def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
@@ -111,7 +145,7 @@ def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
         rho = result.history["rho"][name]
         assert np.all((rho > 0) & (rho <= 1)) and np.ptp(rho) > 0.01, name
         st = sched[name]
-        assert st["tau"] >= 2 and len(st["g"]) == len(result.state.natural[name]), name
+        assert st["tau"] >= vmp.Adaptive().min_tau and len(st["g"]) == len(result.state.natural[name]), name
     taus = [sched[n]["tau"] for n in names]
     assert len(set(taus)) == len(taus)  # each node its own averages
 
@@ -176,41 +210,52 @@ def _svi(seed, **more):
                      progress=False, **more)
 
 
-def _stops_improving(result, tol, w) -> int | None:
-    """With hindsight: the first evaluation after which the mean of every w evaluations never
-    again exceeds the mean of the w before it by more than tol relative."""
+def _stops_improving(result, tol) -> int:
+    """With hindsight: the first evaluated step after which no evaluation exceeds its bound by
+    more than tol relative (the last evaluated step if there is none)."""
     ev = result.history["evaluations"]
     it, b = ev["iteration"][1:], ev["elbo"][1:]
-    found = None
-    for k in range(2 * w, len(b) + 1):
-        new, old = b[k - w:k].mean(), b[k - 2 * w:k - w].mean()
-        flat = new - old <= tol * abs(new)
-        found = (found or it[k - 1]) if flat else None
-    return found
+    return next(int(t) for k, t in enumerate(it) if b[k:].max() - b[k] <= tol * abs(b[k]))
 
 
-def test_tol_ends_a_mixture_svi_fit_when_its_bound_stops_improving():
-    """Over 8 seeds the rule stops within 10% of the step after which, with hindsight, the
-    smoothed bound never again rises by more than tol on at least 5 (measured: 5; on the others
-    it stops at a temporary plateau, at 45 of 75, 100 of 130, and 135 where the bound still rose
-    until 300: the rule cannot see the future), and never before its first 2 windows."""
-    close = 0
+def test_tol_ends_a_mixture_svi_fit_after_its_bound_stops_improving():
+    """Over 8 seeds the rule never stops before 90% of the step at which, with hindsight (a
+    300-step run of the same seed), the bound stops improving by more than tol, and stops at most
+    2 TOL_WINDOW evaluations after it; a fit whose bound still improves at 300 steps runs on.
+    (Measured, evaluations every 5 steps: 5 steps early on seed 0 (at 50 of 55), otherwise 10
+    to 40 steps late, the regression window plus patience; on seed 6 the bound improves until
+    the end. The mean-of-3 rule it replaces stopped early on 3 of these 8 seeds, at 135 of 300
+    on seed 6.)"""
+    w = vmp.inference.loop.TOL_WINDOW
     for seed in range(8):
         stopped = _svi(seed, iterations=300, tol=TOL)
         whole = _svi(seed, iterations=300)
-        plateau = _stops_improving(whole, TOL, vmp.inference.loop.TOL_WINDOW)
-        assert stopped.converged
-        close += plateau is not None and abs(stopped.iterations - plateau) <= 0.1 * plateau
-        assert stopped.iterations >= 2 * vmp.inference.loop.TOL_WINDOW * EVERY
-        assert "tol=" in stopped.message and any(e["source"] == "tol" for e in stopped.history["events"])
+        plateau = _stops_improving(whole, TOL)
         np.testing.assert_array_equal(stopped.elbo, whole.elbo[:len(stopped.elbo)])
-    assert close >= 5
+        if plateau >= 300 - 2 * w * EVERY:
+            assert stopped.iterations > plateau - 0.1 * plateau, seed
+            continue
+        assert stopped.converged, seed
+        assert plateau - 0.1 * plateau <= stopped.iterations <= plateau + 2 * w * EVERY, (seed, plateau)
+        assert "tol=" in stopped.message and any(e["source"] == "tol" for e in stopped.history["events"])
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_tol_never_stops_the_first_steps(seed):
-    result = _svi(seed, iterations=100, tol=1.0)  # any change counts as flat
-    assert result.iterations == 2 * vmp.inference.loop.TOL_WINDOW * EVERY and result.converged
+    result = _svi(seed, iterations=100, tol=1.0)  # any trend counts as flat
+    first = vmp.inference.loop.TOL_WINDOW + vmp.inference.loop.TOL_PATIENCE - 1
+    assert result.iterations == first * EVERY and result.converged
+
+
+def test_flat_is_the_regression_rise_with_its_standard_error():
+    """_flat against scipy.stats.linregress: (slope + 2 stderr) * n, compared with tol |mean|."""
+    from scipy.stats import linregress
+    y = np.array([-100.0, -99.0, -99.5, -98.0, -98.2])
+    fit = linregress(np.arange(5), y)
+    rise = (fit.slope + vmp.inference.loop.TOL_Z * fit.stderr) * 5
+    assert vmp.inference.loop._flat(y, 1.0) == pytest.approx(rise)
+    assert vmp.inference.loop._flat(y, 0.99 * rise / 98.94) is None
+    assert vmp.inference.loop._flat(np.full(5, -3.0), 0.0) == 0.0
 
 
 def test_tol_needs_evaluations():

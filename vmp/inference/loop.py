@@ -35,8 +35,9 @@ from .state import State
 from .subsample import Draw, Plan, Subsample, sweep_accesses
 
 
-#: evaluations averaged by the stopping rule of a stochastic fit (``tol=``)
-TOL_WINDOW = 3
+#: the stopping rule of a stochastic fit (``tol=``): evaluations in its regression window, how
+#: many windows in a row must be flat, and the standard errors added to the fitted slope
+TOL_WINDOW, TOL_PATIENCE, TOL_Z = 5, 2, 2.0
 
 
 class ElboDecreaseWarning(UserWarning):
@@ -223,7 +224,8 @@ class Fit:
         extra["policies"] = pol
         backoff = dict(extra["backoff"])
         sched = {n: extra.get("schedules", {}).get(n, s.start()) for n, s in self.schedules.items()}
-        count += self._prime(state, sched)
+        if o.update == "global":
+            count += self._prime(state, state, sched, plan.stepped)
         rho = dict.fromkeys(self.schedules, np.nan)
         monitors = list(extra["monitors"])
         work, skipped = state, False
@@ -237,6 +239,7 @@ class Fit:
                                    t, monitors, backoff)
         else:
             for node in plan.stepped:
+                count += self._prime(state, work, sched, [node])
                 if engine.coupled_plate(node) is not None:
                     lam = None
                     if self.schedules[node.name].needs_gradient and not plan.monotone:
@@ -279,21 +282,23 @@ class Fit:
         rho[node.name] = r
         return r
 
-    def _prime(self, state: State, sched: dict) -> int:
-        """Ranganath et al. 2013's initialization of the schedules that ask for it (first step):
-        the gradients of fresh draws at the current q, without policy weights. Returns the
-        observed elements read."""
+    def _prime(self, start: State, state: State, sched: dict, nodes: list) -> int:
+        """Ranganath et al. 2013's initialization of the schedules of ``nodes`` that ask for it
+        (first step): the gradients of fresh draws, without policy weights, where the step reads
+        its targets: local steps at the step's ``start``, targets at ``state``. Option (a) primes
+        each node after the nodes before it moved, option (b) every node at the snapshot.
+        Returns the observed elements read."""
         engine, plan = self.engine, self.plan
-        wants = {n: s.samples_wanted(sched[n]) for n, s in self.schedules.items()}
-        nodes = [n for n in plan.stepped if wants[n.name]]
+        wants = {n.name: self.schedules[n.name].samples_wanted(sched[n.name]) for n in nodes}
+        nodes = [n for n in nodes if wants[n.name]]
         if plan.monotone or not nodes:
             return 0
         gradients: dict = {n.name: [] for n in nodes}
         count = 0
-        for _ in range(max(wants.values())):
+        for _ in range(max(wants[n.name] for n in nodes)):
             draw = plan.draw(engine, self.rng)
             if plan.local_step:
-                ctx, _, acc = steps.local_step(engine, plan, state, draw.ctx)
+                ctx, _, acc = steps.local_step(engine, plan, start, draw.ctx)
                 draw, count = replace(draw, ctx=ctx), count + acc
             lam = steps.targets(engine, plan, state, draw, nodes)
             for n in nodes:
@@ -397,20 +402,22 @@ class Fit:
         return None
 
     def _plateau(self, t: int) -> str | None:
-        """The stopping rule of a stochastic fit: the mean of the last ``TOL_WINDOW`` evaluated
-        bounds exceeds the mean of the ``TOL_WINDOW`` before them by at most ``tol`` relative
-        (scikit-learn's perp_tol, on a smoothed bound). Needs 2 TOL_WINDOW evaluations after
-        step 0, so it never ends the first steps; recorded as an event 'tol'."""
+        """The stopping rule of a stochastic fit: the least-squares line through the last
+        ``TOL_WINDOW`` evaluated bounds rises across the window by at most ``tol`` relative even
+        at its slope's upper limit (slope + ``TOL_Z`` standard errors from the residuals), for
+        ``TOL_PATIENCE`` windows in a row (see :func:`_flat`). Needs TOL_WINDOW + TOL_PATIENCE - 1
+        evaluations after step 0, so it never ends the first steps; recorded as an event 'tol'."""
         ev = self.recorder.raw["evaluations"]
-        values = [b for i, b in zip(ev["iteration"], ev["elbo"]) if i > 0]
-        w = TOL_WINDOW
-        if len(values) < 2 * w:
+        values = np.array([b for i, b in zip(ev["iteration"], ev["elbo"]) if i > 0], dtype=float)
+        w, p = TOL_WINDOW, TOL_PATIENCE
+        if len(values) < w + p - 1:
             return None
-        new, old = float(np.mean(values[-w:])), float(np.mean(values[-2 * w:-w]))
-        if not new - old <= self.opts.tol * abs(new):
+        rises = [_flat(values[len(values) - w - k:len(values) - k], self.opts.tol) for k in range(p)]
+        if not all(r is not None for r in rises):
             return None
-        message = (f"the smoothed ELBO (mean of the last {w} evaluations) rose by {new - old:.4g}, "
-                   f"at most tol={self.opts.tol:g} relative, at iteration {t}")
+        message = (f"the ELBO's trend over the last {w} evaluations rose by at most {rises[0]:.4g} (slope + "
+                   f"{TOL_Z:g} standard errors), within tol={self.opts.tol:g} relative, {p} evaluations in a row, "
+                   f"at iteration {t}")
         self.recorder.event(t, "tol", None, "stop", message)
         self._set(converged=True)
         return message
@@ -526,6 +533,19 @@ class Fit:
                          resume_point=resume)
 
 
+def _flat(values: np.ndarray, tol: float) -> float | None:
+    """The upper limit of the rise of ``values`` across their window, (beta + TOL_Z se(beta)) *
+    len(values), from the least-squares slope beta (per evaluation) and its standard error from
+    the residuals; None unless it is at most tol * |mean|."""
+    x = np.arange(len(values)) - (len(values) - 1) / 2.0
+    y = values - values.mean()
+    beta = float(x @ y / (x @ x))
+    residual = y - beta * x
+    se = float(np.sqrt(residual @ residual / (len(values) - 2) / (x @ x)))
+    rise = (beta + TOL_Z * se) * len(values)
+    return rise if rise <= tol * abs(values.mean()) else None
+
+
 def _gradient(target, natural) -> tuple:
     """g_t = lambda^temp - lambda, the noisy natural gradient (Ranganath et al. 2013, Sec. 2)."""
     return tuple(a - b for a, b in zip(target, natural))
@@ -622,8 +642,9 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
     'default'), ``evaluate_every`` (steps between evaluations of the bound, default 10; 0: only
     at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
     ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')),
-    ``tol`` (stop when the mean of the last TOL_WINDOW = 3 evaluated bounds exceeds the mean of
-    the 3 before by at most tol relative; never before 6 evaluations; default None: run the
+    ``tol`` (stop when the least-squares trend of the last TOL_WINDOW = 5 evaluated bounds, at
+    its slope's upper 2-standard-error limit, rises across the window by at most tol relative,
+    at TOL_PATIENCE = 2 evaluations in a row; never before 6 evaluations; default None: run the
     iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
     et al. 2013).
 

@@ -115,12 +115,13 @@ class Adaptive(Schedule):
     rho_t estimates E[g]^T E[g] / E[g^T g] = |E g|^2 / (|E g|^2 + tr Cov g): 1 without noise, small
     when the noise dominates the gradient. At a fixed q it settles where rho = (|E g|^2 + s rho /
     (2 - rho)) / (|E g|^2 + s), s = tr Cov g (its averages hold about 1/rho gradients), between
-    that ideal and twice it. ``samples`` gradients drawn at the initial q (fresh
-    draws of the fit's subsample, before the first step) give gbar and hbar their starting
-    values and tau_1 = samples, the paper's Monte Carlo initialization. It needs at least 2:
+    that ideal and twice it. ``samples`` gradients (fresh draws of the fit's
+    subsample before the node's first step) give gbar and hbar their starting values and tau_1
+    = samples, the paper's Monte Carlo initialization; they are drawn where that step reads its
+    target (under option (a) after the nodes before it moved, not at the initial q). It needs at least 2:
     from one gradient rho = 1 and tau = 1, and the rule then stays at rho = 1 (the averages
     hold one gradient only). For the same reason the memory is kept at ``min_tau`` or more
-    (default 2, a departure from the paper; ``min_tau=1`` is its rule exactly): with tau = 1
+    (default 1.2, a departure from the paper; ``min_tau=1`` is its rule exactly): with tau = 1
     the averages are the last gradient alone, rho_t = 1 whatever the noise, and tau stays 1, a
     fixed point the rule never leaves once a step reaches rho = 1. A zero gradient (hbar = 0)
     gives rho = 1: the target is the current q.
@@ -130,7 +131,7 @@ class Adaptive(Schedule):
     """
 
     samples: int = 5
-    min_tau: float = 2.0
+    min_tau: float = 1.2
 
     needs_gradient = True
 
