@@ -1,10 +1,11 @@
-"""Paquet's divergence on MovieLens caught by the monitors.
+"""The monitors on Paquet's setting on MovieLens.
 
 Paquet's model (fully factorized q(u_mk), q(v_nk), r ~ N(u . v, 1) on the raw ratings), option (b),
-C = 1, rho1 = 1, which diverges. Runs it three ways: unmonitored, with ElboMonitor(action='stop')
-(the run ends before any overflow reaches a posterior, result.diverged is set), and with
-DomainMonitor + ElboMonitor(action='backoff') (each rejected step halves the step sizes; the run
-converges). Prints the ELBO, the training RMSE and the monitor events of each.
+C = 1, rho1 = 1, which diverged while option (b) stepped a user's K coupled coordinates from one
+snapshot and converges since it sweeps them (docs/policies.md). Runs it three ways: unmonitored,
+with ElboMonitor(action='stop') (ends at the first large fall of the bound, result.diverged is
+set), and with DomainMonitor + ElboMonitor(action='backoff') (each rejected step halves the step
+sizes). Prints the ELBO, the training RMSE and the monitor events of each.
 
     python examples/paquet_monitors.py [ratings.csv] [--iterations 100]
 """

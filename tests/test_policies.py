@@ -134,43 +134,49 @@ def test_annealing_schedules_end_at_one():
         vmp.Annealing([0.5]).temperature(1)
 
 
-def _paquet_small():
-    """Paquet's pitfall on synthetic data: fully factorized q, raw (uncentered) ratings, tau = 1."""
-    rng = np.random.default_rng(0)
-    m, n, k, r = 60, 80, 5, 3000
-    rows, cols = rng.integers(m, size=r), rng.integers(n, size=r)
-    y = 3.5 + 0.5 * np.sum(rng.normal(size=(m, k))[rows] * rng.normal(size=(n, k))[cols], 1) + 0.5 * rng.normal(size=r)
-    return matrix_factorization(rows, cols, y, k, factorized=True, noise_precision=1.0, n_users=m, n_items=n)
+def _jacobi_small(k=40, n=500):
+    """Option (b)'s own pitfall: y_n ~ N(a_1 + ... + a_K, 1) with K separate nodes stepped from one
+    snapshot from their prior, so each absorbs the whole residual (a Jacobi step, amplification
+    about rho_t K - 1: unstable while rho_t > 2/K, past step 120 for K = 40). Paquet's factorized
+    u_mk no longer show it: option (b) sweeps a coupled node's slices (tests/test_stochastic.py)."""
+    y = 3.5 + 0.5 * np.random.default_rng(0).normal(size=n)
+    with vmp.Model("jacobi") as model:
+        a = [vmp.Normal(f"a{i}", mean=0.0, precision=1.0) for i in range(k)]
+        mean = a[0]
+        for x in a[1:]:
+            mean = mean + x
+        with vmp.Plate("data", n):
+            vmp.Normal("y", mean=mean, precision=1.0, observed=y)
+    return model
 
 
-def _paquet_fit(model, monitors):
-    return model.fit(method="stochastic", subsample=vmp.PerNode(children=1), update="global",
+def _jacobi_fit(model, monitors):
+    return model.fit(method="stochastic", subsample=vmp.PerNode(children=1), update="global", init="prior",
                      step=vmp.RobbinsMonro(tau=0.0, kappa=0.6, rho1=1.0), iterations=120, evaluate_every=1,
                      monitors=monitors, progress=False)
 
 
-def test_monitor_stops_paquet_divergence_before_overflow():
-    plain_model = _paquet_small()
-    plain = _paquet_fit(plain_model, [])
+def test_monitor_stops_option_b_divergence_before_overflow():
+    plain = _jacobi_fit(_jacobi_small(), [])
     assert plain.elbo[-1] < 1e3 * plain.elbo[0], "the unmonitored run should fall far below its start"
-    model = _paquet_small()
-    res = _paquet_fit(model, [vmp.ElboMonitor(patience=1, action="stop")])
+    model = _jacobi_small()
+    res = _jacobi_fit(model, [vmp.ElboMonitor(patience=1, action="stop")])
     assert res.diverged and "stopped by a monitor" in res.message
     assert res.iterations < 5
-    for name in ("u", "v"):
+    for name in ("a0", "a39"):
         for a in model[name].natural:
             assert np.all(np.isfinite(a)) and np.max(np.abs(a)) < 1e6
 
 
-def test_backoff_turns_paquet_divergence_into_a_converging_run():
-    model = _paquet_small()
-    res = _paquet_fit(model, [vmp.DomainMonitor(action="backoff"), vmp.ElboMonitor(patience=1, action="backoff")])
+def test_backoff_turns_option_b_divergence_into_a_converging_run():
+    model = _jacobi_small()
+    res = _jacobi_fit(model, [vmp.DomainMonitor(action="backoff"), vmp.ElboMonitor(patience=1, action="backoff")])
     assert not res.diverged
     assert any(e["action"] == "backoff" for e in res.history["events"])
     elbo = res.elbo
     assert np.all(np.isfinite(elbo))
     assert elbo[-1] > elbo[0] and elbo[-1] > -1e4
-    assert res.history["rho"]["u"][-1] < vmp.RobbinsMonro(tau=0.0, kappa=0.6)(120)
+    assert res.history["rho"]["a0"][-1] < vmp.RobbinsMonro(tau=0.0, kappa=0.6)(120)
 
 
 def test_domain_monitor_rejects_an_invalid_step():

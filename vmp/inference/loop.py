@@ -300,7 +300,7 @@ class Fit:
             if plan.local_step:
                 ctx, _, acc = steps.local_step(engine, plan, start, draw.ctx)
                 draw, count = replace(draw, ctx=ctx), count + acc
-            lam = steps.targets(engine, plan, state, draw, nodes)
+            lam = steps.targets(engine, plan, state, draw, nodes, sliced=self.opts.update == "global")
             for n in nodes:
                 gradients[n.name].append(_gradient(lam[n.name], state.natural[n.name]))
             count += sum(plan.accesses(engine, draw, n) for n in nodes)
@@ -313,7 +313,8 @@ class Fit:
         (negative SVI+ weights) is drawn again, at most ``redraws`` times, then the step is
         skipped and an event names the policies that asked for it."""
         for attempt in range(redraws + 1):
-            targets = steps.targets(self.engine, self.plan, state, draw, nodes, glob)
+            targets = steps.targets(self.engine, self.plan, state, draw, nodes, glob,
+                                    sliced=self.opts.update == "global")
             if redraws == 0 or all(np.all(n.family.valid(targets[n.name])) for n in nodes):
                 return targets
             if attempt < redraws:

@@ -171,10 +171,22 @@ def _own_and_children(engine, plan, ctx, node, weight) -> dict:
             for f in engine.touching[node.name]}
 
 
-def targets(engine: Engine, plan, state: State, draw, nodes, weight=None) -> dict:
-    """lambda^temp of each of ``nodes`` from one draw, all read from ``state`` (option (b))."""
-    return {node.name: engine.target(state, node, ctx=plan.contexts(engine, draw, node, weight))
-            for node in nodes}
+def targets(engine: Engine, plan, state: State, draw, nodes, weight=None, sliced: bool = False) -> dict:
+    """lambda^temp of each of ``nodes`` from one draw, all read from ``state`` (option (b)).
+
+    With ``sliced``, a node whose elements meet in one term along a plate (Paquet eq. (7)'s
+    factorized dot) gets its target one slice at a time, each slice reading the slices before
+    it (Gauss-Seidel within the node, ``Engine.coordinate`` at rho = 1) and every other node
+    from ``state``; all slices at once from ``state`` is a Jacobi step on coupled coordinates,
+    which overshoots and diverges even under small rho_t."""
+    out = {}
+    for node in nodes:
+        ctx = plan.contexts(engine, draw, node, weight)
+        if sliced and engine.coupled_plate(node) is not None:
+            out[node.name] = engine.coordinate(state, node, ctx=ctx)[0]
+        else:
+            out[node.name] = engine.target(state, node, ctx=ctx)
+    return out
 
 
 def coordinate(engine: Engine, plan, state: State, draw, node, rho: float, weight=None):
