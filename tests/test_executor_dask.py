@@ -14,7 +14,8 @@ import vmp
 from models import gaussian_mixture, lda, matrix_factorization
 from vmp.graph.leaves import Context
 from vmp.inference import steps
-from vmp.inference.engine import Children, Engine
+from vmp.inference.engine import Engine
+from vmp.inference.executor import Children
 from vmp.inference.init import initialize
 
 distributed = pytest.importorskip("distributed")

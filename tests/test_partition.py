@@ -11,7 +11,8 @@ import pytest
 from models import gaussian_mixture, lda
 from vmp.graph.data import Rows, take_rows
 from vmp.graph.leaves import Context
-from vmp.inference.engine import Children, Engine
+from vmp.inference.engine import Engine
+from vmp.inference.executor import Children
 from vmp.inference.executor_dask import _partition
 from vmp.inference.init import initialize
 from vmp.inference.state import State

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import ConvergenceError
 from ..graph.leaves import Context
-from .executor import Executor, Serial, add
+from .executor import Children, Executor, Serial, add
 from .executor_chunked import Chunked
 from .state import State
 
@@ -39,36 +39,6 @@ def with_state(ctx, state: State):
     if ctx is None:
         return Context(state=state)
     return replace(ctx, state=state)
-
-
-class Children:
-    """sum over the factors f of ``node``'s children of eta_f->node on one partition (Winn &
-    Bishop eq. (5); Paquet eq. (6) for a draw): the ``fn`` an executor maps. Calling it runs in
-    this process with the engine and State it was made with; ``run`` takes another engine (a
-    worker's copy of the model) and State (the moments shipped to it). It pickles without them:
-    only the node's name and the slice travel."""
-
-    def __init__(self, engine, state: State, node, weights=None, plate=None, index=None):
-        self.engine, self.state, self.node = engine, state, node.name
-        self.weights, self.plate, self.index = weights, None if plate is None else plate.name, index
-
-    def __call__(self, part):
-        return self.run(self.engine, self.state, part)
-
-    def factors(self, engine) -> list:
-        node = engine.nodes[self.node]
-        return [f for f in engine.touching[self.node] if f.child is not node]
-
-    def run(self, engine, state: State, part):
-        node = engine.nodes[self.node]
-        plate = None if self.plate is None else next(p for p in node.plates if p.name == self.plate)
-        total = None
-        for f in self.factors(engine):
-            total = add(total, engine.message(state, node, f, self.weights, plate, self.index, part))
-        return total
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "engine": None, "state": None}
 
 
 class Engine:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .state import State
 
 
 def add(a: Any, b: Any) -> Any:
@@ -65,3 +68,33 @@ class Serial(Executor):
 
     def __repr__(self) -> str:
         return "Serial()"
+
+
+class Children:
+    """sum over the factors f of ``node``'s children of eta_f->node on one partition (Winn &
+    Bishop eq. (5); Paquet eq. (6) for a draw): the ``fn`` an executor maps. Calling it runs in
+    this process with the engine and State it was made with; ``run`` takes another engine (a
+    worker's copy of the model) and State (the moments shipped to it). It pickles without them:
+    only the node's name and the slice travel."""
+
+    def __init__(self, engine, state: State, node, weights=None, plate=None, index=None):
+        self.engine, self.state, self.node = engine, state, node.name
+        self.weights, self.plate, self.index = weights, None if plate is None else plate.name, index
+
+    def __call__(self, part):
+        return self.run(self.engine, self.state, part)
+
+    def factors(self, engine) -> list:
+        node = engine.nodes[self.node]
+        return [f for f in engine.touching[self.node] if f.child is not node]
+
+    def run(self, engine, state: State, part):
+        node = engine.nodes[self.node]
+        plate = None if self.plate is None else next(p for p in node.plates if p.name == self.plate)
+        total = None
+        for f in self.factors(engine):
+            total = add(total, engine.message(state, node, f, self.weights, plate, self.index, part))
+        return total
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "engine": None, "state": None}

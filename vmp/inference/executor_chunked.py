@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import VMPError
 from ..graph.leaves import Context
-from .executor import Executor, add
+from .executor import Children, Executor, add
 from .partition import data_plate, local_names, rows_bound, rows_context, rows_of
 
 
@@ -69,8 +69,6 @@ class Chunked(Executor):
         return [ctx]
 
     def map_sum(self, fn, partitions):
-        from .engine import Children
-
         partitions = list(partitions)
         if isinstance(fn, Children) and len(partitions) == 1 and _whole(partitions[0]):
             engine, state = fn.engine, fn.state

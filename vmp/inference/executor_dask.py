@@ -8,7 +8,7 @@ partition's rows of the observed data (:func:`_partition`), and its evaluation i
 :class:`~vmp.graph.leaves.Context` restricting the data plate to the partition's rows, with the
 moments of the nodes on that plate (the locals, e.g. z) as overrides restricted to those rows.
 A sum over the children is then, per partition, the same pure
-:class:`~vmp.inference.engine.Children` that the serial executor runs, followed by a fixed
+:class:`~vmp.inference.executor.Children` that the serial executor runs, followed by a fixed
 binary tree of additions (the same tree every run: the same bits for the same seed).
 
 What travels per message: the task (a node's name), the moments of the nodes off the data plate
@@ -47,7 +47,7 @@ import numpy as np
 from ..errors import VMPError
 from ..graph.data import Rows
 from ..graph.leaves import Context
-from .executor import Executor, Serial, add
+from .executor import Children, Executor, Serial, add
 from .partition import data_plate, local_names, rows_bound, rows_context
 from .sparse import dense, sparse
 from .state import State
@@ -284,8 +284,6 @@ class DaskExecutor(Executor):
 
     # ----- one sum --------------------------------------------------------------------------
     def map_sum(self, fn, partitions):
-        from .engine import Children
-
         partitions = list(partitions)
         if not isinstance(fn, Children) or len(partitions) != 1:
             return _serial(fn, partitions)
