@@ -189,6 +189,12 @@ class Family(ABC):
         raise NotImplementedError(f"{cls.name}.random_natural")
 
     @classmethod
+    def bound(cls, **data) -> type:
+        """A subclass with per-element data fixed as class attributes (a Binomial's or a
+        Multinomial's trials n and the support they imply), named and documented as ``cls``."""
+        return type(cls.__name__, (cls,), {**data, "__module__": cls.__module__, "__doc__": cls.__doc__})
+
+    @classmethod
     def example(cls) -> Arrays:
         """A valid eta over a small plate (3 elements) with event ``example_event``, for
         table-driven tests."""

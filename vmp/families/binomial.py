@@ -14,6 +14,7 @@ from scipy import special
 
 from . import constraints
 from .base import Arrays, Family
+from .bernoulli import Bernoulli
 
 EXAMPLE_TRIALS = np.array([1.0, 4.0, 10.0])
 
@@ -32,14 +33,9 @@ class Binomial(Family):
     def of(cls, trials: np.ndarray) -> type["Binomial"]:
         """The family with n = ``trials`` (non-negative integers over the plates)."""
         trials = np.asarray(trials, float)
-        return type(cls.__name__, (cls,), {"trials": trials, "support": constraints.integer_interval(0, trials),
-                                            "__module__": cls.__module__, "__doc__": cls.__doc__})
+        return cls.bound(trials=trials, support=constraints.integer_interval(0, trials))
 
-    @staticmethod
-    def natural_from(probability: np.ndarray) -> Arrays:
-        """eta = logit p."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (special.logit(np.asarray(probability, float)),)
+    natural_from = staticmethod(Bernoulli.natural_from)
 
     @classmethod
     def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:

@@ -9,19 +9,22 @@ the domain.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
 from ._linalg import is_pd, is_symmetric
 
 
-class Constraint:
+class Constraint(ABC):
     """A set of values; ``description`` completes "must be ..."."""
 
     event_dim: int = 0
     description: str = ""
 
+    @abstractmethod
     def check(self, value: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        """Per element over the leading axes: is the value in the set."""
 
     def explain(self, role: str, value: np.ndarray) -> str | None:
         return None if np.all(self.check(np.asarray(value))) else f"{role} must be {self.description}"

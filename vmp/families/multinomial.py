@@ -51,8 +51,7 @@ class Multinomial(Family):
     def of(cls, trials: np.ndarray) -> type["Multinomial"]:
         """The family with n = ``trials`` (non-negative integers over the plates)."""
         trials = np.asarray(trials, float)
-        return type(cls.__name__, (cls,), {"trials": trials, "support": _Counts(trials),
-                                            "__module__": cls.__module__, "__doc__": cls.__doc__})
+        return cls.bound(trials=trials, support=_Counts(trials))
 
     @staticmethod
     def natural_from(probabilities: np.ndarray) -> Arrays:

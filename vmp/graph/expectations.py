@@ -13,8 +13,11 @@ statistic), ``c * P`` rescales.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 
+from ..errors import GraphError
 from .draws import align
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum, random_nodes
 from .leaves import moments_of
@@ -27,17 +30,18 @@ def lay(arr: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
     return np.broadcast_to(out, sizes + out.shape[len(sizes):])
 
 
-class Statistic:
+class Statistic(ABC):
+    @abstractmethod
     def node(self, node) -> tuple:
         """The statistic of a hidden node's q (over its plates)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def point(self, value: np.ndarray, family, event_shape: tuple = ()) -> tuple:
         """The statistic of a known value (a constant or data) with the given event shape."""
-        raise NotImplementedError
 
     def scaled(self, stats: tuple, c: float) -> tuple:
-        raise NotImplementedError
+        """The statistic of ``c * P`` from P's (only the inverse of a precision defines it)."""
+        raise GraphError(f"{type(self).__name__}: no exact expectation through a scaled parent c * P")
 
 
 class FirstTwo(Statistic):

@@ -52,9 +52,10 @@ class Node(Expression, ABC):
         self.model._add(self)
 
     # ----- declaration-time checks -------------------------------------------------------
-    @abstractmethod
     def _infer_event_shape(self, roles: dict[str, Any]) -> tuple[int, ...]:
-        """The event shape implied by the parameters (D for a Gaussian, K for a Dirichlet...)."""
+        """The event shape implied by the parameters (D for a Gaussian, K for a Dirichlet...);
+        by default a scalar per plate element."""
+        return ()
 
     def _make_factor(self) -> Conditional:
         return self.factor_cls(self.event_shape)

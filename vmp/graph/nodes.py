@@ -129,9 +129,6 @@ class Normal(Node):
     def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
         super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
 
-    def _infer_event_shape(self, roles):
-        return ()
-
     def _fill_value(self):
         return np.zeros(())
 
@@ -149,9 +146,6 @@ class Gamma(Node):
     def __init__(self, name: str, shape: Any, rate: Any, *, observed=None, mask=None, weights=None):
         self._shape = fixed(name, type(self), "shape", shape)
         super().__init__(name, {"rate": rate}, observed, mask, weights)
-
-    def _infer_event_shape(self, roles):
-        return ()
 
     def _make_factor(self):
         return GammaFactor((), self._hyperparameter("shape", self._shape, ()))
@@ -295,9 +289,6 @@ class Poisson(Node):
         self._exposure = None if exposure is None else fixed(name, type(self), "exposure", exposure)
         super().__init__(name, {"rate": rate}, observed, mask, weights)
 
-    def _infer_event_shape(self, roles):
-        return ()
-
     def _make_factor(self):
         t = None if self._exposure is None else self._hyperparameter("exposure", self._exposure, ())
         return PoissonFactor((), t)
@@ -314,9 +305,6 @@ class Exponential(Node):
 
     def __init__(self, name: str, rate: Any, *, observed=None, mask=None, weights=None):
         super().__init__(name, {"rate": rate}, observed, mask, weights)
-
-    def _infer_event_shape(self, roles):
-        return ()
 
     def _fill_value(self):
         return np.ones(())
@@ -367,9 +355,6 @@ class Beta(Node):
         self._beta = fixed(name, type(self), "beta", beta)
         super().__init__(name, {}, observed, mask, weights)
 
-    def _infer_event_shape(self, roles):
-        return ()
-
     def _make_factor(self):
         return BetaFactor((), self._hyperparameter("alpha", self._alpha, ()), self._hyperparameter("beta", self._beta, ()))
 
@@ -386,9 +371,6 @@ class Bernoulli(Node):
 
     def __init__(self, name: str, probability: Any, *, observed=None, mask=None, weights=None):
         super().__init__(name, {"probability": probability}, observed, mask, weights)
-
-    def _infer_event_shape(self, roles):
-        return ()
 
     def _fill_value(self):
         return np.zeros(())
@@ -407,9 +389,6 @@ class Binomial(Node):
     def __init__(self, name: str, trials: Any, probability: Any, *, observed=None, mask=None, weights=None):
         self._trials = fixed(name, type(self), "trials", trials)
         super().__init__(name, {"probability": probability}, observed, mask, weights)
-
-    def _infer_event_shape(self, roles):
-        return ()
 
     def _make_factor(self):
         factor = BinomialFactor((), self._hyperparameter("trials", self._trials, ()))
