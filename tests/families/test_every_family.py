@@ -226,12 +226,10 @@ def _declaration(cls, f):
 @TABLE
 def test_domain_errors_at_declaration_name_the_node_and_the_role(f):
     cls = _node_class(f)
-    if cls is None:
-        pytest.skip(f"no node class declares {f.name}")
+    assert cls is not None, f"no node class declares {f.name}"
     params = inspect.signature(cls.__init__).parameters
     keys = _natural_keys(f)
-    if not all(k in params for k in keys):
-        pytest.skip(f"{cls.__name__} does not take {f.name}'s parameters {keys}")
+    assert all(k in params for k in keys), f"{cls.__name__} does not take {f.name}'s parameters {keys}"
     p = f.parameters(f.example())
     extra = _declaration(cls, f)
     with vmp.Model("m"), vmp.Plate("n", 3):
