@@ -128,6 +128,14 @@ class Family(ABC):
         families; probabilities for a Categorical)."""
         return (cls.moments(natural) if moments is None else moments)[0]
 
+    @classmethod
+    def mean_change(cls, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """Per element, the mean absolute difference of two means over the event axes (the local
+        convergence test, as scikit-learn's mean change of a document's topic proportions)."""
+        diff = np.abs(old - new)
+        events = cls.event_ndims[0]
+        return diff.mean(axis=tuple(range(diff.ndim - events, diff.ndim))) if events else diff
+
     # ----- domains ----------------------------------------------------------------------
     @classmethod
     def constraints_for(cls, event_shape: tuple[int, ...]) -> dict[str, constraints.Constraint]:

@@ -26,6 +26,7 @@ from .. import families as fam
 from ..families._linalg import sum_last
 from ..graph.leaves import GatherLeaf, NodeLeaf
 from .executor import add
+from .subsample import own_and_children
 
 #: smallest normalizer s_n trusted in exp-space; below it the generic loop runs instead
 TINY = 1e-250
@@ -41,11 +42,9 @@ class Pair:
         """Iterate the pair on the drawn rows of ``ctx`` from the locals in ``natural`` and
         ``ctx.overrides``; write the result there and return the observed elements read (as the
         generic loop counts them), or None (nothing written) where exp-space would underflow."""
-        from .steps import _own_and_children
-
         y, z, f = self.y, self.z, self.factor
-        cz = ctx if weight is None else _own_and_children(engine, plan, ctx, z, weight)
-        cy = ctx if weight is None else _own_and_children(engine, plan, ctx, y, weight)
+        cz = ctx if weight is None else own_and_children(engine, plan, ctx, z, weight)
+        cy = ctx if weight is None else own_and_children(engine, plan, ctx, y, weight)
         fz = cz.get(f.child.name) if isinstance(cz, dict) else cz
         fy = cy.get(f.child.name) if isinstance(cy, dict) else cy
         const = None
@@ -100,8 +99,6 @@ class Pair:
         quarter of their tokens belong to datapoints that stopped (those iterate on unread until
         then). Returns the accesses, y's natural parameters and moments, and per datapoint the g
         and E[u_y] its z last read (per token s), or None where a normalizer underflows."""
-        from .steps import mean_change, mean_parameter
-
         y, comp = self.y, self.comp
         grouped = doc.size < 2 or bool(np.all(doc[1:] >= doc[:-1]))
         order = np.arange(doc.size) if grouped else np.argsort(doc, kind="stable")  # tokens grouped by datapoint
@@ -114,7 +111,7 @@ class Pair:
         fa, wa = (f_live, wy) if grouped else (f_live[tok], wy[tok])
         scatter = _segments(ca)
         g = fam.Categorical.shifted_exp(d_a[:, None] * mom[comp])
-        mean = mean_parameter(y.family, nat_y, mom_y)
+        mean = y.family.mean(nat_y, mom_y)
         accesses, reading = 0, int(reads.sum())
         for sweep in range(plan.local_iterations):
             s = np.repeat(g, ca, axis=0)
@@ -126,8 +123,8 @@ class Pair:
             new = list(const)
             new[comp] = const[comp] + g * (scatter @ fa)
             moments = y.family.moments(tuple(new))
-            new_mean = mean_parameter(y.family, new, moments)
-            moved = mean_change(y.family, mean, new_mean)
+            new_mean = y.family.mean(new, moments)
+            moved = y.family.mean_change(mean, new_mean)
             accesses += reading
             still = alive & (moved >= plan.local_tol)
             last = sweep == plan.local_iterations - 1

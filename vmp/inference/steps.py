@@ -19,7 +19,7 @@ from ..graph.leaves import Context, per_datapoint
 from . import local_pair
 from .engine import Engine
 from .state import State
-from .subsample import scaled_context
+from .subsample import own_and_children, scaled_context
 
 
 def sweep(engine: Engine, state: State, schedule) -> tuple[State, dict]:
@@ -72,7 +72,7 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
         change = np.zeros(active.size)
         for node in reversed(plan.local):
             watched = node in judged
-            contexts = sub if w is None else _own_and_children(engine, plan, sub, node, w)
+            contexts = sub if w is None else own_and_children(engine, plan, sub, node, w)
             axis, plate = _subset_axis(node, ctx)
             if engine.coupled_plate(node) is None:
                 new = engine.target(state, node, ctx=contexts)
@@ -164,11 +164,6 @@ def _put(arrays: tuple, axis: int, where: dict | None, plate: str, values: tuple
         a[(slice(None),) * axis + (where[plate],)] = v
         out.append(a)
     return tuple(out)
-
-
-def _own_and_children(engine, plan, ctx, node, weight) -> dict:
-    return {f.child.name: scaled_context(ctx, f.child, 1.0, weight) if plan.on_batch(f) else None
-            for f in engine.touching[node.name]}
 
 
 def targets(engine: Engine, plan, state: State, draw, nodes, weight=None, sliced: bool = False) -> dict:
@@ -282,21 +277,7 @@ def element_change(family, old_natural, old_moments, new_natural, new_moments) -
     """Per element, the mean absolute change of the mean parameter (probabilities, normalized
     Dirichlet counts, means) over its event axes: the local convergence test, as scikit-learn's
     mean change of a document's topic proportions."""
-    return mean_change(family, mean_parameter(family, old_natural, old_moments),
-                       mean_parameter(family, new_natural, new_moments))
-
-
-def mean_parameter(family, natural, moments) -> np.ndarray:
-    """What the local convergence test compares: the family's mean (a Dirichlet's normalized
-    counts, a Categorical's probabilities, a Gaussian's mean)."""
-    return family.mean(natural, moments)
-
-
-def mean_change(family, old: np.ndarray, new: np.ndarray) -> np.ndarray:
-    """Per element, the mean absolute difference of two mean parameters over the event axes."""
-    diff = np.abs(old - new)
-    events = family.event_ndims[0]
-    return diff.mean(axis=tuple(range(diff.ndim - events, diff.ndim))) if events else diff
+    return family.mean_change(family.mean(old_natural, old_moments), family.mean(new_natural, new_moments))
 
 
 def relative_change(old, new) -> float:

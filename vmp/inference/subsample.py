@@ -335,3 +335,10 @@ def scaled_context(ctx: Context, child, base, weight) -> Context:
         scale = scale * w
     return Context(subset=ctx.subset, overrides=ctx.overrides, scale=None if scale.ndim == 0 and scale == 1.0 else scale,
                    owner=ctx.owner, state=ctx.state)
+
+
+def own_and_children(engine, plan, ctx, node, weight) -> dict:
+    """Contexts per factor touching ``node``: those of the minibatch weighted by ``weight`` (a
+    policy's local weight), the others unscaled."""
+    return {f.child.name: scaled_context(ctx, f.child, 1.0, weight) if plan.on_batch(f) else None
+            for f in engine.touching[node.name]}
