@@ -63,31 +63,3 @@ class AllocationLeaf(Leaf):
     def stamp(self, ctx: Context | None = None):
         """phi itself: a new array whenever the moments it is computed from change."""
         return None if restricted(ctx) else self._values(ctx)[0]
-
-
-class AllocationBinding:
-    """The moments of m = sum_k u_k v_k for a factor's terms: E[m] = sum_k E[u_k] E[v_k], and
-    E[log m] as the allocation bound (see the module docstring)."""
-
-    def __init__(self, bu, bv, letters: str, name: str):
-        from .compiled import GraphError, Operand, _Fresh
-
-        parts = []
-        for b in (bu, bv):
-            sub = b.sub(1, "", _Fresh())
-            if len(sub) != 1 or len(sub[0][1]) != 1 or getattr(b, "leaf", None) is None:
-                raise GraphError(f"{name}: each side of a dot of Gamma variables must be a node or a gather")
-            parts.append(sub[0][1][0])
-        self.bu, self.bv = bu, bv
-        self.leaf = AllocationLeaf(parts, letters, name)
-        self.phi = Operand(self.leaf, 0, letters)
-        self.phi_log_phi = Operand(self.leaf, 1, letters)
-
-    def sub(self, comp, ev, fresh):
-        from .compiled import _product
-
-        if comp == 0:
-            return _product(self.bu.sub(0, "", fresh), self.bv.sub(0, "", fresh))
-        return ([(c, [self.phi] + ops) for c, ops in self.bu.sub(1, "", fresh)]
-                + [(c, [self.phi] + ops) for c, ops in self.bv.sub(1, "", fresh)]
-                + [(-1.0, [self.phi_log_phi])])

@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from ..errors import GraphError
 from ..factors.terms import Term, contract_to, inner_product, weighted_sum
-from .allocation import AllocationBinding
+from .allocation import AllocationLeaf
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
 
@@ -153,6 +153,30 @@ class SumBinding:
 
 def _product(a, b):
     return [(ca * cb, oa + ob) for (ca, oa), (cb, ob) in itertools.product(a, b)]
+
+
+class AllocationBinding:
+    """The moments of m = sum_k u_k v_k for a factor's terms: E[m] = sum_k E[u_k] E[v_k], and
+    E[log m] as the allocation bound (see the module docstring)."""
+
+    def __init__(self, bu, bv, letters: str, name: str):
+        parts = []
+        for b in (bu, bv):
+            sub = b.sub(1, "", _Fresh())
+            if len(sub) != 1 or len(sub[0][1]) != 1 or getattr(b, "leaf", None) is None:
+                raise GraphError(f"{name}: each side of a dot of Gamma variables must be a node or a gather")
+            parts.append(sub[0][1][0])
+        self.bu, self.bv = bu, bv
+        self.leaf = AllocationLeaf(parts, letters, name)
+        self.phi = Operand(self.leaf, 0, letters)
+        self.phi_log_phi = Operand(self.leaf, 1, letters)
+
+    def sub(self, comp, ev, fresh):
+        if comp == 0:
+            return _product(self.bu.sub(0, "", fresh), self.bv.sub(0, "", fresh))
+        return ([(c, [self.phi] + ops) for c, ops in self.bu.sub(1, "", fresh)]
+                + [(c, [self.phi] + ops) for c, ops in self.bv.sub(1, "", fresh)]
+                + [(-1.0, [self.phi_log_phi])])
 
 
 class CompiledFactor:
