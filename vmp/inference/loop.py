@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConvergenceError, VMPError
-from ..policies.base import combine
 from . import steps
 from .engine import Engine
 from .executor import Executor, Serial
@@ -66,6 +65,15 @@ class FullPlan(Plan):
 
     def accesses(self, engine, draw, node):
         return 0
+
+
+def combine(a, b):
+    """The product of two policies' weights, None standing for 1."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a * b
 
 
 @dataclass

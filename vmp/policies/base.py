@@ -47,11 +47,3 @@ class Policy:
     def record(self, t: int, rows: np.ndarray, st: dict) -> dict:
         """Values for the history at step t (e.g. {'temperature': T})."""
         return {}
-
-
-def combine(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a * b
