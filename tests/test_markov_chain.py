@@ -280,9 +280,8 @@ def test_categorical_hmm_on_sequences_of_different_lengths():
     c = np.cumsum(b[np.maximum(z, 0)], -1)
     y = (rng.random(z.shape + (1,)) > c).sum(-1)
     model = vmp.models.hmm([y[s, :n] for s, n in enumerate(lengths)], 3, emission="categorical")
-    # from a random map of symbols to states (a uniform start sits on the symmetric saddle)
-    start = np.random.default_rng(0).dirichlet(np.ones(3), size=4)[np.maximum(y, 0)]
-    model.fit(iterations=300, seed=0, init={"z": start})
+    result = model.fit(iterations=300, seed=0)  # the default start, off the symmetric saddle
+    assert result.converged and result.iterations > 10
     found = model["z"].mean.argmax(-1)
     valid = z >= 0
     p = _matched(z[valid], found[valid], 3)

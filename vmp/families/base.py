@@ -216,9 +216,11 @@ class Family(ABC):
         raise NotImplementedError(f"cannot set the mean of a {cls.name}")
 
     @classmethod
-    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays | None:
+    def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays | None:
         """eta moved at random to break the symmetry of the components of a mixture, or None
-        when the family has no such move (then the components start equal)."""
+        when the family has no such move (then the components start equal). ``concentration`` sets the
+        move's concentration where it has one: a Gamma(c, 1/c) multiplicative or additive noise of
+        sd c^-1/2."""
         return None
 
     @classmethod

@@ -81,6 +81,7 @@ class Beta(Family):
         return cls.natural_from(m * (a + b), (1.0 - m) * (a + b))
 
     @classmethod
-    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays:
-        """alpha and beta plus Gamma(100, 0.01) noise (mean 1, sd 0.1) each."""
-        return tuple(e + rng.gamma(100.0, 0.01, size=e.shape) for e in natural)
+    def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays:
+        """alpha and beta plus Gamma(concentration, 1 / concentration) noise (mean 1, sd
+        concentration^-1/2) each."""
+        return tuple(e + rng.gamma(concentration, 1.0 / concentration, size=e.shape) for e in natural)

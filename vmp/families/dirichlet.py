@@ -78,9 +78,11 @@ class Dirichlet(Family):
         return cls.natural_from(rng.uniform(0.5, 3.0, size=tuple(plate_shape) + tuple(event_shape)))
 
     @classmethod
-    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays:
-        """alpha plus Gamma(100, 0.01) noise (mean 1, sd 0.1) per entry."""
-        return (natural[0] + rng.gamma(100.0, 0.01, size=natural[0].shape),)
+    def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays:
+        """alpha plus Gamma(concentration, 1 / concentration) noise (mean 1, sd concentration^-1/2)
+        per entry; Gamma(100, 0.01) at the default, scikit-learn's and gensim's start of LDA's
+        topics."""
+        return (natural[0] + rng.gamma(concentration, 1.0 / concentration, size=natural[0].shape),)
 
     @classmethod
     def describe(cls, mean: np.ndarray, fmt=str) -> str:

@@ -85,10 +85,12 @@ class Gamma(Family):
         return 1
 
     @classmethod
-    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays:
-        """Shape and rate each scaled by exp(0.1 eps), eps ~ N(0, 1): the mean moved by about 10%
-        (the prior plus a small random offset, as Gopalan et al. (2015) start Poisson factorization)."""
+    def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays:
+        """Shape and rate each scaled by exp(eps / sqrt(concentration)), eps ~ N(0, 1): the mean
+        moved by about 10% at the default (the prior plus a small random offset, as Gopalan et al. (2015) start
+        Poisson factorization)."""
         a, b = natural[1] + 1.0, -natural[0]
-        a = a * np.exp(0.1 * rng.normal(size=a.shape))
-        b = b * np.exp(0.1 * rng.normal(size=b.shape))
+        sd = concentration ** -0.5
+        a = a * np.exp(sd * rng.normal(size=a.shape))
+        b = b * np.exp(sd * rng.normal(size=b.shape))
         return -b, a - 1.0

@@ -105,6 +105,6 @@ class Gaussian(Family):
         return np.einsum("...ij,...j->...i", prec, np.broadcast_to(mean, natural[0].shape)), natural[1]
 
     @classmethod
-    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays:
+    def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays:
         """The mean moved to a draw from q itself."""
         return cls.with_mean(natural, cls.sample(natural, rng))

@@ -73,7 +73,7 @@ class Normal(Family):
         return -2.0 * natural[1] * mean, natural[1]
 
     @classmethod
-    def perturb(cls, natural: Arrays, rng: np.random.Generator) -> Arrays:
+    def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays:
         """The mean moved to a draw from q itself."""
         return cls.with_mean(natural, cls.sample(natural, rng))
 

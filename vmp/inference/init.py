@@ -3,7 +3,9 @@
 A mixture started at its prior is a symmetric saddle: every component gets the same update.
 By default the means of Gaussian components gated by a Categorical start at data points chosen
 k-means++-style (Arthur & Vassilvitskii 2007), gated Dirichlet rows get random pseudo-counts
-(as scikit-learn's LDA), gated Gammas a random offset, each gate's selector is then updated
+(as scikit-learn's LDA; larger ones under a Markov chain, as hmmlearn draws a random
+emission matrix), gated Gammas a random
+offset, each gate's selector is then updated
 from them (an E-step), Gaussians in an inner product start at a draw from their prior and
 Gammas in one (Poisson factorization) at their prior plus a random offset. ``init={name: value}``
 is applied last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals
@@ -125,7 +127,7 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
                 state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
                 done.add(p.name)
             else:
-                moved = p.family.perturb(state.natural[p.name], rng)
+                moved = p.family.perturb(state.natural[p.name], rng, _concentration(expr.selector))
                 if moved is not None:
                     state = _set(state, p, moved)
                     done.add(p.name)
@@ -141,6 +143,19 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
         if z.name in state.natural:
             state = state.updated({z.name: engine.coordinate(state, z)})
     return state
+
+POOLED, UNPOOLED = 100.0, 1.0
+
+
+def _concentration(selector) -> float:
+    """How far a gated component's start moves (``Family.perturb``): Gamma(100, 0.01) noise, as
+    scikit-learn and gensim start LDA's topics, where each element's choice is pooled with its
+    group's at the first sweep (a document's theta); Gamma(1, 1) noise, as hmmlearn draws a
+    random emission matrix, where the selector has joint plates (a Markov chain), whose
+    transition matrix starts at its symmetric prior: a 10% move then leaves the E-step at the
+    symmetric saddle, and the fit stops there."""
+    return UNPOOLED if selector.family.joint_plates else POOLED
+
 
 def kmeanspp(x, k: int, rng: np.random.Generator) -> np.ndarray:
     """k rows of x, the first uniform and each next with probability proportional to D(x)^2.
