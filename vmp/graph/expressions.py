@@ -22,6 +22,8 @@ class Expression:
     plates: tuple
     event_shape: tuple[int, ...]
     name: str
+    random: bool = False
+    """True for a random variable (a Node) rather than glue or a constant."""
 
     def inputs(self) -> list["Expression"]:
         return []
@@ -85,9 +87,7 @@ class Gate(Expression):
     or the plate named by ``P[z, plate]`` (BayesPy's cluster_plate)."""
 
     def __init__(self, node, selector, plate=None):
-        from .node import Node
-
-        if not isinstance(selector, Node) or not selector.family.selects:
+        if not getattr(selector, "random", False) or not selector.family.selects:
             raise GraphError(f"'{node.name}[...]': a gate's selector must be a node over categories (Categorical)")
         if not node.plates:
             raise GraphError(f"'{node.name}[{selector.name}]': '{node.name}' has no plate to gate over")
@@ -260,10 +260,8 @@ class Dot(Expression):
 
     def _positive(self, u, v, where: str) -> None:
         """dot of two plated Gamma nodes (or gathers of them) over their shared innermost plate."""
-        from .node import Node
-
         for e in (u, v):
-            if not isinstance(e, (Node, Gather)) or not e.family.allocates:
+            if not (getattr(e, "random", False) or isinstance(e, Gather)) or not e.family.allocates:
                 raise GraphError(f"{where}: a dot of Gamma variables takes two Gamma nodes (or gathers of "
                                  f"them), got {e!r}")
         if u.family is not v.family:
@@ -286,9 +284,7 @@ def dot(u, v) -> Dot:
 
 def random_nodes(expr: Expression) -> list:
     """The random nodes an expression reads (itself for a node), through ``inputs()``."""
-    from .node import Node
-
-    if isinstance(expr, Node):
+    if getattr(expr, "random", False):
         return [expr]
     return list({id(n): n for e in expr.inputs() for n in random_nodes(e)}.values())
 
@@ -338,9 +334,7 @@ class Diagonal(Expression):
     D x D diagonal precision (automatic relevance determination, one alpha_d per dimension)."""
 
     def __init__(self, node, owner: str, dim: int | None, family: type[fam.Family]):
-        from .node import Node
-
-        if not isinstance(node, Node) or node.family is not family:
+        if not getattr(node, "random", False) or node.family is not family:
             raise GraphError(
                 f"node '{owner}': a Gamma precision of a Gaussian must be a Gamma node over a plate of "
                 f"the event dimensions (ARD), got {node!r}"
@@ -371,9 +365,7 @@ class Rows(Expression):
     first event axis (a transition matrix, row j the distribution of the next state after j)."""
 
     def __init__(self, node, owner: str, k: int, family: type[fam.Family]):
-        from .node import Node
-
-        if not isinstance(node, Node) or node.family is not family or not node.plates:
+        if not getattr(node, "random", False) or node.family is not family or not node.plates:
             raise GraphError(f"node '{owner}': a random transition matrix must be a Dirichlet node over a "
                              f"plate of its K rows, got {node!r}")
         if node.plates[-1].size != k or node.event_shape != (k,):

@@ -20,6 +20,7 @@ class Node(Expression, ABC):
 
     family: ClassVar[type[fam.Family]]
     factor_cls: ClassVar[type[Conditional]]
+    random = True
 
     def __init__(self, name: str, roles: dict[str, Any], observed=None, mask=None, weights=None):
         if not isinstance(name, str) or not name:
