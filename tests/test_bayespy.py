@@ -196,17 +196,19 @@ def linear_regression(ard: bool) -> Pair:
     return Pair(model, nodes, [out], (["alpha"] if ard else []) + ["w", "tau"], sweeps=5)
 
 
-def pca() -> Pair:
-    """Bayesian PCA with ARD (BayesPy's PCA example: GaussianARD, Dot, Gamma)."""
+def pca(missing: bool = False) -> Pair:
+    """Bayesian PCA with ARD (BayesPy's PCA example: GaussianARD, Dot, Gamma); ``missing``:
+    a fifth of the entries unobserved (``mask``)."""
     rng = np.random.default_rng(2)
     n, d, k = 30, 4, 2
     y = rng.normal(size=(n, 2)) @ rng.normal(size=(2, d)) + 0.1 * rng.normal(size=(n, d))
+    mask = rng.random((n, d)) > 0.2 if missing else None
     z = bp.GaussianARD(0.0, 1.0, plates=(n, 1), shape=(k,))
     alpha = bp.Gamma(1e-3, 1e-3, plates=(k,))
     w = bp.GaussianARD(0.0, alpha, plates=(d,), shape=(k,))
     tau = bp.Gamma(1e-3, 1e-3)
     out = bp.GaussianARD(bp.Dot(z, w), tau)
-    out.observe(y)
+    out.observe(y, **({} if mask is None else {"mask": mask}))
     start = rng.normal(size=(d, k))
     _set_q(w, start, -0.5 * np.broadcast_to(np.eye(k), (d, k, k)))  # q(W) at N(start, I)
     with vmp.Model("pca") as model:
@@ -218,7 +220,7 @@ def pca() -> Pair:
         with vmp.Plate("data", n):
             vz = vmp.Gaussian("z", mean=np.zeros(k), precision=np.eye(k))
             with vmp.Plate("dimensions", d):
-                vmp.Normal("y", mean=vmp.dot(vz, vw), precision=vt, observed=y)
+                vmp.Normal("y", mean=vmp.dot(vz, vw), precision=vt, observed=y, mask=mask)
     return Pair(model, {"alpha": alpha, "W": w, "tau": tau, "z": z}, [out], ["z", "W", "alpha", "tau"])
 
 
@@ -315,6 +317,7 @@ CASES = {
     "linear_regression": lambda: linear_regression(ard=False),
     "linear_regression_ard": lambda: linear_regression(ard=True),
     "pca": pca,
+    "pca_missing": lambda: pca(missing=True),
     "categorical_hmm": categorical_hmm,
     "bernoulli_mixture": bernoulli_mixture,
     "multinomial_dirichlet": multinomial_dirichlet,
