@@ -224,6 +224,27 @@ def pca(missing: bool = False) -> Pair:
     return Pair(model, {"alpha": alpha, "W": w, "tau": tau, "z": z}, [out], ["z", "W", "alpha", "tau"])
 
 
+def factor_analysis() -> Pair:
+    """``vmp.models.factor_analysis`` (PCA with ARD plus a mean per dimension: a sum ``a + b``
+    of a dot and a Normal) against BayesPy's ``Add(Dot(z, W), mu)``."""
+    from vmp.models import factor_analysis as build
+
+    rng = np.random.default_rng(11)
+    n, d, k = 25, 4, 2
+    y = rng.normal(size=(n, 2)) @ rng.normal(size=(2, d)) + 3.0 + 0.1 * rng.normal(size=(n, d))
+    z = bp.GaussianARD(0.0, 1.0, plates=(n, 1), shape=(k,))
+    alpha = bp.Gamma(1e-3, 1e-3, plates=(k,))
+    w = bp.GaussianARD(0.0, alpha, plates=(d,), shape=(k,))
+    mu = bp.GaussianARD(0.0, 1e-3, plates=(d,))
+    tau = bp.Gamma(1e-3, 1e-3)
+    out = bp.GaussianARD(bp.Add(bp.Dot(z, w), mu), tau)
+    out.observe(y)
+    _set_q(w, rng.normal(size=(d, k)), -0.5 * np.broadcast_to(np.eye(k), (d, k, k)))
+    model = build(y, k)
+    return Pair(model, {"alpha": alpha, "W": w, "mu": mu, "tau": tau, "z": z}, [out],
+                ["z", "W", "mu", "alpha", "tau"])
+
+
 def categorical_hmm() -> Pair:
     """A categorical HMM: CategoricalMarkovChain with Dirichlet initial and transition
     probabilities, Categorical emissions gated by the chain."""
@@ -312,16 +333,117 @@ def poisson_gamma() -> Pair:
     return Pair(model, {"beta": beta, "lam": lam}, [out], ["lam", "beta"], sweeps=5)
 
 
+def gaussian_hmm() -> Pair:
+    """BayesPy's HMM example: a CategoricalMarkovChain gating Gaussian means and Wishart
+    precisions."""
+    rng = np.random.default_rng(7)
+    t, k, d = 60, 2, 2
+    states = np.cumsum(rng.random(t) < 0.1) % k
+    y = np.array([[0.0, 0.0], [3.0, 3.0]])[states] + rng.normal(size=(t, d))
+    p0 = bp.Dirichlet(np.ones(k))
+    a = bp.Dirichlet(np.ones(k), plates=(k,))
+    z = bp.CategoricalMarkovChain(p0, a, states=t)
+    mu = bp.Gaussian(np.zeros(d), 0.1 * np.eye(d), plates=(k,))
+    lam = bp.Wishart(d, np.eye(d), plates=(k,))
+    out = bp.Mixture(z, bp.Gaussian, mu, lam)
+    out.observe(y)
+    _set_q(mu, np.array([[0.1, 0.0], [2.0, 2.0]]), -0.5 * np.broadcast_to(np.eye(d), (k, d, d)))
+    with vmp.Model("gaussian_hmm") as model:
+        vp = vmp.Dirichlet("pi0", alpha=np.ones(k))
+        with vmp.Plate("states", k):
+            va = vmp.Dirichlet("A", alpha=np.ones(k))
+            vm = vmp.Gaussian("mu", mean=np.zeros(d), precision=0.1 * np.eye(d))
+            vl = vmp.Wishart("Lambda", dof=d, scale=np.eye(d))
+        with vmp.Plate("time", t):
+            vz = vmp.CategoricalMarkovChain("z", initial=vp, transition=va)
+            vmp.Gaussian("y", mean=vm[vz], precision=vl[vz], observed=y)
+    return Pair(model, {"pi0": p0, "A": a, "mu": mu, "Lambda": lam, "z": z}, [out],
+                ["z", "pi0", "A", "mu", "Lambda"])
+
+
+def poisson_mixture() -> Pair:
+    """A mixture of Poissons: Gamma rates gated by a Categorical."""
+    rng = np.random.default_rng(8)
+    n, k = 80, 2
+    y = rng.poisson(np.where(rng.random(n) < 0.4, 2.0, 9.0))
+    r = bp.Dirichlet(np.ones(k))
+    z = bp.Categorical(r, plates=(n,))
+    lam = bp.Gamma(1.0, 0.2, plates=(k,))
+    out = bp.Mixture(z, bp.Poisson, lam)
+    out.observe(y)
+    _set_q(lam, -np.array([1.0, 0.5]), np.array([2.0, 5.0]))
+    with vmp.Model("poisson_mixture") as model:
+        vr = vmp.Dirichlet("r", alpha=np.ones(k))
+        with vmp.Plate("components", k):
+            vl = vmp.Gamma("lam", 1.0, 0.2)
+        with vmp.Plate("data", n):
+            vz = vmp.Categorical("z", vr)
+            vmp.Poisson("y", vl[vz], observed=y)
+    return Pair(model, {"r": r, "lam": lam, "z": z}, [out], ["z", "lam", "r"])
+
+
+def binomial_and_exponential() -> Pair:
+    """Binomial counts with Beta probabilities, and Exponential waiting times with a Gamma rate
+    (two conjugate pairs in one model)."""
+    rng = np.random.default_rng(9)
+    trials = np.array([10, 20, 5, 8])
+    x = rng.binomial(trials, 0.3)
+    w = rng.exponential(0.5, size=15)
+    p = bp.Beta([2.0, 3.0], plates=(4,))
+    out = bp.Binomial(trials, p)
+    out.observe(x)
+    rate = bp.Gamma(2.0, 1.5)
+    wait = bp.Gamma(1.0, rate, plates=(15,))  # BayesPy: "Use Gamma(1, lambda)" for an Exponential
+    wait.observe(w)
+    with vmp.Model("binomial_exponential") as model:
+        with vmp.Plate("groups", 4):
+            vp = vmp.Beta("p", 2.0, 3.0)
+            vmp.Binomial("x", trials, vp, observed=x)
+        vr = vmp.Gamma("rate", 2.0, 1.5)
+        with vmp.Plate("waits", 15):
+            vmp.Exponential("w", vr, observed=w)
+    return Pair(model, {"p": p, "rate": rate}, [out, wait], ["p", "rate"], sweeps=1)
+
+
+def matrix_factorization() -> Pair:
+    """Sparse ratings y_i ~ N(u_{row_i} . v_{col_i}, 1/tau): gathers (BayesPy's Take) inside a
+    dot product."""
+    rng = np.random.default_rng(10)
+    m, n, k, count = 6, 5, 2, 20
+    rows, cols = rng.integers(m, size=count), rng.integers(n, size=count)
+    y = np.sum(rng.normal(size=(m, k))[rows] * rng.normal(size=(n, k))[cols], axis=1) + 0.1 * rng.normal(size=count)
+    u = bp.GaussianARD(0.0, 1.0, plates=(m,), shape=(k,))
+    v = bp.GaussianARD(0.0, 1.0, plates=(n,), shape=(k,))
+    tau = bp.Gamma(1.0, 1.0)
+    out = bp.GaussianARD(bp.SumMultiply("d,d", bp.Take(u, rows), bp.Take(v, cols)), tau)
+    out.observe(y)
+    _set_q(v, rng.normal(size=(n, k)), -0.5 * np.broadcast_to(np.eye(k), (n, k, k)))
+    with vmp.Model("mf") as model:
+        with vmp.Plate("rows", m):
+            vu = vmp.Gaussian("u", mean=np.zeros(k), precision=np.eye(k))
+        with vmp.Plate("cols", n):
+            vv = vmp.Gaussian("v", mean=np.zeros(k), precision=np.eye(k))
+        vt = vmp.Gamma("tau", 1.0, 1.0)
+        with vmp.Plate("ratings", count):
+            vmp.Normal("y", mean=vmp.dot(vu[rows], vv[cols]), precision=vt, observed=y)
+    return Pair(model, {"u": u, "v": v, "tau": tau}, [out], ["u", "v", "tau"])
+
+
 CASES = {
     "gaussian_mixture": gaussian_mixture,
     "linear_regression": lambda: linear_regression(ard=False),
     "linear_regression_ard": lambda: linear_regression(ard=True),
     "pca": pca,
     "pca_missing": lambda: pca(missing=True),
+    "factor_analysis": factor_analysis,
     "categorical_hmm": categorical_hmm,
     "bernoulli_mixture": bernoulli_mixture,
     "multinomial_dirichlet": multinomial_dirichlet,
     "poisson_gamma": poisson_gamma,
+    "gaussian_hmm": gaussian_hmm,
+    "poisson_mixture": poisson_mixture,
+    "binomial_and_exponential": binomial_and_exponential,
+    "matrix_factorization": matrix_factorization,
 }
 
 
