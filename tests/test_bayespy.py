@@ -144,11 +144,11 @@ def compare(pair: Pair) -> list:
 # the models
 # ------------------------------------------------------------------------------------------
 
-def gaussian_mixture() -> Pair:
+def gaussian_mixture(n: int = 90, d: int = 2, k: int = 3, sweeps: int = 4) -> Pair:
     """BayesPy's documented GMM (Dirichlet, Categorical, Gaussian means, Wishart precisions)."""
     rng = np.random.default_rng(0)
-    n, d, k = 90, 2, 3
-    x = np.concatenate([rng.normal(c, 1.0, size=(n // k, d)) for c in ([0, 0], [4, 0], [0, 4])])
+    centres = 4.0 * rng.normal(size=(k, d))
+    x = centres[rng.integers(k, size=n)] + rng.normal(size=(n, d))
     alpha = bp.Dirichlet(np.full(k, 0.5))
     z = bp.Categorical(alpha, plates=(n,))
     mu = bp.Gaussian(np.zeros(d), 0.01 * np.eye(d), plates=(k,))
@@ -164,7 +164,8 @@ def gaussian_mixture() -> Pair:
         with vmp.Plate("data", n):
             c = vmp.Categorical("z", pi)
             vmp.Gaussian("x", mean=m[c], precision=w[c], observed=x)
-    return Pair(model, {"pi": alpha, "z": z, "mu": mu, "Lambda": lam}, [y], ["mu", "Lambda", "z", "pi"])
+    return Pair(model, {"pi": alpha, "z": z, "mu": mu, "Lambda": lam}, [y], ["mu", "Lambda", "z", "pi"],
+                sweeps=sweeps)
 
 
 def linear_regression(ard: bool) -> Pair:
@@ -429,8 +430,29 @@ def matrix_factorization() -> Pair:
     return Pair(model, {"u": u, "v": v, "tau": tau}, [out], ["u", "v", "tau"])
 
 
+def lda() -> Pair:
+    """``vmp.models.lda`` with one token per row against BayesPy's LDA example: topics
+    ``Categorical(Take(theta, documents))``, words ``Mixture(topics, Categorical, beta)``."""
+    from vmp.models import lda as build
+
+    rng = np.random.default_rng(12)
+    docs, vocab, k, count = 5, 8, 2, 70
+    documents = np.sort(rng.integers(docs, size=count))
+    words = rng.integers(vocab, size=count)
+    theta = bp.Dirichlet(np.full(k, 0.1), plates=(docs,))
+    beta = bp.Dirichlet(np.full(vocab, 0.01), plates=(k,))
+    z = bp.Categorical(bp.Take(theta, documents))
+    out = bp.Mixture(z, bp.Categorical, beta)
+    out.observe(words)
+    _set_q(beta, 0.01 + rng.gamma(1.0, size=(k, vocab)) * 5)
+    model = build(documents, words, np.ones(count), k, n_documents=docs, n_words=vocab)
+    return Pair(model, {"beta": beta, "theta": theta, "z": z}, [out], ["z", "theta", "beta"])
+
+
 CASES = {
     "gaussian_mixture": gaussian_mixture,
+    "gaussian_mixture_large": lambda: gaussian_mixture(n=6000, d=4, k=4, sweeps=2),
+    "lda": lda,
     "linear_regression": lambda: linear_regression(ard=False),
     "linear_regression_ard": lambda: linear_regression(ard=True),
     "pca": pca,
