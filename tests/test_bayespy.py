@@ -488,3 +488,27 @@ def test_a_perturbed_message_is_caught(case, monkeypatch):
     monkeypatch.setattr(Engine, "target", perturbed)
     with pytest.raises(AssertionError):
         compare(CASES[case]())
+
+
+def test_both_bounds_are_the_exact_log_evidence_of_conjugate_pairs():
+    """A third computation for the one-sweep cases: after one update the bound of a conjugate
+    pair is its log evidence (Dirichlet-multinomial; Beta-binomial times Gamma-exponential)."""
+    from scipy.special import betaln, gammaln
+
+    pair = multinomial_dirichlet()
+    bound = compare(pair)[-1]
+    x = np.asarray(pair.model["x"].data, float)
+    a, n = np.array([1.0, 2.0, 0.5]), x.sum(axis=1)
+    exact = np.sum(gammaln(n + 1) - gammaln(x + 1).sum(1) + gammaln(a.sum()) - gammaln(a.sum() + n)
+                   + (gammaln(a + x) - gammaln(a)).sum(1))
+    assert bound == pytest.approx(exact, rel=1e-10)
+
+    pair = binomial_and_exponential()
+    bound = compare(pair)[-1]
+    k, trials = np.asarray(pair.model["x"].data, float), np.array([10, 20, 5, 8])
+    w = np.asarray(pair.model["w"].data, float)
+    beta_binomial = np.sum(gammaln(trials + 1) - gammaln(k + 1) - gammaln(trials - k + 1)
+                           + betaln(2.0 + k, 3.0 + trials - k) - betaln(2.0, 3.0))
+    gamma_exponential = (2.0 * np.log(1.5) - gammaln(2.0) + gammaln(2.0 + w.size)
+                         - (2.0 + w.size) * np.log(1.5 + w.sum()))
+    assert bound == pytest.approx(beta_binomial + gamma_exponential, rel=1e-10)
