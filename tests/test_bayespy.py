@@ -512,3 +512,23 @@ def test_both_bounds_are_the_exact_log_evidence_of_conjugate_pairs():
     gamma_exponential = (2.0 * np.log(1.5) - gammaln(2.0) + gammaln(2.0 + w.size)
                          - (2.0 + w.size) * np.log(1.5 + w.sum()))
     assert bound == pytest.approx(beta_binomial + gamma_exponential, rel=1e-10)
+
+
+def test_the_benchmark_runs_the_same_computation_in_both(tmp_path):
+    """examples/bench_bayespy.py on a small mixture: both libraries' bounds agree from the
+    shared initial q, and the ratio line is printed."""
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    out = subprocess.run([sys.executable, str(root / "examples" / "bench_bayespy.py"), "--n", "400", "--k", "3",
+                          "--dims", "3", "--iterations", "2", "--bayespy-iterations", "2"],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0, out.stderr
+    (difference,) = re.findall(r"largest relative difference ([0-9.e+-]+)", out.stdout)
+    assert float(difference) < 1e-10
+    assert "D=3: BayesPy / vmp = " in out.stdout
