@@ -449,7 +449,9 @@ class Fit:
         """The stretch of evaluations of one objective, with this one added: the bound with the
         data plate's factors weighted by the policies' 1/T plus their own terms (Mandt et al.
         eq. (4)-(5)), the value the steps ascend. A new stretch begins when the temperature of a
-        policy without own terms (annealing's schedule) moves: the objective changed."""
+        policy without own terms (annealing's schedule) moves: the objective changed. A stretch
+        is shifted by one constant to start at the bound, so that relative tolerances read the
+        bound's size (a tempered bound's parts can cancel to near zero)."""
         o, engine, plan = self.opts, self.engine, self.plan
         rows = plan.rows if plan.monotone else (plan.evaluation if o.evaluate == "subsample"
                                                  else np.arange(plan.plate.size))
@@ -472,8 +474,8 @@ class Fit:
         if watch is not None and len(watch["key"]) == len(key) and all(
                 np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=SAME_TEMPERATURE, atol=0.0)
                 for a, b in zip(watch["key"], key)):
-            return dict(watch, values=watch["values"] + [objective])
-        return {"key": key, "values": [objective]}
+            return dict(watch, values=watch["values"] + [objective + watch["offset"]])
+        return {"key": key, "values": [value], "offset": value - objective}
 
     def _watched(self, extra: dict) -> list:
         """The values the stopping rule and the monitors compare: the bound, or with policies
