@@ -88,13 +88,14 @@ class Gate(Expression):
         from .node import Node
 
         if not isinstance(selector, Node) or not selector.family.selects:
-            raise GraphError(f"'{node.name}[...]': a gate's selector must be a node over categories (Categorical)")
+            raise GraphError(f"'{node.name}[...]': a gate's selector must be a node over categories (Categorical, "
+                             f"Bernoulli)")
         if not node.plates:
             raise GraphError(f"'{node.name}[{selector.name}]': '{node.name}' has no plate to gate over")
         self.node, self.selector = node, selector
         where = f"'{node.name}[{selector.name}]'"
         self.gated_plate = node.plates[-1] if plate is None else _plate_named(plate, node.plates, where)
-        k = selector.event_shape[0]
+        k = selector.family.categories(selector.event_shape)
         if self.gated_plate.size != k:
             raise ShapeError(
                 f"{where}: '{selector.name}' has {k} categories but the gated plate "
