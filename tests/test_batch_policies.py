@@ -132,3 +132,20 @@ def test_the_data_plate_is_named_when_the_observed_nodes_do_not_share_one():
     assert -2.0 * model["m"].natural[1] == pytest.approx(prec)
     assert model["m"].mean == pytest.approx(4.0 / 2.0 / prec)
     assert res.converged
+
+
+def test_local_tempering_in_batch_heats_the_outlier():
+    """Batch LVT updates every row's q(T_n) after each sweep (Mandt eq. (10)): the point far from
+    both components gets the highest expected temperature."""
+    model, x = _mixture(n=30)
+    x = x.copy()
+    x[7] = 9.0
+    model.set_data("x", x)
+    policy = vmp.LocalTempering([1.0, 2.0, 4.0, 8.0])
+    fit = model.batch(policies=[policy], iterations=40)
+    fit.run()
+    r = fit.state.extra["policies"][0]["r"]
+    np.testing.assert_allclose(r.sum(axis=1), 1.0)
+    expected_t = r @ policy.temperatures
+    assert np.argmax(expected_t) == 7 and expected_t[7] > 2 * np.median(expected_t)
+    assert len(fit.recorder.history()["temperature"]) == fit.t
