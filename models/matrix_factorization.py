@@ -21,7 +21,9 @@ def matrix_factorization(users: np.ndarray, items: np.ndarray, ratings: np.ndarr
                          prior_precision: float = 1.0, biases: bool = False, bias_precision: float = 1.0,
                          offset_precision: float = 1e-2, name: str = "matrix_factorization") -> vmp.Model:
     """``noise_precision`` fixes tau; when None, tau ~ Gamma(*noise_prior). ``biases`` adds
-    user and item biases (precision ``bias_precision``) and a global offset (``offset_precision``)."""
+    user and item biases (precision ``bias_precision``) and a global offset (``offset_precision``).
+    The indices are the inputs ``"users"`` and ``"items"``: ``model.set_data({"users": rows,
+    "items": cols})`` gives held-out pairs (their ratings masked, to predict)."""
     rows = _checks.indices(name, "users", users)
     cols = _checks.indices(name, "items", items)
     r = _checks.values(name, "ratings", ratings)
@@ -50,6 +52,7 @@ def matrix_factorization(users: np.ndarray, items: np.ndarray, ratings: np.ndarr
                 bi = vmp.Normal("item_bias", mean=0.0, precision=bias_precision)
             offset = vmp.Normal("offset", mean=0.0, precision=offset_precision)
         with vmp.Plate("ratings", r.size):
+            rows, cols = vmp.Data("users", rows), vmp.Data("items", cols)  # set_data gives held-out ratings
             mean = vmp.dot(u[rows], v[cols])
             if biases:
                 mean = mean + bu[rows] + bi[cols] + offset

@@ -453,6 +453,20 @@ def bernoulli_gated():
     return m, "x"
 
 
+def gated_by_bernoulli():
+    """A latent Bernoulli as a 2-way gate: its indicator is (1 - p, p)."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        rho = vmp.Beta("rho", 2.0, 3.0)
+        with vmp.Plate("K", 2):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+            tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("N", 6):
+            z = vmp.Bernoulli("z", rho)
+            vmp.Normal("x", mu[z], tau[z], observed=rng.normal(size=6), weights=rng.uniform(size=6))
+    return m, "x"
+
+
 def _factorial(child: str):
     """x_nd ~ N(sum_k z_nk mu_dk, 1/tau), z_nk ~ Bernoulli(pi_k), pi_k ~ Beta."""
     rng = _rng()
@@ -489,7 +503,7 @@ def dot_bernoulli_constant():
 
 
 CASES = {f.__name__: f for f in [
-    factorial_mixture, bernoulli_latent_beta, dot_bernoulli_constant,
+    factorial_mixture, bernoulli_latent_beta, dot_bernoulli_constant, gated_by_bernoulli,
     beta_prior, bernoulli_observed_masked, binomial_gated, bernoulli_gated,
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,

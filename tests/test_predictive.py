@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 import vmp
-from vmp.models import linear_regression
+from vmp.models import linear_regression, matrix_factorization
 
 
 def _regression(n=40, d=3, seed=0):
@@ -340,3 +340,51 @@ def test_imputed_categories_of_a_node_with_children_are_its_q():
     want /= want.sum(1, keepdims=True)
     np.testing.assert_allclose(out.mean, want, atol=1e-5)
     np.testing.assert_allclose(out.variance, want * (1 - want), atol=1e-5)
+
+
+@pytest.mark.parametrize("options", [{}, {"factorized": True}, {"biases": True, "noise_precision": None}],
+                         ids=["structured", "factorized", "biases"])
+def test_set_data_gives_held_out_ratings_through_the_gathers_indices(options):
+    """Held-out ratings: new rows for u[rows] and v[cols] (vmp.Data indices) resize the ratings
+    plate; the predictions equal those of a model rebuilt with the held-out pairs."""
+    rng = np.random.default_rng(4)
+    m, n, k = 12, 9, 2
+    rows, cols = rng.integers(m, size=80), rng.integers(n, size=80)
+    y = np.sum(rng.normal(size=(m, k))[rows] * rng.normal(size=(n, k))[cols], 1) + 0.3 * rng.normal(size=80)
+    kw = dict({"noise_precision": 4.0}, **options)
+    model = matrix_factorization(rows, cols, y, k, n_users=m, n_items=n, **kw)
+    model.fit(iterations=30, seed=0)
+    test_rows, test_cols = rng.integers(m, size=13), rng.integers(n, size=13)
+    model.set_data({"users": test_rows, "items": test_cols})
+    assert model.plates["ratings"].size == 13 and not model["r"].mask.any()
+    held = model.predict("r")
+    fresh = matrix_factorization(test_rows, test_cols, np.zeros(13), k, n_users=m, n_items=n, **kw)
+    for name, node in model.nodes.items():
+        if not node.observed:
+            fresh[name].set_natural(node.natural)
+    want = fresh.predict("r")
+    np.testing.assert_allclose(held.mean, want.mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(held.variance, want.variance, rtol=1e-12)
+    more_rows, more_cols, more_y = rows[:50][::-1], cols[:50], y[:50]  # new observed ratings: 50 pairs
+    model.set_data({"users": more_rows, "items": more_cols, "r": more_y})
+    assert model.plates["ratings"].size == 50 and model["r"].mask is None
+    again = matrix_factorization(more_rows, more_cols, more_y, k, n_users=m, n_items=n, **kw)
+    for name, node in model.nodes.items():
+        if not node.observed:
+            again[name].set_natural(node.natural)
+    assert model.elbo() == pytest.approx(again.elbo(), rel=1e-12)
+    from vmp.inference.engine import Engine
+    for name in ("u", "v", "user_bias"):  # messages through the new rows
+        if name in model.nodes:
+            for a, b in zip(Engine(model).target(model.state, model[name]), Engine(again).target(again.state, again[name])):
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    with pytest.raises(vmp.GraphError, match="gather 'v\\[ratings\\]'.*vmp.Data"):
+        with vmp.Model("half") as half:
+            with vmp.Plate("users", 3):
+                u = vmp.Gaussian("u", mean=np.zeros(2), precision=np.eye(2))
+            with vmp.Plate("items", 2):
+                v = vmp.Gaussian("v", mean=np.zeros(2), precision=np.eye(2))
+            with vmp.Plate("ratings", 4):
+                vmp.Normal("r", mean=vmp.dot(u[vmp.Data("who", np.array([0, 1, 2, 0]))], v[np.array([0, 1, 1, 0])]),
+                           precision=1.0, observed=np.zeros(4))
+        half.set_data("who", np.array([1, 2]))

@@ -212,3 +212,20 @@ def test_unknown_extension_is_an_error(tmp_path):
         render(build("lda"), tmp_path / "lda.txt")
     with pytest.raises(ValueError):
         render(build("lda"), tmp_path / "noextension")
+
+
+def test_a_chain_gets_its_self_loop_from_the_family_capability():
+    """The self-loop of a node that is one variable along its innermost plate reads
+    ``Family.joint_plates`` (through ``node.joint_plates``), not an attribute of the chain class."""
+    with vmp.Model("hmm") as model:
+        pi0 = vmp.Dirichlet("pi0", np.ones(2))
+        with vmp.Plate("K", 2):
+            a = vmp.Dirichlet("A", np.ones((2, 2)))
+            mu = vmp.Normal("mu", 0.0, 0.5)
+        with vmp.Plate("S", 2), vmp.Plate("T", 5):
+            z = vmp.CategoricalMarkovChain("z", pi0, a)
+            vmp.Normal("x", mu[z], 1.0, observed=np.zeros((2, 5)))
+    source = render(model).source
+    loops = re.findall(r"(\w+) -> (\w+) \[label=\" T: t -> t\+1\"", source)
+    assert len(loops) == 1 and loops[0][0] == loops[0][1]
+    assert source.count("t -> t+1") == 1

@@ -218,8 +218,8 @@ def diagram(model, *, roles: bool = True) -> Diagram:
                         fillcolor=_OBSERVED_FILL)
         else:
             target.node(ids[name], label=_random_label(expr), shape="ellipse")
-        step = getattr(expr, "time_plate", None)
-        if step is not None:  # a chain z_0 -> z_1 -> ...: one node, one self-loop
+        for step in () if kind == "deterministic" else expr.joint_plates:
+            # one variable along the plate (Family.joint_plates: a chain z_0 -> z_1 -> ...): a self-loop
             target.edge(ids[name], ids[name], label=f" {step.name}: t -> t+1", style="bold", dir="forward")
 
     def add_cluster(parent, prefix: tuple) -> None:

@@ -38,7 +38,7 @@ def plot_mixture(model, filename=None, *, min_weight: float = 0.01) -> Figure | 
         return None
     x_node, z_node, mu_node, lam_node = found
     x = np.asarray(x_node.data, float)
-    r = np.asarray(z_node.mean, float)
+    r = z_node.family.indicator(np.asarray(z_node.mean, float))
     label = r.argmax(-1)
     weight = r.sum(0) / max(r.shape[0], 1)
     means = np.asarray(mu_node.mean, float)

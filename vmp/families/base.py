@@ -36,9 +36,13 @@ class Family(ABC):
     support: ClassVar[constraints.Constraint]
     #: the domain of each parameter of ``natural_from`` / ``parameters``; ``valid`` checks them
     arg_constraints: ClassVar[dict[str, constraints.Constraint]]
-    #: True when E[u_0] is a one-hot indicator (a distribution over the last event axis): such a
-    #: node can select a component, ``P[z]`` (Winn & Bishop section 4.2 on gates)
+    #: True when x picks one of ``categories(event_shape)`` components, the expectation of its
+    #: one-hot indicator [x = k] being ``indicator(E[u_0])``, affine in E[u_0]: such a node can
+    #: select a component, ``P[z]`` (Winn & Bishop section 4.2 on gates)
     selects: ClassVar[bool] = False
+    #: True when a selecting family's E[u_0] is that indicator itself (a distribution over the
+    #: last event axis, as the Categorical's); False when ``indicator`` maps it (the Bernoulli)
+    one_hot: ClassVar[bool] = True
     #: True when x is a point of R^D with u = (x, x x^T): sums and inner products of such
     #: variables keep every term multilinear, and k-means++ centers are starting points for it
     location: ClassVar[bool] = False
@@ -70,6 +74,23 @@ class Family(ABC):
         if not cls.unit_base_measure and cls.latent:
             raise TypeError(f"family {cls.__name__}: a non-unit base measure needs latent = False "
                             f"(the bound has no E_q[log h(x)] term for a latent q)")
+
+    # ----- a selector's indicator (``selects``) ------------------------------------------
+    @classmethod
+    def categories(cls, event_shape: tuple[int, ...]) -> int:
+        """The number of components a selecting family picks among."""
+        return event_shape[0]
+
+    @classmethod
+    def indicator(cls, mean: np.ndarray) -> np.ndarray:
+        """E[[x = k]] over a last axis of ``categories`` from E[u_0] (a selecting family)."""
+        return mean
+
+    @classmethod
+    def indicator_message(cls, message: np.ndarray) -> np.ndarray:
+        """The message to E[u_0] of a term linear in ``indicator(E[u_0])`` with coefficients
+        ``message`` over the categories (the chain rule through ``indicator``)."""
+        return message
 
     # ----- parameters <-> natural parameters --------------------------------------------
     @staticmethod

@@ -14,6 +14,23 @@ class Bernoulli(Family):
     support = constraints.integer_interval(0, 1)
     arg_constraints = {"probability": constraints.unit_interval}
     binary = True
+    selects, one_hot = True, False
+
+    @classmethod
+    def categories(cls, event_shape: tuple[int, ...]) -> int:
+        """x in {0, 1}: two components."""
+        return 2
+
+    @classmethod
+    def indicator(cls, mean: np.ndarray) -> np.ndarray:
+        """(E[[x = 0]], E[[x = 1]]) = (1 - p, p): the Bernoulli as a Categorical over {0, 1}."""
+        p = np.asarray(mean, float)
+        return np.stack([1.0 - p, p], axis=-1)
+
+    @classmethod
+    def indicator_message(cls, message: np.ndarray) -> np.ndarray:
+        """d/dp of m_0 (1 - p) + m_1 p = m_1 - m_0 (a message to the logit eta)."""
+        return message[..., 1] - message[..., 0]
 
     @staticmethod
     def natural_from(probability: np.ndarray) -> Arrays:

@@ -20,7 +20,8 @@ from ..errors import GraphError
 from ..factors.terms import Term, contract_to, inner_product, weighted_sum
 from .allocation import AllocationLeaf
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
-from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
+from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf, moments_of,
+                     restricted)
 
 PLATE_LETTERS = string.ascii_uppercase
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
@@ -254,7 +255,8 @@ class CompiledFactor:
             if z.name not in self._gates:
                 g = self._new_letter()
                 zb = self._bind(z, letters, role=f"gate of {role}")
-                self._gates[z.name] = (g, Operand(zb.leaf, 0, zb.letters + g))
+                leaf = zb.leaf if z.family.one_hot else self._leaf(("indicator", z.name), lambda: IndicatorLeaf(z))
+                self._gates[z.name] = (g, Operand(leaf, 0, zb.letters + g))
                 self.sizes[g] = expr.gated_plate.size
             g = self._gates[z.name][0]
             inner = dict(letters)
@@ -305,7 +307,7 @@ class CompiledFactor:
         """Replace one-hot(x_n) * E[log p] over the category letter by E[log p_{x_n}] for an
         observed Categorical child (an index, not an N x K one-hot)."""
         child = self.child
-        if not (child.observed and child.family.selects):
+        if not (child.observed and child.family.selects and child.family.one_hot):
             return t
         xs = [o for o in t.operands if o.leaf is not None and o.leaf.node is child]
         if len(xs) != 1:

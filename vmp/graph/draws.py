@@ -79,7 +79,7 @@ def _gate(expr: Gate, n: int, rng, memo) -> np.ndarray:
     z = align(draw(expr.selector, n, rng, memo), expr.selector.plates, expr.plates)
     event = values.ndim - 2 - len(expr.plates)
     full = (n,) + tuple(p.size for p in expr.plates)
-    index = np.broadcast_to(z, full).reshape(full + (1,) * (1 + event))
+    index = np.broadcast_to(z, full).astype(np.intp).reshape(full + (1,) * (1 + event))
     values = np.broadcast_to(values, full + values.shape[len(full):])
     return np.squeeze(np.take_along_axis(values, index, axis=len(full)), axis=len(full))
 

@@ -101,7 +101,8 @@ def _expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple[tuple, tup
     if isinstance(expr, Gate):
         inner, plates = _expect(expr.node, stat, owner)
         target = expr.plates + (expr.gated_plate,)
-        r = lay(moments_of(expr.selector)[0], expr.selector.plates + (expr.gated_plate,), target)
+        r = lay(expr.selector.family.indicator(moments_of(expr.selector)[0]),
+                expr.selector.plates + (expr.gated_plate,), target)
         out = []
         for s in inner:
             s = lay(s, plates, target)

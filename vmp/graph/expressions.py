@@ -88,13 +88,14 @@ class Gate(Expression):
 
     def __init__(self, node, selector, plate=None):
         if not getattr(selector, "random", False) or not selector.family.selects:
-            raise GraphError(f"'{node.name}[...]': a gate's selector must be a node over categories (Categorical)")
+            raise GraphError(f"'{node.name}[...]': a gate's selector must be a node over categories (Categorical, "
+                             f"Bernoulli)")
         if not node.plates:
             raise GraphError(f"'{node.name}[{selector.name}]': '{node.name}' has no plate to gate over")
         self.node, self.selector = node, selector
         where = f"'{node.name}[{selector.name}]'"
         self.gated_plate = node.plates[-1] if plate is None else _plate_named(plate, node.plates, where)
-        k = selector.event_shape[0]
+        k = selector.family.categories(selector.event_shape)
         if self.gated_plate.size != k:
             raise ShapeError(
                 f"{where}: '{selector.name}' has {k} categories but the gated plate "
@@ -110,20 +111,18 @@ class Gate(Expression):
 
 
 class Gather(Expression):
-    """``P[rows]``: element rows[i] of P's outermost plate for each i of the current plate."""
+    """``P[rows]``: element rows[i] of P's outermost plate for each i of the current plate.
+    ``rows`` may be a ``vmp.Data``: ``model.set_data`` then replaces it (new rows, and the
+    plate's new size)."""
 
     def __init__(self, node, index, plate=None):
-        index = np.asarray(index)
-        if index.ndim != 1 or not np.issubdtype(index.dtype, np.integer):
-            raise ShapeError(f"'{node.name}[...]': a gather index must be a 1-D integer array")
+        data = index if isinstance(index, Data) else None
+        if data is not None:
+            index = data.values
         if not node.plates:
             raise GraphError(f"'{node.name}[...]': '{node.name}' has no plate to gather from")
-        source = node.plates[0]
-        if index.size and (index.min() < 0 or index.max() >= source.size):
-            raise ShapeError(
-                f"'{node.name}[...]': index values must lie in [0, {source.size}) (plate '{source.name}')"
-            )
         where = f"'{node.name}[...]'"
+        index = self._checked(node, index, where)
         if plate is not None:
             plate = _plate_named(plate, context.active_plates(), f"{where} (open plates)")
             if plate.size != index.size:
@@ -140,14 +139,39 @@ class Gather(Expression):
                     f"the index runs over: {node.name}[rows, '{fits[-1].name}']"
                 )
             plate = fits[0]
-        self.node, self.index, self.plate = node, index, plate
+        self.node, self.plate = node, plate
         self.family = node.family
         self.event_shape = node.event_shape
         self.plates = (plate,) + tuple(node.plates[1:])
         self.name = f"{node.name}[{plate.name}]"
+        self._set(index)
+        if data is not None:
+            data.uses.append((self, (), f"{where}, data '{data.name}'"))
+
+    @staticmethod
+    def _checked(node, index, where: str) -> np.ndarray:
+        index = np.asarray(index)
+        if index.ndim != 1 or not np.issubdtype(index.dtype, np.integer):
+            raise ShapeError(f"{where}: a gather index must be a 1-D integer array")
+        source = node.plates[0]
+        if index.size and (index.min() < 0 or index.max() >= source.size):
+            raise ShapeError(
+                f"{where}: index values must lie in [0, {source.size}) (plate '{source.name}')"
+            )
+        return index
+
+    def _set(self, index: np.ndarray) -> None:
+        self.index = index
         self.scatter = sp.csr_matrix(
-            (np.ones(index.size), (index, np.arange(index.size))), shape=(source.size, index.size)
+            (np.ones(index.size), (index, np.arange(index.size))), shape=(self.node.plates[0].size, index.size)
         )
+
+    def set_index(self, index, where: str) -> None:
+        """New rows (``model.set_data``; the plate already has its new size)."""
+        index = self._checked(self.node, index, where)
+        if index.size != self.plate.size:
+            raise ShapeError(f"{where}: plate '{self.plate.name}' has size {self.plate.size}, the index {index.size}")
+        self._set(index)
 
     def inputs(self):
         return [self.node]
@@ -162,8 +186,9 @@ class PlatedConstant(Constant):
 
 
 class Data:
-    """``vmp.Data(name, values)``: a named constant input, e.g. a design matrix in ``dot(w, X)``,
-    that ``model.set_data(name, new_values)`` replaces (held-out inputs) without rebuilding."""
+    """``vmp.Data(name, values)``: a named constant input, e.g. a design matrix in ``dot(w, X)``
+    or the rows of a gather ``u[vmp.Data("users", rows)]``, that ``model.set_data(name,
+    new_values)`` replaces (held-out inputs) without rebuilding."""
 
     def __init__(self, name: str, values):
         if not isinstance(name, str) or not name:

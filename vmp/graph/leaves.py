@@ -125,6 +125,21 @@ class NodeLeaf(Leaf):
         return None if self.node.observed else moments_of(self.node, ctx)
 
 
+class IndicatorLeaf(NodeLeaf):
+    """A gate's selector whose E[u_0] is not its one-hot indicator (a Bernoulli z: (1 - p, p)):
+    forward ``family.indicator`` over a last axis of categories, backward its chain rule."""
+
+    def value(self, comp, ctx=None):
+        return self.family.indicator(super().value(comp, ctx))
+
+    def shapes(self, ctx=None):
+        k = self.family.categories(self.node.event_shape)
+        return [s + (k,) for s in super().shapes(ctx)]
+
+    def to_node(self, message, ctx=None):
+        return (self.family.indicator_message(message[0]),) + tuple(message[1:])
+
+
 class ConstLeaf(Leaf):
     def __init__(self, const: Constant, plates: tuple):
         self.const = const

@@ -78,11 +78,6 @@ class CategoricalMarkovChain(Node):
     def _fill_value(self):
         return np.zeros(self.plate_shape[-1:], dtype=int)
 
-    @property
-    def time_plate(self):
-        """The plate the chain runs along (z_t -> z_{t+1}): the innermost."""
-        return self.plates[-1]
-
     def live(self, alive: np.ndarray) -> np.ndarray:
         """A chain stays in the bound whole when any of its steps has an observed descendant."""
         return np.broadcast_to(alive.any(axis=-1, keepdims=True), alive.shape)

@@ -232,7 +232,8 @@ class Node(Expression, ABC):
         if isinstance(key, Node) and key.family.selects:
             return Gate(self, key, plate)
         if isinstance(key, Expression):
-            raise GraphError(f"'{self.name}[{key.name}]': only a node over categories (Categorical) can gate")
+            raise GraphError(f"'{self.name}[{key.name}]': only a node over categories (Categorical, Bernoulli) "
+                             f"can gate")
         return Gather(self, key, plate)
 
     # numpy defers to __rmul__ (np.arange(5) * tau is refused as a whole, not element by element)

@@ -1,7 +1,8 @@
 """New data in a declared model: ``model.set_data``.
 
-The data of observed nodes and the values of ``vmp.Data`` inputs are replaced in place; a plate
-whose size the new data imply is resized, with every node on it re-shaped (its constant
+The data of observed nodes and the values of ``vmp.Data`` inputs (constants, or the rows of a
+gather ``u[vmp.Data("users", rows)]``) are replaced in place; a plate whose size the new data
+imply is resized, with every node on it re-shaped (its constant
 parameters broadcast again, its factor rebuilt). The q of nodes off the changed plates (the
 globals) is kept; the q of hidden nodes on them (the locals) is dropped and inferred again from
 the new data given the globals (``model.infer_locals``).
@@ -53,8 +54,12 @@ def _target(model, name: str):
 
 
 def _plates_of(target) -> tuple:
+    """The plates the leading axes of a target's values lie on (a gather's rows: its plate)."""
     if isinstance(target, Data):
-        return target.uses[0][0].plates if target.uses else ()
+        if not target.uses:
+            return ()
+        use = target.uses[0][0]
+        return (use.plate,) if isinstance(use, Gather) else use.plates
     return target.plates
 
 
@@ -90,10 +95,13 @@ def _check_resizable(model, resized: set, targets: dict) -> None:
         for role, expr in node.parents.items():
             for e in _walk(expr):
                 on = [p.name for p in getattr(e, "plates", ()) if p.name in resized]
-                if isinstance(e, Gather) and (e.plate.name in resized or e.node.plates[0].name in resized):
-                    raise GraphError(f"set_data: node '{node.name}' reads the gather '{e.name}', whose index is "
-                                     f"fixed at declaration; plate '{e.plate.name}' cannot change size (rebuild "
-                                     f"the model for new indices)")
+                if isinstance(e, Gather) and e.node.plates[0].name in resized:
+                    raise GraphError(f"set_data: node '{node.name}' reads the gather '{e.name}' from plate "
+                                     f"'{e.node.plates[0].name}', which cannot change size")
+                if isinstance(e, Gather) and e.plate.name in resized and id(e) not in replaced:
+                    raise GraphError(f"set_data: node '{node.name}' reads the gather '{e.name}', whose index "
+                                     f"is fixed; for plate '{e.plate.name}' to change size, declare the index "
+                                     f"with vmp.Data(name, rows) and give its new rows")
                 if isinstance(e, PlatedConstant) and on and id(e) not in replaced and not _broadcast(e.value, e.plates, resized):
                     raise GraphError(f"set_data: node '{node.name}': the constant '{e.name}' varies along plate "
                                      f"{on}; declare it with vmp.Data(name, values) and give its new values")
@@ -134,9 +142,12 @@ def _reshape(node) -> None:
 
 def _replace_input(data: Data, values) -> None:
     data.values = values
-    for const, event, where in data.uses:
-        new = _plated(values, const.family, const.plates, event, f"{where}, data '{data.name}'")
-        const.value, const.moments = new.value, new.moments
+    for use, event, where in data.uses:
+        if isinstance(use, Gather):
+            use.set_index(values, where)
+            continue
+        new = _plated(values, use.family, use.plates, event, f"{where}, data '{data.name}'")
+        use.value, use.moments = new.value, new.moments
 
 
 def _refresh_locals(model, touched: set) -> None:

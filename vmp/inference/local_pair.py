@@ -180,7 +180,7 @@ def find(engine, plan) -> Pair | None:
     if len(plan.local) != 2:
         return None
     y, z = plan.local
-    if (not z.family.selects or z.family.joint_plates or len(z.plates) != 1 or z.clamp is not None or y.clamp is not None
+    if (not z.family.selects or not z.family.one_hot or z.family.joint_plates or len(z.plates) != 1 or z.clamp is not None or y.clamp is not None
             or y.weights is not None or tuple(p.name for p in y.plates) != (plan.plate_name,)):
         return None
     f = engine.factors[z.name]

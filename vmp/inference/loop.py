@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConvergenceError, VMPError
+from ..graph.leaves import Context
 from . import steps
 from .engine import Engine
 from .executor import Executor, Serial
@@ -31,12 +32,15 @@ from .progress import Progress
 from .result import FitResult, load
 from .schedules import RobbinsMonro, per_node
 from .state import State
-from .subsample import Draw, Plan, Subsample, sweep_accesses
+from .subsample import DataPlatePlan, Draw, Subsample, scaled_context, sweep_accesses
 
 
 #: the stopping rule of a stochastic fit (``tol=``): evaluations in its regression window, how
 #: many windows in a row must be flat, and the standard errors added to the fitted slope
 TOL_WINDOW, TOL_PATIENCE, TOL_Z = 5, 2, 2.0
+#: a tempering weight that moved by less than this (relative) since the stretch of evaluations
+#: began counts as the same temperature: the objective is the same, so its values compare
+SAME_TEMPERATURE = 1e-9
 
 
 class ElboDecreaseWarning(UserWarning):
@@ -51,17 +55,43 @@ class _Stop(Exception):
     """A monitor with action='stop' ended the run."""
 
 
-class FullPlan(Plan):
-    """Batch VMP: every node reads all of its children, parents first, rho = 1."""
+class FullPlan(DataPlatePlan):
+    """Batch VMP: every node reads all of its children, parents first, rho = 1. With a data
+    ``plate`` the policies' weights multiply every factor on it (its rows are every row)."""
 
     monotone = True
 
-    def __init__(self, engine):
+    def __init__(self, engine, plate: str | None = None):
         self.stepped = engine.schedule()
         self.per_sweep = sweep_accesses(engine)
+        self.rows = None
+        if plate is not None:
+            self._bind_plate(engine, plate, "fit(policies=...)")
+            self.policies_allowed = True
+            self.rows = np.arange(self.plate.size)
+            self.owner = self.context(self.rows).owner
 
     def draw(self, engine, rng):
-        return Draw(contexts={n.name: None for n in self.stepped})
+        return Draw(contexts={n.name: None for n in self.stepped}, rows=self.rows)
+
+    def spread(self, weight, child) -> np.ndarray:
+        """A policy weight (a number, or one per row) over the elements of ``child``'s plates."""
+        scale = scaled_context(Context(owner=self.owner), child, 1.0, weight).scale
+        return np.broadcast_to(1.0 if scale is None else scale, child.plate_shape)
+
+    def contexts(self, engine, draw, node, weight=None):
+        """Every factor on the data plate touching ``node`` (its own too: a local's prior is
+        tempered) weighted by ``weight``; None: every factor in full."""
+        if weight is None:
+            return draw.contexts[node.name]
+        return {f.child.name: Context(scale=self.spread(weight, f.child)) if self.on_batch(f) else None
+                for f in engine.touching[node.name]}
+
+    def weights(self, engine, weight) -> dict | None:
+        """``weight`` on the data plate's factors, as :meth:`Engine.elbo`'s ``weights``."""
+        if weight is None:
+            return None
+        return {f.child.name: self.spread(weight, f.child) for f in engine.factors.values() if self.on_batch(f)}
 
     def accesses(self, engine, draw, node):
         return 0
@@ -91,6 +121,7 @@ class Options:
     evaluate_every: int | None = None
     evaluate: str | None = None
     policies: list = field(default_factory=list)
+    plate: str | None = None
     monitors: list | None = None
     executor: Executor | None = None
     decrease_tol: float | None = None
@@ -107,10 +138,9 @@ class Options:
         if int(self.iterations) != self.iterations or self.iterations < 0:
             raise VMPError(f"iterations must be a non-negative integer, got {self.iterations!r}")
         self.iterations = int(self.iterations)
-        stochastic_only = {"subsample": self.subsample, "step": self.step, "policies": self.policies or None,
-                           "monitors": self.monitors, "evaluate_every": self.evaluate_every,
+        stochastic_only = {"subsample": self.subsample, "step": self.step, "monitors": self.monitors, "evaluate_every": self.evaluate_every,
                            "evaluate": self.evaluate}
-        batch_only = {"decrease_tol": self.decrease_tol, "on_decrease": self.on_decrease}
+        batch_only = {"decrease_tol": self.decrease_tol, "on_decrease": self.on_decrease, "plate": self.plate}
         if self.method == "batch":
             given = sorted(k for k, v in stochastic_only.items() if v is not None)
             if given or self.update != "per-node":
@@ -122,6 +152,9 @@ class Options:
                 raise VMPError("on_decrease must be 'warn' or 'raise'")
             self.evaluate_every, self.evaluate = 1, "full"
             self.monitors = []
+            for p in self.policies:
+                if not p.batch:
+                    raise VMPError(f"policies=: {p.name} does not weight batch VMP: {p.batch_refusal}")
         else:
             given = sorted(k for k, v in batch_only.items() if v is not None)
             if given:
@@ -169,10 +202,12 @@ class Fit:
         else:
             state, raw = resume
             self.rng = rng = state.generator()
-        self.plan = plan = FullPlan(engine) if o.method == "batch" else o.subsample.prepare(
-            engine, rng, None if resume is None else state.extra.get("plan"), o.evaluate_every)
+        self.plan = plan = FullPlan(engine, _data_plate(model, o) if o.policies else None) \
+            if o.method == "batch" else o.subsample.prepare(
+                engine, rng, None if resume is None else state.extra.get("plan"), o.evaluate_every)
         if o.policies and not plan.policies_allowed:
-            raise VMPError("policies= weight the factors of a data plate: use subsample=vmp.Minibatch(plate, size)")
+            raise VMPError("policies= weight the factors of a data plate: use subsample=vmp.Minibatch(plate, size) "
+                           "or method='batch'")
         names = [n.name for n in plan.stepped]
         self.schedules = per_node(RobbinsMonro() if o.step is None else o.step, names)
         if resume is None:
@@ -190,7 +225,7 @@ class Fit:
                      "policies": [p.start(engine, self.plan, state, rng) for p in o.policies],
                      "monitors": [m.start() for m in o.monitors], "good": None, "good_value": None,
                      "converged": False, "message": "reached the iteration limit", "decrease": None,
-                     "diverged": False}
+                     "diverged": False, "watch": None}
             self.state = state.updated({}, extra=extra, rng=rng.bit_generator.state)
             self.recorder = Recorder(names)
             self.evaluate(0)
@@ -229,7 +264,6 @@ class Fit:
             bound = steps.data_bound(engine, plan, ctx) if any(p.needs_data_bound for p in o.policies) else None
             for i, p in enumerate(o.policies):
                 pol[i] = p.observe(engine, plan, ctx, bound, pol[i])
-        extra["policies"] = pol
         backoff = dict(extra["backoff"])
         sched = {n: extra.get("schedules", {}).get(n, s.start()) for n, s in self.schedules.items()}
         if o.update == "global":
@@ -264,6 +298,9 @@ class Fit:
                     new = engine.blend(work.natural[node.name], lam[node.name],
                                        self._rate(t, node, work, lam[node.name], sched, backoff, rho))
                 work = self._apply(work, node, new, t, monitors, backoff)
+        if plan.monotone and o.policies:
+            pol = self._observe_all(work, pol)
+        extra["policies"] = pol
         if not skipped:
             count += sum(plan.accesses(engine, draw, node) for node in plan.stepped)
         if plan.monotone:
@@ -272,6 +309,14 @@ class Fit:
         extra.update(backoff=backoff, monitors=monitors, accesses=count, schedules=sched)
         self.recorder.step(t, count, time.perf_counter() - tick, rho, change, series)
         self._commit(work.updated({}, step=t, extra=extra))
+
+    def _observe_all(self, state: State, pol: list) -> list:
+        """Batch VMP: the policies' updates after a sweep, from every row of the data plate."""
+        engine, plan = self.engine, self.plan
+        ctx = replace(plan.context(plan.rows), overrides={n.name: state.moments[n.name] for n in plan.local},
+                      state=state)
+        bound = steps.data_bound(engine, plan, ctx) if any(p.needs_data_bound for p in self.opts.policies) else None
+        return [p.observe(engine, plan, ctx, bound, st) for p, st in zip(self.opts.policies, pol)]
 
     def _commit(self, state: State) -> None:
         self.state = state.updated({}, rng=self.rng.bit_generator.state)
@@ -371,9 +416,11 @@ class Fit:
         if plan.local_step and plan.heldout.size:
             heldout = steps.heldout_bound(engine, plan, state)
         self.recorder.evaluation(t, extra["accesses"], value, heldout, stderr)
+        if o.policies:
+            extra["watch"] = self._watch(t, state, value, extra.get("watch"))
         monitors = list(extra["monitors"])
         for i, m in enumerate(o.monitors):
-            problem, monitors[i] = m.check_elbo(t, self.recorder.elbo, monitors[i])
+            problem, monitors[i] = m.check_elbo(t, self._watched(extra), monitors[i])
             if problem is None:
                 continue
             self.recorder.event(t, m.name, None, m.action, problem)
@@ -397,6 +444,43 @@ class Fit:
             extra["good_value"] = last
         self._commit(state.updated({}, extra=extra))
         return last
+
+    def _watch(self, t: int, state: State, value: float, watch: dict | None) -> dict:
+        """The stretch of evaluations of one objective, with this one added: the bound with the
+        data plate's factors weighted by the policies' 1/T plus their own terms (Mandt et al.
+        eq. (4)-(5)), the value the steps ascend. A new stretch begins when the temperature of a
+        policy without own terms (annealing's schedule) moves: the objective changed. A stretch
+        is shifted by one constant to start at the bound, so that relative tolerances read the
+        bound's size (a tempered bound's parts can cancel to near zero)."""
+        o, engine, plan = self.opts, self.engine, self.plan
+        rows = plan.rows if plan.monotone else (plan.evaluation if o.evaluate == "subsample"
+                                                 else np.arange(plan.plate.size))
+        weight, key, terms = None, [], 0.0
+        for p, st in zip(o.policies, state.extra["policies"]):
+            w, own = p.tempered_weight(t, rows, st), p.objective_terms(st)
+            weight = combine(weight, w)
+            if own is None:
+                key.append(1.0 if w is None else w)
+            else:
+                terms += own
+        if weight is None:
+            objective = value
+        elif plan.monotone:
+            objective = engine.elbo(state, weights=plan.weights(engine, weight), cached=False)
+        else:
+            objective = steps.subsample_bound(engine, plan, state, rows, weight)[0]
+        objective += terms
+        key = [np.asarray(k, float) for k in key]
+        if watch is not None and len(watch["key"]) == len(key) and all(
+                np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=SAME_TEMPERATURE, atol=0.0)
+                for a, b in zip(watch["key"], key)):
+            return dict(watch, values=watch["values"] + [objective + watch["offset"]])
+        return {"key": key, "values": [value], "offset": value - objective}
+
+    def _watched(self, extra: dict) -> list:
+        """The values the stopping rule and the monitors compare: the bound, or with policies
+        the objective's current stretch (:meth:`_watch`)."""
+        return extra["watch"]["values"] if self.opts.policies else self.recorder.elbo
 
     def _verdict(self, t: int, value: float) -> str | None:
         """After an evaluation at step t: why the fit ends now, or None."""
@@ -435,16 +519,22 @@ class Fit:
         """Coordinate ascent never lowers the bound: a fall is reported (and the node that
         causes it named), never taken for convergence."""
         o = self.opts
-        values = self.recorder.elbo
+        values = self._watched(self.state.extra)
         if not np.isfinite(value):
             return "the ELBO is not finite"
-        prev = values[-2]
+        if len(values) < 2:
+            return None
+        value, prev = values[-1], values[-2]
         change = value - prev
         if change < -o.decrease_tol * max(abs(prev), 1.0):
-            decrease = _locate_decrease(self.engine, self.state, self.plan.stepped, value)
-            message = (f"the ELBO decreased by {-change:.3g} at iteration {t}; "
-                       f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by "
-                       f"{decrease['amount']:.3g}")
+            if o.policies:
+                decrease = {"node": None, "amount": -change}
+                message = f"the tempered objective decreased by {-change:.3g} at iteration {t}"
+            else:
+                decrease = _locate_decrease(self.engine, self.state, self.plan.stepped, value)
+                message = (f"the ELBO decreased by {-change:.3g} at iteration {t}; "
+                           f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by "
+                           f"{decrease['amount']:.3g}")
             self._set(decrease=decrease)
             if o.on_decrease == "raise":
                 raise ConvergenceError(message)
@@ -540,6 +630,18 @@ class Fit:
                          extra["decrease"], time.perf_counter() - self.start, extra=info, history=history,
                          diverged=diverged, interrupted=self.interrupted, state=self.state,
                          resume_point=resume)
+
+
+def _data_plate(model, o: Options) -> str:
+    """The plate whose factors batch VMP's policies weight: ``plate=``, or the one outermost
+    plate of every observed node."""
+    if o.plate is not None:
+        return o.plate
+    outer = sorted({n.plates[0].name for n in model.nodes.values() if n.observed and n.plates})
+    if len(outer) != 1:
+        raise VMPError(f"policies= in batch VMP weight the factors of one data plate: name it with plate= "
+                       f"(the observed nodes' outermost plates: {outer})")
+    return outer[0]
 
 
 def _flat(values: np.ndarray, tol: float) -> float | None:
@@ -643,7 +745,11 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
     ``method="batch"`` (Winn & Bishop 2005, section 3.2): coordinate ascent, parents first; the
     bound never decreases. Options: ``tol`` (stop when the relative change of the bound is below
     it; default 1e-6), ``decrease_tol`` and ``on_decrease`` ('warn' or 'raise' when an update
-    lowers the bound by more than decrease_tol relative; reported, never "converged").
+    lowers the bound by more than decrease_tol relative; reported, never "converged"),
+    ``policies`` (Annealing, Tempering, LocalTempering: every factor of the data plate weighted
+    by 1/T; ``plate`` names the data plate when the observed nodes do not share an outermost
+    one). With policies the stopping rule and the decrease check watch the tempered objective,
+    only while the temperature holds (docs/policies.md).
 
     ``method="stochastic"`` (Paquet Alg. 1-2; Hoffman et al. 2013): ``subsample``
     (vmp.PerNode(children=C) or vmp.Minibatch(plate, size)), ``update`` ('per-node', option (a),

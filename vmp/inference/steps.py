@@ -220,14 +220,16 @@ def data_bound(engine: Engine, plan, ctx: Context) -> float:
                             if plan.on_batch(f))
 
 
-def local_terms(engine: Engine, plan, ctx: Context, natural: dict, n: int) -> np.ndarray:
-    """Per drawn datapoint: its factors' E[log p] (data and locals) plus its locals' entropies,
-    at the locals in ``ctx.overrides`` and the globals in ``ctx.state``."""
+def local_terms(engine: Engine, plan, ctx: Context, natural: dict, n: int, weight=None) -> np.ndarray:
+    """Per drawn datapoint: its factors' E[log p] (data and locals; times ``weight``, a policy's
+    1/T per datapoint or one number) plus its locals' entropies, at the locals in
+    ``ctx.overrides`` and the globals in ``ctx.state``."""
     plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner, state=ctx.state)
     total = np.zeros(n)
     for f in engine.factors.values():
         if plan.on_batch(f):
-            per = f.elog(engine.factor_weight(f), per_element=True, ctx=plain)
+            per = f.elog(engine.factor_weight(f), per_element=True,
+                         ctx=plain if weight is None else scaled_context(plain, f.child, 1.0, weight))
             total += per_datapoint(per, f.child.plates, ctx, n)
     for node in plan.local:
         h = node.family.entropy(natural[node.name], ctx.overrides[node.name])
@@ -252,13 +254,15 @@ def minibatch_bound(engine: Engine, plan, state: State, ctx: Context, natural: d
     return global_terms(engine, plan, state) + plan.scale * float(local_terms(engine, plan, ctx, natural, n).sum())
 
 
-def subsample_bound(engine: Engine, plan, state: State, rows: np.ndarray) -> tuple[float, float]:
+def subsample_bound(engine: Engine, plan, state: State, rows: np.ndarray, weight=None) -> tuple[float, float]:
     """(estimate, standard error) of the bound from the data-plate elements ``rows``, drawn
     uniformly without replacement: the global terms plus N/n times their local terms (locals
     optimized on the rows only). Unbiased for the data part; the standard error is
-    N s / sqrt(n) sqrt(1 - n/N), s the spread of the per-datapoint terms."""
-    ctx, natural, _ = local_step(engine, plan, state, plan.context(rows))
-    ell = local_terms(engine, plan, ctx, natural, rows.size)
+    N s / sqrt(n) sqrt(1 - n/N), s the spread of the per-datapoint terms. ``weight`` (a policy's
+    1/T, one number or one per row) gives the tempered bound (Mandt et al. eq. (4)): the rows'
+    factors weighted, their locals optimized under it."""
+    ctx, natural, _ = local_step(engine, plan, state, plan.context(rows), weight)
+    ell = local_terms(engine, plan, ctx, natural, rows.size, weight)
     big_n, n = plan.plate.size, rows.size
     spread = float(np.std(ell, ddof=1)) if n > 1 else 0.0
     stderr = big_n * spread / np.sqrt(n) * np.sqrt(max(1.0 - n / big_n, 0.0))

@@ -227,29 +227,56 @@ class Minibatch(Subsample):
         return f"Minibatch({self.plate_name!r}, {self.size})"
 
 
-class MinibatchPlan(Plan):
-    policies_allowed = True
-    local_step = True
+class DataPlatePlan(Plan):
+    """A plan that knows a data plate: the plate, the plates linked to it through gathers (the
+    tokens of a document), its local nodes (hidden nodes on those plates), and Contexts of its
+    rows. Minibatches draw its rows; batch VMP weights its factors by the policies."""
 
-    def __init__(self, spec: Minibatch, engine, rng, saved=None, evaluation_size: int = 2000):
+    local_iterations, local_tol = 50, 1e-4
+    #: N / |S|: the rows' share of the data plate (1 when every row is read)
+    scale = 1.0
+
+    def _bind_plate(self, engine, plate_name: str, who: str) -> None:
         model = engine.model
-        self.plate_name, self.size = spec.plate_name, spec.size
-        self.local_iterations, self.local_tol = spec.local_iterations, spec.local_tol
-        if self.plate_name not in model.plates:
-            raise GraphError(f"Minibatch: no plate named '{self.plate_name}' (plates: {', '.join(model.plates)})")
-        self.plate = model.plates[self.plate_name]
-        if self.size > self.plate.size:
-            raise ValueError(f"Minibatch: size {self.size} exceeds plate '{self.plate_name}' ({self.plate.size})")
+        self.plate_name = plate_name
+        if plate_name not in model.plates:
+            raise GraphError(f"{who}: no plate named '{plate_name}' (plates: {', '.join(model.plates)})")
+        self.plate = model.plates[plate_name]
         self.linked = {}
         for node in model.nodes.values():
             for expr in node.parents.values():
                 if isinstance(expr, Gather) and expr.node.plates and expr.node.plates[0] == self.plate:
                     self.linked[expr.plate.name] = _groups(expr.index, self.plate.size)
-        self.names = {self.plate_name} | set(self.linked)
+        self.names = {plate_name} | set(self.linked)
         if not any(n.observed and any(p.name in self.names for p in n.plates) for n in model.nodes.values()):
-            raise GraphError(f"Minibatch: plate '{self.plate_name}' holds no observed node; "
-                             f"draw minibatches of a data plate")
+            raise GraphError(f"{who}: plate '{plate_name}' holds no observed node; name a data plate")
         self.local = [n for n in engine.hidden if any(p.name in self.names for p in n.plates)]
+
+    def context(self, rows: np.ndarray) -> Context:
+        """The subsets for the data-plate elements ``rows`` (sorted) and the plates linked to them."""
+        subset = {self.plate_name: rows}
+        owner = {self.plate_name: np.arange(rows.size)}
+        for name, (order, starts, counts) in self.linked.items():
+            elements = _ranges(order, starts[rows], counts[rows])
+            keep = np.argsort(elements, kind="stable")
+            subset[name] = elements[keep]
+            owner[name] = np.repeat(np.arange(rows.size), counts[rows])[keep]
+        return Context(subset=subset, owner=owner)
+
+    def on_batch(self, f) -> bool:
+        return any(p.name in self.names for p in f.child.plates)
+
+
+class MinibatchPlan(DataPlatePlan):
+    policies_allowed = True
+    local_step = True
+
+    def __init__(self, spec: Minibatch, engine, rng, saved=None, evaluation_size: int = 2000):
+        self.size = spec.size
+        self.local_iterations, self.local_tol = spec.local_iterations, spec.local_tol
+        self._bind_plate(engine, spec.plate_name, "Minibatch")
+        if self.size > self.plate.size:
+            raise ValueError(f"Minibatch: size {self.size} exceeds plate '{self.plate_name}' ({self.plate.size})")
         self.stepped = [n for n in engine.hidden if n not in self.local]
         for n in self.local:
             coupled = engine.coupled_plate(n)
@@ -283,24 +310,10 @@ class MinibatchPlan(Plan):
         return {"heldout": self.heldout, "train": self.train, "evaluation": self.evaluation,
                 "heldout_evaluation": self.heldout_evaluation}
 
-    def context(self, rows: np.ndarray) -> Context:
-        """The subsets for the data-plate elements ``rows`` (sorted) and the plates linked to them."""
-        subset = {self.plate_name: rows}
-        owner = {self.plate_name: np.arange(rows.size)}
-        for name, (order, starts, counts) in self.linked.items():
-            elements = _ranges(order, starts[rows], counts[rows])
-            keep = np.argsort(elements, kind="stable")
-            subset[name] = elements[keep]
-            owner[name] = np.repeat(np.arange(rows.size), counts[rows])[keep]
-        return Context(subset=subset, owner=owner)
-
     def draw(self, engine, rng):
         rows = np.sort(rng.choice(self.plate.size if self.train is None else self.train, size=self.size,
                                   replace=False))
         return Draw(rows=rows, ctx=self.context(rows))
-
-    def on_batch(self, f) -> bool:
-        return any(p.name in self.names for p in f.child.plates)
 
     def contexts(self, engine, draw, node, weight=None):
         """The minibatch's factors of ``node``'s children, scaled by N / |S| times the policies'

@@ -72,7 +72,8 @@ def selector(engine, plan):
     """The local Categorical with observed children, whose categories are enumerated (or None)."""
     from ..errors import GraphError
 
-    under = [z for z in plan.local if z.family.selects and not z.family.joint_plates and _gated(engine, z)]
+    under = [z for z in plan.local if z.family.selects and z.family.one_hot and not z.family.joint_plates
+             and _gated(engine, z)]
     if len(under) > 1:
         raise GraphError(f"tempering: the data plate '{plan.plate_name}' has several local Categorical selectors "
                          f"({', '.join(z.name for z in under)}); the tempered normalizer enumerates one")

@@ -45,5 +45,9 @@ class Annealing(Policy):
             return None, None
         return 1.0 / temp, 1.0 / temp
 
+    def tempered_weight(self, t, rows, st):
+        temp = self.temperature(max(t, 1))
+        return None if temp == 1.0 else 1.0 / temp
+
     def record(self, t, rows, st):
         return {"temperature": self.temperature(t)}

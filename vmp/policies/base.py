@@ -10,6 +10,16 @@ datapoint's messages come from):
 
 Weights compose by multiplication with the subsampling scale and with data weights (counts).
 
+In batch VMP (``fit(method="batch", policies=...)``) a policy with :attr:`batch` weights every
+factor of the data plate, the locals' and the globals' updates alike, by its global weight (the
+policies that allow batch VMP give the same weight to both), over all of the plate's rows.
+
+The objective a tempered fit ascends is the bound with the data plate's factors weighted by
+:meth:`tempered_weight` (Mandt et al. eq. (4)), plus the policy's own terms (:meth:`objective_terms`)
+when its update of ``st`` is a coordinate step on that bound (global tempering's q(T)). Batch VMP's
+stopping rule and decrease check and the monitors watch that objective, and compare only values at
+one temperature of the policies without own terms (annealing's schedule moves the objective).
+
 A policy keeps no state of its own: what it learns (a temperature's q, for instance) is plain
 data ``st`` that lives in the fit's State, starts as :meth:`Policy.start` and is returned anew by
 :meth:`Policy.observe`. Every hook is declared here; the loop calls each of them on every policy.
@@ -24,6 +34,9 @@ class Policy:
     redraws: int = 0
     #: whether :meth:`observe` reads the minibatch's data bound (computed only when some policy does)
     needs_data_bound: bool = False
+    #: whether the policy weights batch VMP; if not, why (the error a batch fit gives)
+    batch: bool = True
+    batch_refusal: str = ""
 
     @property
     def name(self) -> str:
@@ -43,6 +56,16 @@ class Policy:
         the policy's new state. ``data_bound`` is N/|S| times the minibatch's expected
         log-likelihood terms when :attr:`needs_data_bound`."""
         return st
+
+    def tempered_weight(self, t: int, rows: np.ndarray, st: dict):
+        """1/T (a number, or one value per row of ``rows``) on the data plate's factors in the
+        objective of step t; None: the policy does not temper (T = 1)."""
+        return None
+
+    def objective_terms(self, st: dict) -> float | None:
+        """The policy's own terms of the objective when its update of ``st`` ascends it (None:
+        the objective moves whenever :meth:`tempered_weight` does)."""
+        return None
 
     def record(self, t: int, rows: np.ndarray, st: dict) -> dict:
         """Values for the history at step t (e.g. {'temperature': T})."""

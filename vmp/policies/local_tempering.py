@@ -54,6 +54,9 @@ class LocalTempering(Policy):
         w = self.inverse(rows, st)
         return w, w
 
+    def tempered_weight(self, t, rows, st):
+        return self.inverse(rows, st)
+
     def observe(self, engine, plan, ctx, data_bound, st):
         """Update of r_n for the drawn datapoints (eq. (10), or collapsed), locals in ``ctx``."""
         rows = ctx.subset[plan.plate_name]

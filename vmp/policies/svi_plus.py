@@ -17,6 +17,10 @@ from .base import Policy
 
 
 class SVIPlus(Policy):
+    batch = False
+    batch_refusal = ("SVIPlus adds noise to a minibatch's natural gradient (Paisley et al., Definition 1): "
+                     "use method='stochastic' with subsample=vmp.Minibatch(plate, size)")
+
     def __init__(self, effective, redraws: int = 10):
         """``effective``: M, a number or a function of the step t (the paper uses M_t = 50 t)."""
         if not callable(effective) and not (np.isscalar(effective) and effective > 0):

@@ -67,6 +67,17 @@ class Tempering(Policy):
         logits = data_bound / self.temperatures + self.log_prior - st["log_partition"]
         return dict(st, r=np.exp(logits - logsumexp(logits)))
 
+    def tempered_weight(self, t, rows, st):
+        w = self.inverse_temperature(st)
+        return None if w == 1.0 else w
+
+    def objective_terms(self, st):
+        """E_q[log p(T)] - E_q[log C(T)] + H[q(T)]: with E_q[1/T] on the data plate's factors, the
+        bound of Mandt et al. eq. (5) whose coordinate step in q(T) is eq. (9)."""
+        r = st["r"]
+        nz = r > 0
+        return float(r @ (self.log_prior - st["log_partition"]) - np.sum(r[nz] * np.log(r[nz])))
+
     def record(self, t, rows, st):
         return {"temperature": 1.0 / self.inverse_temperature(st)}
 
@@ -81,7 +92,7 @@ def estimate_log_partition(engine, plan, state, temperatures, samples: int, rng:
     out = np.empty((samples, temperatures.size))
     for s in range(samples):
         point = state
-        for node in plan.stepped:
+        for node in [n for n in plan.stepped if n not in plan.local]:
             eta = engine.factors[node.name].messages(node, ctx=Context(state=point))
             point = point.updated({node.name: (eta, point_statistics(node, node.family.sample(eta, rng)))})
         ctx = Context(subset=base.subset, owner=base.owner, state=point)
