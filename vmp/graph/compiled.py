@@ -208,6 +208,7 @@ class CompiledFactor:
         self.targets = [leaf for leaf in self._leaves.values() if leaf.target and id(leaf) in used]
         self._cache: dict = {}
         self._patterns: dict = {}
+        self._products: dict = {}
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
 
@@ -435,18 +436,45 @@ class CompiledFactor:
                 w = v if w is None else w * v
             else:
                 return None
-        pair = self._pair(g1.leaf, g2.leaf, w, ctx)
-        m1, m2 = pair.shape
-        b = g2.leaf.source(g2.comp, ctx)
-        y = np.asarray(pair @ b.reshape(m2, -1)).reshape((m1,) + b.shape[1:])
+        if not node_level and self._held(g2.leaf, g1.leaf, g1.comp, w, ctx):
+            g1, g2 = g2, g1  # the other orientation was computed for a message already
+        y = self._product(g1.leaf, g2.leaf, g2.comp, w, ctx)
+        m1 = y.shape[0]
         inputs = [(y, g2.letters)] + glob
         if node_level:
             return contract_to(inputs, output, (m1,) + tuple(shape[1:]))
         inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
         return contract_to(inputs, output, shape)
 
+    def _held(self, la, lb, comp, w, ctx=None) -> bool:
+        """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
+        if restricted(ctx):
+            return False
+        hit = self._products.get((id(la), id(lb), comp))
+        return hit is not None and hit[0] is w and hit[1] is lb.source(comp, ctx)
+
+    def _product(self, la, lb, comp, w, ctx=None) -> np.ndarray:
+        """Y = S B: S = P_a^T diag(w) P_b (``_pair``) times B, lb's moment ``comp`` with each
+        source element flattened (E[vv^T] as n x K^2): one sparse-dense product. On full data
+        Y is kept with (w, B), compared by identity, so a second message reading the same
+        moments (the noise precision's and then the user factors' in matrix factorization)
+        reuses it."""
+        b = lb.source(comp, ctx)
+        key = (id(la), id(lb), comp)
+        if not restricted(ctx):
+            hit = self._products.get(key)
+            if hit is not None and hit[0] is w and hit[1] is b:
+                return hit[2]
+        pair = self._pair(la, lb, w, ctx)
+        flat = np.ascontiguousarray(b).reshape(b.shape[0], -1)
+        y = np.asarray(pair @ flat).reshape((pair.shape[0],) + b.shape[1:])
+        if not restricted(ctx):
+            self._products[key] = (w, b, y)
+        return y
+
     def _pair(self, la, lb, w, ctx=None) -> sp.csr_matrix:
-        """CSR matrix with w_r at (rows_r, cols_r); the full-data sparsity pattern is kept."""
+        """CSR matrix with w_r at (rows_r, cols_r); the full-data sparsity pattern is kept, and
+        the matrix itself while ``w`` is the same object."""
         shape = (la.source(0, ctx).shape[0], lb.source(0, ctx).shape[0])
         if restricted(ctx):
             i1, i2 = la.indices(ctx), lb.indices(ctx)
@@ -458,10 +486,14 @@ class CompiledFactor:
             i1, i2 = la.indices(), lb.indices()
             order = np.lexsort((i2, i1))
             indptr = np.concatenate([[0], np.cumsum(np.bincount(i1, minlength=shape[0]))])
-            pattern = self._patterns[key] = (order, i2[order], indptr)
-        order, indices, indptr = pattern
+            pattern = self._patterns[key] = (order, i2[order], indptr, None, None)
+        order, indices, indptr, held_w, held = pattern
+        if held is not None and held_w is w:
+            return held
         data = np.ones(order.size) if w is None else np.broadcast_to(w, order.shape)[order]
-        return sp.csr_matrix((data, indices, indptr), shape=shape)
+        pair = sp.csr_matrix((data, indices, indptr), shape=shape)
+        self._patterns[key] = (order, indices, indptr, w, pair)
+        return pair
 
     def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None):
         """Contract ``ops`` (times the weight) to ``output``; (array, node_level)."""
