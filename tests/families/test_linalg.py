@@ -172,3 +172,28 @@ def test_a_factorization_is_reused_for_the_same_values_only():
     natural = (np.zeros((300, 10)), a)
     entropy = Gaussian.entropy(natural)
     np.testing.assert_allclose(entropy, 5.0 * (1.0 + np.log(2 * np.pi)) - 0.5 * expect, rtol=1e-10)
+
+
+def test_gaussian_valid_on_a_large_stack_is_the_generic_check():
+    """Gaussian.valid reads the shared factorization on stacks the column loop serves; it must
+    say what the constraints say (Family.valid) for every kind of broken element."""
+    from vmp.families.base import Family
+
+    n, d = _linalg.VECTOR_BATCH + 44, 4
+    eta = Gaussian.natural_from(np.random.default_rng(5).normal(size=(n, d)), _spd((n,), d, seed=6))
+    eta = (eta[0].copy(), eta[1].copy())
+    eta[0][3, 1] = np.nan
+    eta[0][4, 0] = np.inf
+    eta[1][10, 0, 2] = eta[1][10, 2, 0] = np.nan  # off the diagonal, both triangles
+    eta[1][11, 0, 3] = np.nan  # upper triangle only
+    eta[1][12, 3, 1] = -np.inf  # lower triangle only
+    eta[1][13, 2, 2] = np.inf
+    eta[1][14, 1, 1] = 5.0  # Lambda_11 < 0: indefinite
+    eta[1][15] = -eta[1][15]  # negative definite
+    eta[1][16, 0, 1] += 0.3  # slightly asymmetric, symmetric part still definite
+    with np.errstate(all="ignore"):
+        got = Gaussian.valid(eta)
+        expected = Family.valid.__func__(Gaussian, eta)
+    assert _linalg.vectorized(eta[1].shape)
+    np.testing.assert_array_equal(got, expected)
+    assert not got[[3, 4, 10, 11, 12, 13, 14, 15]].any() and got[16] and got[[0, 1, 2, 5, 17]].all()

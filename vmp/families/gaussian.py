@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import constraints
-from ._linalg import factor, inv_pd, sym
+from ._linalg import factor, inv_pd, sym, vectorized
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -39,6 +39,17 @@ class Gaussian(Family):
     def constrained(cls, natural: Arrays) -> dict[str, np.ndarray]:
         """Lambda = -2 eta_2, and eta_1 = Lambda mu for mu: finite exactly when mu is."""
         return {"mean": natural[0], "precision": -2.0 * natural[1]}
+
+    @classmethod
+    def valid(cls, natural: Arrays) -> np.ndarray:
+        """``arg_constraints`` at eta: eta_1 = Lambda mu finite and Lambda = -2 eta_2 positive
+        definite, read from the factorization that the moments and the entropy share
+        (``_linalg.factor``): a non-finite entry leaves a non-finite pivot. Stacks that the
+        column loop does not serve take the generic check."""
+        if not vectorized(np.shape(natural[1])):
+            return super().valid(natural)
+        with np.errstate(all="ignore"):
+            return np.all(np.isfinite(natural[0]), axis=-1) & factor(natural[1], scale=-2.0).ok
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
