@@ -53,10 +53,12 @@ class Gaussian(Family):
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
-        """E[x] = mu, E[x x^T] = Sigma + mu mu^T."""
+        """E[x] = mu, E[x x^T] = Sigma + mu mu^T. Computed in the layout of the inverse (a
+        vectorized stack keeps the plate on its last, contiguous axis) and returned C-contiguous,
+        the layout every reader (sparse products, contractions, the bound) wants."""
         cov = inv_pd(natural[1], scale=-2.0)
         m = np.einsum("...ij,...j->...i", cov, natural[0])
-        return m, cov + m[..., :, None] * m[..., None, :]
+        return np.ascontiguousarray(m), np.ascontiguousarray(cov + m[..., :, None] * m[..., None, :])
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
