@@ -209,6 +209,7 @@ class CompiledFactor:
         self._cache: dict = {}
         self._patterns: dict = {}
         self._products: dict = {}
+        self._constant: dict = {}
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
 
@@ -524,6 +525,43 @@ class CompiledFactor:
         """
         if not _weighted:
             weight = self.element_weight(node, weight, ctx)
+        key = None
+        if plate is None and only is None and node.clamp is None and not restricted(ctx):
+            key = self._constant_key(node, ctx)
+        if key is not None:
+            held = self._constant.get(node.name)
+            if held is not None and held[0] is weight and self._same(held[1], key):
+                return held[2]
+        total = self._sum_messages(node, weight, plate, index, ctx, only)
+        if key is not None and total is not None:
+            for m in total:
+                if isinstance(m, np.ndarray):
+                    m.flags.writeable = False
+            self._constant[node.name] = (weight, key, total)
+        return total
+
+    def _constant_key(self, node, ctx) -> tuple | None:
+        """None if the message to ``node`` reads some q (then it changes with the state); else
+        what it reads that could change: the data of the observed nodes in its terms (a prior
+        with fixed hyperparameters, or data-only terms, send the same message every sweep)."""
+        mine = [leaf for leaf in self.targets if leaf.node is node]
+        data = []
+        for t in self.terms:
+            ops = [o for o in t.operands if o.leaf is not None]
+            if not any(o.leaf in mine for o in ops):
+                continue
+            rest = [o for o in ops if o.leaf not in mine]
+            if len(rest) != len(ops) - 1:
+                return None
+            for o in rest:
+                if o.leaf.stamp(ctx) is not None:
+                    return None
+                owner = getattr(o.leaf, "node", None)
+                if owner is not None:
+                    data.append(moments_of(owner, ctx))
+        return tuple(data)
+
+    def _sum_messages(self, node, weight, plate, index, ctx, only):
         total = None
         for leaf in self.targets if only is None else only:
             if leaf.node is not node:
@@ -562,10 +600,10 @@ class CompiledFactor:
             acc_node = [None if a is None else weighted_sum(a) for a in acc_node]
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
-                msg = list(leaf.to_node(filled, ctx))
+                msg = tuple(m if a is None else m + a for m, a in zip(leaf.to_node(filled, ctx), acc_node))
             else:
-                msg = [np.zeros(s) for s in node_shapes]
-            msg = tuple(m if a is None else m + a for m, a in zip(msg, acc_node))
+                msg = tuple(np.zeros(s) if a is None else a if a.shape == tuple(s) else np.zeros(s) + a
+                            for a, s in zip(acc_node, node_shapes))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
         if total is None:
             return None
