@@ -158,14 +158,22 @@ def test_scale_factorizes_the_scaled_symmetric_part(vectorize):
                                rtol=1e-10, atol=1e-12)
 
 
-def test_a_factorization_is_reused_for_the_same_values_only():
+@pytest.mark.parametrize("owner", [True, False], ids=["owns its data", "a view"])
+def test_a_factorization_is_reused_for_the_same_values_only(owner):
     """``factor`` memoizes by array identity and values: one stack is factorized once for the
-    moments, validity and entropy of a q, and an array changed in place is factorized again."""
-    a = -0.5 * _spd((300,), 10, seed=3)
+    moments, validity and entropy of a q, and an array changed in place is factorized again.
+    An array that owns its data is kept read-only instead of compared with a copy."""
+    base = -0.5 * _spd((301,), 10, seed=3)
+    a = base[:300] if not owner else base[:300].copy()
     f = _linalg.factor(a, scale=-2.0)
     assert _linalg.factor(a, scale=-2.0) is f
     assert _linalg.factor(a.copy(), scale=-2.0) is not f  # another array
     assert _linalg.factor(a, scale=None) is not f
+    if owner:
+        assert not a.flags.writeable
+        with pytest.raises(ValueError):
+            a[7] *= 2.0
+        a.flags.writeable = True  # a caller who insists
     a[7] *= 2.0  # in place: a (0.5) scaled the precision
     expect = np.linalg.slogdet(-2.0 * a)[1]
     np.testing.assert_allclose(_linalg.factor(a, scale=-2.0).logdet(), expect, rtol=1e-10)

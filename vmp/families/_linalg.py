@@ -143,14 +143,17 @@ _memo: list = []
 def factor(a: np.ndarray, scale: float | None = None) -> Cholesky:
     """``Cholesky(a, scale=scale)``, reused while the same array (by identity) holds the same
     values: a q's moments, validity and entropy each factorize its natural parameters, and the
-    stack is factorized once. The values are compared with a copy, so an array changed in place
-    is factorized again."""
+    stack is factorized once. An array that owns its data is made read-only while it is kept
+    (natural parameters are values: steps build new arrays), so that it cannot change unseen;
+    any other array is compared with a copy, so one changed in place is factorized again."""
     for arr, sc, copy, f in tuple(_memo):
-        if arr is a and sc == scale and np.array_equal(copy, a):
+        if arr is a and sc == scale and (not a.flags.writeable if copy is None else np.array_equal(copy, a)):
             return f
     f = Cholesky(a, scale=scale)
     if isinstance(a, np.ndarray) and a.size <= FACTOR_MEMO_SIZE:
-        _memo.insert(0, (a, scale, a.copy(), f))
+        if a.flags.owndata:
+            a.flags.writeable = False
+        _memo.insert(0, (a, scale, None if a.flags.owndata else a.copy(), f))
         del _memo[FACTOR_MEMO:]
     return f
 
