@@ -93,3 +93,15 @@ def test_the_noise_precision_reads_the_product_of_the_last_message(monkeypatch):
     assert not calls
     f.messages(model["u"], ctx=ctx)
     assert calls
+
+
+def test_constant_terms_of_the_bound_follow_the_weights():
+    """A prior's terms that read no q (its log-normalizer) are kept per weight."""
+    model = _model(4)
+    engine = Engine(model)
+    for w in (None, np.linspace(0.5, 2.0, 40), np.linspace(2.0, 0.5, 40), None):
+        for state in (model.state, _moved(model.state, model, "v", 7)):
+            ctx = Context(state=state)
+            got = engine.factors["v"].elog(w, ctx=ctx)
+            np.testing.assert_allclose(got, CompiledFactor(model["v"]).elog(w, ctx=ctx), rtol=1e-13)
+    assert engine.factors["v"]._constant_terms

@@ -210,6 +210,7 @@ class CompiledFactor:
         self._patterns: dict = {}
         self._products: dict = {}
         self._constant: dict = {}
+        self._constant_terms: dict = {}
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
 
@@ -551,14 +552,25 @@ class CompiledFactor:
             if not any(o.leaf in mine for o in ops):
                 continue
             rest = [o for o in ops if o.leaf not in mine]
-            if len(rest) != len(ops) - 1:
+            held = self._data_key(rest, ctx) if len(rest) == len(ops) - 1 else None
+            if held is None:
                 return None
-            for o in rest:
-                if o.leaf.stamp(ctx) is not None:
-                    return None
-                owner = getattr(o.leaf, "node", None)
-                if owner is not None:
-                    data.append(moments_of(owner, ctx))
+            data.extend(held)
+        return tuple(data)
+
+    @staticmethod
+    def _data_key(ops: list[Operand], ctx) -> tuple | None:
+        """None if some operand reads a q; else the moments objects of the observed nodes they
+        read (compared by identity: new data are new objects)."""
+        data = []
+        for o in ops:
+            if o.leaf is None:
+                continue
+            if o.leaf.stamp(ctx) is not None:
+                return None
+            owner = getattr(o.leaf, "node", None)
+            if owner is not None:
+                data.append(moments_of(owner, ctx))
         return tuple(data)
 
     def _sum_messages(self, node, weight, plate, index, ctx, only):
@@ -628,6 +640,14 @@ class CompiledFactor:
                     value = moments_of(o.leaf.node, ctx)[o.comp] if node_level else o.value(ctx, self.plate_of)
                     total = total + t.coef * inner_product(grad, value)
                     continue
+            key = None if per_element or not cached or restricted(ctx) else self._data_key(t.operands, ctx)
+            if key is not None:  # a term that reads no q (a prior's log-normalizer): kept per weight
+                held = self._constant_terms.get(ti)
+                if held is None or held[0] is not weight or not self._same(held[1], key):
+                    value = self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
+                    held = self._constant_terms[ti] = (weight, key, value)
+                total = total + t.coef * held[2]
+                continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
         return total
 
