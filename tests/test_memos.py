@@ -105,3 +105,15 @@ def test_constant_terms_of_the_bound_follow_the_weights():
             got = engine.factors["v"].elog(w, ctx=ctx)
             np.testing.assert_allclose(got, CompiledFactor(model["v"]).elog(w, ctx=ctx), rtol=1e-13)
     assert engine.factors["v"]._constant_terms
+
+
+def test_relative_change_is_the_norm_ratio():
+    """steps.relative_change sums squares in one pass; it is ||new - old|| / ||old||."""
+    from vmp.inference.steps import relative_change
+
+    rng = np.random.default_rng(0)
+    old = (rng.normal(size=(50, 3)), rng.normal(size=(50, 3, 3))[:, ::-1], np.float64(2.0))
+    new = tuple(x * 1.1 + 0.01 for x in old)
+    flat = lambda t: np.concatenate([np.ravel(x) for x in t])  # noqa: E731
+    expect = np.linalg.norm(flat(new) - flat(old)) / np.linalg.norm(flat(old))
+    np.testing.assert_allclose(relative_change(old, new), expect, rtol=1e-13)
