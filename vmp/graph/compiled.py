@@ -474,9 +474,12 @@ class CompiledFactor:
             self._products[key] = (w, b, y)
         return y
 
-    def _pair(self, la, lb, w, ctx=None) -> sp.csr_matrix:
-        """CSR matrix with w_r at (rows_r, cols_r); the full-data sparsity pattern is kept, and
-        the matrix itself while ``w`` is the same object."""
+    def _pair(self, la, lb, w, ctx=None) -> sp.csr_matrix | sp.csc_matrix:
+        """Sparse matrix with w_r at (rows_r, cols_r); the full-data sparsity pattern is kept, and
+        the matrix itself while ``w`` is the same object. With fewer rows than columns it is
+        stored by columns (CSC): the product then streams the large operand once and adds into
+        the small result, which stays in cache; each result row sums its terms in the same
+        order (by column) either way, so the numbers are the same."""
         shape = (la.source(0, ctx).shape[0], lb.source(0, ctx).shape[0])
         if restricted(ctx):
             i1, i2 = la.indices(ctx), lb.indices(ctx)
@@ -486,15 +489,18 @@ class CompiledFactor:
         pattern = self._patterns.get(key)
         if pattern is None:
             i1, i2 = la.indices(), lb.indices()
-            order = np.lexsort((i2, i1))
-            indptr = np.concatenate([[0], np.cumsum(np.bincount(i1, minlength=shape[0]))])
-            pattern = self._patterns[key] = (order, i2[order], indptr, None, None)
-        order, indices, indptr, held_w, held = pattern
+            by_columns = shape[0] < shape[1]
+            major, minor = (i2, i1) if by_columns else (i1, i2)
+            order = np.lexsort((minor, major))
+            indptr = np.concatenate([[0], np.cumsum(np.bincount(major, minlength=shape[by_columns]))])
+            kind = sp.csc_matrix if by_columns else sp.csr_matrix
+            pattern = self._patterns[key] = (kind, order, minor[order], indptr, None, None)
+        kind, order, indices, indptr, held_w, held = pattern
         if held is not None and held_w is w:
             return held
         data = np.ones(order.size) if w is None else np.broadcast_to(w, order.shape)[order]
-        pair = sp.csr_matrix((data, indices, indptr), shape=shape)
-        self._patterns[key] = (order, indices, indptr, w, pair)
+        pair = kind((data, indices, indptr), shape=shape)
+        self._patterns[key] = (kind, order, indices, indptr, w, pair)
         return pair
 
     def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None):
