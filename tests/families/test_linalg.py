@@ -205,3 +205,19 @@ def test_gaussian_valid_on_a_large_stack_is_the_generic_check():
     assert _linalg.vectorized(eta[1].shape)
     np.testing.assert_array_equal(got, expected)
     assert not got[[3, 4, 10, 11, 12, 13, 14, 15]].any() and got[16] and got[[0, 1, 2, 5, 17]].all()
+
+
+def test_symmetric_part_is_sym_bit_for_bit():
+    """symmetric_part returns an exactly symmetric stack itself (no copy) and sym() of any
+    other, so messages keep their numbers."""
+    n = _linalg.SYMMETRIC_CHECK // 9 + 1
+    a = _spd((n,), 3, seed=8)
+    a = 0.5 * (a + np.swapaxes(a, -1, -2))
+    assert _linalg.symmetric_part(a) is a
+    np.testing.assert_array_equal(_linalg.symmetric_part(a), _linalg.sym(a))
+    b = a.copy()
+    b[5, 0, 1] += 1e-12
+    np.testing.assert_array_equal(_linalg.symmetric_part(b), _linalg.sym(b))
+    assert _linalg.symmetric_part(b) is not b
+    b[6, 1, 1] = np.nan
+    np.testing.assert_array_equal(_linalg.symmetric_part(b), _linalg.sym(b))

@@ -24,6 +24,19 @@ def sym(a: np.ndarray) -> np.ndarray:
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
+#: stacks of at least this many elements are checked for exact symmetry before sym() copies them
+SYMMETRIC_CHECK = 2**15
+
+
+def symmetric_part(a: np.ndarray) -> np.ndarray:
+    """sym(a), or ``a`` itself when it is exactly symmetric (a message formed from symmetric
+    moments is): the same numbers, without two stack-sized temporaries."""
+    a = np.asarray(a)
+    if a.size >= SYMMETRIC_CHECK and np.array_equal(a, np.swapaxes(a, -1, -2)):
+        return a
+    return sym(a)
+
+
 def vectorized(shape: tuple[int, ...]) -> bool:
     """Does a stack of this shape (plates + (D, D)) go through the column loop."""
     d = shape[-1]
