@@ -116,18 +116,38 @@ class Cholesky:
                 w[j, :j] = -np.einsum("mb,mkb->kb", s[j, :j], w[:j, :j]) * w[j, j]
         return w
 
+    def _inv_stack(self) -> np.ndarray:
+        """A^-1 = W^T W in the stack layout (D, D, B), in place over W = L^-1: row k of the
+        product reads the rows and columns of W from k on only, so it may overwrite row and
+        column k. Exactly symmetric."""
+        self._require_ok()
+        w, d = self._tri_inverse(), self.d
+        for k in range(d):
+            row = np.einsum("mb,mlb->lb", w[k:, k], w[k:, k:])
+            w[k, k:] = row
+            w[k + 1:, k] = row[1:]
+        return w
+
     def inv(self) -> np.ndarray:
         """A^-1 = W^T W with W = L^-1; exactly symmetric."""
         if not self.vectorized:
             return sym(np.linalg.inv(self.a))
-        self._require_ok()
-        w, d = self._tri_inverse(), self.d
-        out = np.empty_like(w)
-        for k in range(d):
-            row = np.einsum("mb,mlb->lb", w[k:, k], w[k:, k:])
-            out[k, k:] = row
-            out[k + 1:, k] = row[1:]
-        return _stack_first(out, self.plates)
+        return _stack_first(self._inv_stack(), self.plates)
+
+    def inv_outer(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x, A^-1 + x x^T) with x = A^-1 b, b shaped plates + (D,), both C-contiguous: a
+        Gaussian's E[x] and E[x x^T] from Lambda and Lambda mu (Winn & Bishop, table 1). On a
+        vectorized stack both are formed in the stack's layout, in place, and transposed once."""
+        if not self.vectorized:
+            cov = self.inv()
+            x = np.einsum("...ij,...j->...i", cov, b)
+            return x, cov + x[..., :, None] * x[..., None, :]
+        s, d = self._inv_stack(), self.d
+        x = np.einsum("ijb,jb->ib", s, np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T)
+        for i in range(d):
+            s[i] += x[i] * x
+        return (np.ascontiguousarray(_stack_first(x, self.plates)),
+                np.ascontiguousarray(_stack_first(s, self.plates)))
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """A^-1 b for b shaped plates + (D,): L y = b forward, then L^T x = y backward."""

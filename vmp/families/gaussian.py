@@ -53,9 +53,13 @@ class Gaussian(Family):
 
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
-        """E[x] = mu, E[x x^T] = Sigma + mu mu^T. Computed in the layout of the inverse (a
-        vectorized stack keeps the plate on its last, contiguous axis) and returned C-contiguous,
-        the layout every reader (sparse products, contractions, the bound) wants."""
+        """E[x] = mu, E[x x^T] = Sigma + mu mu^T, C-contiguous (the layout every reader wants:
+        sparse products, contractions, the bound). A vectorized stack forms both in its own
+        layout from the factorization its validity check made (``Cholesky.inv_outer``)."""
+        if vectorized(np.shape(natural[1])):
+            f = factor(natural[1], scale=-2.0)
+            if np.all(f.ok):
+                return f.inv_outer(natural[0])
         cov = inv_pd(natural[1], scale=-2.0)
         m = np.einsum("...ij,...j->...i", cov, natural[0])
         return np.ascontiguousarray(m), np.ascontiguousarray(cov + m[..., :, None] * m[..., None, :])
