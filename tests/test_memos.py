@@ -117,3 +117,16 @@ def test_relative_change_is_the_norm_ratio():
     flat = lambda t: np.concatenate([np.ravel(x) for x in t])  # noqa: E731
     expect = np.linalg.norm(flat(new) - flat(old)) / np.linalg.norm(flat(old))
     np.testing.assert_allclose(relative_change(old, new), expect, rtol=1e-13)
+
+
+def test_sparse_matrices_are_kept_per_weight():
+    """The ones (S) and the ratings (R) over one pair of gathers alternate every sweep: both
+    matrices are kept, each while its weight array is the same object."""
+    model = _model(5)
+    f = Engine(model).factors["r"]
+    lu, lv = (next(leaf for leaf in f.targets if leaf.node is model[n]) for n in ("u", "v"))
+    data = np.linspace(1.0, 2.0, 300)
+    s, r = f._pair(lu, lv, None), f._pair(lu, lv, data)
+    assert f._pair(lu, lv, None) is s and f._pair(lu, lv, data) is r
+    assert f._pair(lu, lv, data.copy()) is not r
+    np.testing.assert_array_equal(r.toarray(), f._pair(lu, lv, data.copy()).toarray())

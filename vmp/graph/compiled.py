@@ -23,6 +23,8 @@ from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, Plat
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
 
 PLATE_LETTERS = string.ascii_uppercase
+#: sparse matrices kept per pair of gathers (one per weight array: ones, the data, a policy's)
+PAIRS_KEPT = 4
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
 
 
@@ -494,13 +496,15 @@ class CompiledFactor:
             order = np.lexsort((minor, major))
             indptr = np.concatenate([[0], np.cumsum(np.bincount(major, minlength=shape[by_columns]))])
             kind = sp.csc_matrix if by_columns else sp.csr_matrix
-            pattern = self._patterns[key] = (kind, order, minor[order], indptr, None, None)
-        kind, order, indices, indptr, held_w, held = pattern
-        if held is not None and held_w is w:
-            return held
+            pattern = self._patterns[key] = (kind, order, minor[order], indptr, [])
+        kind, order, indices, indptr, held = pattern
+        for held_w, pair in held:
+            if held_w is w:
+                return pair
         data = np.ones(order.size) if w is None else np.broadcast_to(w, order.shape)[order]
         pair = kind((data, indices, indptr), shape=shape)
-        self._patterns[key] = (kind, order, indices, indptr, w, pair)
+        held.insert(0, (w, pair))  # the ones and the data's values (S and R) alternate each sweep
+        del held[PAIRS_KEPT:]
         return pair
 
     def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None):
