@@ -50,6 +50,8 @@ def test_sparse_products_follow_the_moments_they_read():
         _same(f.messages(model["tau"], ctx=ctx), _fresh(model, "r", "tau", state))
         np.testing.assert_allclose(f.elog(ctx=ctx), CompiledFactor(model["r"]).elog(ctx=ctx), rtol=1e-12)
         state = _moved(state, model, "uv"[step % 2], step)
+        # the same message again right after its inputs moved: no derivative may be stale
+        _same(f.messages(model["tau"], ctx=Context(state=state)), _fresh(model, "r", "tau", state))
 
 
 def test_sparse_products_follow_the_weights():
@@ -130,3 +132,20 @@ def test_sparse_matrices_are_kept_per_weight():
     assert f._pair(lu, lv, None) is s and f._pair(lu, lv, data) is r
     assert f._pair(lu, lv, data.copy()) is not r
     np.testing.assert_array_equal(r.toarray(), f._pair(lu, lv, data.copy()).toarray())
+
+
+def test_a_message_reuses_the_derivatives_that_read_no_new_moments(monkeypatch):
+    """The noise precision's terms 1/2 E[log tau] N and -1/2 E[tau] sum r^2 read only data:
+    their derivatives are contracted once, not every sweep."""
+    model = _model(6)
+    f = Engine(model).factors["r"]
+    ctx = Context(state=model.state)
+    calls = []
+    original = CompiledFactor._evaluate
+    monkeypatch.setattr(CompiledFactor, "_evaluate",
+                        lambda self, ops, *a, **k: calls.append(len(ops)) or original(self, ops, *a, **k))
+    first = f.messages(model["tau"], ctx=ctx)
+    n = len(calls)
+    again = f.messages(model["tau"], ctx=ctx)
+    assert len(calls) - n < n
+    _same(first, again)

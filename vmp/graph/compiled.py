@@ -613,9 +613,15 @@ class CompiledFactor:
                     if axis is not None:
                         select = {o.letters[axis]: index}
                         out = out.replace(o.letters[axis], "")
-                    grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx)
-                    if select is None and not restricted(ctx):
-                        self._cache[ti] = (i, self._stamp(rest, ctx), weight, grad, node_level)
+                    full = select is None and not restricted(ctx)
+                    hit = self._cache.get(ti) if full else None
+                    if (hit is not None and hit[0] == i and hit[2] is weight
+                            and self._same(hit[1], self._stamp(rest, ctx))):
+                        grad, node_level = hit[3], hit[4]  # the same derivative from the same moments
+                    else:
+                        grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx)
+                        if full:
+                            self._cache[ti] = (i, self._stamp(rest, ctx), weight, grad, node_level)
                     target = acc_node if node_level else acc
                     target[o.comp] = (target[o.comp] or []) + [(t.coef, grad)]
             acc = [None if a is None else weighted_sum(a) for a in acc]
