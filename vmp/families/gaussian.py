@@ -30,9 +30,10 @@ class Gaussian(Family):
 
     @classmethod
     def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
-        """Lambda = -2 eta_2, Sigma = Lambda^-1, mu = Sigma eta_1."""
+        """Lambda = -2 eta_2, Sigma = Lambda^-1, mu = Sigma eta_1 (Sigma from the factorization
+        the moments share: the same numbers as inverting Lambda)."""
         precision = -2.0 * sym(natural[1])
-        cov = inv_pd(precision)
+        cov = inv_pd(natural[1], scale=-2.0)
         return {"mean": np.einsum("...ij,...j->...i", cov, natural[0]), "covariance": cov, "precision": precision}
 
     @classmethod
