@@ -133,3 +133,12 @@ def test_weighted_sum_is_the_plain_sum(kinds):
     np.testing.assert_allclose(out, sum(c * g for c, g in parts), rtol=1e-13)
     assert all(np.array_equal(g, b) for (_, g), b in zip(parts, before))
     assert all(out is not g for _, g in parts)
+
+
+def test_array_times_scalar_is_einsum_bit_for_bit():
+    rng = np.random.default_rng(3)
+    y, tau = rng.normal(size=(500, 4, 4)), np.float64(1.7)
+    got = terms.contract_to([(y, "Aab"), (tau, "")], "Aab", y.shape)
+    np.testing.assert_array_equal(got, np.einsum("Aab,->Aab", y, tau))
+    np.testing.assert_array_equal(terms.contract_to([(y, "Aab"), (tau, "")], "Aba", y.shape),
+                                  np.einsum("Aab,->Aba", y, tau))

@@ -158,17 +158,66 @@ def test_scale_factorizes_the_scaled_symmetric_part(vectorize):
                                rtol=1e-10, atol=1e-12)
 
 
-def test_a_factorization_is_reused_for_the_same_values_only():
+@pytest.mark.parametrize("owner", [True, False], ids=["owns its data", "a view"])
+def test_a_factorization_is_reused_for_the_same_values_only(owner):
     """``factor`` memoizes by array identity and values: one stack is factorized once for the
-    moments, validity and entropy of a q, and an array changed in place is factorized again."""
-    a = -0.5 * _spd((300,), 10, seed=3)
+    moments, validity and entropy of a q, and an array changed in place is factorized again.
+    An array that owns its data is kept read-only instead of compared with a copy."""
+    base = -0.5 * _spd((301,), 10, seed=3)
+    a = base[:300] if not owner else base[:300].copy()
     f = _linalg.factor(a, scale=-2.0)
     assert _linalg.factor(a, scale=-2.0) is f
     assert _linalg.factor(a.copy(), scale=-2.0) is not f  # another array
     assert _linalg.factor(a, scale=None) is not f
+    if owner:
+        assert not a.flags.writeable
+        with pytest.raises(ValueError):
+            a[7] *= 2.0
+        a.flags.writeable = True  # a caller who insists
     a[7] *= 2.0  # in place: a (0.5) scaled the precision
     expect = np.linalg.slogdet(-2.0 * a)[1]
     np.testing.assert_allclose(_linalg.factor(a, scale=-2.0).logdet(), expect, rtol=1e-10)
     natural = (np.zeros((300, 10)), a)
     entropy = Gaussian.entropy(natural)
     np.testing.assert_allclose(entropy, 5.0 * (1.0 + np.log(2 * np.pi)) - 0.5 * expect, rtol=1e-10)
+
+
+def test_gaussian_valid_on_a_large_stack_is_the_generic_check():
+    """Gaussian.valid reads the shared factorization on stacks the column loop serves; it must
+    say what the constraints say (Family.valid) for every kind of broken element."""
+    from vmp.families.base import Family
+
+    n, d = _linalg.VECTOR_BATCH + 44, 4
+    eta = Gaussian.natural_from(np.random.default_rng(5).normal(size=(n, d)), _spd((n,), d, seed=6))
+    eta = (eta[0].copy(), eta[1].copy())
+    eta[0][3, 1] = np.nan
+    eta[0][4, 0] = np.inf
+    eta[1][10, 0, 2] = eta[1][10, 2, 0] = np.nan  # off the diagonal, both triangles
+    eta[1][11, 0, 3] = np.nan  # upper triangle only
+    eta[1][12, 3, 1] = -np.inf  # lower triangle only
+    eta[1][13, 2, 2] = np.inf
+    eta[1][14, 1, 1] = 5.0  # Lambda_11 < 0: indefinite
+    eta[1][15] = -eta[1][15]  # negative definite
+    eta[1][16, 0, 1] += 0.3  # slightly asymmetric, symmetric part still definite
+    with np.errstate(all="ignore"):
+        got = Gaussian.valid(eta)
+        expected = Family.valid.__func__(Gaussian, eta)
+    assert _linalg.vectorized(eta[1].shape)
+    np.testing.assert_array_equal(got, expected)
+    assert not got[[3, 4, 10, 11, 12, 13, 14, 15]].any() and got[16] and got[[0, 1, 2, 5, 17]].all()
+
+
+def test_symmetric_part_is_sym_bit_for_bit():
+    """symmetric_part returns an exactly symmetric stack itself (no copy) and sym() of any
+    other, so messages keep their numbers."""
+    n = _linalg.SYMMETRIC_CHECK // 9 + 1
+    a = _spd((n,), 3, seed=8)
+    a = 0.5 * (a + np.swapaxes(a, -1, -2))
+    assert _linalg.symmetric_part(a) is a
+    np.testing.assert_array_equal(_linalg.symmetric_part(a), _linalg.sym(a))
+    b = a.copy()
+    b[5, 0, 1] += 1e-12
+    np.testing.assert_array_equal(_linalg.symmetric_part(b), _linalg.sym(b))
+    assert _linalg.symmetric_part(b) is not b
+    b[6, 1, 1] = np.nan
+    np.testing.assert_array_equal(_linalg.symmetric_part(b), _linalg.sym(b))

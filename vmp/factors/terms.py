@@ -263,7 +263,10 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
         return np.ones(shape)
     arrays = [a for a, _ in inputs]
     subs = ",".join(s for _, s in inputs) + "->" + kept
-    out = contract(subs, *arrays)
+    if len(inputs) == 2 and inputs[0][1] == kept and inputs[1][1] == "" and np.ndim(arrays[1]) == 0:
+        out = arrays[0] * arrays[1]  # an array times a scalar (a message times E[tau]): one pass
+    else:
+        out = contract(subs, *arrays)
     if kept != output:
         expand = tuple(i for i, ch in enumerate(output) if ch not in present)
         out = np.expand_dims(out, expand)

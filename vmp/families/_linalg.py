@@ -24,6 +24,19 @@ def sym(a: np.ndarray) -> np.ndarray:
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
+#: stacks of at least this many elements are checked for exact symmetry before sym() copies them
+SYMMETRIC_CHECK = 2**15
+
+
+def symmetric_part(a: np.ndarray) -> np.ndarray:
+    """sym(a), or ``a`` itself when it is exactly symmetric (a message formed from symmetric
+    moments is): the same numbers, without two stack-sized temporaries."""
+    a = np.asarray(a)
+    if a.size >= SYMMETRIC_CHECK and np.array_equal(a, np.swapaxes(a, -1, -2)):
+        return a
+    return sym(a)
+
+
 def vectorized(shape: tuple[int, ...]) -> bool:
     """Does a stack of this shape (plates + (D, D)) go through the column loop."""
     d = shape[-1]
@@ -103,18 +116,38 @@ class Cholesky:
                 w[j, :j] = -np.einsum("mb,mkb->kb", s[j, :j], w[:j, :j]) * w[j, j]
         return w
 
+    def _inv_stack(self) -> np.ndarray:
+        """A^-1 = W^T W in the stack layout (D, D, B), in place over W = L^-1: row k of the
+        product reads the rows and columns of W from k on only, so it may overwrite row and
+        column k. Exactly symmetric."""
+        self._require_ok()
+        w, d = self._tri_inverse(), self.d
+        for k in range(d):
+            row = np.einsum("mb,mlb->lb", w[k:, k], w[k:, k:])
+            w[k, k:] = row
+            w[k + 1:, k] = row[1:]
+        return w
+
     def inv(self) -> np.ndarray:
         """A^-1 = W^T W with W = L^-1; exactly symmetric."""
         if not self.vectorized:
             return sym(np.linalg.inv(self.a))
-        self._require_ok()
-        w, d = self._tri_inverse(), self.d
-        out = np.empty_like(w)
-        for k in range(d):
-            row = np.einsum("mb,mlb->lb", w[k:, k], w[k:, k:])
-            out[k, k:] = row
-            out[k + 1:, k] = row[1:]
-        return _stack_first(out, self.plates)
+        return _stack_first(self._inv_stack(), self.plates)
+
+    def inv_outer(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x, A^-1 + x x^T) with x = A^-1 b, b shaped plates + (D,), both C-contiguous: a
+        Gaussian's E[x] and E[x x^T] from Lambda and Lambda mu (Winn & Bishop, table 1). On a
+        vectorized stack both are formed in the stack's layout, in place, and transposed once."""
+        if not self.vectorized:
+            cov = self.inv()
+            x = np.einsum("...ij,...j->...i", cov, b)
+            return x, cov + x[..., :, None] * x[..., None, :]
+        s, d = self._inv_stack(), self.d
+        x = np.einsum("ijb,jb->ib", s, np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T)
+        for i in range(d):
+            s[i] += x[i] * x
+        return (np.ascontiguousarray(_stack_first(x, self.plates)),
+                np.ascontiguousarray(_stack_first(s, self.plates)))
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """A^-1 b for b shaped plates + (D,): L y = b forward, then L^T x = y backward."""
@@ -143,14 +176,17 @@ _memo: list = []
 def factor(a: np.ndarray, scale: float | None = None) -> Cholesky:
     """``Cholesky(a, scale=scale)``, reused while the same array (by identity) holds the same
     values: a q's moments, validity and entropy each factorize its natural parameters, and the
-    stack is factorized once. The values are compared with a copy, so an array changed in place
-    is factorized again."""
+    stack is factorized once. An array that owns its data is made read-only while it is kept
+    (natural parameters are values: steps build new arrays), so that it cannot change unseen;
+    any other array is compared with a copy, so one changed in place is factorized again."""
     for arr, sc, copy, f in tuple(_memo):
-        if arr is a and sc == scale and np.array_equal(copy, a):
+        if arr is a and sc == scale and (not a.flags.writeable if copy is None else np.array_equal(copy, a)):
             return f
     f = Cholesky(a, scale=scale)
     if isinstance(a, np.ndarray) and a.size <= FACTOR_MEMO_SIZE:
-        _memo.insert(0, (a, scale, a.copy(), f))
+        if a.flags.owndata:
+            a.flags.writeable = False
+        _memo.insert(0, (a, scale, None if a.flags.owndata else a.copy(), f))
         del _memo[FACTOR_MEMO:]
     return f
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from . import constraints
-from ._linalg import inner, sym
+from ._linalg import inner, symmetric_part
 
 Arrays = tuple[np.ndarray, ...]
 
@@ -191,7 +191,7 @@ class Family(ABC):
     def symmetrize(cls, message: Arrays) -> Arrays:
         """The message with every matrix component (u = x x^T, u = Lambda) replaced by its symmetric
         part: <eta, u> is unchanged for symmetric u, and q's natural parameters stay symmetric."""
-        return tuple(sym(m) if n == 2 else m for m, n in zip(message, cls.event_ndims))
+        return tuple(symmetric_part(m) if n == 2 else m for m, n in zip(message, cls.event_ndims))
 
     # ----- points -------------------------------------------------------------------------
     @classmethod

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import constraints
-from ._linalg import factor, inv_pd, sym
+from ._linalg import factor, inv_pd, sym, vectorized
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -30,9 +30,10 @@ class Gaussian(Family):
 
     @classmethod
     def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
-        """Lambda = -2 eta_2, Sigma = Lambda^-1, mu = Sigma eta_1."""
+        """Lambda = -2 eta_2, Sigma = Lambda^-1, mu = Sigma eta_1 (Sigma from the factorization
+        the moments share: the same numbers as inverting Lambda)."""
         precision = -2.0 * sym(natural[1])
-        cov = inv_pd(precision)
+        cov = inv_pd(natural[1], scale=-2.0)
         return {"mean": np.einsum("...ij,...j->...i", cov, natural[0]), "covariance": cov, "precision": precision}
 
     @classmethod
@@ -41,11 +42,28 @@ class Gaussian(Family):
         return {"mean": natural[0], "precision": -2.0 * natural[1]}
 
     @classmethod
+    def valid(cls, natural: Arrays) -> np.ndarray:
+        """``arg_constraints`` at eta: eta_1 = Lambda mu finite and Lambda = -2 eta_2 positive
+        definite, read from the factorization that the moments and the entropy share
+        (``_linalg.factor``): a non-finite entry leaves a non-finite pivot. Stacks that the
+        column loop does not serve take the generic check."""
+        if not vectorized(np.shape(natural[1])):
+            return super().valid(natural)
+        with np.errstate(all="ignore"):
+            return np.all(np.isfinite(natural[0]), axis=-1) & factor(natural[1], scale=-2.0).ok
+
+    @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
-        """E[x] = mu, E[x x^T] = Sigma + mu mu^T."""
+        """E[x] = mu, E[x x^T] = Sigma + mu mu^T, C-contiguous (the layout every reader wants:
+        sparse products, contractions, the bound). A vectorized stack forms both in its own
+        layout from the factorization its validity check made (``Cholesky.inv_outer``)."""
+        if vectorized(np.shape(natural[1])):
+            f = factor(natural[1], scale=-2.0)
+            if np.all(f.ok):
+                return f.inv_outer(natural[0])
         cov = inv_pd(natural[1], scale=-2.0)
         m = np.einsum("...ij,...j->...i", cov, natural[0])
-        return m, cov + m[..., :, None] * m[..., None, :]
+        return np.ascontiguousarray(m), np.ascontiguousarray(cov + m[..., :, None] * m[..., None, :])
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:

@@ -24,6 +24,8 @@ from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorL
                      restricted)
 
 PLATE_LETTERS = string.ascii_uppercase
+#: sparse matrices kept per pair of gathers (one per weight array: ones, the data, a policy's)
+PAIRS_KEPT = 4
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
 
 
@@ -209,6 +211,9 @@ class CompiledFactor:
         self.targets = [leaf for leaf in self._leaves.values() if leaf.target and id(leaf) in used]
         self._cache: dict = {}
         self._patterns: dict = {}
+        self._products: dict = {}
+        self._constant: dict = {}
+        self._constant_terms: dict = {}
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
 
@@ -437,18 +442,48 @@ class CompiledFactor:
                 w = v if w is None else w * v
             else:
                 return None
-        pair = self._pair(g1.leaf, g2.leaf, w, ctx)
-        m1, m2 = pair.shape
-        b = g2.leaf.source(g2.comp, ctx)
-        y = np.asarray(pair @ b.reshape(m2, -1)).reshape((m1,) + b.shape[1:])
+        if not node_level and self._held(g2.leaf, g1.leaf, g1.comp, w, ctx):
+            g1, g2 = g2, g1  # the other orientation was computed for a message already
+        y = self._product(g1.leaf, g2.leaf, g2.comp, w, ctx)
+        m1 = y.shape[0]
         inputs = [(y, g2.letters)] + glob
         if node_level:
             return contract_to(inputs, output, (m1,) + tuple(shape[1:]))
         inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
         return contract_to(inputs, output, shape)
 
-    def _pair(self, la, lb, w, ctx=None) -> sp.csr_matrix:
-        """CSR matrix with w_r at (rows_r, cols_r); the full-data sparsity pattern is kept."""
+    def _held(self, la, lb, comp, w, ctx=None) -> bool:
+        """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
+        if restricted(ctx):
+            return False
+        hit = self._products.get((id(la), id(lb), comp))
+        return hit is not None and hit[0] is w and hit[1] is lb.source(comp, ctx)
+
+    def _product(self, la, lb, comp, w, ctx=None) -> np.ndarray:
+        """Y = S B: S = P_a^T diag(w) P_b (``_pair``) times B, lb's moment ``comp`` with each
+        source element flattened (E[vv^T] as n x K^2): one sparse-dense product. On full data
+        Y is kept with (w, B), compared by identity, so a second message reading the same
+        moments (the noise precision's and then the user factors' in matrix factorization)
+        reuses it."""
+        b = lb.source(comp, ctx)
+        key = (id(la), id(lb), comp)
+        if not restricted(ctx):
+            hit = self._products.get(key)
+            if hit is not None and hit[0] is w and hit[1] is b:
+                return hit[2]
+        pair = self._pair(la, lb, w, ctx)
+        flat = np.ascontiguousarray(b).reshape(b.shape[0], -1)
+        y = np.asarray(pair @ flat).reshape((pair.shape[0],) + b.shape[1:])
+        if not restricted(ctx):
+            self._products[key] = (w, b, y)
+        return y
+
+    def _pair(self, la, lb, w, ctx=None) -> sp.csr_matrix | sp.csc_matrix:
+        """Sparse matrix with w_r at (rows_r, cols_r); the full-data sparsity pattern is kept, and
+        the matrix itself while ``w`` is the same object. With fewer rows than columns it is
+        stored by columns (CSC): the product then streams the large operand once and adds into
+        the small result, which stays in cache; each result row sums its terms in the same
+        order (by column) either way, so the numbers are the same."""
         shape = (la.source(0, ctx).shape[0], lb.source(0, ctx).shape[0])
         if restricted(ctx):
             i1, i2 = la.indices(ctx), lb.indices(ctx)
@@ -458,12 +493,21 @@ class CompiledFactor:
         pattern = self._patterns.get(key)
         if pattern is None:
             i1, i2 = la.indices(), lb.indices()
-            order = np.lexsort((i2, i1))
-            indptr = np.concatenate([[0], np.cumsum(np.bincount(i1, minlength=shape[0]))])
-            pattern = self._patterns[key] = (order, i2[order], indptr)
-        order, indices, indptr = pattern
+            by_columns = shape[0] < shape[1]
+            major, minor = (i2, i1) if by_columns else (i1, i2)
+            order = np.lexsort((minor, major))
+            indptr = np.concatenate([[0], np.cumsum(np.bincount(major, minlength=shape[by_columns]))])
+            kind = sp.csc_matrix if by_columns else sp.csr_matrix
+            pattern = self._patterns[key] = (kind, order, minor[order], indptr, [])
+        kind, order, indices, indptr, held = pattern
+        for held_w, pair in held:
+            if held_w is w:
+                return pair
         data = np.ones(order.size) if w is None else np.broadcast_to(w, order.shape)[order]
-        return sp.csr_matrix((data, indices, indptr), shape=shape)
+        pair = kind((data, indices, indptr), shape=shape)
+        held.insert(0, (w, pair))  # the ones and the data's values (S and R) alternate each sweep
+        del held[PAIRS_KEPT:]
+        return pair
 
     def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None):
         """Contract ``ops`` (times the weight) to ``output``; (array, node_level)."""
@@ -494,6 +538,54 @@ class CompiledFactor:
         """
         if not _weighted:
             weight = self.element_weight(node, weight, ctx)
+        key = None
+        if plate is None and only is None and node.clamp is None and not restricted(ctx):
+            key = self._constant_key(node, ctx)
+        if key is not None:
+            held = self._constant.get(node.name)
+            if held is not None and held[0] is weight and self._same(held[1], key):
+                return held[2]
+        total = self._sum_messages(node, weight, plate, index, ctx, only)
+        if key is not None and total is not None:
+            for m in total:
+                if isinstance(m, np.ndarray):
+                    m.flags.writeable = False
+            self._constant[node.name] = (weight, key, total)
+        return total
+
+    def _constant_key(self, node, ctx) -> tuple | None:
+        """None if the message to ``node`` reads some q (then it changes with the state); else
+        what it reads that could change: the data of the observed nodes in its terms (a prior
+        with fixed hyperparameters, or data-only terms, send the same message every sweep)."""
+        mine = [leaf for leaf in self.targets if leaf.node is node]
+        data = []
+        for t in self.terms:
+            ops = [o for o in t.operands if o.leaf is not None]
+            if not any(o.leaf in mine for o in ops):
+                continue
+            rest = [o for o in ops if o.leaf not in mine]
+            held = self._data_key(rest, ctx) if len(rest) == len(ops) - 1 else None
+            if held is None:
+                return None
+            data.extend(held)
+        return tuple(data)
+
+    @staticmethod
+    def _data_key(ops: list[Operand], ctx) -> tuple | None:
+        """None if some operand reads a q; else the moments objects of the observed nodes they
+        read (compared by identity: new data are new objects)."""
+        data = []
+        for o in ops:
+            if o.leaf is None:
+                continue
+            if o.leaf.stamp(ctx) is not None:
+                return None
+            owner = getattr(o.leaf, "node", None)
+            if owner is not None:
+                data.append(moments_of(owner, ctx))
+        return tuple(data)
+
+    def _sum_messages(self, node, weight, plate, index, ctx, only):
         total = None
         for leaf in self.targets if only is None else only:
             if leaf.node is not node:
@@ -523,19 +615,25 @@ class CompiledFactor:
                     if axis is not None:
                         select = {o.letters[axis]: index}
                         out = out.replace(o.letters[axis], "")
-                    grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx)
-                    if select is None and not restricted(ctx):
-                        self._cache[ti] = (i, self._stamp(rest, ctx), weight, grad, node_level)
+                    full = select is None and not restricted(ctx)
+                    hit = self._cache.get(ti) if full else None
+                    if (hit is not None and hit[0] == i and hit[2] is weight
+                            and self._same(hit[1], self._stamp(rest, ctx))):
+                        grad, node_level = hit[3], hit[4]  # the same derivative from the same moments
+                    else:
+                        grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx)
+                        if full:
+                            self._cache[ti] = (i, self._stamp(rest, ctx), weight, grad, node_level)
                     target = acc_node if node_level else acc
                     target[o.comp] = (target[o.comp] or []) + [(t.coef, grad)]
             acc = [None if a is None else weighted_sum(a) for a in acc]
             acc_node = [None if a is None else weighted_sum(a) for a in acc_node]
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
-                msg = list(leaf.to_node(filled, ctx))
+                msg = tuple(m if a is None else m + a for m, a in zip(leaf.to_node(filled, ctx), acc_node))
             else:
-                msg = [np.zeros(s) for s in node_shapes]
-            msg = tuple(m if a is None else m + a for m, a in zip(msg, acc_node))
+                msg = tuple(np.zeros(s) if a is None else a if a.shape == tuple(s) else np.zeros(s) + a
+                            for a, s in zip(acc_node, node_shapes))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
         if total is None:
             return None
@@ -560,6 +658,14 @@ class CompiledFactor:
                     value = moments_of(o.leaf.node, ctx)[o.comp] if node_level else o.value(ctx, self.plate_of)
                     total = total + t.coef * inner_product(grad, value)
                     continue
+            key = None if per_element or not cached or restricted(ctx) else self._data_key(t.operands, ctx)
+            if key is not None:  # a term that reads no q (a prior's log-normalizer): kept per weight
+                held = self._constant_terms.get(ti)
+                if held is None or held[0] is not weight or not self._same(held[1], key):
+                    value = self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
+                    held = self._constant_terms[ti] = (weight, key, value)
+                total = total + t.coef * held[2]
+                continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
         return total
 

@@ -41,6 +41,21 @@ def with_state(ctx, state: State):
     return replace(ctx, state=state)
 
 
+def _plus(prior, children):
+    """prior + children, added into the children's sum where it is a fresh array of the full
+    shape (a message the executor built for this call; kept messages are read-only)."""
+    if not isinstance(prior, tuple) or not isinstance(children, tuple):
+        return add(prior, children)
+    out = []
+    for p, c in zip(prior, children):
+        if isinstance(c, np.ndarray) and c.flags.writeable and c.flags.owndata and c.dtype == np.float64 \
+                and np.shape(p) == c.shape:
+            out.append(np.add(p, c, out=c))
+        else:
+            out.append(add(p, c))
+    return tuple(out)
+
+
 class Engine:
     def __init__(self, model, executor: Executor | None = None):
         self.model = model
@@ -81,7 +96,7 @@ class Engine:
             return kept
         prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
         children = Children(self, state, node, weights, plate, index)
-        total = add(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
+        total = _plus(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
         return self.own_multiplicity(node, total, plate, index, ctx)
 
     def own_multiplicity(self, node, total, plate=None, index=None, ctx=None):

@@ -288,6 +288,12 @@ def relative_change(old, new) -> float:
     """||lambda_new - lambda_old|| / ||lambda_old||."""
     if hasattr(new, "relative_change"):  # an executor's handle: summed where the rows are
         return new.relative_change(old)
-    num = sum(float(np.sum((a - b) ** 2)) for a, b in zip(old, new))
-    den = sum(float(np.sum(a ** 2)) for a in old)
+    num = sum(_squares(np.subtract(a, b)) for a, b in zip(old, new))
+    den = sum(_squares(a) for a in old)
     return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
+
+
+def _squares(a) -> float:
+    """sum a^2 as one pass over a (no temporary a^2)."""
+    a = np.ravel(a)
+    return float(np.einsum("i,i->", a, a))

@@ -1,0 +1,151 @@
+"""The memos of a bound factor (vmp/graph/compiled.py) never serve a stale value: every message
+read through them equals the same message from a freshly bound factor, after the moments it
+reads, the weights or the orientation of the sparse product change."""
+from __future__ import annotations
+
+import numpy as np
+
+from vmp.graph.compiled import CompiledFactor
+from vmp.graph.leaves import Context
+from vmp.inference.engine import Engine
+from vmp.models import matrix_factorization
+
+
+def _model(seed=0, m=30, n=40, r=300, k=3):
+    rng = np.random.default_rng(seed)
+    users, items = rng.integers(0, m, r), rng.integers(0, n, r)
+    model = matrix_factorization(users, items, rng.normal(size=r), n_factors=k, n_users=m, n_items=n)
+    model.fit(iterations=2, tol=0, seed=seed, progress=False)
+    return model
+
+
+def _fresh(model, child, node, state, weight=None):
+    return CompiledFactor(model[child]).messages(model[node], weight, ctx=Context(state=state))
+
+
+def _moved(state, model, name, seed):
+    """``state`` with q(name) moved to a perturbed q (new moments objects)."""
+    node = model[name]
+    new = node.family.perturb(state.natural[name], np.random.default_rng(seed))
+    return state.updated({name: (new, node.family.moments(new))})
+
+
+def _same(a, b):
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+
+
+def test_sparse_products_follow_the_moments_they_read():
+    """The noise precision's message reuses the product S^T E[uu^T] that the item factors'
+    message computed; after q(u) or q(v) move it is computed again."""
+    model = _model()
+    engine = Engine(model)
+    f = engine.factors["r"]
+    state = model.state
+    for step in range(4):
+        ctx = Context(state=state)
+        _same(f.messages(model["v"], ctx=ctx), _fresh(model, "r", "v", state))
+        _same(f.messages(model["tau"], ctx=ctx), _fresh(model, "r", "tau", state))
+        _same(f.messages(model["u"], ctx=ctx), _fresh(model, "r", "u", state))
+        _same(f.messages(model["tau"], ctx=ctx), _fresh(model, "r", "tau", state))
+        np.testing.assert_allclose(f.elog(ctx=ctx), CompiledFactor(model["r"]).elog(ctx=ctx), rtol=1e-12)
+        state = _moved(state, model, "uv"[step % 2], step)
+        # the same message again right after its inputs moved: no derivative may be stale
+        _same(f.messages(model["tau"], ctx=Context(state=state)), _fresh(model, "r", "tau", state))
+
+
+def test_sparse_products_follow_the_weights():
+    model = _model(1)
+    f = Engine(model).factors["r"]
+    ctx = Context(state=model.state)
+    for w in (None, np.linspace(0.5, 2.0, 300), np.linspace(2.0, 0.5, 300), None):
+        for name in ("v", "tau", "u"):
+            _same(f.messages(model[name], w, ctx=ctx), _fresh(model, "r", name, model.state, w))
+
+
+def test_a_constant_message_is_kept_read_only():
+    """A prior with fixed hyperparameters sends the same message every sweep: it is computed
+    once per weight, read-only (a caller cannot change it in place), and equals a fresh one."""
+    model = _model(2)
+    f = Engine(model).factors["v"]
+    first = f.messages(model["v"], ctx=Context(state=model.state))
+    moved = _moved(model.state, model, "v", 5)
+    again = f.messages(model["v"], ctx=Context(state=moved))
+    assert all(a is b for a, b in zip(first, again))
+    assert not any(a.flags.writeable for a in first)
+    _same(again, _fresh(model, "v", "v", moved))
+    w = np.linspace(0.5, 2.0, 40)
+    _same(f.messages(model["v"], w, ctx=Context(state=moved)), _fresh(model, "v", "v", moved, w))
+    # the noise precision's likelihood message reads q(u), q(v): never kept as constant
+    r = Engine(model).factors["r"]
+    assert r._constant_key(model["tau"], Context(state=model.state)) is None
+
+
+def test_the_noise_precision_reads_the_product_of_the_last_message(monkeypatch):
+    """One sweep tau, u, v forms two K x K sparse products, not three: tau's message reads
+    S^T E[uu^T] (and R^T E[u]) that v's message formed."""
+    model = _model(3)
+    f = Engine(model).factors["r"]
+    ctx = Context(state=model.state)
+    f.messages(model["v"], ctx=ctx)
+    calls = []
+    original = CompiledFactor._pair
+    monkeypatch.setattr(CompiledFactor, "_pair", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    f.messages(model["tau"], ctx=ctx)
+    assert not calls
+    f.messages(model["u"], ctx=ctx)
+    assert calls
+
+
+def test_constant_terms_of_the_bound_follow_the_weights():
+    """A prior's terms that read no q (its log-normalizer) are kept per weight."""
+    model = _model(4)
+    engine = Engine(model)
+    for w in (None, np.linspace(0.5, 2.0, 40), np.linspace(2.0, 0.5, 40), None):
+        for state in (model.state, _moved(model.state, model, "v", 7)):
+            ctx = Context(state=state)
+            got = engine.factors["v"].elog(w, ctx=ctx)
+            np.testing.assert_allclose(got, CompiledFactor(model["v"]).elog(w, ctx=ctx), rtol=1e-13)
+    assert engine.factors["v"]._constant_terms
+
+
+def test_relative_change_is_the_norm_ratio():
+    """steps.relative_change sums squares in one pass; it is ||new - old|| / ||old||."""
+    from vmp.inference.steps import relative_change
+
+    rng = np.random.default_rng(0)
+    old = (rng.normal(size=(50, 3)), rng.normal(size=(50, 3, 3))[:, ::-1], np.float64(2.0))
+    new = tuple(x * 1.1 + 0.01 for x in old)
+    flat = lambda t: np.concatenate([np.ravel(x) for x in t])  # noqa: E731
+    expect = np.linalg.norm(flat(new) - flat(old)) / np.linalg.norm(flat(old))
+    np.testing.assert_allclose(relative_change(old, new), expect, rtol=1e-13)
+
+
+def test_sparse_matrices_are_kept_per_weight():
+    """The ones (S) and the ratings (R) over one pair of gathers alternate every sweep: both
+    matrices are kept, each while its weight array is the same object."""
+    model = _model(5)
+    f = Engine(model).factors["r"]
+    lu, lv = (next(leaf for leaf in f.targets if leaf.node is model[n]) for n in ("u", "v"))
+    data = np.linspace(1.0, 2.0, 300)
+    s, r = f._pair(lu, lv, None), f._pair(lu, lv, data)
+    assert f._pair(lu, lv, None) is s and f._pair(lu, lv, data) is r
+    assert f._pair(lu, lv, data.copy()) is not r
+    np.testing.assert_array_equal(r.toarray(), f._pair(lu, lv, data.copy()).toarray())
+
+
+def test_a_message_reuses_the_derivatives_that_read_no_new_moments(monkeypatch):
+    """The noise precision's terms 1/2 E[log tau] N and -1/2 E[tau] sum r^2 read only data:
+    their derivatives are contracted once, not every sweep."""
+    model = _model(6)
+    f = Engine(model).factors["r"]
+    ctx = Context(state=model.state)
+    calls = []
+    original = CompiledFactor._evaluate
+    monkeypatch.setattr(CompiledFactor, "_evaluate",
+                        lambda self, ops, *a, **k: calls.append(len(ops)) or original(self, ops, *a, **k))
+    first = f.messages(model["tau"], ctx=ctx)
+    n = len(calls)
+    again = f.messages(model["tau"], ctx=ctx)
+    assert len(calls) - n < n
+    _same(first, again)
