@@ -48,6 +48,8 @@ from ..errors import VMPError
 from ..graph.data import Rows
 from ..graph.leaves import Context
 from .executor import Children, Executor, Serial, add
+from .executor_dask_step import LocalStep, Round, changed, driver_context, remote_round, requests
+from .executor_dask_step import local_step as _remote_step
 from .partition import data_plate, local_names, rows_bound, rows_context
 from .sparse import dense, sparse
 from .state import State
@@ -58,15 +60,17 @@ class ClusterError(VMPError):
 
 
 class _Holder:
-    """A worker's copy of the model and the engine built on it (built once, on first use)."""
+    """A worker's copy of the model and the engine built on it (built once, on first use); for a
+    Minibatch fit, the plan of its rows (``part``) and the locals of the last step it ran."""
 
-    def __init__(self, blob: bytes, plate: str):
+    def __init__(self, blob: bytes, plate: str, part: dict | None = None):
         self.model = pickle.loads(blob)
-        self.plate = plate
-        self._engine = None
+        self.plate, self.part = plate, part
+        self._engine = self._plan = self.kept = None
 
     def __getstate__(self) -> dict:
-        return {"model": self.model, "plate": self.plate, "_engine": None}
+        return {"model": self.model, "plate": self.plate, "part": self.part, "_engine": None, "_plan": None,
+                "kept": None}
 
     @property
     def engine(self):
@@ -76,17 +80,27 @@ class _Holder:
             self._engine = Engine(self.model, Serial())
         return self._engine
 
+    @property
+    def plan(self):
+        if self._plan is None:
+            from .subsample import MinibatchPlan
 
-def _partition(model, plate, lo: int, hi: int) -> bytes:
-    """``model`` pickled with each observed node on ``plate`` holding only rows lo..hi of its
-    data (:class:`~vmp.graph.data.Rows`: copied, or read on the worker from its file); a node
-    with missing entries, or whose family's base measure is a term of the data, keeps all of its
-    data."""
+            self._plan = MinibatchPlan.on_part(self.model, self.part)
+        return self._plan
+
+
+def _partition(model, spans: dict) -> bytes:
+    """``model`` pickled with each observed node on one plate of ``spans`` (plate name -> (lo,
+    hi), or None) holding only rows lo..hi of its data along it (:class:`~vmp.graph.data.Rows`:
+    copied, or read on the worker from its file); a node with missing entries, or whose
+    family's base measure is a term of the data, keeps all of its data."""
     swapped = []
     for node in model.nodes.values():
-        if node.observed and plate in node.plates and node.mask is None and node.data is not None \
+        held = [(axis, spans[p.name]) for axis, p in enumerate(node.plates) if spans.get(p.name) is not None]
+        if node.observed and len(held) == 1 and node.mask is None and node.data is not None \
                 and node.family.unit_base_measure:
-            rows = Rows(node.data, node.plates.index(plate), lo, hi)
+            (axis, (lo, hi)), = held
+            rows = Rows(node.data, axis, lo, hi)
             try:
                 moments = node._statistics(rows)
             except IndexError:  # statistics formed from the whole array at declaration
@@ -236,8 +250,9 @@ class DaskExecutor(Executor):
         self.plate_name = plate
         self.n_partitions = partitions
         self.retries = int(retries)
-        self.traffic = {"sent": 0, "received": 0, "tasks": 0}
-        self._model = None
+        self.traffic = {"sent": 0, "received": 0, "tasks": 0, "rounds": 0}
+        self._model = self._plan = None
+        self._steps = 0
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.client!r}, plate={self.plate_name!r}, partitions={self.n_partitions!r})"
@@ -250,19 +265,35 @@ class DaskExecutor(Executor):
         """One piece: the split into row ranges happens in ``map_sum``, which knows the node."""
         return [ctx]
 
+    def prepare(self, engine, plan) -> None:
+        """A Minibatch fit whose locals can stay where their rows are (every stepped node's
+        children all drawn or all off the drawn plates) partitions the minibatch's plate, each
+        holder with its rows' elements of the linked plates (a document's tokens), and runs each
+        step's local step there (:meth:`local_step`)."""
+        mine = getattr(plan, "local_step", False) and bool(plan.local) and self.plate_name in (None, plan.plate_name)
+        for node in plan.stepped if mine else ():
+            drawn = [plan.on_batch(f) for f in engine.touching[node.name] if f.child is not node]
+            mine = mine and (all(drawn) or not any(drawn))
+        if (plan if mine else None) is not self._plan:
+            self._plan, self._model = plan if mine else None, None
+
     def _bind(self, engine) -> None:
         """Partition the data plate of ``engine``'s model and put one holder per partition on
         the workers (once per fit; again after a failure)."""
         model = engine.model
         if self._model is model:
             return
-        plate = data_plate(engine, self.plate_name, "DaskExecutor")
+        plan = self._plan if self._plan is not None and self._plan.plate is model.plates.get(self._plan.plate_name) \
+            else None
+        plate = plan.plate if plan is not None else data_plate(engine, self.plate_name, "DaskExecutor")
         n = self.n_partitions or max(len(self.client.scheduler_info().get("workers", {})), 1)
         n = max(1, min(int(n), plate.size))
         self.plate = plate
         self.bounds = np.linspace(0, plate.size, n + 1).round().astype(np.int64)
         self.local_nodes = local_names(engine, plate)
-        self._blobs = [_partition(model, plate, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+        ranges = [(int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+        self._blobs = [_partition(model, plan.spans(lo, hi) if plan else {plate.name: (lo, hi)}) for lo, hi in ranges]
+        self._parts = [plan.part(lo, hi) if plan else None for lo, hi in ranges]
         self._model = model
         self._start()
 
@@ -273,9 +304,9 @@ class DaskExecutor(Executor):
         with _quiet():
             for i in range(len(self.bounds) - 1):
                 where = dict(workers=[workers[i % len(workers)]], allow_other_workers=True) if workers else {}
-                self._holders.append(self.client.submit(_Holder, self._blobs[i], self.plate.name, pure=False,
-                                                        **where))
-        self.traffic["sent"] += sum(len(b) for b in self._blobs)
+                self._holders.append(self.client.submit(_Holder, self._blobs[i], self.plate.name, self._parts[i],
+                                                        pure=False, **where))
+        self.traffic["sent"] += sum(len(b) for b in self._blobs) + _nbytes(self._parts)
         self._slices: dict = {}
 
     def close(self) -> None:
@@ -289,6 +320,9 @@ class DaskExecutor(Executor):
             return _serial(fn, partitions)
         self._bind(fn.engine)
         engine, ctx = fn.engine, partitions[0]
+        kept = remote_round(ctx)
+        if kept is not None:
+            return self._remote_sum(fn, kept)
         node = engine.nodes[fn.node]
         factors = fn.factors(engine)
         if self.plate in node.plates or not factors or any(self.plate not in f.child.plates for f in factors):
@@ -312,6 +346,44 @@ class DaskExecutor(Executor):
             return futures
 
         return dense(self._reduce(submit))
+
+    # ----- a minibatch's local step where its rows are -----------------------------------------
+    def local_step(self, engine, plan, state, rows, nodes=(), snapshot: bool = False):
+        """The local step of the drawn ``rows`` on the partitions that hold them, with the
+        children sums of ``nodes`` that it can give (:mod:`~vmp.inference.executor_dask_step`):
+        one round of tasks; the locals stay on the workers."""
+        if self._plan is not plan:
+            return None
+        self._bind(engine)
+        self._steps += 1
+        local = {n.name for n in plan.local}
+        edges = np.searchsorted(rows, self.bounds)
+        parts = [(i, rows[a:b], int(a)) for i, (a, b) in enumerate(zip(edges[:-1], edges[1:])) if b > a]
+        kept = Round(self._steps, rows, parts, {k: v for k, v in state.moments.items() if k not in local})
+        total = self._round(kept, requests(engine, plan, nodes, snapshot))
+        kept.sums = total["sums"]
+        return LocalStep(driver_context(plan, rows, kept), int(total["accesses"]), total["terms"])
+
+    def _round(self, kept: Round, asked: list) -> dict:
+        """One task per partition holding drawn rows, tree-reduced."""
+        def submit():
+            futures = []
+            for i, rows, offset in kept.parts:
+                payload = (kept.key, rows, offset, kept.rows.size, kept.snapshot, asked)
+                self._count(payload)
+                futures.append(self.client.submit(_remote_step, self._holders[i], *payload, _own, pure=False))
+            return futures
+
+        self.traffic["rounds"] += 1
+        return self._reduce(submit)
+
+    def _remote_sum(self, fn, kept: Round):
+        """A global's children sum over the drawn rows: the round's, or one more round reading
+        the locals the workers kept (with the globals' moments that moved)."""
+        moved = changed(fn.engine, fn, kept)
+        if moved is None:
+            return dense(kept.sums[fn.node])
+        return dense(self._round(kept, [(fn.node, fn.plate, fn.index, moved)])["sums"][fn.node])
 
     def _globals(self, state, factors=None) -> dict:
         """The moments of the nodes off the data plate (those ``factors`` read, if given)."""

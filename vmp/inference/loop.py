@@ -171,6 +171,7 @@ class Fit:
             self.rng = rng = state.generator()
         self.plan = plan = FullPlan(engine) if o.method == "batch" else o.subsample.prepare(
             engine, rng, None if resume is None else state.extra.get("plan"), o.evaluate_every)
+        engine.executor.prepare(engine, plan)
         if o.policies and not plan.policies_allowed:
             raise VMPError("policies= weight the factors of a data plate: use subsample=vmp.Minibatch(plate, size)")
         names = [n.name for n in plan.stepped]
@@ -222,7 +223,12 @@ class Fit:
             local, glob = combine(local, lw), combine(glob, gw)
             series.update(p.record(t, draw.rows, pol[i]))
         count = extra["accesses"]
-        if plan.local_step:
+        remote = None if not plan.local_step or o.policies else engine.executor.local_step(
+            engine, plan, state, draw.rows, plan.stepped, o.update == "global")
+        if remote is not None:  # the locals stay where the rows are
+            draw, count = replace(draw, ctx=remote.ctx), count + remote.accesses
+            series["bound_estimate"] = steps.global_terms(engine, plan, state) + plan.scale * float(remote.terms.sum())
+        elif plan.local_step:
             ctx, natural, acc = steps.local_step(engine, plan, state, draw.ctx, local)
             draw, count = replace(draw, ctx=ctx), count + acc
             series["bound_estimate"] = steps.minibatch_bound(engine, plan, state, ctx, natural)

@@ -257,8 +257,7 @@ def subsample_bound(engine: Engine, plan, state: State, rows: np.ndarray) -> tup
     uniformly without replacement: the global terms plus N/n times their local terms (locals
     optimized on the rows only). Unbiased for the data part; the standard error is
     N s / sqrt(n) sqrt(1 - n/N), s the spread of the per-datapoint terms."""
-    ctx, natural, _ = local_step(engine, plan, state, plan.context(rows))
-    ell = local_terms(engine, plan, ctx, natural, rows.size)
+    ell = row_terms(engine, plan, state, rows)
     big_n, n = plan.plate.size, rows.size
     spread = float(np.std(ell, ddof=1)) if n > 1 else 0.0
     stderr = big_n * spread / np.sqrt(n) * np.sqrt(max(1.0 - n / big_n, 0.0))
@@ -269,8 +268,17 @@ def heldout_bound(engine: Engine, plan, state: State) -> float:
     """Per-element ELBO of the held-out rows (at most ``evaluation_size`` of them): locals
     optimized on them, their factors and entropies summed, divided by their number."""
     rows = plan.heldout_evaluation
+    return float(row_terms(engine, plan, state, rows).sum()) / rows.size
+
+
+def row_terms(engine: Engine, plan, state: State, rows: np.ndarray) -> np.ndarray:
+    """Per element of ``rows`` (sorted), its local terms with its locals optimized given the
+    globals in ``state`` (where the rows live when the executor can: ``Executor.local_step``)."""
+    remote = engine.executor.local_step(engine, plan, state, rows)
+    if remote is not None:
+        return remote.terms
     ctx, natural, _ = local_step(engine, plan, state, plan.context(rows))
-    return float(local_terms(engine, plan, ctx, natural, rows.size).sum()) / rows.size
+    return local_terms(engine, plan, ctx, natural, rows.size)
 
 
 def element_change(family, old_natural, old_moments, new_natural, new_moments) -> np.ndarray:
