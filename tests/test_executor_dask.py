@@ -217,16 +217,16 @@ def test_a_lost_step_is_sent_again_then_reported(client, monkeypatch):
 
     from vmp.inference import executor_dask
 
-    restrict = executor_dask.DaskExecutor._restrict
+    count = executor_dask.DaskExecutor._count
     failures = {"left": 2}
 
     def flaky(self, *args):
         if failures["left"]:
             failures["left"] -= 1
             raise CommClosedError("lost")
-        return restrict(self, *args)
+        return count(self, *args)
 
-    monkeypatch.setattr(executor_dask.DaskExecutor, "_restrict", flaky)
+    monkeypatch.setattr(executor_dask.DaskExecutor, "_count", flaky)
     options = FITS["minibatch"]("data", 10)
     serial = mixture().fit(seed=4, progress=False, **options)
     dask = mixture().fit(seed=4, progress=False, executor=vmp.DaskExecutor(client, retries=2), **options)
@@ -276,3 +276,66 @@ def test_a_minibatch_of_documents_sends_back_only_its_words(client):
     received = (executor.traffic["received"] - before) / 2
     assert received < k * v * 8 / 4, received
     assert worst_relative(fit.result().state, serial.state) < 1e-10
+
+
+class CountingReads:
+    """Observed data that count the reads made of them in this process (the driver)."""
+
+    def __init__(self, data: np.ndarray):
+        self.data, self.shape, self.dtype, self.reads = data, data.shape, data.dtype, 0
+
+    def __getitem__(self, index):
+        self.reads += 1
+        return self.data[index]
+
+
+def test_the_driver_never_reads_the_drawn_rows(client):
+    """Minibatch mixture with its data counting reads on the driver: after the holders were
+    filled, the steps and the evaluations read nothing here (the local step of z runs where the
+    rows are); the answers are Serial's."""
+    x = mixture(n=300).nodes["x"].data
+    options = dict(subsample=vmp.Minibatch("data", 20), evaluate_every=2, seed=1, progress=False)
+    serial = gaussian_mixture(x, 3).stochastic(**options)
+    serial.run(5)
+    model = gaussian_mixture(x, 3)
+    model["x"]._set_data(data := CountingReads(x), None)
+    fit = model.stochastic(executor=vmp.DaskExecutor(client), **options)
+    fit.run(1)
+    reads = data.reads
+    fit.run(4)
+    assert data.reads == reads
+    assert worst_relative(fit.result().state, serial.result().state) < 1e-10
+
+
+def test_one_round_of_tasks_per_step(client):
+    """Minibatch LDA: each step is one round of tasks (per partition holding drawn documents, its
+    local step, beta's sum and its share of the bound estimate); what is sent per step is beta's
+    moments and the drawn rows, never the drawn tokens' q(z); the history is Serial's."""
+    rng = np.random.default_rng(2)
+    k, v, docs = 3, 40, 80
+    beta = rng.dirichlet(np.full(v, 0.1), size=k)
+    counts = np.stack([rng.multinomial(60, rng.dirichlet(np.full(k, 0.2)) @ beta) for _ in range(docs)])
+    d, w = np.nonzero(counts)
+    options = dict(subsample=vmp.Minibatch("documents", 16), evaluate_every=2, seed=1, progress=False)
+    serial = lda(d, w, counts[d, w], k, n_words=v).stochastic(**options)
+    serial.run(5)
+    executor = vmp.DaskExecutor(client)
+    fit = lda(d, w, counts[d, w], k, n_words=v).stochastic(executor=executor, **options)
+    fit.run(1)
+    before = dict(executor.traffic)
+    fit.run(4)
+    rounds = 4 + 2  # and two evaluations of 2 x 16 rows (a local step each, no sum)
+    assert executor.traffic["rounds"] - before["rounds"] == rounds
+    assert executor.traffic["tasks"] - before["tasks"] <= 2 * rounds
+    sent = (executor.traffic["sent"] - before["sent"]) / rounds
+    moments = sum(m.nbytes for m in fit.state.moments["beta"])
+    drawn_q = 16 * (d.size / docs) * k * 8  # the moments of the drawn tokens' z alone
+    assert sent < 2 * (moments + 16 * 8 + 1000) < drawn_q, (sent, moments, drawn_q)
+    result = fit.result()
+    assert worst_relative(result.state, serial.result().state) < 1e-10
+    assert result.state.rng == serial.result().state.rng
+    mine, theirs = fit.recorder.raw, serial.recorder.raw
+    np.testing.assert_allclose(mine["bound_estimate"], theirs["bound_estimate"], rtol=1e-10)
+    np.testing.assert_allclose(mine["evaluations"]["elbo"], theirs["evaluations"]["elbo"], rtol=1e-10)
+    np.testing.assert_allclose(mine["evaluations"]["stderr"], theirs["evaluations"]["stderr"], rtol=1e-8)
+    assert mine["accesses"] == theirs["accesses"]
