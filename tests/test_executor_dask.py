@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import warnings
 
 import numpy as np
 import pytest
@@ -339,3 +340,35 @@ def test_one_round_of_tasks_per_step(client):
     np.testing.assert_allclose(mine["evaluations"]["elbo"], theirs["evaluations"]["elbo"], rtol=1e-10)
     np.testing.assert_allclose(mine["evaluations"]["stderr"], theirs["evaluations"]["stderr"], rtol=1e-8)
     assert mine["accesses"] == theirs["accesses"]
+
+
+def test_lost_holders_and_locals_are_made_again(client):
+    """A batch fit whose partition holder is lost (cancelled here, as when its worker dies with
+    the data scattered to it, which Dask cannot recompute) scatters the partition again and
+    makes the lost rows of q(z) again from what they were computed from: Serial's answer."""
+    serial = mixture().fit(seed=6, progress=False, iterations=6, tol=0.0)
+    executor = vmp.DaskExecutor(client)
+    fit = mixture().batch(seed=6, progress=False, executor=executor, iterations=6, tol=0.0)
+    fit.step()
+    fit.step()
+    z = fit.state.natural["z"].futures[0]
+    client.cancel([executor._holders[0]], force=True)
+    fit.run(4)
+    assert z.status == "cancelled"
+    assert worst_relative(fit.result().state, serial.state) < 1e-10
+
+
+@pytest.mark.parametrize("fit", ["batch", "minibatch"])
+def test_the_data_are_scattered_not_sent_in_the_task_graph(client, fit):
+    """Dask warns of a task graph above its threshold (10 MB by default; 10 kB here, which the
+    pickled rows of 2,000 points cross): the partitions are scattered, so no graph is that large."""
+    import dask
+
+    x = mixture(n=2000).nodes["x"].data
+    assert x.nbytes / 2 > 10_000
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "10kB"}):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            gaussian_mixture(x, 3).fit(seed=0, progress=False, executor=vmp.DaskExecutor(client),
+                                       **FITS[fit]("data", 10))
+    assert not [w for w in seen if "large graph" in str(w.message)], [str(w.message)[:80] for w in seen]

@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import pickle
 import warnings
+import weakref
 from dataclasses import replace
 
 import numpy as np
@@ -87,6 +88,11 @@ class _Holder:
 
             self._plan = MinibatchPlan.on_part(self.model, self.part)
         return self._plan
+
+
+def _held(data: tuple, plate: str) -> _Holder:
+    blob, part = data
+    return _Holder(blob, plate, part)
 
 
 def _partition(model, spans: dict) -> bytes:
@@ -183,20 +189,60 @@ def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: 
     return rows_bound(engine, engine.model.plates[plate], ctx, _own(natural))
 
 
+class _Futures:
+    """One future per partition, each made by ``make(i)``, and made again from the holders of the
+    moment when the cluster lost it (its lineage starts at data scattered from the driver, which
+    Dask does not recompute)."""
+
+    def __init__(self, make, n: int):
+        self.make = make
+        self.futures = [make(i) for i in range(n)]
+
+    def future(self, i: int):
+        if self.futures[i].status in ("cancelled", "lost", "error"):
+            self.futures[i] = self.make(i)
+        return self.futures[i]
+
+
+def _recipe(value):
+    """What a recomputation reads of a local: a Kept by a weak reference to its futures (a
+    recipe must not hold the earlier versions of the locals on the workers), an array as it is."""
+    return weakref.ref(value.box) if isinstance(value, Kept) else value
+
+
+def _cooked(name: str, recipe):
+    if not isinstance(recipe, weakref.ref):
+        return recipe
+    box = recipe()
+    if box is None:
+        raise ClusterError(f"DaskExecutor: the cluster lost the rows of '{name}', and the locals they were "
+                           f"computed from are no longer held: they cannot be recomputed")
+    return box
+
+
 class Kept(tuple):
     """A local's natural parameters or moments kept on the workers, one slice per partition of
-    the data plate (``futures``). Reading it (indexing, iterating, saving) gathers the rows here;
-    the fit itself only passes it back to the executor."""
+    the data plate (``futures``, each made by ``make(i)``: made again, from the holders of the
+    moment, when a worker that held it was lost). Reading it (indexing, iterating, saving)
+    gathers the rows here; the fit itself only passes it back to the executor."""
 
-    def __new__(cls, executor, name: str, futures: list, axis: int, size: int):
+    def __new__(cls, executor, name: str, make, axis: int, size: int):
         obj = super().__new__(cls, (None,) * size)
-        obj.executor, obj.name, obj.futures, obj.axis, obj._full = executor, name, futures, axis, None
+        obj.executor, obj.name, obj.axis, obj._full = executor, name, axis, None
         obj.bounds = executor.bounds
+        obj.box = _Futures(make, len(obj.bounds) - 1)
         return obj
+
+    @property
+    def futures(self) -> list:
+        return self.box.futures
+
+    def future(self, i: int):
+        return self.box.future(i)
 
     def gathered(self) -> tuple:
         if self._full is None:
-            parts = self.executor.client.gather(self.futures)
+            parts = self.executor.client.gather([self.future(i) for i in range(len(self.futures))])
             self._full = tuple(np.concatenate([p[c] for p in parts], axis=self.axis) for c in range(len(self)))
             self.executor.traffic["received"] += _nbytes(self._full)
         return self._full
@@ -214,25 +260,28 @@ class Kept(tuple):
         return tuple(np.array(a) for a in self.gathered())
 
     def moments(self) -> "Kept":
-        ex = self.executor
-        return Kept(ex, self.name, [ex.client.submit(_moments, h, self.name, f, pure=False)
-                                    for h, f in zip(ex._holders, self.futures)],
-                    self.axis, len(ex._model.nodes[self.name].component_shapes()))
+        ex, natural = self.executor, self
+
+        def make(i):
+            return ex.client.submit(_moments, ex._holders[i], natural.name, natural.future(i), pure=False)
+
+        return Kept(ex, self.name, make, self.axis, len(ex._model.nodes[self.name].component_shapes()))
 
     def invalid(self) -> int:
         ex = self.executor
-        return int(sum(ex.client.gather([ex.client.submit(_invalid, h, self.name, f, pure=False)
-                                         for h, f in zip(ex._holders, self.futures)])))
+        return int(sum(ex.client.gather([ex.client.submit(_invalid, h, self.name, self.future(i), pure=False)
+                                         for i, h in enumerate(ex._holders)])))
 
     def relative_change(self, old) -> float:
         ex = self.executor
-        olds = old.futures if isinstance(old, Kept) and old.bounds is self.bounds else [
+        parts = range(len(self.bounds) - 1)
+        olds = [old.future(i) for i in parts] if isinstance(old, Kept) and old.bounds is self.bounds else [
             _slice(old, self.axis, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
         if not isinstance(old, Kept):
             ex.traffic["sent"] += _nbytes(olds)
         with _quiet():  # the first sweep's old locals were initialized here: sent once
-            num, den = np.sum(ex.client.gather([ex.client.submit(_squares, f, o, pure=False)
-                                                for f, o in zip(self.futures, olds)]), axis=0)
+            num, den = np.sum(ex.client.gather([ex.client.submit(_squares, self.future(i), o, pure=False)
+                                                for i, o in zip(parts, olds)]), axis=0)
         return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
 
 
@@ -298,14 +347,16 @@ class DaskExecutor(Executor):
         self._start()
 
     def _start(self) -> None:
-        """Holders on the workers, spread round-robin (other workers allowed after a failure)."""
+        """Holders on the workers, spread round-robin (other workers allowed after a failure):
+        each partition's model and plan scattered to its worker (not in the task graph), and
+        scattered again after a failure (Dask does not recompute scattered data)."""
         workers = sorted(self.client.scheduler_info().get("workers", {}))
         self._holders = []
-        with _quiet():
-            for i in range(len(self.bounds) - 1):
-                where = dict(workers=[workers[i % len(workers)]], allow_other_workers=True) if workers else {}
-                self._holders.append(self.client.submit(_Holder, self._blobs[i], self.plate.name, self._parts[i],
-                                                        pure=False, **where))
+        for i in range(len(self.bounds) - 1):
+            where = [workers[i % len(workers)]] if workers else None
+            data = self.client.scatter([(self._blobs[i], self._parts[i])], workers=where, hash=False)[0]
+            self._holders.append(self.client.submit(_held, data, self.plate.name, pure=False, workers=where,
+                                                    allow_other_workers=True))
         self.traffic["sent"] += sum(len(b) for b in self._blobs) + _nbytes(self._parts)
         self._slices: dict = {}
 
@@ -463,9 +514,9 @@ class DaskExecutor(Executor):
             if k in skip:
                 continue
             value = getattr(state, which)[k]
-            if isinstance(value, Kept) and value.bounds is self.bounds:
+            if isinstance(value, _Futures) or isinstance(value, Kept) and value.bounds is self.bounds:
                 self._slices.pop((which, k), None)  # the sent initial locals: no longer read
-                out[k] = value.futures[i]
+                out[k] = value.future(i)
                 continue
             kept = self._slices.get((which, k))
             if kept is None or kept[0] is not value:
@@ -502,14 +553,17 @@ class DaskExecutor(Executor):
         if node.name not in self.local_nodes or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
             return None
         moments = self._globals(state, engine.touching[node.name])
-        futures = []
-        for i in range(len(self.bounds) - 1):
+        reads = {k: _recipe(state.moments[k]) for k in self.local_nodes if k != node.name}
+
+        def make(i):
             lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
-            local = self._local_slices(engine, state, i, skip=(node.name,))
+            local = self._local_slices(engine, State(moments={k: _cooked(node.name, v) for k, v in reads.items()}), i,
+                                       skip=(node.name,))
             self._count((node.name, lo, hi, moments))
-            futures.append(self.client.submit(_local_target, self._holders[i], node.name, self.plate.name, lo, hi,
-                                              moments, local, pure=False))
-        return Kept(self, node.name, futures, node.plates.index(self.plate), len(state.natural[node.name]))
+            return self.client.submit(_local_target, self._holders[i], node.name, self.plate.name, lo, hi,
+                                      moments, local, pure=False)
+
+        return Kept(self, node.name, make, node.plates.index(self.plate), len(state.natural[node.name]))
 
     def bound(self, engine, state, weights=None) -> tuple[set, float]:
         """The factors on the data plate and the locals' entropies, summed per partition and
@@ -537,10 +591,11 @@ class DaskExecutor(Executor):
 
 @contextlib.contextmanager
 def _quiet():
-    """Dask warns of large objects in a task; here they ride in it on purpose (the model, a
-    batch fit's initial locals), so that the scheduler can rebuild them after a lost worker."""
+    """Dask warns of large objects in a task graph; a batch fit's initial locals (when the
+    workers did not compute them) and the old locals of a relative change ride in it on purpose,
+    so that the scheduler can rebuild them after a lost worker."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*[Ll]arge object")
+        warnings.filterwarnings("ignore", message=".*[Ll]arge (object|graph)")
         yield
 
 
