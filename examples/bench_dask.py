@@ -11,6 +11,7 @@
    on the news corpus of examples/bench_lda.py (or --synthetic).
 
     python examples/bench_dask.py [--n 10000000] [--k 10] [--d 4] [--sweeps 3] [--workers 2] [--lda]
+    python examples/bench_dask.py --lda-only [--synthetic] [--lda-steps 20]
 """
 from __future__ import annotations
 
@@ -126,23 +127,34 @@ def lda_bench(args, client) -> None:
     d, w, c = triples(corpus)
     print(f"stochastic LDA: {corpus.shape[0]} documents, {corpus.shape[1]} words, K=20, Minibatch(64), "
           f"{args.lda_steps} steps")
-    rows = []
+    rows, states = [], []
     for name, executor in (("Serial", None), (f"Dask, {args.workers} workers", vmp.DaskExecutor(client))):
         model = lda(d, w, c, 20, n_documents=corpus.shape[0], n_words=corpus.shape[1])
         fit = model.stochastic(subsample=vmp.Minibatch("documents", 64), evaluate_every=0, seed=0, progress=False,
                                executor=executor)
         fit.step()
         before = dict(executor.traffic) if executor else {}
-        t0 = time.perf_counter()
+        work = executor.client.run(time.process_time) if executor else {}
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(args.lda_steps):
             fit.step()
         rate = args.lda_steps / (time.perf_counter() - t0)
-        sent, received = ((executor.traffic[k] - before[k]) // args.lda_steps if executor else 0
-                          for k in ("sent", "received"))
-        rows.append(f"| {name} | {rate:.1f} | {sent:,} | {received:,} |")
-    print("| executor | steps per second | bytes sent per step | bytes received per step |")
-    print("|---|---|---|---|")
+        here = (time.process_time() - c0) / args.lda_steps
+        busiest = 0.0
+        if executor:
+            after = executor.client.run(time.process_time)
+            busiest = max(after[k] - work[k] for k in after) / args.lda_steps
+        sent, received, rounds, tasks = ((executor.traffic.get(k, 0) - before.get(k, 0)) / args.lda_steps
+                                         if executor else 0 for k in ("sent", "received", "rounds", "tasks"))
+        rows.append(f"| {name} | {rate:.1f} | {1000 * here:.1f} | {1000 * busiest:.1f} | {rounds:g} | {tasks:g} "
+                    f"| {int(sent):,} | {int(received):,} |")
+        states.append(fit.state)
+    print("| executor | steps per second | CPU ms per step: driver | CPU ms: busiest worker | rounds of tasks "
+          "per step | tasks per step | bytes sent per step | bytes received per step |")
+    print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    print(f"largest relative difference of beta from Serial after {args.lda_steps + 1} steps: "
+          f"{globals_difference(states[1], states[0], ['beta']):.1e}")
 
 
 def main(argv=None) -> int:
@@ -150,7 +162,7 @@ def main(argv=None) -> int:
     for flag, default in (("--n", 10**7), ("--k", 10), ("--d", 4), ("--sweeps", 3), ("--workers", 2),
                           ("--lda-steps", 20)):
         ap.add_argument(flag, type=int, default=default)
-    for flag in ("--lda", "--synthetic"):
+    for flag in ("--lda", "--synthetic", "--lda-only"):
         ap.add_argument(flag, action="store_true")
     args = ap.parse_args(argv)
     try:
@@ -160,9 +172,10 @@ def main(argv=None) -> int:
     print(f"{os.cpu_count()} cores; load average before: {os.getloadavg()[0]:.1f}")
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
-        mixture_bench(args, client)
-        traffic_bench(client)
-        if args.lda:
+        if not args.lda_only:
+            mixture_bench(args, client)
+            traffic_bench(client)
+        if args.lda or args.lda_only:
             lda_bench(args, client)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0
