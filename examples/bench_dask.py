@@ -125,13 +125,13 @@ def lda_bench(args, client) -> None:
     corpus = (synthetic_corpus(20, 2000, 3000, np.random.default_rng(0)) if args.synthetic
               else news_corpus(2000))
     d, w, c = triples(corpus)
-    print(f"stochastic LDA: {corpus.shape[0]} documents, {corpus.shape[1]} words, K=20, Minibatch(64), "
+    print(f"stochastic LDA: {corpus.shape[0]} documents, {corpus.shape[1]} words, K=20, Minibatch({args.lda_batch}), "
           f"{args.lda_steps} steps")
     rows, states = [], []
     for name, executor in (("Serial", None), (f"Dask, {args.workers} workers", vmp.DaskExecutor(client))):
         model = lda(d, w, c, 20, n_documents=corpus.shape[0], n_words=corpus.shape[1])
-        fit = model.stochastic(subsample=vmp.Minibatch("documents", 64), evaluate_every=0, seed=0, progress=False,
-                               executor=executor)
+        fit = model.stochastic(subsample=vmp.Minibatch("documents", args.lda_batch), evaluate_every=0, seed=0,
+                               progress=False, executor=executor)
         fit.step()
         before = dict(executor.traffic) if executor else {}
         work = executor.client.run(time.process_time) if executor else {}
@@ -149,18 +149,38 @@ def lda_bench(args, client) -> None:
         rows.append(f"| {name} | {rate:.1f} | {1000 * here:.1f} | {1000 * busiest:.1f} | {rounds:g} | {tasks:g} "
                     f"| {int(sent):,} | {int(received):,} |")
         states.append(fit.state)
+        if executor:
+            overhead = null_round(executor)
     print("| executor | steps per second | CPU ms per step: driver | CPU ms: busiest worker | rounds of tasks "
           "per step | tasks per step | bytes sent per step | bytes received per step |")
     print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     print(f"largest relative difference of beta from Serial after {args.lda_steps + 1} steps: "
           f"{globals_difference(states[1], states[0], ['beta']):.1e}")
+    print(f"a round of empty tasks (one per partition, reading its holder; gathered): {overhead[0]:.1f} ms wall, "
+          f"{overhead[1]:.1f} ms CPU in the driver (median of 20)")
+
+
+def _nothing(holder) -> int:
+    return 0
+
+
+def null_round(executor) -> tuple[float, float]:
+    """Median wall and driver-CPU milliseconds of one round of tasks that do nothing: the cost
+    of a round on this cluster, whatever the tasks compute."""
+    wall, cpu = [], []
+    for _ in range(20):
+        t0, c0 = time.perf_counter(), time.process_time()
+        executor.client.gather([executor.client.submit(_nothing, h, pure=False) for h in executor._holders])
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return 1000 * float(np.median(wall)), 1000 * float(np.median(cpu))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for flag, default in (("--n", 10**7), ("--k", 10), ("--d", 4), ("--sweeps", 3), ("--workers", 2),
-                          ("--lda-steps", 20)):
+                          ("--lda-steps", 20), ("--lda-batch", 64)):
         ap.add_argument(flag, type=int, default=default)
     for flag in ("--lda", "--synthetic", "--lda-only"):
         ap.add_argument(flag, action="store_true")

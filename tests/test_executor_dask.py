@@ -372,3 +372,21 @@ def test_the_data_are_scattered_not_sent_in_the_task_graph(client, fit):
             gaussian_mixture(x, 3).fit(seed=0, progress=False, executor=vmp.DaskExecutor(client),
                                        **FITS[fit]("data", 10))
     assert not [w for w in seen if "large graph" in str(w.message)], [str(w.message)[:80] for w in seen]
+
+
+@pytest.mark.parametrize("update, rounds", [("per-node", 2), ("global", 1)])
+def test_a_target_that_reads_a_moved_global_gets_its_own_round(client, update, rounds):
+    """Minibatch mixture: the first round gives pi's and mu's sums; under option (a) Lambda's
+    factors read mu, which moved, so Lambda gets a second round that reads the locals the workers
+    kept (with mu's new moments); under option (b) every target reads the step's start: one round.
+    Serial's answers either way."""
+    options = dict(subsample=vmp.Minibatch("data", 10), evaluate_every=0, seed=2, progress=False, update=update)
+    serial = mixture().stochastic(**options)
+    serial.run(4)
+    executor = vmp.DaskExecutor(client)
+    fit = mixture().stochastic(executor=executor, **options)
+    fit.run(1)
+    before = executor.traffic["rounds"]
+    fit.run(3)
+    assert executor.traffic["rounds"] - before == 3 * rounds
+    assert worst_relative(fit.result().state, serial.result().state) < 1e-10
