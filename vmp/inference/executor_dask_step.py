@@ -28,6 +28,7 @@ import numpy as np
 
 from . import steps
 from .executor import Children
+from .executor_dask_worker import _own
 from .sparse import sparse
 from .state import State
 from .subsample import Draw
@@ -108,8 +109,7 @@ def changed(engine, fn, round_: Round) -> dict | None:
     return moved
 
 
-def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot: dict, asked: list,
-               own) -> dict:
+def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot: dict, asked: list) -> dict:
     """On a worker: the local step of the drawn ``rows`` this holder holds (computed once per
     ``key``: the kept locals), their local terms at ``offset`` in a vector of the ``n`` drawn
     rows, the observed elements read, and the children sum of each global in ``asked`` (name,
@@ -117,7 +117,7 @@ def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot
     engine, plan = holder.engine, holder.plan
     kept = holder.kept
     if kept is None or kept[0] != key:
-        state = State(moments=own(snapshot))
+        state = State(moments=_own(snapshot))
         ctx, natural, accesses = steps.local_step(engine, plan, state, plan.context(np.array(rows)))
         terms = steps.local_terms(engine, plan, ctx, natural, rows.size)
         holder.kept = kept = (key, state, ctx, accesses, terms)
@@ -127,7 +127,7 @@ def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot
     sums = {}
     draw = Draw(rows=rows, ctx=ctx)
     for name, plate, index, moved in asked:
-        now = State(moments={**state.moments, **own(moved)}) if moved else state
+        now = State(moments={**state.moments, **_own(moved)}) if moved else state
         node = engine.nodes[name]
         task = Children(engine, now, node, None, None if plate is None else engine.model.plates[plate], index)
         sums[name] = sparse(task.run(engine, now, plan.contexts(engine, draw, node)))
