@@ -7,11 +7,14 @@
    largest relative difference of the globals' natural parameters from Serial.
 2. Per-step traffic against N: the bytes one batch sweep and one Minibatch step send, at two
    sizes of N (they should not grow with N).
-3. With --lda: stochastic LDA (Minibatch over documents) steps per second, serial vs workers,
-   on the news corpus of examples/bench_lda.py (or --synthetic).
+3. With --lda (or --lda-only, which skips 1 and 2): stochastic LDA (Minibatch(--lda-batch) over
+   documents) steps per second, serial vs workers, on the news corpus of examples/bench_lda.py
+   (or --synthetic): CPU per step in the driver (which hosts the LocalCluster's scheduler) and
+   in the busiest worker, rounds of tasks and tasks per step, bytes sent and received per step,
+   and the cost of one round of empty tasks on this cluster.
 
     python examples/bench_dask.py [--n 10000000] [--k 10] [--d 4] [--sweeps 3] [--workers 2] [--lda]
-    python examples/bench_dask.py --lda-only [--synthetic] [--lda-steps 20]
+    python examples/bench_dask.py --lda-only [--synthetic] [--lda-steps 20] [--lda-batch 64]
 """
 from __future__ import annotations
 

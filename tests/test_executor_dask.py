@@ -325,7 +325,7 @@ def test_one_round_of_tasks_per_step(client):
     fit.run(1)
     before = dict(executor.traffic)
     fit.run(4)
-    rounds = 4 + 2  # and two evaluations of 2 x 16 rows (a local step each, no sum)
+    rounds = 4 + 2  # and two evaluations (a local step of the evaluation rows each, no sum)
     assert executor.traffic["rounds"] - before["rounds"] == rounds
     assert executor.traffic["tasks"] - before["tasks"] <= 2 * rounds
     sent = (executor.traffic["sent"] - before["sent"]) / rounds
