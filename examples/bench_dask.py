@@ -7,10 +7,14 @@
    largest relative difference of the globals' natural parameters from Serial.
 2. Per-step traffic against N: the bytes one batch sweep and one Minibatch step send, at two
    sizes of N (they should not grow with N).
-3. With --lda: stochastic LDA (Minibatch over documents) steps per second, serial vs workers,
-   on the news corpus of examples/bench_lda.py (or --synthetic).
+3. With --lda (or --lda-only, which skips 1 and 2): stochastic LDA (Minibatch(--lda-batch) over
+   documents) steps per second, serial vs workers, on the news corpus of examples/bench_lda.py
+   (or --synthetic): CPU per step in the driver (which hosts the LocalCluster's scheduler) and
+   in the busiest worker, rounds of tasks and tasks per step, bytes sent and received per step,
+   and the cost of one round of empty tasks on this cluster.
 
     python examples/bench_dask.py [--n 10000000] [--k 10] [--d 4] [--sweeps 3] [--workers 2] [--lda]
+    python examples/bench_dask.py --lda-only [--synthetic] [--lda-steps 20] [--lda-batch 64]
 """
 from __future__ import annotations
 
@@ -124,33 +128,64 @@ def lda_bench(args, client) -> None:
     corpus = (synthetic_corpus(20, 2000, 3000, np.random.default_rng(0)) if args.synthetic
               else news_corpus(2000))
     d, w, c = triples(corpus)
-    print(f"stochastic LDA: {corpus.shape[0]} documents, {corpus.shape[1]} words, K=20, Minibatch(64), "
+    print(f"stochastic LDA: {corpus.shape[0]} documents, {corpus.shape[1]} words, K=20, Minibatch({args.lda_batch}), "
           f"{args.lda_steps} steps")
-    rows = []
+    rows, states = [], []
     for name, executor in (("Serial", None), (f"Dask, {args.workers} workers", vmp.DaskExecutor(client))):
         model = lda(d, w, c, 20, n_documents=corpus.shape[0], n_words=corpus.shape[1])
-        fit = model.stochastic(subsample=vmp.Minibatch("documents", 64), evaluate_every=0, seed=0, progress=False,
-                               executor=executor)
+        fit = model.stochastic(subsample=vmp.Minibatch("documents", args.lda_batch), evaluate_every=0, seed=0,
+                               progress=False, executor=executor)
         fit.step()
         before = dict(executor.traffic) if executor else {}
-        t0 = time.perf_counter()
+        work = executor.client.run(time.process_time) if executor else {}
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(args.lda_steps):
             fit.step()
         rate = args.lda_steps / (time.perf_counter() - t0)
-        sent, received = ((executor.traffic[k] - before[k]) // args.lda_steps if executor else 0
-                          for k in ("sent", "received"))
-        rows.append(f"| {name} | {rate:.1f} | {sent:,} | {received:,} |")
-    print("| executor | steps per second | bytes sent per step | bytes received per step |")
-    print("|---|---|---|---|")
+        here = (time.process_time() - c0) / args.lda_steps
+        busiest = 0.0
+        if executor:
+            after = executor.client.run(time.process_time)
+            busiest = max(after[k] - work[k] for k in after) / args.lda_steps
+        sent, received, rounds, tasks = ((executor.traffic.get(k, 0) - before.get(k, 0)) / args.lda_steps
+                                         if executor else 0 for k in ("sent", "received", "rounds", "tasks"))
+        rows.append(f"| {name} | {rate:.1f} | {1000 * here:.1f} | {1000 * busiest:.1f} | {rounds:g} | {tasks:g} "
+                    f"| {int(sent):,} | {int(received):,} |")
+        states.append(fit.state)
+        if executor:
+            overhead = null_round(executor)
+    print("| executor | steps per second | CPU ms per step: driver | CPU ms: busiest worker | rounds of tasks "
+          "per step | tasks per step | bytes sent per step | bytes received per step |")
+    print("|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
+    print(f"largest relative difference of beta from Serial after {args.lda_steps + 1} steps: "
+          f"{globals_difference(states[1], states[0], ['beta']):.1e}")
+    print(f"a round of empty tasks (one per partition, reading its holder; gathered): {overhead[0]:.1f} ms wall, "
+          f"{overhead[1]:.1f} ms CPU in the driver (median of 20)")
+
+
+def _nothing(holder) -> int:
+    return 0
+
+
+def null_round(executor) -> tuple[float, float]:
+    """Median wall and driver-CPU milliseconds of one round of tasks that do nothing: the cost
+    of a round on this cluster, whatever the tasks compute."""
+    wall, cpu = [], []
+    for _ in range(20):
+        t0, c0 = time.perf_counter(), time.process_time()
+        executor.client.gather([executor.client.submit(_nothing, h, pure=False) for h in executor._holders])
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return 1000 * float(np.median(wall)), 1000 * float(np.median(cpu))
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for flag, default in (("--n", 10**7), ("--k", 10), ("--d", 4), ("--sweeps", 3), ("--workers", 2),
-                          ("--lda-steps", 20)):
+                          ("--lda-steps", 20), ("--lda-batch", 64)):
         ap.add_argument(flag, type=int, default=default)
-    for flag in ("--lda", "--synthetic"):
+    for flag in ("--lda", "--synthetic", "--lda-only"):
         ap.add_argument(flag, action="store_true")
     args = ap.parse_args(argv)
     try:
@@ -160,9 +195,10 @@ def main(argv=None) -> int:
     print(f"{os.cpu_count()} cores; load average before: {os.getloadavg()[0]:.1f}")
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
-        mixture_bench(args, client)
-        traffic_bench(client)
-        if args.lda:
+        if not args.lda_only:
+            mixture_bench(args, client)
+            traffic_bench(client)
+        if args.lda or args.lda_only:
             lda_bench(args, client)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0

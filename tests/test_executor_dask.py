@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import warnings
 
 import numpy as np
 import pytest
@@ -217,16 +218,16 @@ def test_a_lost_step_is_sent_again_then_reported(client, monkeypatch):
 
     from vmp.inference import executor_dask
 
-    restrict = executor_dask.DaskExecutor._restrict
+    count = executor_dask.DaskExecutor._count
     failures = {"left": 2}
 
     def flaky(self, *args):
         if failures["left"]:
             failures["left"] -= 1
             raise CommClosedError("lost")
-        return restrict(self, *args)
+        return count(self, *args)
 
-    monkeypatch.setattr(executor_dask.DaskExecutor, "_restrict", flaky)
+    monkeypatch.setattr(executor_dask.DaskExecutor, "_count", flaky)
     options = FITS["minibatch"]("data", 10)
     serial = mixture().fit(seed=4, progress=False, **options)
     dask = mixture().fit(seed=4, progress=False, executor=vmp.DaskExecutor(client, retries=2), **options)
@@ -276,3 +277,115 @@ def test_a_minibatch_of_documents_sends_back_only_its_words(client):
     received = (executor.traffic["received"] - before) / 2
     assert received < k * v * 8 / 4, received
     assert worst_relative(fit.result().state, serial.state) < 1e-10
+
+
+class CountingReads:
+    """Observed data that count the reads made of them in this process (the driver)."""
+
+    def __init__(self, data: np.ndarray):
+        self.data, self.shape, self.dtype, self.reads = data, data.shape, data.dtype, 0
+
+    def __getitem__(self, index):
+        self.reads += 1
+        return self.data[index]
+
+
+def test_the_driver_never_reads_the_drawn_rows(client):
+    """Minibatch mixture with its data counting reads on the driver: after the holders were
+    filled, the steps and the evaluations read nothing here (the local step of z runs where the
+    rows are); the answers are Serial's."""
+    x = mixture(n=300).nodes["x"].data
+    options = dict(subsample=vmp.Minibatch("data", 20), evaluate_every=2, seed=1, progress=False)
+    serial = gaussian_mixture(x, 3).stochastic(**options)
+    serial.run(5)
+    model = gaussian_mixture(x, 3)
+    model["x"]._set_data(data := CountingReads(x), None)
+    fit = model.stochastic(executor=vmp.DaskExecutor(client), **options)
+    fit.run(1)
+    reads = data.reads
+    fit.run(4)
+    assert data.reads == reads
+    assert worst_relative(fit.result().state, serial.result().state) < 1e-10
+
+
+def test_one_round_of_tasks_per_step(client):
+    """Minibatch LDA: each step is one round of tasks (per partition holding drawn documents, its
+    local step, beta's sum and its share of the bound estimate); what is sent per step is beta's
+    moments and the drawn rows, never the drawn tokens' q(z); the history is Serial's."""
+    rng = np.random.default_rng(2)
+    k, v, docs = 3, 40, 80
+    beta = rng.dirichlet(np.full(v, 0.1), size=k)
+    counts = np.stack([rng.multinomial(60, rng.dirichlet(np.full(k, 0.2)) @ beta) for _ in range(docs)])
+    d, w = np.nonzero(counts)
+    options = dict(subsample=vmp.Minibatch("documents", 16), evaluate_every=2, seed=1, progress=False)
+    serial = lda(d, w, counts[d, w], k, n_words=v).stochastic(**options)
+    serial.run(5)
+    executor = vmp.DaskExecutor(client)
+    fit = lda(d, w, counts[d, w], k, n_words=v).stochastic(executor=executor, **options)
+    fit.run(1)
+    before = dict(executor.traffic)
+    fit.run(4)
+    rounds = 4 + 2  # and two evaluations (a local step of the evaluation rows each, no sum)
+    assert executor.traffic["rounds"] - before["rounds"] == rounds
+    assert executor.traffic["tasks"] - before["tasks"] <= 2 * rounds
+    sent = (executor.traffic["sent"] - before["sent"]) / rounds
+    moments = sum(m.nbytes for m in fit.state.moments["beta"])
+    drawn_q = 16 * (d.size / docs) * k * 8  # the moments of the drawn tokens' z alone
+    assert sent < 2 * (moments + 16 * 8 + 1000) < drawn_q, (sent, moments, drawn_q)
+    result = fit.result()
+    assert worst_relative(result.state, serial.result().state) < 1e-10
+    assert result.state.rng == serial.result().state.rng
+    mine, theirs = fit.recorder.raw, serial.recorder.raw
+    np.testing.assert_allclose(mine["bound_estimate"], theirs["bound_estimate"], rtol=1e-10)
+    np.testing.assert_allclose(mine["evaluations"]["elbo"], theirs["evaluations"]["elbo"], rtol=1e-10)
+    np.testing.assert_allclose(mine["evaluations"]["stderr"], theirs["evaluations"]["stderr"], rtol=1e-8)
+    assert mine["accesses"] == theirs["accesses"]
+
+
+def test_lost_holders_and_locals_are_made_again(client):
+    """A batch fit whose partition holder is lost (cancelled here, as when its worker dies with
+    the data scattered to it, which Dask cannot recompute) scatters the partition again and
+    makes the lost rows of q(z) again from what they were computed from: Serial's answer."""
+    serial = mixture().fit(seed=6, progress=False, iterations=6, tol=0.0)
+    executor = vmp.DaskExecutor(client)
+    fit = mixture().batch(seed=6, progress=False, executor=executor, iterations=6, tol=0.0)
+    fit.step()
+    fit.step()
+    z = fit.state.natural["z"].futures[0]
+    client.cancel([executor._holders[0]], force=True)
+    fit.run(4)
+    assert z.status == "cancelled"
+    assert worst_relative(fit.result().state, serial.state) < 1e-10
+
+
+def test_the_data_are_scattered_not_sent_in_the_task_graph(client):
+    """Dask warns of a task graph above its threshold (10 MB by default; 10 kB here, which the
+    pickled rows of 2,000 points cross): the partitions are scattered, so no graph is that large."""
+    import dask
+
+    x = mixture(n=2000).nodes["x"].data
+    assert x.nbytes / 2 > 10_000
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "10kB"}):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            gaussian_mixture(x, 3).fit(seed=0, progress=False, executor=vmp.DaskExecutor(client),
+                                       **FITS["batch"]("data", 10))
+    assert not [w for w in seen if "large graph" in str(w.message)], [str(w.message)[:80] for w in seen]
+
+
+@pytest.mark.parametrize("update, rounds", [("per-node", 2), ("global", 1)])
+def test_a_target_that_reads_a_moved_global_gets_its_own_round(client, update, rounds):
+    """Minibatch mixture: the first round gives pi's and mu's sums; under option (a) Lambda's
+    factors read mu, which moved, so Lambda gets a second round that reads the locals the workers
+    kept (with mu's new moments); under option (b) every target reads the step's start: one round.
+    Serial's answers either way."""
+    options = dict(subsample=vmp.Minibatch("data", 10), evaluate_every=0, seed=2, progress=False, update=update)
+    serial = mixture().stochastic(**options)
+    serial.run(4)
+    executor = vmp.DaskExecutor(client)
+    fit = mixture().stochastic(executor=executor, **options)
+    fit.run(1)
+    before = executor.traffic["rounds"]
+    fit.run(3)
+    assert executor.traffic["rounds"] - before == 3 * rounds
+    assert worst_relative(fit.result().state, serial.result().state) < 1e-10

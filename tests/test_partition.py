@@ -1,4 +1,4 @@
-"""A worker's partition of the data (vmp/graph/data.py: Rows; executor_dask._partition): only its
+"""A worker's partition of the data (vmp/graph/data.py: Rows; executor_dask_worker._partition): only its
 rows travel or are read, from memory, a memmap, HDF5 or zarr; reading any other row is an error;
 the model a partition's holder unpickles evaluates its rows as the whole model does."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from vmp.graph.data import Rows, take_rows
 from vmp.graph.leaves import Context
 from vmp.inference.engine import Engine
 from vmp.inference.executor import Children
-from vmp.inference.executor_dask import _partition
+from vmp.inference.executor_dask_worker import _partition
 from vmp.inference.init import initialize
 from vmp.inference.state import State
 
@@ -75,7 +75,7 @@ def test_a_partition_evaluates_its_rows_as_the_whole_model(case):
     lo, hi = 1000, 2500
     local = {k: tuple(np.ascontiguousarray(m[lo:hi]) for m in state.moments[k]) for k in ("z",)}
     ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local)
-    blob = _partition(model, model.plates[plate], lo, hi)
+    blob = _partition(model, {plate: (lo, hi)})
     assert len(blob) < most * len(pickle.dumps(model))
     part = pickle.loads(blob)
     assert isinstance(part[("x" if case == "mixture" else "w")].data, Rows)
@@ -120,3 +120,31 @@ def test_a_view_of_a_memmap_is_copied_not_reopened(tmp_path):
     view = np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape)[:, 1:]
     back = pickle.loads(pickle.dumps(Rows(view, 0, 4, 9)))
     np.testing.assert_array_equal(back[4:9], x[4:9, 1:])
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_a_holder_plan_gives_the_contexts_of_its_rows(grouped):
+    """MinibatchPlan.part/on_part: the plan of documents lo..hi (with their tokens only) gives the
+    Context of any of its drawn documents that the whole plan gives (subsets and owners, tokens
+    by their global index); spans: the tokens' range when they are grouped by document, None
+    when they are not contiguous."""
+    import vmp
+
+    rng = np.random.default_rng(4)
+    d = np.sort(rng.integers(40, size=900)) if grouped else rng.integers(40, size=900)
+    model = lda(d, rng.integers(30, size=900), np.ones(900), 3, n_documents=40, n_words=30)
+    engine = Engine(model)
+    plan = vmp.Minibatch("documents", 8).prepare(engine, np.random.default_rng(0))
+    lo, hi = 13, 29
+    mine = type(plan).on_part(model, plan.part(lo, hi))
+    rows = np.array([13, 14, 20, 28])
+    a, b = plan.context(rows), mine.context(rows)
+    for name in a.subset:
+        np.testing.assert_array_equal(a.subset[name], b.subset[name])
+        np.testing.assert_array_equal(a.owner[name], b.owner[name])
+    tokens = np.flatnonzero((d >= lo) & (d < hi))
+    span = plan.spans(lo, hi)["tokens"]
+    if grouped:
+        assert span == (tokens[0], tokens[-1] + 1)
+    else:
+        assert span is None

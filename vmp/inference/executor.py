@@ -43,6 +43,18 @@ class Executor(ABC):
         plate), kept where its rows live (a tuple-like handle); None: the engine computes it here."""
         return None
 
+    def prepare(self, engine, plan) -> None:
+        """Told the fit's plan (a :class:`~vmp.inference.subsample.Plan`) once, before its first
+        step."""
+
+    def local_step(self, engine, plan, state: "State", rows, nodes=(), snapshot: bool = False):
+        """A minibatch's local step (:func:`~vmp.inference.steps.local_step` on the drawn
+        ``rows``) run where the rows live, with the children sums of the stepped ``nodes`` it
+        can give at once (all from ``state`` when ``snapshot``, option (b)): an object with the
+        Context of the rows for the targets (``ctx``), the observed elements read
+        (``accesses``) and per row its local terms (``terms``); None: the loop runs it here."""
+        return None
+
     def finish(self, state):
         """The State handed back at the end of a run, with everything kept elsewhere (a local's
         rows on workers) brought here; the same values."""

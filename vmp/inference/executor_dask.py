@@ -20,16 +20,21 @@ there: the fit's State holds a :class:`Kept` handle, whose moments, domain check
 change and share of the bound (:meth:`DaskExecutor.bound`) are computed on the workers; they are
 gathered into the State once, at the end of a run (:meth:`DaskExecutor.finish`). The initial
 locals are sent once per fit. Minibatches are drawn on the driver from the fit's seed and routed
-by row to the partitions that hold them, so the same seed draws the same rows as ``Serial``; a
-minibatch's local step runs on the driver (O(|S|)).
+by row to the partitions that hold them, so the same seed draws the same rows as ``Serial``. For
+a Minibatch fit (:meth:`DaskExecutor.prepare`) the partitions are ranges of the minibatch's
+plate, each holding its rows' elements of the linked plates (a document's tokens), and a step is
+one round of tasks: the local step of the drawn rows where they are, the globals' sums and the
+rows' local terms (:mod:`~vmp.inference.executor_dask_step`); the locals never travel.
 
 Limits: arrays over the data plate other than observed data (a gather's index, token counts, a
-mask) travel whole to every holder; use one thread per worker process (the engine's plan cache
-is not thread-safe).
+mask) travel whole to every holder; a Minibatch fit with policies, or with a global whose
+children are both on and off the drawn plates, runs its local step on the driver; use one
+thread per worker process (the engine's plan cache is not thread-safe).
 
-Faults: every object a partition task reads is a Dask task result whose inputs the scheduler
-keeps, so a killed worker's holders and slices are recomputed on the workers left; a step whose
-sum fails on a lost worker is retried (at most ``retries`` times) from the driver's State.
+Faults: each partition's model is scattered to its worker (not in the task graph); scattered
+data have no lineage, so a step whose sum fails on a lost worker scatters the holders again and
+is retried (at most ``retries`` times) from the driver's State, and a batch fit's kept locals
+lost with the worker are made again from how they were made (:class:`_Futures`).
 
     from dask.distributed import Client, LocalCluster
     client = Client(LocalCluster(n_workers=2, processes=True, host="127.0.0.1"))
@@ -38,18 +43,21 @@ sum fails on a lost worker is retried (at most ``retries`` times) from the drive
 from __future__ import annotations
 
 import contextlib
-import pickle
 import warnings
+import weakref
 from dataclasses import replace
 
 import numpy as np
 
 from ..errors import VMPError
-from ..graph.data import Rows
 from ..graph.leaves import Context
-from .executor import Children, Executor, Serial, add
-from .partition import data_plate, local_names, rows_bound, rows_context
-from .sparse import dense, sparse
+from .executor import Children, Executor, add
+from .executor_dask_step import LocalStep, Round, changed, driver_context, remote_round, requests
+from .executor_dask_step import local_step as _remote_step
+from .executor_dask_worker import (_bound, _held, _invalid, _local_target, _moments, _partial, _partition,
+                                   _slice, _squares)
+from .partition import data_plate, local_names
+from .sparse import dense
 from .state import State
 
 
@@ -57,132 +65,60 @@ class ClusterError(VMPError):
     """The cluster lost the work of a step more often than the executor retries."""
 
 
-class _Holder:
-    """A worker's copy of the model and the engine built on it (built once, on first use)."""
+class _Futures:
+    """One future per partition, each made by ``make(i)``, and made again from the holders of the
+    moment when the cluster lost it (its lineage starts at data scattered from the driver, which
+    Dask does not recompute)."""
 
-    def __init__(self, blob: bytes, plate: str):
-        self.model = pickle.loads(blob)
-        self.plate = plate
-        self._engine = None
+    def __init__(self, make, n: int):
+        self.make = make
+        self.futures = [make(i) for i in range(n)]
 
-    def __getstate__(self) -> dict:
-        return {"model": self.model, "plate": self.plate, "_engine": None}
-
-    @property
-    def engine(self):
-        if self._engine is None:
-            from .engine import Engine
-
-            self._engine = Engine(self.model, Serial())
-        return self._engine
+    def future(self, i: int):
+        if self.futures[i].status in ("cancelled", "lost", "error"):
+            self.futures[i] = self.make(i)
+        return self.futures[i]
 
 
-def _partition(model, plate, lo: int, hi: int) -> bytes:
-    """``model`` pickled with each observed node on ``plate`` holding only rows lo..hi of its
-    data (:class:`~vmp.graph.data.Rows`: copied, or read on the worker from its file); a node
-    with missing entries, or whose family's base measure is a term of the data, keeps all of its
-    data."""
-    swapped = []
-    for node in model.nodes.values():
-        if node.observed and plate in node.plates and node.mask is None and node.data is not None \
-                and node.family.unit_base_measure:
-            rows = Rows(node.data, node.plates.index(plate), lo, hi)
-            try:
-                moments = node._statistics(rows)
-            except IndexError:  # statistics formed from the whole array at declaration
-                continue
-            swapped.append((node, node.data, node._data_moments, node.factor.x))
-            node.data, node._data_moments, node.factor.x = rows, moments, None
-    try:
-        return pickle.dumps(model)
-    finally:
-        for node, data, moments, x in swapped:
-            node.data, node._data_moments, node.factor.x = data, moments, x
+def _recipe(value):
+    """What a recomputation reads of a local: a Kept by a weak reference to its futures (a
+    recipe must not hold the earlier versions of the locals on the workers), an array as it is."""
+    return weakref.ref(value.box) if isinstance(value, Kept) else value
 
 
-def _own(value):
-    """``value`` with every array copied into memory numpy allocated (arrays unpickled from a
-    message may sit at any alignment, and SIMD reductions round by alignment)."""
-    if isinstance(value, dict):
-        return {k: _own(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_own(v) for v in value)
-    if isinstance(value, np.ndarray):
-        return np.array(value, copy=True)
-    return value
-
-
-def _slice(moments: tuple, axis: int, lo: int, hi: int) -> tuple:
-    return tuple(np.ascontiguousarray(np.take(m, np.arange(lo, hi), axis=axis)) for m in moments)
-
-
-def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
-    """The contexts of a partition on its worker: the row range of the data plate where the
-    driver sent only (lo, hi), and the locals of those rows as overrides."""
-    out = {}
-    for k, c in ctx.items():
-        if k in spans:
-            lo, hi, axis = spans[k]
-            scale = c.scale
-            if scale is not None and np.ndim(scale) and np.shape(scale)[axis] > 1:
-                scale = np.take(scale, np.arange(lo, hi), axis=axis)
-            c = replace(c, subset={**c.subset, plate: np.arange(lo, hi)}, scale=scale)
-        out[k] = replace(c, overrides={**local, **c.overrides}) if local else c
-    return out
-
-
-def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
-    """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
-    State, the locals of the partition's rows as overrides of every restricted Context; sent
-    back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
-    return sparse(task.run(holder.engine, State(moments=_own(moments)), _spanned(ctx, spans, plate, _own(local))))
-
-
-def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
-    """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
-    restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
-    engine = holder.engine
-    ctx = rows_context(plate, lo, hi, _own(local))
-    return tuple(engine.target(State(moments=_own(moments)), engine.nodes[name], ctx=ctx))
-
-
-def _moments(holder: _Holder, name: str, natural: tuple) -> tuple:
-    return tuple(holder.engine.nodes[name].family.moments(natural))
-
-
-def _invalid(holder: _Holder, name: str, natural: tuple) -> int:
-    ok = holder.engine.nodes[name].family.valid(natural)
-    return int(np.size(ok) - np.count_nonzero(ok))
-
-
-def _squares(new: tuple, old: tuple) -> np.ndarray:
-    """(sum (new - old)^2, sum old^2) over a partition's rows: relative_change's two sums."""
-    return np.array([sum(float(np.sum((a - b) ** 2)) for a, b in zip(old, new)),
-                     sum(float(np.sum(a ** 2)) for a in old)])
-
-
-def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: dict, natural: dict) -> float:
-    """The partition's share of the ELBO: the factors on the data plate restricted to rows
-    lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
-    engine = holder.engine
-    ctx = rows_context(plate, lo, hi, _own(local), State(moments=_own(moments)))
-    return rows_bound(engine, engine.model.plates[plate], ctx, _own(natural))
+def _cooked(name: str, recipe):
+    if not isinstance(recipe, weakref.ref):
+        return recipe
+    box = recipe()
+    if box is None:
+        raise ClusterError(f"DaskExecutor: the cluster lost the rows of '{name}', and the locals they were "
+                           f"computed from are no longer held: they cannot be recomputed")
+    return box
 
 
 class Kept(tuple):
     """A local's natural parameters or moments kept on the workers, one slice per partition of
-    the data plate (``futures``). Reading it (indexing, iterating, saving) gathers the rows here;
-    the fit itself only passes it back to the executor."""
+    the data plate (``futures``, each made by ``make(i)``: made again, from the holders of the
+    moment, when a worker that held it was lost). Reading it (indexing, iterating, saving)
+    gathers the rows here; the fit itself only passes it back to the executor."""
 
-    def __new__(cls, executor, name: str, futures: list, axis: int, size: int):
+    def __new__(cls, executor, name: str, make, axis: int, size: int):
         obj = super().__new__(cls, (None,) * size)
-        obj.executor, obj.name, obj.futures, obj.axis, obj._full = executor, name, futures, axis, None
+        obj.executor, obj.name, obj.axis, obj._full = executor, name, axis, None
         obj.bounds = executor.bounds
+        obj.box = _Futures(make, len(obj.bounds) - 1)
         return obj
+
+    @property
+    def futures(self) -> list:
+        return self.box.futures
+
+    def future(self, i: int):
+        return self.box.future(i)
 
     def gathered(self) -> tuple:
         if self._full is None:
-            parts = self.executor.client.gather(self.futures)
+            parts = self.executor.client.gather([self.future(i) for i in range(len(self.futures))])
             self._full = tuple(np.concatenate([p[c] for p in parts], axis=self.axis) for c in range(len(self)))
             self.executor.traffic["received"] += _nbytes(self._full)
         return self._full
@@ -200,25 +136,28 @@ class Kept(tuple):
         return tuple(np.array(a) for a in self.gathered())
 
     def moments(self) -> "Kept":
-        ex = self.executor
-        return Kept(ex, self.name, [ex.client.submit(_moments, h, self.name, f, pure=False)
-                                    for h, f in zip(ex._holders, self.futures)],
-                    self.axis, len(ex._model.nodes[self.name].component_shapes()))
+        ex, natural = self.executor, self
+
+        def make(i):
+            return ex.client.submit(_moments, ex._holders[i], natural.name, natural.future(i), pure=False)
+
+        return Kept(ex, self.name, make, self.axis, len(ex._model.nodes[self.name].component_shapes()))
 
     def invalid(self) -> int:
         ex = self.executor
-        return int(sum(ex.client.gather([ex.client.submit(_invalid, h, self.name, f, pure=False)
-                                         for h, f in zip(ex._holders, self.futures)])))
+        return int(sum(ex.client.gather([ex.client.submit(_invalid, h, self.name, self.future(i), pure=False)
+                                         for i, h in enumerate(ex._holders)])))
 
     def relative_change(self, old) -> float:
         ex = self.executor
-        olds = old.futures if isinstance(old, Kept) and old.bounds is self.bounds else [
+        parts = range(len(self.bounds) - 1)
+        olds = [old.future(i) for i in parts] if isinstance(old, Kept) and old.bounds is self.bounds else [
             _slice(old, self.axis, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
         if not isinstance(old, Kept):
             ex.traffic["sent"] += _nbytes(olds)
         with _quiet():  # the first sweep's old locals were initialized here: sent once
-            num, den = np.sum(ex.client.gather([ex.client.submit(_squares, f, o, pure=False)
-                                                for f, o in zip(self.futures, olds)]), axis=0)
+            num, den = np.sum(ex.client.gather([ex.client.submit(_squares, self.future(i), o, pure=False)
+                                                for i, o in zip(parts, olds)]), axis=0)
         return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
 
 
@@ -228,7 +167,7 @@ class DaskExecutor(Executor):
     ``plate``: the data plate to partition (default: the largest plate of an observed node);
     ``partitions``: how many row ranges (default: the number of workers); ``retries``: how many
     times a step lost to a worker failure is sent again. ``traffic`` counts the bytes sent to the
-    workers and received from them (pickled sizes of the payloads).
+    workers and received from them (the bytes of their arrays), the tasks and the rounds of tasks.
     """
 
     def __init__(self, client, plate: str | None = None, partitions: int | None = None, retries: int = 3):
@@ -236,8 +175,9 @@ class DaskExecutor(Executor):
         self.plate_name = plate
         self.n_partitions = partitions
         self.retries = int(retries)
-        self.traffic = {"sent": 0, "received": 0, "tasks": 0}
-        self._model = None
+        self.traffic = {"sent": 0, "received": 0, "tasks": 0, "rounds": 0}
+        self._model = self._plan = None
+        self._steps = 0
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.client!r}, plate={self.plate_name!r}, partitions={self.n_partitions!r})"
@@ -250,32 +190,50 @@ class DaskExecutor(Executor):
         """One piece: the split into row ranges happens in ``map_sum``, which knows the node."""
         return [ctx]
 
+    def prepare(self, engine, plan) -> None:
+        """A Minibatch fit whose locals can stay where their rows are (every stepped node's
+        children all drawn or all off the drawn plates) partitions the minibatch's plate, each
+        holder with its rows' elements of the linked plates (a document's tokens), and runs each
+        step's local step there (:meth:`local_step`)."""
+        mine = getattr(plan, "local_step", False) and bool(plan.local) and self.plate_name in (None, plan.plate_name)
+        for node in plan.stepped if mine else ():
+            drawn = [plan.on_batch(f) for f in engine.touching[node.name] if f.child is not node]
+            mine = mine and (all(drawn) or not any(drawn))
+        if (plan if mine else None) is not self._plan:
+            self._plan, self._model = plan if mine else None, None
+
     def _bind(self, engine) -> None:
         """Partition the data plate of ``engine``'s model and put one holder per partition on
         the workers (once per fit; again after a failure)."""
         model = engine.model
         if self._model is model:
             return
-        plate = data_plate(engine, self.plate_name, "DaskExecutor")
+        plan = self._plan if self._plan is not None and self._plan.plate is model.plates.get(self._plan.plate_name) \
+            else None
+        plate = plan.plate if plan is not None else data_plate(engine, self.plate_name, "DaskExecutor")
         n = self.n_partitions or max(len(self.client.scheduler_info().get("workers", {})), 1)
         n = max(1, min(int(n), plate.size))
         self.plate = plate
         self.bounds = np.linspace(0, plate.size, n + 1).round().astype(np.int64)
         self.local_nodes = local_names(engine, plate)
-        self._blobs = [_partition(model, plate, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+        ranges = [(int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
+        self._blobs = [_partition(model, plan.spans(lo, hi) if plan else {plate.name: (lo, hi)}) for lo, hi in ranges]
+        self._parts = [plan.part(lo, hi) if plan else None for lo, hi in ranges]
         self._model = model
         self._start()
 
     def _start(self) -> None:
-        """Holders on the workers, spread round-robin (other workers allowed after a failure)."""
+        """Holders on the workers, spread round-robin (other workers allowed after a failure):
+        each partition's model and plan scattered to its worker (not in the task graph), and
+        scattered again after a failure (Dask does not recompute scattered data)."""
         workers = sorted(self.client.scheduler_info().get("workers", {}))
         self._holders = []
-        with _quiet():
-            for i in range(len(self.bounds) - 1):
-                where = dict(workers=[workers[i % len(workers)]], allow_other_workers=True) if workers else {}
-                self._holders.append(self.client.submit(_Holder, self._blobs[i], self.plate.name, pure=False,
-                                                        **where))
-        self.traffic["sent"] += sum(len(b) for b in self._blobs)
+        for i in range(len(self.bounds) - 1):
+            where = [workers[i % len(workers)]] if workers else None
+            data = self.client.scatter([(self._blobs[i], self._parts[i])], workers=where, hash=False)[0]
+            self._holders.append(self.client.submit(_held, data, self.plate.name, pure=False, workers=where,
+                                                    allow_other_workers=True))
+        self.traffic["sent"] += sum(len(b) for b in self._blobs) + _nbytes(self._parts)
         self._slices: dict = {}
 
     def close(self) -> None:
@@ -289,6 +247,9 @@ class DaskExecutor(Executor):
             return _serial(fn, partitions)
         self._bind(fn.engine)
         engine, ctx = fn.engine, partitions[0]
+        kept = remote_round(ctx)
+        if kept is not None:
+            return self._remote_sum(fn, kept)
         node = engine.nodes[fn.node]
         factors = fn.factors(engine)
         if self.plate in node.plates or not factors or any(self.plate not in f.child.plates for f in factors):
@@ -313,6 +274,44 @@ class DaskExecutor(Executor):
 
         return dense(self._reduce(submit))
 
+    # ----- a minibatch's local step where its rows are -----------------------------------------
+    def local_step(self, engine, plan, state, rows, nodes=(), snapshot: bool = False):
+        """The local step of the drawn ``rows`` on the partitions that hold them, with the
+        children sums of ``nodes`` that it can give (:mod:`~vmp.inference.executor_dask_step`):
+        one round of tasks; the locals stay on the workers."""
+        if self._plan is not plan:
+            return None
+        self._bind(engine)
+        self._steps += 1
+        local = {n.name for n in plan.local}
+        edges = np.searchsorted(rows, self.bounds)
+        parts = [(i, rows[a:b], int(a)) for i, (a, b) in enumerate(zip(edges[:-1], edges[1:])) if b > a]
+        kept = Round(self._steps, rows, parts, {k: v for k, v in state.moments.items() if k not in local})
+        total = self._round(kept, requests(engine, plan, nodes, snapshot))
+        kept.sums = total["sums"]
+        return LocalStep(driver_context(plan, rows, kept), int(total["accesses"]), total["terms"])
+
+    def _round(self, kept: Round, asked: list) -> dict:
+        """One task per partition holding drawn rows, tree-reduced."""
+        def submit():
+            futures = []
+            for i, rows, offset in kept.parts:
+                payload = (kept.key, rows, offset, kept.rows.size, kept.snapshot, asked)
+                self._count(payload)
+                futures.append(self.client.submit(_remote_step, self._holders[i], *payload, pure=False))
+            return futures
+
+        self.traffic["rounds"] += 1
+        return self._reduce(submit)
+
+    def _remote_sum(self, fn, kept: Round):
+        """A global's children sum over the drawn rows: the round's, or one more round reading
+        the locals the workers kept (with the globals' moments that moved)."""
+        moved = changed(fn.engine, fn, kept)
+        if moved is None:
+            return dense(kept.sums[fn.node])
+        return dense(self._round(kept, [(fn.node, fn.plate, fn.index, moved)])["sums"][fn.node])
+
     def _globals(self, state, factors=None) -> dict:
         """The moments of the nodes off the data plate (those ``factors`` read, if given)."""
         read = None if factors is None else {n.name for f in factors for n in f.nodes()}
@@ -320,23 +319,24 @@ class DaskExecutor(Executor):
                 if k not in self.local_nodes and (read is None or k in read)}
 
     def _count(self, payload) -> None:
-        self.traffic["sent"] += len(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
+        self.traffic["sent"] += _nbytes(payload)
         self.traffic["tasks"] += 1
 
     def _reduce(self, submit):
         """sum of the futures ``submit()`` returns, by a fixed binary tree (the same order of
-        additions every run); the whole step sent again when the cluster loses it."""
+        additions every run) whose last addition runs here (one hop less per round); the whole
+        step sent again when the cluster loses it."""
         for attempt in range(self.retries + 1):
             try:
                 futures = submit()
                 if not futures:
                     return None
-                while len(futures) > 1:
+                while len(futures) > 2:
                     futures = [self.client.submit(add, futures[j], futures[j + 1], pure=False)
                                if j + 1 < len(futures) else futures[j] for j in range(0, len(futures), 2)]
-                total = futures[0].result()
-                self.traffic["received"] += _nbytes(total)
-                return total
+                parts = self.client.gather(futures)
+                self.traffic["received"] += _nbytes(parts)
+                return parts[0] if len(parts) == 1 else add(parts[0], parts[1])
             except Exception as err:  # noqa: BLE001 - only a cluster's failures are retried
                 if not _lost(err):
                     raise
@@ -391,9 +391,9 @@ class DaskExecutor(Executor):
             if k in skip:
                 continue
             value = getattr(state, which)[k]
-            if isinstance(value, Kept) and value.bounds is self.bounds:
+            if isinstance(value, _Futures) or isinstance(value, Kept) and value.bounds is self.bounds:
                 self._slices.pop((which, k), None)  # the sent initial locals: no longer read
-                out[k] = value.futures[i]
+                out[k] = value.future(i)
                 continue
             kept = self._slices.get((which, k))
             if kept is None or kept[0] is not value:
@@ -430,14 +430,17 @@ class DaskExecutor(Executor):
         if node.name not in self.local_nodes or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
             return None
         moments = self._globals(state, engine.touching[node.name])
-        futures = []
-        for i in range(len(self.bounds) - 1):
+        reads = {k: _recipe(state.moments[k]) for k in self.local_nodes if k != node.name}
+
+        def make(i):
             lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
-            local = self._local_slices(engine, state, i, skip=(node.name,))
+            local = self._local_slices(engine, State(moments={k: _cooked(node.name, v) for k, v in reads.items()}), i,
+                                       skip=(node.name,))
             self._count((node.name, lo, hi, moments))
-            futures.append(self.client.submit(_local_target, self._holders[i], node.name, self.plate.name, lo, hi,
-                                              moments, local, pure=False))
-        return Kept(self, node.name, futures, node.plates.index(self.plate), len(state.natural[node.name]))
+            return self.client.submit(_local_target, self._holders[i], node.name, self.plate.name, lo, hi,
+                                      moments, local, pure=False)
+
+        return Kept(self, node.name, make, node.plates.index(self.plate), len(state.natural[node.name]))
 
     def bound(self, engine, state, weights=None) -> tuple[set, float]:
         """The factors on the data plate and the locals' entropies, summed per partition and
@@ -465,10 +468,11 @@ class DaskExecutor(Executor):
 
 @contextlib.contextmanager
 def _quiet():
-    """Dask warns of large objects in a task; here they ride in it on purpose (the model, a
-    batch fit's initial locals), so that the scheduler can rebuild them after a lost worker."""
+    """Dask warns of large objects in a task graph; a batch fit's initial locals (when the
+    workers did not compute them) and the old locals of a relative change ride in it on purpose,
+    so that the scheduler can rebuild them after a lost worker."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*[Ll]arge object")
+        warnings.filterwarnings("ignore", message=".*[Ll]arge (object|graph)")
         yield
 
 
@@ -491,12 +495,18 @@ def _serial(fn, partitions):
 
 
 def _nbytes(value) -> int:
+    """The bytes of the arrays in ``value`` (plain data), 8 for each other leaf and dict key:
+    about its pickled size, without pickling it."""
     if value is None:
         return 0
     if isinstance(value, dict):
-        return sum(_nbytes(v) for v in value.values())
+        return sum(8 + _nbytes(v) for v in value.values())
     if isinstance(value, (tuple, list)):
         return sum(_nbytes(v) for v in value)
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, Context):
+        return _nbytes((value.subset, value.overrides, value.scale, value.owner))
     return int(getattr(value, "nbytes", 8))
 
 

@@ -55,7 +55,11 @@ def first_sweep(engine, plan, state: State, rng: np.random.Generator) -> tuple[S
     from .steps import coordinate, local_step
 
     draw = plan.draw(engine, rng)
-    ctx, _, count = local_step(engine, plan, state, draw.ctx)
+    remote = engine.executor.local_step(engine, plan, state, draw.rows, plan.stepped)
+    if remote is not None:
+        ctx, count = remote.ctx, remote.accesses
+    else:
+        ctx, _, count = local_step(engine, plan, state, draw.ctx)
     draw = replace(draw, ctx=ctx)
     for node in plan.stepped:
         state = state.updated({node.name: coordinate(engine, plan, state, draw, node, 1.0)})

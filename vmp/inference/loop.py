@@ -205,6 +205,7 @@ class Fit:
         self.plan = plan = FullPlan(engine, _data_plate(model, o) if o.policies else None) \
             if o.method == "batch" else o.subsample.prepare(
                 engine, rng, None if resume is None else state.extra.get("plan"), o.evaluate_every)
+        engine.executor.prepare(engine, plan)
         if o.policies and not plan.policies_allowed:
             raise VMPError("policies= weight the factors of a data plate: use subsample=vmp.Minibatch(plate, size) "
                            "or method='batch'")
@@ -257,7 +258,12 @@ class Fit:
             local, glob = combine(local, lw), combine(glob, gw)
             series.update(p.record(t, draw.rows, pol[i]))
         count = extra["accesses"]
-        if plan.local_step:
+        remote = None if not plan.local_step or o.policies else engine.executor.local_step(
+            engine, plan, state, draw.rows, plan.stepped, o.update == "global")
+        if remote is not None:  # the locals stay where the rows are
+            draw, count = replace(draw, ctx=remote.ctx), count + remote.accesses
+            series["bound_estimate"] = steps.global_terms(engine, plan, state) + plan.scale * float(remote.terms.sum())
+        elif plan.local_step:
             ctx, natural, acc = steps.local_step(engine, plan, state, draw.ctx, local)
             draw, count = replace(draw, ctx=ctx), count + acc
             series["bound_estimate"] = steps.minibatch_bound(engine, plan, state, ctx, natural)

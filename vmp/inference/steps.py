@@ -261,8 +261,7 @@ def subsample_bound(engine: Engine, plan, state: State, rows: np.ndarray, weight
     N s / sqrt(n) sqrt(1 - n/N), s the spread of the per-datapoint terms. ``weight`` (a policy's
     1/T, one number or one per row) gives the tempered bound (Mandt et al. eq. (4)): the rows'
     factors weighted, their locals optimized under it."""
-    ctx, natural, _ = local_step(engine, plan, state, plan.context(rows), weight)
-    ell = local_terms(engine, plan, ctx, natural, rows.size, weight)
+    ell = row_terms(engine, plan, state, rows, weight)
     big_n, n = plan.plate.size, rows.size
     spread = float(np.std(ell, ddof=1)) if n > 1 else 0.0
     stderr = big_n * spread / np.sqrt(n) * np.sqrt(max(1.0 - n / big_n, 0.0))
@@ -273,8 +272,18 @@ def heldout_bound(engine: Engine, plan, state: State) -> float:
     """Per-element ELBO of the held-out rows (at most ``evaluation_size`` of them): locals
     optimized on them, their factors and entropies summed, divided by their number."""
     rows = plan.heldout_evaluation
-    ctx, natural, _ = local_step(engine, plan, state, plan.context(rows))
-    return float(local_terms(engine, plan, ctx, natural, rows.size).sum()) / rows.size
+    return float(row_terms(engine, plan, state, rows).sum()) / rows.size
+
+
+def row_terms(engine: Engine, plan, state: State, rows: np.ndarray, weight=None) -> np.ndarray:
+    """Per element of ``rows`` (sorted), its local terms with its locals optimized given the
+    globals in ``state`` (where the rows live when the executor can: ``Executor.local_step``;
+    on the driver under a policy's ``weight``)."""
+    remote = None if weight is not None else engine.executor.local_step(engine, plan, state, rows)
+    if remote is not None:
+        return remote.terms
+    ctx, natural, _ = local_step(engine, plan, state, plan.context(rows), weight)
+    return local_terms(engine, plan, ctx, natural, rows.size, weight)
 
 
 def element_change(family, old_natural, old_moments, new_natural, new_moments) -> np.ndarray:

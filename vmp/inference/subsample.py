@@ -252,15 +252,18 @@ class DataPlatePlan(Plan):
             raise GraphError(f"{who}: plate '{plate_name}' holds no observed node; name a data plate")
         self.local = [n for n in engine.hidden if any(p.name in self.names for p in n.plates)]
 
+    first = 0  # the first data-plate element whose links this plan holds (a holder's part)
+
     def context(self, rows: np.ndarray) -> Context:
         """The subsets for the data-plate elements ``rows`` (sorted) and the plates linked to them."""
         subset = {self.plate_name: rows}
         owner = {self.plate_name: np.arange(rows.size)}
         for name, (order, starts, counts) in self.linked.items():
-            elements = _ranges(order, starts[rows], counts[rows])
+            at = rows - self.first
+            elements = _ranges(order, starts[at], counts[at])
             keep = np.argsort(elements, kind="stable")
             subset[name] = elements[keep]
-            owner[name] = np.repeat(np.arange(rows.size), counts[rows])[keep]
+            owner[name] = np.repeat(np.arange(rows.size), counts[at])[keep]
         return Context(subset=subset, owner=owner)
 
     def on_batch(self, f) -> bool:
@@ -309,6 +312,45 @@ class MinibatchPlan(DataPlatePlan):
     def saved(self) -> dict:
         return {"heldout": self.heldout, "train": self.train, "evaluation": self.evaluation,
                 "heldout_evaluation": self.heldout_evaluation}
+
+    def part(self, lo: int, hi: int) -> dict:
+        """What a holder of the data-plate elements lo..hi needs to run the local step of its
+        drawn rows (:meth:`on_part`): the plan's options and names, and of each linked plate the
+        elements of those rows only (plain data)."""
+        linked = {}
+        for name, (order, starts, counts) in self.linked.items():
+            first = int(starts[lo])
+            linked[name] = (order[first:first + int(counts[lo:hi].sum())], starts[lo:hi] - first, counts[lo:hi])
+        return {"plate": self.plate_name, "size": self.size, "local_iterations": self.local_iterations,
+                "local_tol": self.local_tol, "n_train": self.n_train, "first": lo, "linked": linked,
+                "local": [n.name for n in self.local], "stepped": [n.name for n in self.stepped]}
+
+    @classmethod
+    def on_part(cls, model, part: dict) -> "MinibatchPlan":
+        """The plan on a holder of one range of the data plate (from :meth:`part`): its local
+        step and contexts are this plan's on the rows it holds; it draws nothing."""
+        plan = cls.__new__(cls)
+        plan.plate_name, plan.size, plan.first = part["plate"], part["size"], part["first"]
+        plan.local_iterations, plan.local_tol, plan.n_train = part["local_iterations"], part["local_tol"], part["n_train"]
+        plan.plate, plan.linked = model.plates[plan.plate_name], part["linked"]
+        plan.names = {plan.plate_name} | set(plan.linked)
+        plan.local = [model.nodes[n] for n in part["local"]]
+        plan.stepped = [model.nodes[n] for n in part["stepped"]]
+        return plan
+
+    def spans(self, lo: int, hi: int) -> dict:
+        """Per plate, the range of elements that the data-plate elements lo..hi hold: lo..hi of
+        the plate itself, and of a linked plate the range its elements fill (None where they
+        are not contiguous, as for tokens not grouped by document)."""
+        out = {self.plate_name: (lo, hi)}
+        for name, (order, starts, counts) in self.part(lo, hi)["linked"].items():
+            out[name] = None
+            if order.size == 0:
+                continue
+            a, b = int(order.min()), int(order.max()) + 1
+            if b - a == order.size:
+                out[name] = (a, b)
+        return out
 
     def draw(self, engine, rng):
         rows = np.sort(rng.choice(self.plate.size if self.train is None else self.train, size=self.size,

@@ -1,0 +1,134 @@
+"""A minibatch's local step on the Dask workers that hold its rows, in one round of tasks.
+
+Given the global q, the drawn data-plate elements are independent (Hoffman et al. 2013, Fig. 6
+step 5; Paquet Alg. 2): a document's theta and its tokens' z read only that document's words and
+the globals. So each partition runs :func:`~vmp.inference.steps.local_step` on the drawn rows it
+holds, with the plan of its rows (:meth:`MinibatchPlan.on_part
+<vmp.inference.subsample.MinibatchPlan.on_part>`), and in the same task sends back
+
+- per drawn row its local terms (:func:`~vmp.inference.steps.local_terms`: the bound estimate's
+  data part, zeros at the other partitions' rows, so the tree sum is their concatenation);
+- the observed elements its local step read;
+- each requested global's children sum (Paquet eq. (6) with scale N / |S|) over its rows,
+  sparse where mostly zero (:mod:`~vmp.inference.sparse`).
+
+The locals' q stays on the worker (the holder keeps the last step's) and never travels. The
+driver's Context of the step has the drawn subsets and, in place of the locals' moments,
+:class:`Remote` markers: a global's target under it (``DaskExecutor.map_sum``) takes the sum of
+the round when the globals its factors read are those the round read (the same objects), and
+otherwise sends one more round that reads the kept locals (option (a)'s Lambda after mu moved;
+a coupled node's slices). A worker that lost the kept locals (recomputed after a failure)
+recomputes them from the same rows and globals: the same numbers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from . import steps
+from .executor import Children
+from .executor_dask_worker import _own
+from .sparse import sparse
+from .state import State
+from .subsample import Draw
+
+
+@dataclass
+class Round:
+    """One minibatch's local step on the cluster: its key, the drawn rows per partition
+    (partition index, rows, offset in the drawn rows), the globals' moments it read and the
+    children sums its first round returned."""
+
+    key: int
+    rows: np.ndarray
+    parts: list
+    snapshot: dict
+    sums: dict = field(default_factory=dict)
+
+
+class Remote:
+    """The moments of a local of the drawn rows, kept on the workers of ``round``."""
+
+    def __init__(self, round_: Round):
+        self.round = round_
+
+    def __repr__(self) -> str:
+        return f"Remote(step {self.round.key})"
+
+
+@dataclass
+class LocalStep:
+    """What the driver gets back from a local step run where the rows live: the Context of the
+    drawn rows (locals as :class:`Remote`), the observed elements read, per drawn row its local
+    terms."""
+
+    ctx: object
+    accesses: int
+    terms: np.ndarray
+
+
+def remote_round(ctx) -> Round | None:
+    """The Round whose kept locals ``ctx`` (a Context or a dict of them) reads, if any."""
+    for c in ctx.values() if isinstance(ctx, dict) else [ctx]:
+        for value in () if c is None else c.overrides.values():
+            if isinstance(value, Remote):
+                return value.round
+    return None
+
+
+def requests(engine, plan, nodes, snapshot: bool) -> list:
+    """The stepped nodes whose targets the first round computes: a node whose children are on
+    the drawn plates and whose factors read no node stepped before it (all of them under option
+    (b), ``snapshot``); a node stepped slice by slice waits for its own rounds."""
+    out, before = [], set()
+    for node in nodes:
+        factors = [f for f in engine.touching[node.name] if f.child is not node]
+        reads = {n.name for f in factors for n in f.nodes()}
+        if factors and all(plan.on_batch(f) for f in factors) and engine.coupled_plate(node) is None \
+                and (snapshot or not reads & before):
+            out.append((node.name, None, None, {}))
+        before.add(node.name)
+    return out
+
+
+def driver_context(plan, rows: np.ndarray, round_: Round):
+    """The step's Context on the driver: the drawn subsets, the locals as Remote markers."""
+    ctx = plan.context(rows)
+    return replace(ctx, overrides={n.name: Remote(round_) for n in plan.local})
+
+
+def changed(engine, fn, round_: Round) -> dict | None:
+    """The moments that ``fn``'s factors read and that differ from the round's (None: the round's
+    sum serves as it is)."""
+    state = fn.state
+    reads = {n.name for f in fn.factors(engine) for n in f.nodes()} & set(round_.snapshot)
+    moved = {k: state.moments[k] for k in reads if state.moments[k] is not round_.snapshot[k]}
+    if not moved and fn.plate is None and fn.weights is None and fn.node in round_.sums:
+        return None
+    return moved
+
+
+def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot: dict, asked: list) -> dict:
+    """On a worker: the local step of the drawn ``rows`` this holder holds (computed once per
+    ``key``: the kept locals), their local terms at ``offset`` in a vector of the ``n`` drawn
+    rows, the observed elements read, and the children sum of each global in ``asked`` (name,
+    plate, index, the globals' moments that moved since ``snapshot``)."""
+    engine, plan = holder.engine, holder.plan
+    kept = holder.kept
+    if kept is None or kept[0] != key:
+        state = State(moments=_own(snapshot))
+        ctx, natural, accesses = steps.local_step(engine, plan, state, plan.context(np.array(rows)))
+        terms = steps.local_terms(engine, plan, ctx, natural, rows.size)
+        holder.kept = kept = (key, state, ctx, accesses, terms)
+    _, state, ctx, accesses, terms = kept
+    full = np.zeros(n)
+    full[offset:offset + rows.size] = terms
+    sums = {}
+    draw = Draw(rows=rows, ctx=ctx)
+    for name, plate, index, moved in asked:
+        now = State(moments={**state.moments, **_own(moved)}) if moved else state
+        node = engine.nodes[name]
+        task = Children(engine, now, node, None, None if plate is None else engine.model.plates[plate], index)
+        sums[name] = sparse(task.run(engine, now, plan.contexts(engine, draw, node)))
+    return {"accesses": accesses, "terms": full, "sums": sums}

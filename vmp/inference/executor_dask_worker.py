@@ -1,0 +1,173 @@
+"""What runs on the Dask workers for :class:`~vmp.inference.executor_dask.DaskExecutor`: a
+partition's holder (its copy of the model, built once per fit from the bytes scattered to it,
+and the engine on it) and the pure functions of a partition's rows that the executor submits
+(its share of a children sum, a local's update, moments, domain check, relative change and
+bound), plus :func:`_partition`, which the driver runs to pickle a partition's model."""
+from __future__ import annotations
+
+import pickle
+from dataclasses import replace
+
+import numpy as np
+
+from ..graph.data import Rows
+from .executor import Serial
+from .partition import rows_bound, rows_context
+from .sparse import sparse
+from .state import State
+
+
+class _Holder:
+    """A worker's copy of the model and the engine built on it (built once, on first use); for a
+    Minibatch fit, the plan of its rows (``part``) and the locals of the last step it ran."""
+
+    def __init__(self, blob: bytes, plate: str, part: dict | None = None):
+        _heap_for_arrays()
+        self.model = pickle.loads(blob)
+        self.plate, self.part = plate, part
+        self._engine = self._plan = self.kept = None
+
+    def __getstate__(self) -> dict:
+        return {"model": self.model, "plate": self.plate, "part": self.part, "_engine": None, "_plan": None,
+                "kept": None}
+
+    @property
+    def engine(self):
+        if self._engine is None:
+            from .engine import Engine
+
+            self._engine = Engine(self.model, Serial())
+        return self._engine
+
+    @property
+    def plan(self):
+        if self._plan is None:
+            from .subsample import MinibatchPlan
+
+            self._plan = MinibatchPlan.on_part(self.model, self.part)
+        return self._plan
+
+
+#: glibc's mallopt parameters: arrays up to MMAP_THRESHOLD come from the heap, which is given
+#: back to the system above TRIM_THRESHOLD of free memory at its top
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD, TRIM_THRESHOLD = 32 << 20, 64 << 20
+_TUNED: list = []
+
+
+def _heap_for_arrays() -> None:
+    """On a glibc worker (once per process): serve arrays of up to 32 MB from the heap. Dask's
+    nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also freezes glibc's mmap
+    threshold at 128 kB, so that every temporary array above it is a fresh mmap whose pages
+    fault in again: the local step of a minibatch (many arrays of tokens x K) then costs about 3x
+    its CPU time in the driver (measured: 58 ms against 18.5 ms per step of news-corpus LDA)."""
+    if _TUNED:
+        return
+    _TUNED.append(True)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+        libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
+    except (OSError, AttributeError):  # not glibc: its allocator's defaults
+        pass
+
+
+def _held(data: tuple, plate: str) -> _Holder:
+    blob, part = data
+    return _Holder(blob, plate, part)
+
+
+def _partition(model, spans: dict) -> bytes:
+    """``model`` pickled with each observed node on one plate of ``spans`` (plate name -> (lo,
+    hi), or None) holding only rows lo..hi of its data along it (:class:`~vmp.graph.data.Rows`:
+    copied, or read on the worker from its file); a node with missing entries, or whose
+    family's base measure is a term of the data, keeps all of its data."""
+    swapped = []
+    for node in model.nodes.values():
+        held = [(axis, spans[p.name]) for axis, p in enumerate(node.plates) if spans.get(p.name) is not None]
+        if node.observed and len(held) == 1 and node.mask is None and node.data is not None \
+                and node.family.unit_base_measure:
+            (axis, (lo, hi)), = held
+            rows = Rows(node.data, axis, lo, hi)
+            try:
+                moments = node._statistics(rows)
+            except IndexError:  # statistics formed from the whole array at declaration
+                continue
+            swapped.append((node, node.data, node._data_moments, node.factor.x))
+            node.data, node._data_moments, node.factor.x = rows, moments, None
+    try:
+        return pickle.dumps(model)
+    finally:
+        for node, data, moments, x in swapped:
+            node.data, node._data_moments, node.factor.x = data, moments, x
+
+
+def _own(value):
+    """``value`` with every array copied into memory numpy allocated (arrays unpickled from a
+    message may sit at any alignment, and SIMD reductions round by alignment)."""
+    if isinstance(value, dict):
+        return {k: _own(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_own(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return np.array(value, copy=True)
+    return value
+
+
+def _slice(moments: tuple, axis: int, lo: int, hi: int) -> tuple:
+    return tuple(np.ascontiguousarray(np.take(m, np.arange(lo, hi), axis=axis)) for m in moments)
+
+
+def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
+    """The contexts of a partition on its worker: the row range of the data plate where the
+    driver sent only (lo, hi), and the locals of those rows as overrides."""
+    out = {}
+    for k, c in ctx.items():
+        if k in spans:
+            lo, hi, axis = spans[k]
+            scale = c.scale
+            if scale is not None and np.ndim(scale) and np.shape(scale)[axis] > 1:
+                scale = np.take(scale, np.arange(lo, hi), axis=axis)
+            c = replace(c, subset={**c.subset, plate: np.arange(lo, hi)}, scale=scale)
+        out[k] = replace(c, overrides={**local, **c.overrides}) if local else c
+    return out
+
+
+def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
+    """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
+    State, the locals of the partition's rows as overrides of every restricted Context; sent
+    back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
+    return sparse(task.run(holder.engine, State(moments=_own(moments)), _spanned(ctx, spans, plate, _own(local))))
+
+
+def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
+    """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
+    restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
+    engine = holder.engine
+    ctx = rows_context(plate, lo, hi, _own(local))
+    return tuple(engine.target(State(moments=_own(moments)), engine.nodes[name], ctx=ctx))
+
+
+def _moments(holder: _Holder, name: str, natural: tuple) -> tuple:
+    return tuple(holder.engine.nodes[name].family.moments(natural))
+
+
+def _invalid(holder: _Holder, name: str, natural: tuple) -> int:
+    ok = holder.engine.nodes[name].family.valid(natural)
+    return int(np.size(ok) - np.count_nonzero(ok))
+
+
+def _squares(new: tuple, old: tuple) -> np.ndarray:
+    """(sum (new - old)^2, sum old^2) over a partition's rows: relative_change's two sums."""
+    return np.array([sum(float(np.sum((a - b) ** 2)) for a, b in zip(old, new)),
+                     sum(float(np.sum(a ** 2)) for a in old)])
+
+
+def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: dict, natural: dict) -> float:
+    """The partition's share of the ELBO: the factors on the data plate restricted to rows
+    lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
+    engine = holder.engine
+    ctx = rows_context(plate, lo, hi, _own(local), State(moments=_own(moments)))
+    return rows_bound(engine, engine.model.plates[plate], ctx, _own(natural))
