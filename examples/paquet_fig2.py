@@ -68,6 +68,7 @@ def main(argv=None) -> int:
     ap.add_argument("--accesses", type=float, default=1e7, help="--adaptive: accesses each run goes to")
     ap.add_argument("--children", type=int, nargs="+", default=[1, 2, 5, 20])
     ap.add_argument("--options", nargs="+", default=["per-node", "global"], choices=["per-node", "global"])
+    ap.add_argument("--samples", type=int, default=5, help="--adaptive: vmp.Adaptive(samples=...), the Monte Carlo start")
     ap.add_argument("--backoff", action="store_true",
                     help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
     args = ap.parse_args(argv)
@@ -117,11 +118,12 @@ def adaptive(args) -> int:
     monitors = [vmp.DomainMonitor(action="backoff"), vmp.ElboMonitor(action="backoff")] if args.backoff else None
     for option in args.options:
         for c in [] if args.replot else args.children:
-            key = f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
+            key = (f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
+                   f"{'' if args.samples == 5 else f' samples={args.samples}'}")
             model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
             t0, c0 = time.perf_counter(), time.process_time()
             res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
-                            step=vmp.Adaptive(), iterations=10 ** 6, evaluate_every=args.every, seed=0,
+                            step=vmp.Adaptive(samples=args.samples), iterations=10 ** 6, evaluate_every=args.every, seed=0,
                             monitors=monitors,
                             callback=lambda t, fit: fit.state.extra["accesses"] < budget, progress=False)
             ev = res.history["evaluations"]
