@@ -162,7 +162,9 @@ def table(runs: dict, saved: dict) -> str:
             rows.append(f"| {key} | {run['accesses'][-1]:.3g} | **diverged** | | | no |")
             continue
         fixed_end = min(saved[f"{opt} {c} rho1=1"]["accesses"][-1], saved[f"{opt} {c} rho1={small}"]["accesses"][-1])
-        for a in sorted({1e6, 1e7, float(fixed_end)}):
+        points = {1e6, 1e7} | ({float(fixed_end)} if min(abs(np.log10(fixed_end) - 6), abs(np.log10(fixed_end) - 7)) > 0.05
+                               else set())
+        for a in sorted(points):
             mine, one, tuned = at(run, a), at(saved[f"{opt} {c} rho1=1"], a), at(saved[f"{opt} {c} rho1={small}"], a)
             if np.isnan(mine):
                 continue
