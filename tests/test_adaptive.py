@@ -130,6 +130,22 @@ def test_each_node_is_primed_where_its_first_step_reads_its_target(update):
 
 
 @pytest.mark.parametrize("update", ["per-node", "global"])
+def test_a_coupled_node_is_primed_slice_by_slice_as_it_steps(update):
+    """Every child drawn (no noise): u's Monte Carlo start must equal the gradient its first step
+    takes, which under both options reads u one slice at a time (a start from one snapshot
+    target, the Jacobi step of the K coupled slices, does not)."""
+    step = {"u": _Recording(), "default": vmp.Constant(1.0)}
+    object.__setattr__(step["u"], "seen", [])
+    _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=1000), update=update, step=step,
+                  iterations=1, seed=0, progress=False)
+    (kind, primed), (kind1, first) = step["u"].seen
+    assert (kind, kind1) == ("prime", "rate")
+    for g in primed:
+        for a, b in zip(g, first):
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+
+
+@pytest.mark.parametrize("update", ["per-node", "global"])
 @pytest.mark.parametrize("subsample", ["pernode", "minibatch"])
 def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
     if subsample == "pernode":
