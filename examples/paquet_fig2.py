@@ -56,6 +56,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("ratings", nargs="?", type=pathlib.Path, default=DEFAULT)
     ap.add_argument("--iterations", type=int, default=300)
+    ap.add_argument("--budget", type=float, default=None,
+                    help="fixed-rate runs: stop at this many accesses (or --iterations, whichever first)")
     ap.add_argument("--factors", type=int, default=10)
     ap.add_argument("--every", type=int, default=25)
     ap.add_argument("--structured", action="store_true", help="structured q(u_m) instead of Paquet's q(u_mk)")
@@ -66,6 +68,7 @@ def main(argv=None) -> int:
     ap.add_argument("--accesses", type=float, default=1e7, help="--adaptive: accesses each run goes to")
     ap.add_argument("--children", type=int, nargs="+", default=[1, 2, 5, 20])
     ap.add_argument("--options", nargs="+", default=["per-node", "global"], choices=["per-node", "global"])
+    ap.add_argument("--samples", type=int, default=5, help="--adaptive: vmp.Adaptive(samples=...), the Monte Carlo start")
     ap.add_argument("--backoff", action="store_true",
                     help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
     args = ap.parse_args(argv)
@@ -78,26 +81,29 @@ def main(argv=None) -> int:
     users, items, ratings = load(args.ratings)
     if args.center:
         ratings = ratings - ratings.mean()
-    runs = {}
+    saved = args.out.with_suffix(".json")
+    runs = json.loads(saved.read_text()) if saved.exists() else {}
+    budget = args.budget
     for option, small in (("per-node", 1 / 512), ("global", 1 / 64)):
-        for c in (1, 2, 5, 20):
+        for c in args.children if option in args.options else []:
             for rho1 in (1.0, small):
                 model = matrix_factorization(users, items, ratings, args.factors, factorized=not args.structured,
                                              noise_precision=1.0)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
                                 step=vmp.RobbinsMonro(tau=0.0, kappa=0.6, rho1=rho1),
-                                iterations=args.iterations, evaluate_every=args.every, seed=0)
+                                iterations=args.iterations, evaluate_every=args.every, seed=0, progress=False,
+                                callback=None if budget is None else
+                                lambda t, fit: fit.state.extra["accesses"] < budget)
                 ev = res.history["evaluations"]
                 err = rmse(model, users, items, ratings) if not res.diverged else float("inf")
                 key = f"({'a' if option == 'per-node' else 'b'}) C={c} rho1={rho1:g}"
                 runs[key] = {"accesses": ev["accesses"].tolist(), "elbo": ev["elbo"].tolist(), "rmse": err,
-                             "diverged": bool(res.diverged), "message": res.message,
-                             "seconds": time.perf_counter() - t0}
+                             "diverged": bool(res.diverged), "message": res.message, "iterations": res.iterations,
+                             "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
+                saved.write_text(json.dumps(runs, indent=1))
                 print(f"{key:28s} rmse {err:10.4g}  final ELBO {ev['elbo'][-1]:14.6g}  "
                       f"{'DIVERGED ' if res.diverged else ''}{time.perf_counter() - t0:6.1f}s", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(runs, indent=1))
     plot(runs, args.out)
     print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
     return 0
@@ -112,11 +118,12 @@ def adaptive(args) -> int:
     monitors = [vmp.DomainMonitor(action="backoff"), vmp.ElboMonitor(action="backoff")] if args.backoff else None
     for option in args.options:
         for c in [] if args.replot else args.children:
-            key = f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
+            key = (f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
+                   f"{'' if args.samples == 5 else f' samples={args.samples}'}")
             model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
-                            step=vmp.Adaptive(), iterations=10 ** 6, evaluate_every=args.every, seed=0,
+                            step=vmp.Adaptive(samples=args.samples), iterations=10 ** 6, evaluate_every=args.every, seed=0,
                             monitors=monitors,
                             callback=lambda t, fit: fit.state.extra["accesses"] < budget, progress=False)
             ev = res.history["evaluations"]
@@ -124,7 +131,8 @@ def adaptive(args) -> int:
             runs[key] = {"accesses": ev["accesses"].tolist(), "elbo": ev["elbo"].tolist(), "rmse": err,
                          "diverged": bool(res.diverged), "message": res.message, "iterations": res.iterations,
                          "rho_last": {n: float(r[-1]) for n, r in res.history["rho"].items()},
-                         "seconds": time.perf_counter() - t0}
+                         "rho_first100": {n: r[:100].tolist() for n, r in res.history["rho"].items()},
+                         "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
             out.write_text(json.dumps(runs, indent=1))
             print(f"{key:24s} rmse {err:8.4g}  final ELBO {ev['elbo'][-1]:12.6g}  {res.iterations} its  "
                   f"{'DIVERGED ' if res.diverged else ''}{time.perf_counter() - t0:6.1f}s", flush=True)
@@ -154,7 +162,9 @@ def table(runs: dict, saved: dict) -> str:
             rows.append(f"| {key} | {run['accesses'][-1]:.3g} | **diverged** | | | no |")
             continue
         fixed_end = min(saved[f"{opt} {c} rho1=1"]["accesses"][-1], saved[f"{opt} {c} rho1={small}"]["accesses"][-1])
-        for a in sorted({1e6, 1e7, float(fixed_end)}):
+        points = {1e6, 1e7} | ({float(fixed_end)} if min(abs(np.log10(fixed_end) - 6), abs(np.log10(fixed_end) - 7)) > 0.05
+                               else set())
+        for a in sorted(points):
             mine, one, tuned = at(run, a), at(saved[f"{opt} {c} rho1=1"], a), at(saved[f"{opt} {c} rho1={small}"], a)
             if np.isnan(mine):
                 continue

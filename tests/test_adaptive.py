@@ -130,6 +130,22 @@ def test_each_node_is_primed_where_its_first_step_reads_its_target(update):
 
 
 @pytest.mark.parametrize("update", ["per-node", "global"])
+def test_a_coupled_node_is_primed_slice_by_slice_as_it_steps(update):
+    """Every child drawn (no noise): u's Monte Carlo start must equal the gradient its first step
+    takes, which under both options reads u one slice at a time (a start from one snapshot
+    target, the Jacobi step of the K coupled slices, does not)."""
+    step = {"u": _Recording(), "default": vmp.Constant(1.0)}
+    object.__setattr__(step["u"], "seen", [])
+    _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=1000), update=update, step=step,
+                  iterations=1, seed=0, progress=False)
+    (kind, primed), (kind1, first) = step["u"].seen
+    assert (kind, kind1) == ("prime", "rate")
+    for g in primed:
+        for a, b in zip(g, first):
+            np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * np.abs(b).max())
+
+
+@pytest.mark.parametrize("update", ["per-node", "global"])
 @pytest.mark.parametrize("subsample", ["pernode", "minibatch"])
 def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
     if subsample == "pernode":
@@ -150,9 +166,10 @@ def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
     assert len(set(taus)) == len(taus)  # each node its own averages
 
 
-def test_adaptive_per_node_in_a_dict_and_the_coupled_node_reads_its_gradient():
-    """u (coupled elements under option (a)) gets its gradient from one extra target; v keeps a
-    constant step."""
+def test_adaptive_per_node_in_a_dict_and_the_coupled_node_reads_its_children_once():
+    """u (coupled elements under option (a), stepped slice by slice) gets its gradient from its
+    slices' own targets: after the priming draws it reads what a fixed rate reads per step; v
+    keeps a constant step."""
     model = _mf(True)
     result = model.fit(method="stochastic", subsample=vmp.PerNode(children=2), step={"u": vmp.Adaptive(),
                        "default": vmp.Constant(0.5)}, iterations=30, progress=False)
@@ -160,9 +177,41 @@ def test_adaptive_per_node_in_a_dict_and_the_coupled_node_reads_its_gradient():
     plain = _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=2), step=vmp.Constant(0.5),
                           iterations=30, progress=False)
     per_step, plain_step = np.diff(result.history["accesses"]), np.diff(plain.history["accesses"])
-    assert np.all(per_step == per_step[0]) and np.all(plain_step == plain_step[0])
-    assert per_step[0] > plain_step[0]  # the snapshot read of u, counted
+    assert np.all(per_step == plain_step)
     assert result.state.extra["schedules"]["v"] is None
+
+
+def test_a_coupled_node_steps_along_the_gradient_its_averages_take():
+    """Under option (a) u's step is lambda + rho_t g_t with g_t the gradient then given to the
+    averages (each slice's target minus its value, as the slice read it), and rho_t is the rate
+    the paper's rule gave after g_(t-1) (after the Monte Carlo start at t = 1)."""
+    seen = []
+
+    class Spy(vmp.Adaptive):
+        def rate(self, t, gradient, st):
+            rho, new = super().rate(t, gradient, st)
+            seen.append((gradient, rho))
+            return rho, new
+
+        def prime(self, gradients, st):
+            st = super().prime(gradients, st)
+            seen.append((None, self.rate_before(0, st)))
+            return st
+
+    model = _mf(True)
+    fit = model.stochastic(subsample=vmp.PerNode(children=2), step={"u": Spy(), "default": vmp.Constant(0.5)},
+                           iterations=6, progress=False)
+    before = []
+    for _ in range(6):
+        before.append(fit.state.natural["u"])
+        fit.step()
+        before[-1] = (before[-1], fit.state.natural["u"])
+    rho = fit.result().history["rho"]["u"]
+    assert len(seen) == 7
+    for t, ((old, new), (g, _)) in enumerate(zip(before, seen[1:])):
+        assert rho[t] == pytest.approx(seen[t][1], rel=1e-12)  # the rule's rate after the gradient before
+        for a, b, d in zip(old, new, g):
+            np.testing.assert_allclose(b, a + rho[t] * d, rtol=1e-9, atol=1e-9 * np.abs(a).max())
 
 
 def test_backoff_multiplies_the_adaptive_rate():

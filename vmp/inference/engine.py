@@ -136,25 +136,38 @@ class Engine:
         """New natural parameters of q(node): lambda <- (1 - rho) lambda + rho lambda^temp
         (Paquet Alg. 1, option (a)); elements coupled through a factor go one slice at a time,
         each slice reading the slices before it. Pure: returns (natural, moments)."""
+        if self.coupled_plate(node) is None:
+            new = self.blend(state.natural[node.name], self.target(state, node, weights, ctx=ctx), rho)
+            return new, self.moments(node, new)
+        return self.coordinate_step(state, node, weights, ctx, rho)[:2]
+
+    def coordinate_step(self, state: State, node, weights: dict | None = None, ctx=None, rho: float = 1.0):
+        """(natural, moments, g) of :meth:`coordinate`, g = lambda^temp - lambda the natural
+        gradient its step followed (new = lambda + rho g): for coupled elements each slice's
+        target as that slice read it, after the slices before it moved (Ranganath et al. 2013's
+        g_t without a second read of the children)."""
         plate = self.coupled_plate(node)
         old = state.natural[node.name]
         if plate is None:
-            new = self.blend(old, self.target(state, node, weights, ctx=ctx), rho)
-            return new, self.moments(node, new)
+            target = self.target(state, node, weights, ctx=ctx)
+            new = self.blend(old, target, rho)
+            return new, self.moments(node, new), tuple(t - a for t, a in zip(target, old))
         axis = node.plates.index(plate)
         current = state
         new = old
+        gradient = tuple(np.empty_like(a) for a in old)
         for i in range(plate.size):
             part = self.target(current, node, weights, plate, i, ctx)
             parts = []
-            for arr, t in zip(new, part):
+            sl = (slice(None),) * axis + (i,)
+            for arr, t, g in zip(new, part, gradient):
                 arr = arr.copy()
-                sl = (slice(None),) * axis + (i,)
+                g[sl] = t - arr[sl]
                 arr[sl] = t if rho == 1.0 else (1.0 - rho) * arr[sl] + rho * t
                 parts.append(arr)
             new = tuple(parts)
             current = current.updated({node.name: (new, node.family.moments(new))})
-        return new, current.moments[node.name]
+        return new, current.moments[node.name], gradient
 
     @staticmethod
     def blend(old, new, rho: float):

@@ -289,14 +289,7 @@ class Fit:
             for node in plan.stepped:
                 count += self._prime(state, work, sched, [node])
                 if engine.coupled_plate(node) is not None:
-                    lam = None
-                    if self.schedules[node.name].needs_gradient and not plan.monotone:
-                        lam = self._valid_targets(work, draw, [node], glob, redraws, t, extra)
-                        if lam is None:
-                            continue
-                        count += plan.accesses(engine, draw, node)
-                    r = self._rate(t, node, work, lam and lam[node.name], sched, backoff, rho)
-                    new, _ = steps.coordinate(engine, plan, work, draw, node, r, glob)
+                    new = self._sliced(t, node, work, draw, glob, sched, backoff, rho)
                 else:
                     lam = self._valid_targets(work, draw, [node], glob, redraws, t, extra)
                     if lam is None:
@@ -341,12 +334,28 @@ class Fit:
         rho[node.name] = r
         return r
 
+    def _sliced(self, t: int, node, state: State, draw, glob, sched: dict, backoff: dict, rho: dict):
+        """Option (a)'s step of a node whose elements are stepped slice by slice: the rate comes
+        first (a schedule that reads the gradient gives :meth:`Schedule.rate_before`), the
+        gradient from the slices' own targets after (:meth:`Engine.coordinate_step`), so the
+        drawn children are read once."""
+        s = self.schedules[node.name]
+        if self.plan.monotone or not s.needs_gradient:
+            r = self._rate(t, node, state, None, sched, backoff, rho)
+            return steps.coordinate(self.engine, self.plan, state, draw, node, r, glob)[0]
+        r = s.rate_before(t, sched[node.name]) * backoff[node.name]
+        rho[node.name] = r
+        new, _, gradient = steps.coordinate(self.engine, self.plan, state, draw, node, r, glob, gradient=True)
+        sched[node.name] = s.rate(t, gradient, sched[node.name])[1]
+        return new
+
     def _prime(self, start: State, state: State, sched: dict, nodes: list) -> int:
         """Ranganath et al. 2013's initialization of the schedules of ``nodes`` that ask for it
         (first step): the gradients of fresh draws, without policy weights, where the step reads
         its targets: local steps at the step's ``start``, targets at ``state``. Option (a) primes
-        each node after the nodes before it moved, option (b) every node at the snapshot.
-        Returns the observed elements read."""
+        each node after the nodes before it moved, option (b) every node at the snapshot. A
+        coupled node's targets go one slice at a time (each slice reading the ones before it, at
+        rho = 1), as its steps read them under both options. Returns the observed elements read."""
         engine, plan = self.engine, self.plan
         wants = {n.name: self.schedules[n.name].samples_wanted(sched[n.name]) for n in nodes}
         nodes = [n for n in nodes if wants[n.name]]
@@ -359,7 +368,7 @@ class Fit:
             if plan.local_step:
                 ctx, _, acc = steps.local_step(engine, plan, start, draw.ctx)
                 draw, count = replace(draw, ctx=ctx), count + acc
-            lam = steps.targets(engine, plan, state, draw, nodes, sliced=self.opts.update == "global")
+            lam = steps.targets(engine, plan, state, draw, nodes, sliced=True)
             for n in nodes:
                 gradients[n.name].append(_gradient(lam[n.name], state.natural[n.name]))
             count += sum(plan.accesses(engine, draw, n) for n in nodes)

@@ -48,6 +48,11 @@ class Schedule(ABC):
         """(rho_t, the next state) given the natural gradient of step t."""
         return self(t), st
 
+    def rate_before(self, t: int, st: Any) -> float:
+        """rho_t for a step whose gradient is known only once the step is taken (a node stepped
+        slice by slice); the loop then gives that gradient to :meth:`rate` for the next state."""
+        return self(t)
+
 
 @dataclass(frozen=True)
 class RobbinsMonro(Schedule):
@@ -127,7 +132,10 @@ class Adaptive(Schedule):
     gives rho = 1: the target is the current q.
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
-    averages see every gradient.
+    averages see every gradient. A node stepped slice by slice (coupled elements under option
+    (a)) learns its gradient only during the step, from the slices' own targets: it is stepped
+    with :meth:`rate_before` (the rule's rate after the previous gradient) and its averages then
+    take the step's gradient, so the children are read once.
     """
 
     samples: int = 5
@@ -167,6 +175,14 @@ class Adaptive(Schedule):
         h = (1.0 - w) * st["h"] + w * _square(gradient)
         rho = min(1.0, _square(g) / h) if h > 0 else 1.0
         return rho, {"g": g, "h": float(h), "tau": float(max(st["tau"] * (1.0 - rho) + 1.0, self.min_tau))}
+
+    def rate_before(self, t: int, st: dict) -> float:
+        """gbar^T gbar / hbar of the averages so far: the rate the rule gave after the last
+        gradient (the Monte Carlo start's at t = 1), applied one step later. The sequence of
+        averages, memories and rates is the paper's; the step it multiplies is the next one."""
+        if st is None or st["g"] is None:
+            raise VMPError("vmp.Adaptive(): rate_before() needs the averages started by prime()")
+        return min(1.0, _square(st["g"]) / st["h"]) if st["h"] > 0 else 1.0
 
 
 def _square(arrays) -> float:

@@ -184,9 +184,13 @@ def targets(engine: Engine, plan, state: State, draw, nodes, weight=None, sliced
     return out
 
 
-def coordinate(engine: Engine, plan, state: State, draw, node, rho: float, weight=None):
-    """(natural, moments) of ``node`` after one stochastic coordinate step (option (a))."""
-    return engine.coordinate(state, node, ctx=plan.contexts(engine, draw, node, weight), rho=rho)
+def coordinate(engine: Engine, plan, state: State, draw, node, rho: float, weight=None, gradient: bool = False):
+    """(natural, moments) of ``node`` after one stochastic coordinate step (option (a)); with
+    ``gradient``, (natural, moments, lambda^temp - lambda) (:meth:`Engine.coordinate_step`)."""
+    ctx = plan.contexts(engine, draw, node, weight)
+    if gradient:
+        return engine.coordinate_step(state, node, ctx=ctx, rho=rho)
+    return engine.coordinate(state, node, ctx=ctx, rho=rho)
 
 
 def complete(engine: Engine, state: State, nodes, iterations: int = 50, tol: float = 1e-4) -> State:

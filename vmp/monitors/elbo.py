@@ -1,5 +1,5 @@
-"""The bound is not finite, falls over ``patience`` evaluations by more than noise, or ends far
-below the best it reached."""
+"""The bound is not finite, falls over ``patience`` evaluations by more than its noise, or ends
+far below the best it reached."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,33 +11,59 @@ from .base import Monitor
 class ElboMonitor(Monitor):
     """``every``: evaluate the bound at least every that many iterations (on top of the fit's
     ``evaluate_every``); ``patience``: falls in a row that count as divergence; ``tolerance``:
-    relative size of a fall beyond noise; ``drop``: a bound more than this fraction of its best
-    value's magnitude below the best so far counts as divergence whatever came between (a run
-    that blew up and came partly back)."""
+    relative size a fall must exceed; ``noise``: how many standard deviations of the bound's
+    recent changes a fall must exceed (:func:`change_noise`: a stochastic fit's
+    evaluated bound moves with q's noise, and a fall within that noise is not a divergence);
+    ``window``: how many recent changes that spread is taken over; ``drop``: a bound more than
+    this fraction of its best value's magnitude below the best its steps reached counts as
+    divergence whatever came between (a run that blew up and came partly back; the bound at the
+    start is not a step's, and a first step at rho = 1 from one child per node may fall far
+    below it and recover). Until two changes are known there is no noise estimate, and only a
+    bound that is not finite counts."""
 
     def __init__(self, every: int | None = None, patience: int = 3, tolerance: float = 1e-3,
-                 drop: float = 0.25, action: str = "backoff", factor: float = 2.0):
+                 drop: float = 0.25, noise: float = 5.0, window: int = 10, action: str = "backoff",
+                 factor: float = 2.0):
         super().__init__(action, factor)
         if every is not None and (int(every) != every or every < 1):
             raise VMPError(f"ElboMonitor(every=...) needs a positive integer, got {every!r}")
         if not drop > 0:
             raise VMPError(f"ElboMonitor(drop=...) must be positive, got {drop!r}")
+        if not noise >= 0 or int(window) != window or window < 2:
+            raise VMPError(f"ElboMonitor needs noise >= 0 and an integer window >= 2, got noise={noise!r}, "
+                           f"window={window!r}")
         self.every = None if every is None else int(every)
         self.patience, self.tolerance, self.drop = int(patience), float(tolerance), float(drop)
+        self.noise, self.window = float(noise), int(window)
 
     def check_elbo(self, t, values, st):
         last = values[-1]
         if not np.isfinite(last):
             return f"the ELBO is not finite at iteration {t}", st
-        finite = np.asarray([v for v in values[:-1] if np.isfinite(v)], float)
-        if finite.size:
-            best = float(finite.max())
-            if last < best - self.drop * abs(best):
-                return (f"the ELBO fell to {last:.6g} at iteration {t}, far below its best {best:.6g} "
-                        f"(more than {self.drop:g} of its size)"), st
-        if len(values) > self.patience:
-            window = np.asarray(values[-self.patience - 1:], float)
-            falls = np.diff(window) < -self.tolerance * np.abs(window[1:])
-            if np.all(falls):
-                return f"the ELBO fell at {self.patience} evaluations in a row, to {last:.6g} at iteration {t}", st
+        finite = np.asarray([v for v in values if np.isfinite(v)], float)
+        if change_noise(finite[:-1], self.window) is None:
+            return None, st
+        best = float(finite[1:-1].max())
+        if last < best - self.drop * abs(best):
+            return (f"the ELBO fell to {last:.6g} at iteration {t}, far below its best {best:.6g} "
+                    f"(more than {self.drop:g} of its size)"), st
+        if len(finite) > self.patience and all(self._fall(finite[:len(finite) - k]) for k in range(self.patience)):
+            return (f"the ELBO fell at {self.patience} evaluations in a row, each by more than {self.noise:g} "
+                    f"standard deviations of its recent changes, to {last:.6g} at iteration {t}"), st
         return None, st
+
+    def _fall(self, values: np.ndarray) -> bool:
+        """Whether the last of ``values`` fell from the one before by more than ``tolerance``
+        relative and ``noise`` times the spread of the changes before it."""
+        spread = change_noise(values[:-1], self.window)
+        change = values[-1] - values[-2]
+        return spread is not None and change < -max(self.tolerance * abs(values[-1]), self.noise * spread)
+
+
+def change_noise(values: np.ndarray, window: int) -> float | None:
+    """The standard deviation of the last ``window`` changes of ``values`` about their mean (a
+    steady trend is not noise); None with fewer than two changes."""
+    changes = np.diff(values[-window - 1:])
+    if changes.size < 2:
+        return None
+    return float(np.std(changes, ddof=1))
