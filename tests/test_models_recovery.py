@@ -39,3 +39,30 @@ def test_factor_analysis_minibatch_fit_starts():
     model = models.factor_analysis(y, 3)
     result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 50), iterations=30, seed=0)
     assert np.isfinite(result.final_elbo) and not result.diverged
+
+
+def test_factor_analysis_recovers_the_covariance_and_switches_off_the_rest():
+    """Bayesian PCA with K = 4 on data of rank 2: W W^T is the true one within 8%, tau within
+    15% of 1/0.5^2, and the two unneeded columns have E[alpha_k] > 100. ARD needs ~300-400
+    sweeps here: the default iteration cap must let batch VMP reach tol."""
+    y, w, mu = factor_analysis_data(0)
+    model = models.factor_analysis(y, 4)
+    result = model.fit()
+    assert_converged(result)
+    cov, true = model["W"].mean @ model["W"].mean.T, w @ w.T
+    assert np.linalg.norm(cov - true) / np.linalg.norm(true) < 0.08
+    assert abs(float(model["tau"].mean) - 4.0) < 0.6
+    assert np.sum(model["alpha"].mean > 100) == 2
+
+
+def test_batch_fit_that_runs_out_of_iterations_warns():
+    """An unconverged batch fit says so (scikit-learn's ConvergenceWarning); a converged one does not."""
+    y, _, _ = factor_analysis_data(0, n=50)
+    model = models.factor_analysis(y, 3)
+    with pytest.warns(vmp.ConvergenceWarning, match="iterations=5"):
+        result = model.fit(iterations=5)
+    assert not result.converged and result.message == "reached the iteration limit"
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", vmp.ConvergenceWarning)
+        models.linear_regression(np.eye(3), np.ones(3)).fit()

@@ -47,6 +47,15 @@ class DivergenceWarning(UserWarning):
     """A monitor with action='warn' saw a step or a bound that signals divergence."""
 
 
+class ConvergenceWarning(UserWarning):
+    """Batch VMP ran out of iterations before its bound met ``tol``: q is not at a fixed point."""
+
+
+#: the default ``iterations`` of ``fit``: batch VMP stops at ``tol`` (ARD factor analysis and
+#: Poisson factorization need 300 to 600 sweeps on small data); a stochastic fit runs them all
+BATCH_ITERATIONS, STOCHASTIC_ITERATIONS = 1000, 200
+
+
 class _Stop(Exception):
     """A monitor with action='stop' ended the run."""
 
@@ -637,7 +646,7 @@ class _Interrupts:
         return False
 
 
-def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1, **options) -> FitResult:
+def fit(model, *, method: str = "batch", iterations: int | None = None, n_init: int = 1, **options) -> FitResult:
     """Fit q by variational message passing.
 
     ``method="batch"`` (Winn & Bishop 2005, section 3.2): coordinate ascent, parents first; the
@@ -658,7 +667,8 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
     et al. 2013).
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
-    resumed fit), ``seed``, ``init`` ('prior' or {name: initial mean}), ``executor`` (where the
+    resumed fit; default BATCH_ITERATIONS = 1000 for batch VMP, which warns with a
+    ConvergenceWarning when it ends there before ``tol`` unless tol=0, STOCHASTIC_ITERATIONS = 200 otherwise), ``seed``, ``init`` ('prior' or {name: initial mean}), ``executor`` (where the
     sums over the data run; default vmp.Serial(), or vmp.Chunked() when observed data are out of
     core), ``progress``, ``callback(t, fit)`` (returning False stops), ``checkpoint`` (a path written at the end, on interrupt and every
     ``checkpoint_every`` steps) and ``resume`` (a path, a FitResult or a Fit to continue from).
@@ -670,6 +680,8 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
     if n_init > 1 and (options.get("resume") is not None or options.get("checkpoint") is not None):
         raise VMPError("n_init= restarts from new seeds: it does not combine with resume= or checkpoint=")
     seed = options.pop("seed", 0)
+    if iterations is None:
+        iterations = BATCH_ITERATIONS if method == "batch" else STOCHASTIC_ITERATIONS
     best, bounds = None, []
     for k in range(int(n_init)):
         result = Fit(model, method=method, iterations=iterations, seed=None if seed is None else seed + k,
@@ -680,4 +692,10 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
     model.state = best.state
     if n_init > 1:
         best.extra["n_init_bounds"] = bounds
+    if method == "batch" and not best.converged and best.message == "reached the iteration limit" \
+            and options.get("tol", 1e-6) != 0 and len(best.elbo) > 1:
+        change = abs(best.elbo[-1] - best.elbo[-2]) / max(abs(best.elbo[-1]), 1e-300)
+        warnings.warn(f"model '{model.name}': batch VMP reached iterations={best.iterations} with the relative "
+                      f"ELBO change {change:.2g} still above tol={options.get('tol', 1e-6):g}; q is not converged: "
+                      f"pass a larger iterations= (or resume=result)", ConvergenceWarning, stacklevel=3)
     return best
