@@ -66,3 +66,24 @@ def test_batch_fit_that_runs_out_of_iterations_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", vmp.ConvergenceWarning)
         models.linear_regression(np.eye(3), np.ones(3)).fit()
+
+
+def factorial_data(seed: int, n: int = 300, d: int = 8, k: int = 3):
+    """mu_dk ~ N(0, 1) (the builder's prior), z_nk ~ Bernoulli(1/2), x ~ N(z_n . mu_d, 0.5^2)."""
+    rng = np.random.default_rng(seed)
+    mu = rng.normal(size=(d, k))
+    z = rng.random((n, k)) < 0.5
+    return z @ mu.T + 0.5 * rng.normal(size=(n, d)), mu, z
+
+
+def test_factorial_mixture_predictive_matches_its_draws():
+    """E[x] and Var[x] of the predictive through dot(z, mu) with Bernoulli z (E[z^2] = E[z]; it
+    raised ValueError) agree with 4000 exact ancestral draws."""
+    x, _, _ = factorial_data(0, n=40, d=3, k=2)
+    model = models.factorial_mixture(x, 2)
+    model.fit(seed=0)
+    pred = model.predict("x")
+    draws = pred.sample(4000, rng=1)
+    se = np.sqrt(pred.variance / 4000)
+    assert np.all(np.abs(draws.mean(0) - pred.mean) < 5 * se)
+    assert np.allclose(draws.var(0), pred.variance, rtol=0.15)
