@@ -87,3 +87,35 @@ def test_factorial_mixture_predictive_matches_its_draws():
     se = np.sqrt(pred.variance / 4000)
     assert np.all(np.abs(draws.mean(0) - pred.mean) < 5 * se)
     assert np.allclose(draws.var(0), pred.variance, rtol=0.15)
+
+
+def test_count_predictives_match_closed_forms():
+    """Binomial, Multinomial and Poisson nodes predict by exact draws (they raised 'no conditional
+    at point values', and a Multinomial's mean was E[p], not n E[p]): the Beta-Binomial's
+    mean and variance are scipy.stats.betabinom's; a count vector's mean sums to its n; a Poisson
+    factorization's mean is E[theta_u] . E[beta_i] (q factorizes them)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    trials = rng.integers(1, 20, 30)
+    successes = rng.binomial(trials, 0.3)
+    model = models.beta_binomial(successes, trials, prior=(2.0, 3.0))
+    model.fit()
+    pred = model.predict("x", draws=4000)
+    a, b = 2.0 + successes.sum(), 3.0 + (trials - successes).sum()
+    exact = stats.betabinom(trials, a, b)
+    assert np.all(np.abs(pred.mean - exact.mean()) < 5 * np.sqrt(exact.var() / 4000))
+    assert np.allclose(pred.variance, exact.var(), rtol=0.15)
+
+    counts = rng.multinomial(30, [0.2, 0.3, 0.5], size=20)
+    mixture = models.multinomial_mixture(counts, 2)
+    mixture.fit()
+    assert np.allclose(mixture.predict("x").mean.sum(1), 30)
+
+    y = rng.poisson(rng.gamma(1.0, 1.0, (8, 2)) @ rng.gamma(1.0, 1.0, (2, 10)))
+    users, items = np.nonzero(y)
+    pf = models.poisson_factorization(users, items, y[users, items], 2, n_users=8, n_items=10)
+    pf.fit(seed=0)
+    pred = pf.predict("y", draws=4000)
+    rate = (pf["theta"].mean @ pf["beta"].mean.T)[users, items]
+    assert np.all(np.abs(pred.mean - rate) < 5 * np.sqrt(pred.variance / 4000))

@@ -81,7 +81,7 @@ def predict(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predic
     roles = set(node.parents)
     if roles == {"mean", "precision"}:
         return _location_scale(node, sampler)
-    if roles == {"probabilities"}:
+    if roles == {"probabilities"} and node.family.name == "Categorical":
         return _categorical(node, sampler)
     return _monte_carlo(node, sampler, draws, seed)
 
