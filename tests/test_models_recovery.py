@@ -66,6 +66,8 @@ def test_batch_fit_that_runs_out_of_iterations_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", vmp.ConvergenceWarning)
         models.linear_regression(np.eye(3), np.ones(3)).fit()
+        for tol in (0.0, -1.0):  # every sweep asked for: not a failure to converge
+            model.fit(iterations=5, tol=tol)
 
 
 def factorial_data(seed: int, n: int = 300, d: int = 8, k: int = 3):

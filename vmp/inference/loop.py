@@ -668,8 +668,9 @@ def fit(model, *, method: str = "batch", iterations: int | None = None, n_init: 
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
     resumed fit; default BATCH_ITERATIONS = 1000 for batch VMP, which warns with a
-    ConvergenceWarning when it ends there before ``tol`` unless tol=0, STOCHASTIC_ITERATIONS = 200 otherwise), ``seed``, ``init`` ('prior' or {name: initial mean}), ``executor`` (where the
-    sums over the data run; default vmp.Serial(), or vmp.Chunked() when observed data are out of
+    ConvergenceWarning when it ends there before ``tol`` unless tol <= 0;
+    STOCHASTIC_ITERATIONS = 200 otherwise), ``seed``, ``init`` ('prior' or {name: initial mean}),
+    ``executor`` (where the sums over the data run; default vmp.Serial(), or vmp.Chunked() when observed data are out of
     core), ``progress``, ``callback(t, fit)`` (returning False stops), ``checkpoint`` (a path written at the end, on interrupt and every
     ``checkpoint_every`` steps) and ``resume`` (a path, a FitResult or a Fit to continue from).
     ``n_init``: that many fits from seeds seed, seed + 1, ...; the one with the best final bound
@@ -692,10 +693,11 @@ def fit(model, *, method: str = "batch", iterations: int | None = None, n_init: 
     model.state = best.state
     if n_init > 1:
         best.extra["n_init_bounds"] = bounds
+    tol = 1e-6 if options.get("tol") is None else options["tol"]
     if method == "batch" and not best.converged and best.message == "reached the iteration limit" \
-            and options.get("tol", 1e-6) != 0 and len(best.elbo) > 1:
+            and tol > 0 and len(best.elbo) > 1:
         change = abs(best.elbo[-1] - best.elbo[-2]) / max(abs(best.elbo[-1]), 1e-300)
         warnings.warn(f"model '{model.name}': batch VMP reached iterations={best.iterations} with the relative "
-                      f"ELBO change {change:.2g} still above tol={options.get('tol', 1e-6):g}; q is not converged: "
+                      f"ELBO change {change:.2g} still above tol={tol:g}; q is not converged: "
                       f"pass a larger iterations= (or resume=result)", ConvergenceWarning, stacklevel=3)
     return best
