@@ -295,3 +295,20 @@ def test_poisson_factorization_recovers_the_rates():
     assert_converged(result)
     estimate = model["theta"].mean @ model["beta"].mean.T
     assert np.linalg.norm(estimate - rates) / np.linalg.norm(rates) < 0.15
+
+
+def test_n_init_escapes_the_local_optima_of_one_seed():
+    """LDA on corpus 0 and the factorial mixture on data set 2 stop at a local optimum from fit
+    seed 0 (topic L1 error 0.33, component error 2.7); the best bound of n_init=5 seeds recovers
+    both."""
+    d, w, c, beta = lda_corpus(0)
+    lda = models.lda(d, w, c, 3, n_words=30)
+    assert_converged(lda.fit(n_init=5))
+    p = matched(lda["beta"].mean, beta)
+    assert np.abs(lda["beta"].mean[p] - beta).sum(1).max() < 0.2
+
+    x, mu, _ = factorial_data(2)
+    fmm = models.factorial_mixture(x, 3)
+    assert_converged(fmm.fit(n_init=5))
+    p = matched(fmm["mu"].mean.T, mu.T)
+    assert np.abs(fmm["mu"].mean[:, p] - mu).max() < 0.2
