@@ -12,7 +12,8 @@ from .graph import (Bernoulli as Bernoulli, Beta as Beta, Binomial as Binomial,
                     Gaussian as Gaussian, Model as Model, Normal as Normal, Plate as Plate,
                     Wishart as Wishart, dot as dot)
 from .graph import Exponential as Exponential, Multinomial as Multinomial, Poisson as Poisson
-from .inference import DivergenceWarning as DivergenceWarning, ElboDecreaseWarning as ElboDecreaseWarning
+from .inference import ConvergenceWarning as ConvergenceWarning, DivergenceWarning as DivergenceWarning
+from .inference import ElboDecreaseWarning as ElboDecreaseWarning
 from .inference import Executor as Executor, Fit as Fit, FitResult as FitResult, Serial as Serial
 from .inference import Chunked as Chunked, DaskExecutor as DaskExecutor, State as State, load as load
 from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as PerNode

@@ -24,6 +24,7 @@ import numpy as np
 from .errors import GraphError
 from .graph.draws import align, draw, plates_of
 from .graph.expectations import FirstTwo, Inverse, Probabilities, expect, is_linear, is_point
+from .graph.nodes import Categorical as CategoricalNode
 
 
 @dataclass
@@ -81,7 +82,7 @@ def predict(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predic
     roles = set(node.parents)
     if roles == {"mean", "precision"}:
         return _location_scale(node, sampler)
-    if roles == {"probabilities"}:
+    if isinstance(node, CategoricalNode):  # a Multinomial's counts are not Categorical(E[p])
         return _categorical(node, sampler)
     return _monte_carlo(node, sampler, draws, seed)
 

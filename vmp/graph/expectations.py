@@ -46,10 +46,16 @@ class Statistic(ABC):
 
 class FirstTwo(Statistic):
     def node(self, node):
-        return tuple(np.asarray(m, float) for m in moments_of(node))
+        return _first_two(moments_of(node), node.family)
 
     def point(self, value, family, event_shape=()):
-        return tuple(np.asarray(m, float) for m in family.statistics(value, event_shape))
+        return _first_two(family.statistics(value, event_shape), family)
+
+
+def _first_two(stats, family) -> tuple:
+    """A binary family's one moment E[z] is also E[z^2] (z^2 = z: the factorial mixture's dot)."""
+    stats = tuple(np.asarray(m, float) for m in stats)
+    return stats * 2 if family.binary and len(stats) == 1 else stats
 
 
 class Inverse(Statistic):

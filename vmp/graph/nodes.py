@@ -293,6 +293,11 @@ class Poisson(Node):
         t = None if self._exposure is None else self._hyperparameter("exposure", self._exposure, ())
         return PoissonFactor((), t)
 
+    def conditional(self, parents):
+        """eta = log(exposure * rate)."""
+        rate = parents["rate"]
+        return self.family.natural_from(rate if self.factor.exposure is None else rate * self.factor.exposure)
+
     def _fill_value(self):
         return np.zeros(())
 
@@ -329,6 +334,9 @@ class Multinomial(Node):
         if k is None:
             raise ShapeError(f"node '{self.name}': cannot tell the number of categories from probabilities")
         return (k,)
+
+    def conditional(self, parents):
+        return self.family.natural_from(parents["probabilities"])
 
     def _fill_value(self):
         return np.zeros(self.event_shape)
@@ -372,6 +380,9 @@ class Bernoulli(Node):
     def __init__(self, name: str, probability: Any, *, observed=None, mask=None, weights=None):
         super().__init__(name, {"probability": probability}, observed, mask, weights)
 
+    def conditional(self, parents):
+        return self.family.natural_from(parents["probability"])
+
     def _fill_value(self):
         return np.zeros(())
 
@@ -401,6 +412,9 @@ class Binomial(Node):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.family = self.factor.child
+
+    def conditional(self, parents):
+        return self.family.natural_from(parents["probability"])
 
     def _fill_value(self):
         return np.zeros(())

@@ -140,7 +140,7 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
             selectors.append(expr.selector)
         if isinstance(expr, Dot):
             for n in random_nodes(expr):
-                if (n.family.location or n.family.allocates) and n.name not in done and not n.observed:
+                if (n.family.location or n.family.allocates) and n.name not in done and n.name in state.natural:
                     state = _set(state, n, n.family.perturb(state.natural[n.name], rng))
                     done.add(n.name)
     for z in sorted(selectors, key=engine.hidden.index, reverse=True):

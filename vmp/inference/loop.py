@@ -51,6 +51,15 @@ class DivergenceWarning(UserWarning):
     """A monitor with action='warn' saw a step or a bound that signals divergence."""
 
 
+class ConvergenceWarning(UserWarning):
+    """Batch VMP ran out of iterations before its bound met ``tol``: q is not at a fixed point."""
+
+
+#: the default ``iterations`` of ``fit``: batch VMP stops at ``tol`` (ARD factor analysis and
+#: Poisson factorization need 300 to 600 sweeps on small data); a stochastic fit runs them all
+BATCH_ITERATIONS, STOCHASTIC_ITERATIONS = 1000, 200
+
+
 class _Stop(Exception):
     """A monitor with action='stop' ended the run."""
 
@@ -754,7 +763,7 @@ class _Interrupts:
         return False
 
 
-def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1, **options) -> FitResult:
+def fit(model, *, method: str = "batch", iterations: int | None = None, n_init: int = 1, **options) -> FitResult:
     """Fit q by variational message passing.
 
     ``method="batch"`` (Winn & Bishop 2005, section 3.2): coordinate ascent, parents first; the
@@ -779,8 +788,10 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
     et al. 2013).
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
-    resumed fit), ``seed``, ``init`` ('prior' or {name: initial mean}), ``executor`` (where the
-    sums over the data run; default vmp.Serial(), or vmp.Chunked() when observed data are out of
+    resumed fit; default BATCH_ITERATIONS = 1000 for batch VMP, which warns with a
+    ConvergenceWarning when it ends there before ``tol`` unless tol <= 0;
+    STOCHASTIC_ITERATIONS = 200 otherwise), ``seed``, ``init`` ('prior' or {name: initial mean}),
+    ``executor`` (where the sums over the data run; default vmp.Serial(), or vmp.Chunked() when observed data are out of
     core), ``progress``, ``callback(t, fit)`` (returning False stops), ``checkpoint`` (a path written at the end, on interrupt and every
     ``checkpoint_every`` steps) and ``resume`` (a path, a FitResult or a Fit to continue from).
     ``n_init``: that many fits from seeds seed, seed + 1, ...; the one with the best final bound
@@ -791,6 +802,8 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
     if n_init > 1 and (options.get("resume") is not None or options.get("checkpoint") is not None):
         raise VMPError("n_init= restarts from new seeds: it does not combine with resume= or checkpoint=")
     seed = options.pop("seed", 0)
+    if iterations is None:
+        iterations = BATCH_ITERATIONS if method == "batch" else STOCHASTIC_ITERATIONS
     best, bounds = None, []
     for k in range(int(n_init)):
         result = Fit(model, method=method, iterations=iterations, seed=None if seed is None else seed + k,
@@ -801,4 +814,11 @@ def fit(model, *, method: str = "batch", iterations: int = 200, n_init: int = 1,
     model.state = best.state
     if n_init > 1:
         best.extra["n_init_bounds"] = bounds
+    tol = 1e-6 if options.get("tol") is None else options["tol"]
+    if method == "batch" and not best.converged and best.message == "reached the iteration limit" \
+            and tol > 0 and len(best.elbo) > 1:
+        change = abs(best.elbo[-1] - best.elbo[-2]) / max(abs(best.elbo[-1]), 1e-300)
+        warnings.warn(f"model '{model.name}': batch VMP reached iterations={best.iterations} with the relative "
+                      f"ELBO change {change:.2g} still above tol={tol:g}; q is not converged: "
+                      f"pass a larger iterations= (or resume=result)", ConvergenceWarning, stacklevel=3)
     return best
