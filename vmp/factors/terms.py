@@ -260,7 +260,7 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
     present = set("".join(s for _, s in inputs))
     kept = "".join(ch for ch in output if ch in present)
     if not inputs:
-        return np.ones(shape)
+        return np.broadcast_to(1.0, shape)
     arrays = [a for a, _ in inputs]
     subs = ",".join(s for _, s in inputs) + "->" + kept
     out = contract(subs, *arrays)
@@ -277,30 +277,35 @@ def compact(a: np.ndarray) -> np.ndarray:
     return a[tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(a.strides, a.shape))]
 
 
-def add_scaled(acc: np.ndarray, coef: float, grad: np.ndarray) -> np.ndarray:
-    """acc += coef * grad in place (acc is owned by the caller and has the full shape); a
-    broadcast grad is scaled before it is broadcast, so it costs one pass over acc. The same
-    numbers as acc + coef * grad."""
-    grad = compact(grad)
-    acc += grad if coef == 1.0 else coef * grad
-    return acc
+def scale(coef: float, a: np.ndarray) -> np.ndarray:
+    """coef * a, a broadcast array scaled at its own size (and broadcast again)."""
+    if coef == 1.0:
+        return a
+    small = compact(a)
+    return coef * a if small.size == a.size else np.broadcast_to(coef * small, a.shape)
 
 
-def weighted_sum(parts: list) -> np.ndarray:
-    """sum_i c_i g_i over (c_i, g_i) of one shape, as a new array: the full-size g_i in order
-    (one pass each), the broadcast ones summed at their own size and added in one pass."""
-    full = [(c, g) for c, g in parts if compact(g).size == g.size]
+def accumulate(grads: list) -> np.ndarray:
+    """sum_i g_i over partial derivatives of one shape (their coefficients already inside the
+    contractions): the full-size ones added in order into the first that owns its memory (a
+    fresh contraction result, reused as the sum; others are never written), the broadcast ones
+    summed at their own size and added in one pass."""
+    full = [g for g in grads if compact(g).size == g.size]
     small = None
-    for c, g in parts:
+    for g in grads:
         if compact(g).size != g.size:
-            small = c * compact(g) if small is None else small + c * compact(g)
+            small = compact(g) if small is None else small + compact(g)
     if not full:
-        out = np.empty(parts[0][1].shape)
+        out = np.empty(grads[0].shape)
         out[...] = small
         return out
-    out = full[0][0] * full[0][1]
-    for c, g in full[1:]:
-        out = add_scaled(out, c, g)
+    own = next((k for k, g in enumerate(full) if g.flags.owndata and g.flags.writeable and g.ndim), None)
+    if own is None:
+        out, rest = full[0] + 0.0, full[1:]
+    else:
+        out, rest = full[own], full[:own] + full[own + 1:]
+    for g in rest:
+        out += g
     if small is not None:
         out += small
     return out
