@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import string
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -208,6 +209,7 @@ class CompiledFactor:
         self.targets = [leaf for leaf in self._leaves.values() if leaf.target and id(leaf) in used]
         self._cache: dict = {}
         self._patterns: dict = {}
+        self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
 
@@ -416,6 +418,30 @@ class CompiledFactor:
         fixed[k] = (coef * fixed[k][0], fixed[k][1])
         return fixed, True
 
+    def _reduce_plates(self, inputs: list, output: str) -> list:
+        """The operands over the child's plates contracted first, over those plates, to what the
+        others and the output need; that sum (sum_n E[z_nk] x_n, sum_n E[z_nk], ...: small) is
+        kept by the identity of its operands, so the messages to several parents and the bound
+        that read the same data statistics between two updates of a local compute them once."""
+        summed = set(self.child_letters) - set(output)
+        local = [k for k, (_, letters) in enumerate(inputs) if summed & set(letters)]
+        if not local:
+            return inputs
+        rest = [inputs[k] for k in range(len(inputs)) if k not in local]
+        need = set(output).union(*(letters for _, letters in rest))
+        letters = "".join(dict.fromkeys(ch for k in local for ch in inputs[k][1] if ch in need))
+        key = (",".join(inputs[k][1] for k in local), letters)
+        arrays = [inputs[k][0] for k in local]
+        hit = self._reduced.get(key)
+        if hit is not None and len(hit[0]) == len(arrays) and all(r() is a for r, a in zip(hit[0], arrays)):
+            return rest + [(hit[1], letters)]
+        value = contract_to([inputs[k] for k in local], letters, ())
+        try:
+            self._reduced[key] = ([weakref.ref(a) for a in arrays], value)
+        except TypeError:  # an operand that cannot be referenced weakly: not kept
+            pass
+        return rest + [(value, letters)]
+
     def _fused(self, ops: list[Operand], weight, output: str, shape, target: Operand | None, ctx=None):
         """Two gathers over one data plate R (as in dot(u[rows], v[cols])) without forming
         per-datum moments: sum_r w_r A[rows_r] (x) B[cols_r] = A (x) (S B) with the sparse
@@ -481,6 +507,8 @@ class CompiledFactor:
             if fused is not None:
                 return scale(coef, fused), target is not None and isinstance(target.leaf, GatherLeaf)
         inputs, scaled = self._materialize(ops, weight, output, select or {}, ctx, coef)
+        if not restricted(ctx):  # a restricted context's moments may be written in place
+            inputs = self._reduce_plates(inputs, output)
         out = contract_to(inputs, output, shape)
         return (out if scaled else scale(coef, out)), False
 
