@@ -134,3 +134,18 @@ def test_accumulate_is_the_plain_sum(kinds):
     for k, (g, b) in enumerate(zip(parts, before)):
         assert np.array_equal(g, b) or (owned and k == owned[0] and out is g)
     assert not owned or out is parts[owned[0]]
+
+
+@pytest.mark.parametrize("subs", ["ab,bc->ac", "ab,bc->ca", "Aa,Ba->AB", "Aa,Ba->BA", "abc,cbd->ad", "abc,cbd->da",
+                                  "Bab,Aa,Bb->AB", "Bab,Aa,Ab->AB", "Aa,Ab,AB->Bab", "Bab,Bab->B", "ab,ab->a",
+                                  "aab,bc->ac", "ab,bc->abc", "ab,cd->abcd", "abc,bd->ad", "Aa,AB->aB"])
+def test_path_steps_by_matrix_products_equal_einsum(subs):
+    """Each pairwise step that is a matrix product goes to np.matmul in the order wanted; the
+    others (batch letters, repeated letters, letters summed from one operand, outer products)
+    stay with einsum: the result is einsum's."""
+    rng = np.random.default_rng(11)
+    size = dict(zip("abcdAB", (3, 4, 5, 2, 60, 6)))
+    inputs = subs.split("->")[0].split(",")
+    ops = [rng.normal(size=[size[ch] for ch in s]) for s in inputs]
+    path = np.einsum_path(subs, *ops, optimize="greedy")[0]
+    np.testing.assert_allclose(terms._run_path(subs, ops, path), np.einsum(subs, *ops), rtol=1e-12, atol=1e-12)

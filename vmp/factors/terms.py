@@ -218,17 +218,60 @@ def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
         return np.einsum(subscripts, *operands)
     if sym is None:
         def run(part):
-            return np.einsum(subscripts, *part, optimize=path)
+            return _run_path(subscripts, part, path)
         out = subscripts.split("->")[1]
     else:
         per_chunk = sym.mate is None or (letter is not None and letter in subscripts.split("->")[0].split(",")[sym.mate])
         mate = None if per_chunk else sym.pack(operands[sym.mate])
 
         def run(part):
-            return np.einsum(sym.subscripts, *sym.operands(part, mate), optimize=path)
+            return _run_path(sym.subscripts, sym.operands(part, mate), path)
         out = sym.subscripts.split("->")[1]
     r = run(operands) if letter is None else _chunked(subscripts, operands, letter, rows, run, out)
     return r if sym is None or sym.mate is not None else sym.unpack(r)
+
+
+def _run_path(subscripts: str, operands, path) -> np.ndarray:
+    """np.einsum(subscripts, *operands, optimize=path), each pairwise step that is a plain matrix
+    product (no letter repeated in an operand, none kept in both, none summed from one alone)
+    done by np.matmul on 2-D views with the result in the order the next step or the output
+    wants (einsum's own pairwise step may transpose the result or copy an operand)."""
+    inputs, output = subscripts.split("->")
+    ops = list(zip(operands, inputs.split(",")))
+    for step in path[1:]:
+        picked = [ops[k] for k in step]
+        for k in sorted(step, reverse=True):
+            del ops[k]
+        needed = set(output).union(*(letters for _, letters in ops))
+        letters = "".join(dict.fromkeys(ch for _, sl in picked for ch in sl if ch in needed))
+        if not ops and set(letters) == set(output):
+            letters = output
+        product = _matmul(*picked[0], *picked[1], letters) if len(picked) == 2 else None
+        if product is None:
+            product = np.einsum(",".join(sl for _, sl in picked) + "->" + letters, *[a for a, _ in picked])
+        ops.append((product, letters))
+    (result, letters), = ops
+    return result if letters == output else np.einsum(letters + "->" + output, result)
+
+
+def _matmul(a: np.ndarray, sa: str, b: np.ndarray, sb: str, out: str) -> np.ndarray | None:
+    """The contraction sa,sb->out as one matrix product, or None where it is not one."""
+    if len(set(sa)) != len(sa) or len(set(sb)) != len(sb) or len(set(out)) != len(out):
+        return None
+    summed = [ch for ch in sa if ch in sb and ch not in out]
+    ka = [ch for ch in sa if ch not in sb]
+    kb = [ch for ch in sb if ch not in sa]
+    if not summed or any(ch not in out for ch in ka + kb) or len(ka) + len(kb) != len(out):
+        return None
+    if out == "".join(kb + ka):
+        a, sa, b, sb, ka, kb = b, sb, a, sa, kb, ka
+    elif out != "".join(ka + kb):
+        return None
+    size = {ch: n for ch, n in zip(sa + sb, a.shape + b.shape)}
+    n_sum = int(np.prod([size[ch] for ch in summed]))
+    left = a.transpose([sa.index(ch) for ch in ka + summed]).reshape(-1, n_sum)
+    right = b.transpose([sb.index(ch) for ch in summed + kb]).reshape(n_sum, -1)
+    return np.matmul(left, right).reshape([size[ch] for ch in out])
 
 
 def _chunked(subscripts: str, operands, letter: str, rows: int, run, output: str) -> np.ndarray:
