@@ -134,6 +134,8 @@ def test_accumulate_is_the_plain_sum(kinds):
     for k, (g, b) in enumerate(zip(parts, before)):
         assert np.array_equal(g, b) or (owned and k == owned[0] and out is g)
     assert not owned or out is parts[owned[0]]
+    if all(terms.compact(g).size < g.size for g in parts):
+        assert terms.compact(out).size < out.size  # broadcast parts sum to a broadcast
 
 
 @pytest.mark.parametrize("subs", ["ab,bc->ac", "ab,bc->ca", "Aa,Ba->AB", "Aa,Ba->BA", "abc,cbd->ad", "abc,cbd->da",

@@ -332,16 +332,14 @@ def accumulate(grads: list) -> np.ndarray:
     """sum_i g_i over partial derivatives of one shape (their coefficients already inside the
     contractions): the full-size ones added in order into the first that owns its memory (a
     fresh contraction result, reused as the sum; others are never written), the broadcast ones
-    summed at their own size and added in one pass."""
+    summed at their own size and added in one pass (only broadcast ones: their sum, broadcast)."""
     full = [g for g in grads if compact(g).size == g.size]
     small = None
     for g in grads:
         if compact(g).size != g.size:
             small = compact(g) if small is None else small + compact(g)
     if not full:
-        out = np.empty(grads[0].shape)
-        out[...] = small
-        return out
+        return np.broadcast_to(small, grads[0].shape)
     own = next((k for k, g in enumerate(full) if g.flags.owndata and g.flags.writeable and g.ndim), None)
     if own is None:
         out, rest = full[0] + 0.0, full[1:]

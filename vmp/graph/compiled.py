@@ -418,11 +418,12 @@ class CompiledFactor:
         fixed[k] = (coef * fixed[k][0], fixed[k][1])
         return fixed, True
 
-    def _reduce_plates(self, inputs: list, output: str) -> list:
+    def _reduce_plates(self, inputs: list, output: str, keep: bool = True) -> list:
         """The operands over the child's plates contracted first, over those plates, to what the
         others and the output need; that sum (sum_n E[z_nk] x_n, sum_n E[z_nk], ...: small) is
         kept by the identity of its operands, so the messages to several parents and the bound
-        that read the same data statistics between two updates of a local compute them once."""
+        that read the same data statistics between two updates of a local compute them once
+        (not ``keep``: not kept, as a restricted context's moments may be written in place)."""
         summed = set(self.child_letters) - set(output)
         local = [k for k, (_, letters) in enumerate(inputs) if summed & set(letters)]
         if not local:
@@ -432,10 +433,12 @@ class CompiledFactor:
         letters = "".join(dict.fromkeys(ch for k in local for ch in inputs[k][1] if ch in need))
         key = (",".join(inputs[k][1] for k in local), letters)
         arrays = [inputs[k][0] for k in local]
-        hit = self._reduced.get(key)
+        hit = self._reduced.get(key) if keep else None
         if hit is not None and len(hit[0]) == len(arrays) and all(r() is a for r, a in zip(hit[0], arrays)):
             return rest + [(hit[1], letters)]
         value = contract_to([inputs[k] for k in local], letters, ())
+        if not keep:
+            return rest + [(value, letters)]
         try:
             self._reduced[key] = ([weakref.ref(a) for a in arrays], value)
         except TypeError:  # an operand that cannot be referenced weakly: not kept
@@ -507,8 +510,7 @@ class CompiledFactor:
             if fused is not None:
                 return scale(coef, fused), target is not None and isinstance(target.leaf, GatherLeaf)
         inputs, scaled = self._materialize(ops, weight, output, select or {}, ctx, coef)
-        if not restricted(ctx):  # a restricted context's moments may be written in place
-            inputs = self._reduce_plates(inputs, output)
+        inputs = self._reduce_plates(inputs, output, keep=not restricted(ctx))
         out = contract_to(inputs, output, shape)
         return (out if scaled else scale(coef, out)), False
 
