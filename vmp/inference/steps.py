@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..factors.terms import inner_product
 from ..graph.leaves import Context, per_datapoint
 from . import local_pair
 from .engine import Engine
@@ -284,6 +285,9 @@ def relative_change(old, new) -> float:
     """||lambda_new - lambda_old|| / ||lambda_old||."""
     if hasattr(new, "relative_change"):  # an executor's handle: summed where the rows are
         return new.relative_change(old)
-    num = sum(float(np.sum((a - b) ** 2)) for a, b in zip(old, new))
-    den = sum(float(np.sum(a ** 2)) for a in old)
+    num = den = 0.0
+    for a, b in zip(old, new):
+        d = np.subtract(a, b)
+        num += inner_product(d, d)
+        den += inner_product(a, a)
     return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
