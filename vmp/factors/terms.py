@@ -322,8 +322,8 @@ def compact(a: np.ndarray) -> np.ndarray:
 
 def scale(coef: float, a: np.ndarray) -> np.ndarray:
     """coef * a, a broadcast array scaled at its own size (and broadcast again)."""
-    if coef == 1.0:
-        return a
+    if coef == 1.0 or a.size <= DIRECT:
+        return a if coef == 1.0 else coef * a
     small = compact(a)
     return coef * a if small.size == a.size else np.broadcast_to(coef * small, a.shape)
 
@@ -332,7 +332,13 @@ def accumulate(grads: list) -> np.ndarray:
     """sum_i g_i over partial derivatives of one shape (their coefficients already inside the
     contractions): the full-size ones added in order into the first that owns its memory (a
     fresh contraction result, reused as the sum; others are never written), the broadcast ones
-    summed at their own size and added in one pass (only broadcast ones: their sum, broadcast)."""
+    summed at their own size and added in one pass (only broadcast ones: their sum, broadcast).
+    At most DIRECT elements: a new array, the plain sum."""
+    if grads[0].size <= DIRECT:
+        out = grads[0] + 0.0 if len(grads) == 1 else grads[0] + grads[1]
+        for g in grads[2:]:
+            out += g
+        return out
     full = [g for g in grads if compact(g).size == g.size]
     small = None
     for g in grads:

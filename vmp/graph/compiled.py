@@ -10,6 +10,7 @@ the term without that operand (Winn & Bishop eq. (5)); the ELBO term is the full
 from __future__ import annotations
 
 import itertools
+import math
 import string
 import weakref
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import GraphError
-from ..factors.terms import Term, accumulate, contract_to, inner_product, scale
+from ..factors.terms import DIRECT, Term, accumulate, contract_to, inner_product, scale
 from .allocation import AllocationLeaf
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
 from .leaves import ConstLeaf, Context, EventGatherLeaf, GatherLeaf, Leaf, NodeLeaf, moments_of, restricted
@@ -410,7 +411,9 @@ class CompiledFactor:
         if coef == 1.0:
             return fixed, True
         sizes = {ch: n for v, letters in fixed for ch, n in zip(letters, np.shape(v))}
-        out_size = np.prod([sizes[ch] for ch in output if ch in sizes])
+        out_size = math.prod(sizes[ch] for ch in output if ch in sizes)
+        if out_size <= DIRECT:
+            return fixed, False
         once = [k for k, (v, _) in enumerate(fixed) if sum(u is v for u, _ in fixed) == 1]
         k = min(once, key=lambda k: np.size(fixed[k][0]), default=None)
         if k is None or np.size(fixed[k][0]) >= out_size:
@@ -426,7 +429,7 @@ class CompiledFactor:
         (not ``keep``: not kept, as a restricted context's moments may be written in place)."""
         summed = set(self.child_letters) - set(output)
         local = [k for k, (_, letters) in enumerate(inputs) if summed & set(letters)]
-        if not local:
+        if not local or sum(np.size(inputs[k][0]) for k in local) <= DIRECT:
             return inputs
         rest = [inputs[k] for k in range(len(inputs)) if k not in local]
         need = set(output).union(*(letters for _, letters in rest))
