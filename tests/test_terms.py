@@ -153,3 +153,19 @@ def test_path_steps_by_matrix_products_equal_einsum(subs):
     ops = [rng.normal(size=[size[ch] for ch in s]) for s in inputs]
     path = np.einsum_path(subs, *ops, optimize="greedy")[0]
     np.testing.assert_allclose(terms._run_path(subs, ops, path), np.einsum(subs, *ops), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, small", [((50_000, 10), (1, 10)), ((50_000, 10), (1, 1)), ((3_000, 10, 4), (1, 10, 4)),
+                                          ((3_000, 10, 4), (1, 1, 4)), ((3_000, 10, 4), (1, 10, 1)),
+                                          ((50_000, 7), (50_000, 1)), ((30, 10), (1, 10)), ((40_001, 3), (1, 3))])
+def test_plus_adds_a_broadcast_by_long_rows_with_the_same_bits(shape, small):
+    """a + b where one side is a broadcast: the same bits as numpy's a + b, either way round,
+    into a new array or in place."""
+    rng = np.random.default_rng(12)
+    full = rng.normal(size=shape)
+    b = np.broadcast_to(rng.normal(size=small), shape)
+    np.testing.assert_array_equal(terms.plus(full, b), full + b)
+    np.testing.assert_array_equal(terms.plus(b, full), b + full)
+    expected = full + b
+    assert terms.plus(full, b, out=full) is full
+    np.testing.assert_array_equal(full, expected)

@@ -11,6 +11,7 @@ operand removed. Messages and the ELBO therefore come from a single definition.
 """
 from __future__ import annotations
 
+import math
 import string
 from dataclasses import dataclass, field
 
@@ -328,6 +329,36 @@ def scale(coef: float, a: np.ndarray) -> np.ndarray:
     return coef * a if small.size == a.size else np.broadcast_to(coef * small, a.shape)
 
 
+def _rows_of(full: np.ndarray, small: np.ndarray):
+    """``full`` (C-ordered) and ``small`` (broadcast over leading axes only) as a matrix with
+    rows of at least 64 elements and one such row of ``small``, tiled (numpy's elementwise
+    loops are several times slower on a short inner axis); None where the shapes do not allow."""
+    tail = small.shape[next((i for i, n in enumerate(small.shape) if n != 1), small.ndim):]
+    width = math.prod(tail)
+    if (not full.flags.c_contiguous or small.ndim != full.ndim or width == 0
+            or full.shape[full.ndim - len(tail):] != tail):
+        return None
+    reps = max(1, 64 // width)
+    while reps > 1 and full.size % (width * reps):
+        reps -= 1
+    return full.reshape(-1, width * reps), np.tile(small.reshape(-1), reps)
+
+
+def plus(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """a + b of one shape (into ``out``, which may be a or b); where one is a broadcast of a
+    smaller array and the other is not, it is added a long row at a time (_rows_of)."""
+    if a.shape == b.shape and a.size > DIRECT:
+        for full, other in ((a, b), (b, a)):
+            small = compact(other)
+            if small.size < other.size and compact(full).size == full.size:
+                rows = _rows_of(full, small)
+                if rows is not None:
+                    target = np.empty(full.shape) if out is None else out
+                    np.add(rows[0], rows[1], out=target.reshape(rows[0].shape))
+                    return target
+    return np.add(a, b, out=out)
+
+
 def accumulate(grads: list) -> np.ndarray:
     """sum_i g_i over partial derivatives of one shape (their coefficients already inside the
     contractions): the full-size ones added in order into the first that owns its memory (a
@@ -354,7 +385,7 @@ def accumulate(grads: list) -> np.ndarray:
     for g in rest:
         out += g
     if small is not None:
-        out += small
+        plus(out, np.broadcast_to(small, out.shape), out=out)
     return out
 
 
