@@ -79,14 +79,8 @@ def test_plan_cache_is_bounded(monkeypatch):
     assert [k[1] for k in terms._PLANS] == [(30, 200), (40, 200), (50, 200)]
 
 
-def test_add_scaled_equals_plain_sum_bit_for_bit():
-    rng = np.random.default_rng(3)
-    acc = rng.normal(size=(50, 4))
-    small = rng.normal(size=4)
-    dense = rng.normal(size=(50, 4))
-    expected = (acc + 0.5 * np.broadcast_to(small, (50, 4))) - 2.0 * dense
-    got = terms.add_scaled(terms.add_scaled(acc.copy(), 0.5, np.broadcast_to(small, (50, 4))), -2.0, dense)
-    np.testing.assert_array_equal(got, expected)
+def test_compact_keeps_the_broadcast_source():
+    small = np.arange(4.0)
     assert terms.compact(np.broadcast_to(small[:, None], (4, 50))).shape == (4, 1)
 
 
@@ -113,10 +107,14 @@ def test_symmetric_pairs_keep_float32(monkeypatch, subs):
     np.testing.assert_allclose(got, np.einsum(subs, *[o.astype(float) for o in ops]), rtol=1e-4, atol=1e-3)
 
 
-@pytest.mark.parametrize("kinds", ["full", "broadcast", "full broadcast full", "broadcast full broadcast", "scalar scalar"])
-def test_weighted_sum_is_the_plain_sum(kinds):
-    """sum_i c_i g_i of full and broadcast partial derivatives (and 0-d ones), as a new array."""
-    from vmp.factors.terms import weighted_sum
+@pytest.mark.parametrize("kinds", ["full", "broadcast", "full broadcast full", "broadcast full broadcast",
+                                   "scalar scalar", "view full", "view view broadcast"])
+@pytest.mark.parametrize("n", [50, 50_000])
+def test_accumulate_is_the_plain_sum(kinds, n):
+    """sum_i g_i of full and broadcast partial derivatives (and 0-d ones): written into a full
+    array that owns its memory, never into a view or a broadcast (they may be moments); small
+    ones (at most DIRECT elements) into a new array."""
+    from vmp.factors.terms import accumulate
 
     rng = np.random.default_rng(0)
     parts = []
@@ -124,15 +122,89 @@ def test_weighted_sum_is_the_plain_sum(kinds):
         if kind == "scalar":
             g = np.asarray(rng.normal())
         elif kind == "full":
-            g = rng.normal(size=(50, 4))
+            g = rng.normal(size=(n, 4))
+        elif kind == "view":
+            g = rng.normal(size=(n, 8))[:, ::2]
         else:
-            g = np.broadcast_to(rng.normal(size=(1, 4)) if i % 2 else rng.normal(size=(50, 1)), (50, 4))
-        parts.append((rng.normal(), g))
-    before = [g.copy() for _, g in parts]
-    out = weighted_sum(parts)
-    np.testing.assert_allclose(out, sum(c * g for c, g in parts), rtol=1e-13)
-    assert all(np.array_equal(g, b) for (_, g), b in zip(parts, before))
-    assert all(out is not g for _, g in parts)
+            g = np.broadcast_to(rng.normal(size=(1, 4)) if i % 2 else rng.normal(size=(n, 1)), (n, 4))
+        parts.append(g)
+    expected = sum(g.copy() for g in parts)
+    before = [g.copy() for g in parts]
+    owned = [k for k, g in enumerate(parts) if g.flags.owndata and g.ndim and g.size > terms.DIRECT]
+    out = accumulate(parts)
+    np.testing.assert_allclose(out, expected, rtol=1e-13, atol=1e-13)
+    for k, (g, b) in enumerate(zip(parts, before)):
+        assert np.array_equal(g, b) or (owned and k == owned[0] and out is g)
+    assert not owned or out is parts[owned[0]]
+    if n > terms.DIRECT and all(terms.compact(g).size < g.size for g in parts):
+        assert terms.compact(out).size < out.size  # broadcast parts sum to a broadcast
+
+
+@pytest.mark.parametrize("subs", ["ab,bc->ac", "ab,bc->ca", "Aa,Ba->AB", "Aa,Ba->BA", "abc,cbd->ad", "abc,cbd->da",
+                                  "Bab,Aa,Bb->AB", "Bab,Aa,Ab->AB", "Aa,Ab,AB->Bab", "Bab,Bab->B", "ab,ab->a",
+                                  "aab,bc->ac", "ab,bc->abc", "ab,cd->abcd", "abc,bd->ad", "Aa,AB->aB"])
+def test_path_steps_by_matrix_products_equal_einsum(subs):
+    """Each pairwise step that is a matrix product goes to np.matmul in the order wanted; the
+    others (batch letters, repeated letters, letters summed from one operand, outer products)
+    stay with einsum: the result is einsum's."""
+    rng = np.random.default_rng(11)
+    size = dict(zip("abcdAB", (3, 4, 5, 2, 60, 6)))
+    inputs = subs.split("->")[0].split(",")
+    ops = [rng.normal(size=[size[ch] for ch in s]) for s in inputs]
+    path = np.einsum_path(subs, *ops, optimize="greedy")[0]
+    np.testing.assert_allclose(terms._run_path(subs, ops, path), np.einsum(subs, *ops), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, small", [((50_000, 10), (1, 10)), ((50_000, 10), (1, 1)), ((3_000, 10, 4), (1, 10, 4)),
+                                          ((3_000, 10, 4), (1, 1, 4)), ((3_000, 10, 4), (1, 10, 1)),
+                                          ((50_000, 7), (50_000, 1)), ((30, 10), (1, 10)), ((40_001, 3), (1, 3))])
+def test_plus_adds_a_broadcast_by_long_rows_with_the_same_bits(shape, small):
+    """a + b where one side is a broadcast: the same bits as numpy's a + b, either way round,
+    into a new array or in place."""
+    rng = np.random.default_rng(12)
+    full = rng.normal(size=shape)
+    b = np.broadcast_to(rng.normal(size=small), shape)
+    np.testing.assert_array_equal(terms.plus(full, b), full + b)
+    np.testing.assert_array_equal(terms.plus(b, full), b + full)
+    expected = full + b
+    assert terms.plus(full, b, out=full) is full
+    np.testing.assert_array_equal(full, expected)
+
+
+def test_large_plate_paths_give_the_plain_messages_and_bound(monkeypatch):
+    """Above DIRECT elements a message's coefficients go into its contractions, its partial
+    derivatives are summed in place, the data plate's sums are kept between updates and the bound
+    reuses the summed messages: the messages and the bound of a mixture with N x K > DIRECT equal
+    those computed with all of that switched off (DIRECT above every size)."""
+    import vmp.graph.compiled as compiled
+    from models import gaussian_mixture
+    from vmp.graph.leaves import Context
+    from vmp.inference.engine import Engine
+
+    rng = np.random.default_rng(13)
+    x = np.concatenate([rng.normal(loc=c, size=(1500, 3)) for c in (-4.0, 0.0, 4.0)])
+    model = gaussian_mixture(x, 12)
+    model.fit(iterations=3, seed=0, progress=False)
+
+    def sweep():
+        engine = Engine(model)
+        state = model.state
+        out = []
+        for node in engine.schedule():
+            for f in engine.touching[node.name]:
+                out.extend(f.messages(node, engine.factor_weight(f), ctx=Context(state=state)))
+            new, moments = engine.coordinate(state, node)
+            state = state.updated({node.name: (new, moments)})
+        return out, engine.elbo(state)
+
+    fast, bound = sweep()
+    assert model["z"].plate_shape[0] * 12 > terms.DIRECT
+    monkeypatch.setattr(terms, "DIRECT", 10**12)
+    monkeypatch.setattr(compiled, "DIRECT", 10**12)
+    plain, plain_bound = sweep()
+    for a, b in zip(fast, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-8)
+    assert bound == pytest.approx(plain_bound, rel=1e-12)
 
 
 def test_array_times_scalar_is_einsum_bit_for_bit():

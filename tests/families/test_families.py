@@ -333,3 +333,21 @@ def test_categorical_kernels_keep_their_numbers():
     np.testing.assert_array_equal(Categorical.moments((e,))[0], p)
     np.testing.assert_array_equal(Categorical.entropy((e,)), -np.sum(p * np.log(np.where(p > 0, p, 1.0)), axis=-1))
     assert Categorical.valid((e,)).all()
+
+
+@pytest.mark.parametrize("with_zero", [False, True], ids=["finite", "p_k=0"])
+def test_categorical_entropy_from_the_softmax_normalizer(with_zero):
+    """A large q's entropy reads the log-normalizer its softmax kept, A(eta) - <eta, p>; it equals
+    -sum_k p_k log p_k (an eta of -inf takes the direct form), and a p that is not the kept one
+    (another array, or q's natural parameters changed) is computed directly."""
+    rng = np.random.default_rng(9)
+    e = rng.normal(size=(20000, 10)) * 30 - 500.0
+    if with_zero:
+        e[3, 2] = -np.inf
+    p = Categorical.moments((e,))[0]
+    plogp = np.where(p > 0, p, 1.0)
+    direct = -np.sum(p * np.log(plogp), axis=-1)
+    np.testing.assert_allclose(Categorical.entropy((e,), (p,)), direct, rtol=1e-9, atol=1e-10)
+    assert not p.flags.writeable  # what the entropy reads stays the softmax of e
+    other = e + rng.normal(size=e.shape)
+    np.testing.assert_allclose(Categorical.entropy((other,), (p,)), direct, rtol=1e-9, atol=1e-10)

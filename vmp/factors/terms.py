@@ -11,6 +11,7 @@ operand removed. Messages and the ELBO therefore come from a single definition.
 """
 from __future__ import annotations
 
+import math
 import string
 from dataclasses import dataclass, field
 
@@ -218,17 +219,60 @@ def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
         return np.einsum(subscripts, *operands)
     if sym is None:
         def run(part):
-            return np.einsum(subscripts, *part, optimize=path)
+            return _run_path(subscripts, part, path)
         out = subscripts.split("->")[1]
     else:
         per_chunk = sym.mate is None or (letter is not None and letter in subscripts.split("->")[0].split(",")[sym.mate])
         mate = None if per_chunk else sym.pack(operands[sym.mate])
 
         def run(part):
-            return np.einsum(sym.subscripts, *sym.operands(part, mate), optimize=path)
+            return _run_path(sym.subscripts, sym.operands(part, mate), path)
         out = sym.subscripts.split("->")[1]
     r = run(operands) if letter is None else _chunked(subscripts, operands, letter, rows, run, out)
     return r if sym is None or sym.mate is not None else sym.unpack(r)
+
+
+def _run_path(subscripts: str, operands, path) -> np.ndarray:
+    """np.einsum(subscripts, *operands, optimize=path), each pairwise step that is a plain matrix
+    product (no letter repeated in an operand, none kept in both, none summed from one alone)
+    done by np.matmul on 2-D views with the result in the order the next step or the output
+    wants (einsum's own pairwise step may transpose the result or copy an operand)."""
+    inputs, output = subscripts.split("->")
+    ops = list(zip(operands, inputs.split(",")))
+    for step in path[1:]:
+        picked = [ops[k] for k in step]
+        for k in sorted(step, reverse=True):
+            del ops[k]
+        needed = set(output).union(*(letters for _, letters in ops))
+        letters = "".join(dict.fromkeys(ch for _, sl in picked for ch in sl if ch in needed))
+        if not ops and set(letters) == set(output):
+            letters = output
+        product = _matmul(*picked[0], *picked[1], letters) if len(picked) == 2 else None
+        if product is None:
+            product = np.einsum(",".join(sl for _, sl in picked) + "->" + letters, *[a for a, _ in picked])
+        ops.append((product, letters))
+    (result, letters), = ops
+    return result if letters == output else np.einsum(letters + "->" + output, result)
+
+
+def _matmul(a: np.ndarray, sa: str, b: np.ndarray, sb: str, out: str) -> np.ndarray | None:
+    """The contraction sa,sb->out as one matrix product, or None where it is not one."""
+    if len(set(sa)) != len(sa) or len(set(sb)) != len(sb) or len(set(out)) != len(out):
+        return None
+    summed = [ch for ch in sa if ch in sb and ch not in out]
+    ka = [ch for ch in sa if ch not in sb]
+    kb = [ch for ch in sb if ch not in sa]
+    if not summed or any(ch not in out for ch in ka + kb) or len(ka) + len(kb) != len(out):
+        return None
+    if out == "".join(kb + ka):
+        a, sa, b, sb, ka, kb = b, sb, a, sa, kb, ka
+    elif out != "".join(ka + kb):
+        return None
+    size = {ch: n for ch, n in zip(sa + sb, a.shape + b.shape)}
+    n_sum = int(np.prod([size[ch] for ch in summed]))
+    left = a.transpose([sa.index(ch) for ch in ka + summed]).reshape(-1, n_sum)
+    right = b.transpose([sb.index(ch) for ch in summed + kb]).reshape(n_sum, -1)
+    return np.matmul(left, right).reshape([size[ch] for ch in out])
 
 
 def _chunked(subscripts: str, operands, letter: str, rows: int, run, output: str) -> np.ndarray:
@@ -260,7 +304,7 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
     present = set("".join(s for _, s in inputs))
     kept = "".join(ch for ch in output if ch in present)
     if not inputs:
-        return np.ones(shape)
+        return np.broadcast_to(1.0, shape)
     arrays = [a for a, _ in inputs]
     subs = ",".join(s for _, s in inputs) + "->" + kept
     if len(inputs) == 2 and inputs[0][1] == kept and inputs[1][1] == "" and np.ndim(arrays[1]) == 0:
@@ -280,32 +324,71 @@ def compact(a: np.ndarray) -> np.ndarray:
     return a[tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(a.strides, a.shape))]
 
 
-def add_scaled(acc: np.ndarray, coef: float, grad: np.ndarray) -> np.ndarray:
-    """acc += coef * grad in place (acc is owned by the caller and has the full shape); a
-    broadcast grad is scaled before it is broadcast, so it costs one pass over acc. The same
-    numbers as acc + coef * grad."""
-    grad = compact(grad)
-    acc += grad if coef == 1.0 else coef * grad
-    return acc
+def scale(coef: float, a: np.ndarray) -> np.ndarray:
+    """coef * a, a broadcast array scaled at its own size (and broadcast again)."""
+    if coef == 1.0 or a.size <= DIRECT:
+        return a if coef == 1.0 else coef * a
+    small = compact(a)
+    return coef * a if small.size == a.size else np.broadcast_to(coef * small, a.shape)
 
 
-def weighted_sum(parts: list) -> np.ndarray:
-    """sum_i c_i g_i over (c_i, g_i) of one shape, as a new array: the full-size g_i in order
-    (one pass each), the broadcast ones summed at their own size and added in one pass."""
-    full = [(c, g) for c, g in parts if compact(g).size == g.size]
-    small = None
-    for c, g in parts:
-        if compact(g).size != g.size:
-            small = c * compact(g) if small is None else small + c * compact(g)
-    if not full:
-        out = np.empty(parts[0][1].shape)
-        out[...] = small
+def _rows_of(full: np.ndarray, small: np.ndarray):
+    """``full`` (C-ordered) and ``small`` (broadcast over leading axes only) as a matrix with
+    rows of at least 64 elements and one such row of ``small``, tiled (numpy's elementwise
+    loops are several times slower on a short inner axis); None where the shapes do not allow."""
+    tail = small.shape[next((i for i, n in enumerate(small.shape) if n != 1), small.ndim):]
+    width = math.prod(tail)
+    if (not full.flags.c_contiguous or small.ndim != full.ndim or width == 0
+            or full.shape[full.ndim - len(tail):] != tail):
+        return None
+    reps = max(1, 64 // width)
+    while reps > 1 and full.size % (width * reps):
+        reps -= 1
+    return full.reshape(-1, width * reps), np.tile(small.reshape(-1), reps)
+
+
+def plus(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """a + b of one shape (into ``out``, which may be a or b); where one is a broadcast of a
+    smaller array and the other is not, it is added a long row at a time (_rows_of)."""
+    if a.shape == b.shape and a.size > DIRECT:
+        for full, other in ((a, b), (b, a)):
+            small = compact(other)
+            if small.size < other.size and compact(full).size == full.size:
+                rows = _rows_of(full, small)
+                if rows is not None:
+                    target = np.empty(full.shape) if out is None else out
+                    np.add(rows[0], rows[1], out=target.reshape(rows[0].shape))
+                    return target
+    return np.add(a, b, out=out)
+
+
+def accumulate(grads: list) -> np.ndarray:
+    """sum_i g_i over partial derivatives of one shape (their coefficients already inside the
+    contractions): the full-size ones added in order into the first that owns its memory (a
+    fresh contraction result, reused as the sum; others are never written), the broadcast ones
+    summed at their own size and added in one pass (only broadcast ones: their sum, broadcast).
+    At most DIRECT elements: a new array, the plain sum."""
+    if grads[0].size <= DIRECT:
+        out = grads[0] + 0.0 if len(grads) == 1 else grads[0] + grads[1]
+        for g in grads[2:]:
+            out += g
         return out
-    out = full[0][0] * full[0][1]
-    for c, g in full[1:]:
-        out = add_scaled(out, c, g)
+    full = [g for g in grads if compact(g).size == g.size]
+    small = None
+    for g in grads:
+        if compact(g).size != g.size:
+            small = compact(g) if small is None else small + compact(g)
+    if not full:
+        return np.broadcast_to(small, grads[0].shape)
+    own = next((k for k, g in enumerate(full) if g.flags.owndata and g.flags.writeable and g.ndim), None)
+    if own is None:
+        out, rest = full[0] + 0.0, full[1:]
+    else:
+        out, rest = full[own], full[:own] + full[own + 1:]
+    for g in rest:
+        out += g
     if small is not None:
-        out += small
+        plus(out, np.broadcast_to(small, out.shape), out=out)
     return out
 
 

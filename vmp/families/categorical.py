@@ -1,6 +1,8 @@
 """Categorical(z | p) over K categories: eta = log p (up to a constant), u = one-hot(z)."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from . import constraints
@@ -17,6 +19,23 @@ def _max_last(e: np.ndarray) -> np.ndarray:
     for k in range(1, e.shape[-1]):
         np.maximum(m, e[..., k:k + 1], out=m)
     return m
+
+
+#: (weak eta, weak p, max_k eta, log sum_k exp(eta_k - max)) of the last large softmaxes: the
+#: entropy of the q whose moments they gave reads its log-normalizer here
+_NORMALIZERS: list = []
+
+
+def _remember(eta: np.ndarray, p: np.ndarray, m: np.ndarray, log_s: np.ndarray) -> None:
+    _NORMALIZERS.insert(0, (weakref.ref(eta), weakref.ref(p), m, log_s))
+    del _NORMALIZERS[2:]
+
+
+def _normalizer(eta: np.ndarray, p: np.ndarray):
+    for e, q, m, log_s in _NORMALIZERS:
+        if e() is eta and q() is p:
+            return m, log_s
+    return None
 
 
 class Categorical(Family):
@@ -48,8 +67,19 @@ class Categorical(Family):
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
         """p = softmax(eta), shifted by the largest eta of each element."""
-        p = cls.shifted_exp(natural[0])
-        p /= sum_last(p)[..., None]
+        eta = natural[0]
+        if eta.size <= SUM_BLAS:
+            p = cls.shifted_exp(eta)
+            p /= sum_last(p)[..., None]
+            return (p,)
+        m = _max_last(eta)
+        p = eta - m
+        np.exp(p, out=p)
+        s = sum_last(p)
+        p /= s[..., None]
+        p.flags.writeable = False  # what _NORMALIZERS keeps for p stays true of p
+        with np.errstate(divide="ignore"):
+            _remember(eta, p, m[..., 0], np.log(s))
         return (p,)
 
     @classmethod
@@ -61,8 +91,16 @@ class Categorical(Family):
 
     @classmethod
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
-        """-sum_k p_k log p_k, with 0 log 0 = 0."""
+        """-sum_k p_k log p_k, with 0 log 0 = 0; for the q whose moments were just computed,
+        A(eta) - <eta, p> = log s - sum_k p_k (eta_k - m) with m = max_k eta_k and
+        s = sum_k exp(eta_k - m) kept from the softmax (no logarithm over the categories)."""
         p = cls.moments(natural)[0] if moments is None else moments[0]
+        known = _normalizer(natural[0], p)
+        if known is not None:
+            m, log_s = known
+            h = log_s - (np.einsum("...k,...k->...", natural[0], p) - m)
+            if np.isfinite(h).all():  # an eta of -inf (p_k = 0) takes the direct form
+                return h
         plogp = np.where(p > 0, p, 1.0)
         np.log(plogp, out=plogp)
         plogp *= p

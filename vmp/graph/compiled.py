@@ -10,14 +10,16 @@ the term without that operand (Winn & Bishop eq. (5)); the ELBO term is the full
 from __future__ import annotations
 
 import itertools
+import math
 import string
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import GraphError
-from ..factors.terms import Term, contract_to, inner_product, weighted_sum
+from ..factors.terms import DIRECT, Term, accumulate, contract_to, inner_product, scale
 from .allocation import AllocationLeaf
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
 from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf, moments_of,
@@ -214,6 +216,8 @@ class CompiledFactor:
         self._products: dict = {}
         self._constant: dict = {}
         self._constant_terms: dict = {}
+        self._grads: dict = {}  # per term: the last partial derivative and the moments it came from
+        self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
 
@@ -387,9 +391,11 @@ class CompiledFactor:
             return len(ctx.subset[self.plate_of[ch]])
         return self.sizes[ch]
 
-    def _materialize(self, ops: list[Operand], weight, output: str, select: dict, ctx=None):
+    def _materialize(self, ops: list[Operand], weight, output: str, select: dict, ctx=None, coef: float = 1.0):
         """Operand arrays with their letters; selected letters are fixed at an index. Operands
-        reading one leaf component share one array (so that contract sees x (x) x as such)."""
+        reading one leaf component share one array (so that contract sees x (x) x as such).
+        ``coef`` multiplies the smallest operand read once (not a pass over the result); the
+        second value says whether it found one."""
         values: dict = {}
         inputs = []
         for o in ops:
@@ -410,7 +416,45 @@ class CompiledFactor:
         missing = "".join(ch for ch in self.child_letters if ch not in present)
         if missing:
             fixed.append((np.ones([self._size(ch, ctx) for ch in missing]), missing))
-        return fixed
+        if coef == 1.0:
+            return fixed, True
+        sizes = {ch: n for v, letters in fixed for ch, n in zip(letters, np.shape(v))}
+        out_size = math.prod(sizes[ch] for ch in output if ch in sizes)
+        if out_size <= DIRECT:
+            return fixed, False
+        once = [k for k, (v, _) in enumerate(fixed) if sum(u is v for u, _ in fixed) == 1]
+        k = min(once, key=lambda k: np.size(fixed[k][0]), default=None)
+        if k is None or np.size(fixed[k][0]) >= out_size:
+            return fixed, False
+        fixed[k] = (coef * fixed[k][0], fixed[k][1])
+        return fixed, True
+
+    def _reduce_plates(self, inputs: list, output: str, keep: bool = True) -> list:
+        """The operands over the child's plates contracted first, over those plates, to what the
+        others and the output need; that sum (sum_n E[z_nk] x_n, sum_n E[z_nk], ...: small) is
+        kept by the identity of its operands, so the messages to several parents and the bound
+        that read the same data statistics between two updates of a local compute them once
+        (not ``keep``: not kept, as a restricted context's moments may be written in place)."""
+        summed = set(self.child_letters) - set(output)
+        local = [k for k, (_, letters) in enumerate(inputs) if summed & set(letters)]
+        if not local or sum(np.size(inputs[k][0]) for k in local) <= DIRECT:
+            return inputs
+        rest = [inputs[k] for k in range(len(inputs)) if k not in local]
+        need = set(output).union(*(letters for _, letters in rest))
+        letters = "".join(dict.fromkeys(ch for k in local for ch in inputs[k][1] if ch in need))
+        key = (",".join(inputs[k][1] for k in local), letters)
+        arrays = [inputs[k][0] for k in local]
+        hit = self._reduced.get(key) if keep else None
+        if hit is not None and len(hit[0]) == len(arrays) and all(r() is a for r, a in zip(hit[0], arrays)):
+            return rest + [(hit[1], letters)]
+        value = contract_to([inputs[k] for k in local], letters, ())
+        if not keep:
+            return rest + [(value, letters)]
+        try:
+            self._reduced[key] = ([weakref.ref(a) for a in arrays], value)
+        except TypeError:  # an operand that cannot be referenced weakly: not kept
+            pass
+        return rest + [(value, letters)]
 
     def _fused(self, ops: list[Operand], weight, output: str, shape, target: Operand | None, ctx=None):
         """Two gathers over one data plate R (as in dot(u[rows], v[cols])) without forming
@@ -509,13 +553,16 @@ class CompiledFactor:
         del held[PAIRS_KEPT:]
         return pair
 
-    def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None):
-        """Contract ``ops`` (times the weight) to ``output``; (array, node_level)."""
+    def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None, coef: float = 1.0):
+        """coef times the contraction of ``ops`` (times the weight) to ``output``; (array, node_level)."""
         if not select:
             fused = self._fused(ops, weight, output, shape, target, ctx)
             if fused is not None:
-                return fused, target is not None and isinstance(target.leaf, GatherLeaf)
-        return contract_to(self._materialize(ops, weight, output, select or {}, ctx), output, shape), False
+                return scale(coef, fused), target is not None and isinstance(target.leaf, GatherLeaf)
+        inputs, scaled = self._materialize(ops, weight, output, select or {}, ctx, coef)
+        inputs = self._reduce_plates(inputs, output, keep=not restricted(ctx))
+        out = contract_to(inputs, output, shape)
+        return (out if scaled else scale(coef, out)), False
 
     @staticmethod
     def _stamp(ops: list[Operand], ctx) -> tuple:
@@ -605,6 +652,8 @@ class CompiledFactor:
                 node_shapes = [s[:axis] + s[axis + 1:] for s in node_shapes]
             acc = [None] * len(shapes)
             acc_node = [None] * len(shapes)
+            keep = plate is None and not restricted(ctx)
+            read: list = [[] for _ in shapes]  # per component: (term, operand position, stamp)
             for ti, t in enumerate(self.terms):
                 for i, o in enumerate(t.operands):
                     if o.leaf is not leaf:
@@ -616,18 +665,24 @@ class CompiledFactor:
                         select = {o.letters[axis]: index}
                         out = out.replace(o.letters[axis], "")
                     full = select is None and not restricted(ctx)
-                    hit = self._cache.get(ti) if full else None
-                    if (hit is not None and hit[0] == i and hit[2] is weight
-                            and self._same(hit[1], self._stamp(rest, ctx))):
+                    stamp = self._stamp(rest, ctx) if full else None
+                    hit = self._grads.get(ti) if full else None
+                    if hit is not None and hit[0] == i and hit[2] is weight and self._same(hit[1], stamp):
                         grad, node_level = hit[3], hit[4]  # the same derivative from the same moments
                     else:
-                        grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx)
+                        grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
                         if full:
-                            self._cache[ti] = (i, self._stamp(rest, ctx), weight, grad, node_level)
+                            if isinstance(grad, np.ndarray):
+                                grad.flags.writeable = False  # kept: accumulate must not sum into it
+                            self._grads[ti] = (i, stamp, weight, grad, node_level)
+                    if keep:
+                        read[o.comp].append((ti, i, stamp if full else self._stamp(rest, ctx)))
                     target = acc_node if node_level else acc
-                    target[o.comp] = (target[o.comp] or []) + [(t.coef, grad)]
-            acc = [None if a is None else weighted_sum(a) for a in acc]
-            acc_node = [None if a is None else weighted_sum(a) for a in acc_node]
+                    target[o.comp] = (target[o.comp] or []) + [grad]
+            acc = [None if a is None else accumulate(a) for a in acc]
+            acc_node = [None if a is None else accumulate(a) for a in acc_node]
+            if keep:
+                self._remember(leaf, read, weight, acc, acc_node)
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
                 msg = tuple(m if a is None else m + a for m, a in zip(leaf.to_node(filled, ctx), acc_node))
@@ -647,17 +702,24 @@ class CompiledFactor:
         weight = self._kept(self._weight(weight, ctx), ctx)
         out = self.child_letters if per_element else ""
         shape = (self.child_shape if ctx is None else ctx.shape(self.child.plates)) if per_element else ()
+        done: set = set()
         total = 0.0
-        for ti, t in enumerate(self.terms):
-            hit = None if per_element or not cached or restricted(ctx) else self._cache.get(ti)
-            if hit is not None:
-                i, stamp, w, grad, node_level = hit
-                rest = t.operands[:i] + t.operands[i + 1:]
-                if w is weight and self._same(stamp, self._stamp(rest, ctx)):
-                    o = t.operands[i]
-                    value = moments_of(o.leaf.node, ctx)[o.comp] if node_level else o.value(ctx, self.plate_of)
-                    total = total + t.coef * inner_product(grad, value)
+        if cached and not per_element and not restricted(ctx):
+            for key in reversed(list(self._cache)):
+                reads, w, grads, node_grads = self._cache[key]
+                terms = {ti for ti, _, _ in reads}
+                if w is not weight or terms & done or not all(
+                        self._same(stamp, self._stamp(self._rest(ti, i), ctx)) for ti, i, stamp in reads):
                     continue
+                o = self.terms[reads[0][0]].operands[reads[0][1]]
+                if grads is not None:
+                    total = total + inner_product(grads, o.value(ctx, self.plate_of))
+                if node_grads is not None:
+                    total = total + inner_product(node_grads, moments_of(o.leaf.node, ctx)[o.comp])
+                done |= terms
+        for ti, t in enumerate(self.terms):
+            if ti in done:
+                continue
             key = None if per_element or not cached or restricted(ctx) else self._data_key(t.operands, ctx)
             if key is not None:  # a term that reads no q (a prior's log-normalizer): kept per weight
                 held = self._constant_terms.get(ti)
@@ -668,6 +730,22 @@ class CompiledFactor:
                 continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
         return total
+
+    def _rest(self, ti: int, i: int) -> list[Operand]:
+        ops = self.terms[ti].operands
+        return ops[:i] + ops[i + 1:]
+
+    def _remember(self, leaf, read: list, weight, acc: list, acc_node: list) -> None:
+        """Keep each component's message sum_t c_t d(term_t)/d(operand) with the moments of the
+        other operands it came from: while they are unchanged, the sum of those terms in the
+        bound is one inner product, <message, operand> (each term is linear in the operand).
+        A component that a term reads twice is not kept (the product would count it twice)."""
+        for comp, reads in enumerate(read):
+            key = (id(leaf), comp)
+            self._cache.pop(key, None)
+            terms = [ti for ti, _, _ in reads]
+            if reads and len(set(terms)) == len(terms):
+                self._cache[key] = (reads, weight, acc[comp], acc_node[comp])
 
     def nodes(self) -> list:
         return list({id(l.node): l.node for l in self.targets}.values())

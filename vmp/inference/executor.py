@@ -12,6 +12,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from ..factors.terms import plus
+
 if TYPE_CHECKING:
     from .state import State
 
@@ -26,6 +30,8 @@ def add(a: Any, b: Any) -> Any:
         return {k: add(a.get(k), b.get(k)) for k in {**a, **b}}
     if isinstance(a, tuple):
         return tuple(add(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return plus(a, b)
     return a + b
 
 

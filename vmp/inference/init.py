@@ -176,7 +176,7 @@ def kmeanspp(x, k: int, rng: np.random.Generator) -> np.ndarray:
         out = np.empty(n)
         for lo in range(0, n, block):
             diff = np.asarray(x[lo:lo + block], float).reshape(-1, center.size) - center
-            out[lo:lo + block] = np.sum(np.square(diff, out=diff), axis=1)
+            out[lo:lo + block] = np.square(diff, out=diff) @ np.ones(center.size)
         return out
 
     centers = [row(rng.integers(n))]

@@ -84,7 +84,7 @@ class Pair:
             p *= f_live
             p /= s_used[:, None]
         else:  # barren tokens: the generic z
-            p = fam.Categorical.moments((nat_z,))[0]
+            p = np.array(fam.Categorical.moments((nat_z,))[0])  # written below: a copy
             p[live] = f_live * g_used[doc[live]] / s_used[:, None]
         natural[z.name], ctx.overrides[z.name] = (nat_z,), (p,)
         natural[y.name], ctx.overrides[y.name] = nat_y, mom_y

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..factors.terms import inner_product
 from ..graph.leaves import Context, per_datapoint
 from . import local_pair
 from .engine import Engine
@@ -301,12 +302,10 @@ def relative_change(old, new) -> float:
     """||lambda_new - lambda_old|| / ||lambda_old||."""
     if hasattr(new, "relative_change"):  # an executor's handle: summed where the rows are
         return new.relative_change(old)
-    num = sum(_squares(np.subtract(a, b)) for a, b in zip(old, new))
-    den = sum(_squares(a) for a in old)
+    num = den = 0.0
+    for a, b in zip(old, new):
+        d = np.subtract(a, b)
+        num += inner_product(d, d)
+        den += inner_product(a, a)
     return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
 
-
-def _squares(a) -> float:
-    """sum a^2 as one pass over a (no temporary a^2)."""
-    a = np.ravel(a)
-    return float(np.einsum("i,i->", a, a))
