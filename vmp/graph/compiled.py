@@ -745,6 +745,9 @@ class CompiledFactor:
             self._cache.pop(key, None)
             terms = [ti for ti, _, _ in reads]
             if reads and len(set(terms)) == len(terms):
+                for kept in (acc[comp], acc_node[comp]):
+                    if isinstance(kept, np.ndarray):
+                        kept.flags.writeable = False  # the message it sums into must not change it
                 self._cache[key] = (reads, weight, acc[comp], acc_node[comp])
 
     def nodes(self) -> list:
