@@ -38,6 +38,17 @@ def _normalizer(eta: np.ndarray, p: np.ndarray):
     return None
 
 
+def _softmax(eta: np.ndarray):
+    """(p, max_k eta_k, log sum_k exp(eta_k - max)) of a large eta."""
+    m = _max_last(eta)
+    p = eta - m
+    np.exp(p, out=p)
+    s = sum_last(p)
+    p /= s[..., None]
+    with np.errstate(divide="ignore"):
+        return p, m[..., 0], np.log(s)
+
+
 class Categorical(Family):
     name = "Categorical"
     event_ndims = (1,)
@@ -72,14 +83,9 @@ class Categorical(Family):
             p = cls.shifted_exp(eta)
             p /= sum_last(p)[..., None]
             return (p,)
-        m = _max_last(eta)
-        p = eta - m
-        np.exp(p, out=p)
-        s = sum_last(p)
-        p /= s[..., None]
+        p, m, log_s = _softmax(eta)
         p.flags.writeable = False  # what _NORMALIZERS keeps for p stays true of p
-        with np.errstate(divide="ignore"):
-            _remember(eta, p, m[..., 0], np.log(s))
+        _remember(eta, p, m, log_s)
         return (p,)
 
     @classmethod
@@ -96,6 +102,9 @@ class Categorical(Family):
         s = sum_k exp(eta_k - m) kept from the softmax (no logarithm over the categories)."""
         p = cls.moments(natural)[0] if moments is None else moments[0]
         known = _normalizer(natural[0], p)
+        if known is None and natural[0].size > SUM_BLAS:  # the same bits as after the softmax
+            again, m, log_s = _softmax(natural[0])
+            known = (m, log_s) if np.array_equal(again, p) else None
         if known is not None:
             m, log_s = known
             h = log_s - (np.einsum("...k,...k->...", natural[0], p) - m)
