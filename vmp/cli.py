@@ -789,8 +789,9 @@ def _finite_float(text: str) -> float:
 def _fit_options(p) -> None:
     p.add_argument("--method", choices=sorted(METHODS), default="batch",
                    help="inference method (default: batch)")
-    p.add_argument("--iterations", type=_positive_int, default=500, metavar="N",
-                   help="batch: sweeps at most; stochastic: steps (default: 500)")
+    p.add_argument("--iterations", type=_positive_int, default=None, metavar="N",
+                   help="batch: sweeps at most (default: 1000, warning if the fit has not converged "
+                        "by then); stochastic: steps (default: 200)")
     p.add_argument("--tol", type=_positive_float, default=None,
                    help="batch: stop when the relative ELBO change is below this (default: 1e-6)")
     g = p.add_argument_group("stochastic VMP (--method stochastic)")

@@ -150,8 +150,9 @@ class Model:
         """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
         from ..inference import fit
 
-        iterations = options.get("iterations", 1)
-        if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+        iterations = options.get("iterations")  # None: the method's default
+        if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer))
+                                       or iterations < 1):
             raise OptionError(f"model '{self.name}': fit(iterations=...) needs a positive integer, "
                               f"got {iterations!r}")
         return fit(self, **options)
