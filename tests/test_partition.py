@@ -1,4 +1,4 @@
-"""A worker's partition of the data (vmp/graph/data.py: Rows; executor_dask_worker._partition): only its
+"""A worker's partition of the data (vmp/graph/data.py: Rows; partition_model.partition_blob): only its
 rows travel or are read, from memory, a memmap, HDF5 or zarr; reading any other row is an error;
 the model a partition's holder unpickles evaluates its rows as the whole model does."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from vmp.graph.data import Rows, take_rows
 from vmp.graph.leaves import Context
 from vmp.inference.engine import Engine
 from vmp.inference.executor import Children
-from vmp.inference.executor_dask_worker import _partition
+from vmp.inference.partition_model import partition_blob
 from vmp.inference.init import initialize
 from vmp.inference.state import State
 
@@ -75,7 +75,7 @@ def test_a_partition_evaluates_its_rows_as_the_whole_model(case):
     lo, hi = 1000, 2500
     local = {k: tuple(np.ascontiguousarray(m[lo:hi]) for m in state.moments[k]) for k in ("z",)}
     ctx = Context(subset={plate: np.arange(lo, hi)}, overrides=local)
-    blob = _partition(model, {plate: (lo, hi)})
+    blob = partition_blob(model, {plate: (lo, hi)})
     assert len(blob) < most * len(pickle.dumps(model))
     part = pickle.loads(blob)
     assert isinstance(part[("x" if case == "mixture" else "w")].data, Rows)

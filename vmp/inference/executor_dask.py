@@ -54,9 +54,9 @@ from ..graph.leaves import Context
 from .executor import Children, Executor, add
 from .executor_dask_step import LocalStep, Round, changed, driver_context, remote_round, requests
 from .executor_dask_step import local_step as _remote_step
-from .executor_dask_worker import (_bound, _held, _invalid, _local_target, _moments, _partial, _partition,
-                                   _slice, _squares)
+from .executor_dask_worker import _bound, _held, _invalid, _local_target, _moments, _partial, _slice, _squares
 from .partition import data_plate, local_names
+from .partition_model import partition_blob
 from .sparse import dense
 from .state import State
 
@@ -217,7 +217,7 @@ class DaskExecutor(Executor):
         self.bounds = np.linspace(0, plate.size, n + 1).round().astype(np.int64)
         self.local_nodes = local_names(engine, plate)
         ranges = [(int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
-        self._blobs = [_partition(model, plan.spans(lo, hi) if plan else {plate.name: (lo, hi)}) for lo, hi in ranges]
+        self._blobs = [partition_blob(model, plan.spans(lo, hi) if plan else {plate.name: (lo, hi)}) for lo, hi in ranges]
         self._parts = [plan.part(lo, hi) if plan else None for lo, hi in ranges]
         self._model = model
         self._start()

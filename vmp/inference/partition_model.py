@@ -1,0 +1,115 @@
+"""A partition's model: the model pickled with every array over a partitioned plate cut to the
+partition's elements, for a holder of a Dask executor.
+
+A holder evaluates only Contexts restricted to its rows (Paquet eq. (6) with full-data weights:
+the message of a restricted Context is those rows' share of the full message), and each such
+evaluation reads an array over the data plate at those rows only (``Context.take``,
+``GatherLeaf.indices``). So every such array is replaced, for the pickle, by a
+:class:`~vmp.graph.data.Rows` of the partition's range: read with the global row numbers, it
+holds only its rows, and reading another row is an error (never a wrong number). Cut: observed
+data, per-element weights (data multiplicity m_i, entropy and factor weights: token counts) and
+the index of a gather over the plate (LDA's document of each token; its segment-sum matrix, used
+only by unrestricted evaluations, is dropped), and the child elements each factor keeps
+(``missing.resolve``, which reads whole gather indices: resolved here, on the driver, and given
+to the holder's model, whose compile then does not resolve again). A constant broadcast over a plate (a prior's
+alpha repeated for each document) is pickled as its one row and broadcast again on the worker.
+"""
+from __future__ import annotations
+
+import io
+import pickle
+
+import numpy as np
+
+from ..graph.data import Rows
+from ..graph.expressions import Gather
+
+#: a node's arrays over its plates: its data multiplicity m_i, its entropy weight, the product of
+#: the multiplicity and the mask (cached by ``Node.factor_weights``), its barren elements
+WEIGHTS = ("weights", "multiplicity", "_factor_weights", "barren")
+
+
+def partition_blob(model, spans: dict) -> bytes:
+    """``model`` pickled with its arrays over each plate of ``spans`` (plate name -> (lo, hi),
+    or None: kept whole) holding only elements lo..hi; a node with missing entries, or whose
+    family's base measure is a term of the data, keeps all of its data."""
+    swaps: list = []
+    memo: dict = {}
+    factors, _ = model.compile()
+    kept = {name: f.keep for name, f in factors.items() if f.keep is not None}
+    swaps.append((model, "_kept", model._kept))
+    model._kept = kept
+    try:
+        for node in model.nodes.values():
+            held = [(axis, spans[p.name]) for axis, p in enumerate(node.plates) if spans.get(p.name) is not None]
+            if len(held) == 1:
+                (axis, (lo, hi)), = held
+                _cut_data(node, axis, lo, hi, swaps)
+                for name in WEIGHTS:
+                    _cut(node, name, axis, lo, hi, node.plate_shape, swaps, memo)
+                if node.name in kept:
+                    kept[node.name] = Rows(kept[node.name], axis, lo, hi)
+            for gather in _gathers(node):
+                span = spans.get(gather.plate.name)
+                if span is not None:
+                    _cut(gather, "index", 0, *span, (gather.plate.size,), swaps, memo)
+                    if isinstance(gather.index, Rows):
+                        swaps.append((gather, "scatter", gather.scatter))
+                        gather.scatter = None
+        out = io.BytesIO()
+        _Pickler(out).dump(model)
+        return out.getvalue()
+    finally:
+        for owner, name, value in reversed(swaps):
+            setattr(owner, name, value)
+
+
+def _cut(owner, name: str, axis: int, lo: int, hi: int, shape: tuple, swaps: list, memo: dict) -> None:
+    """``owner.name`` as its rows lo..hi along ``axis`` when it is an array of ``shape`` (one
+    Rows per array and range, so that an array shared by two nodes is sent once)."""
+    value = owner.__dict__.get(name)
+    if isinstance(value, np.ndarray) and value.shape[:len(shape)] == tuple(shape):
+        key = (id(value), axis, lo, hi)
+        if key not in memo:
+            memo[key] = (value, Rows(value, axis, lo, hi))
+        swaps.append((owner, name, value))
+        setattr(owner, name, memo[key][1])
+
+
+def _cut_data(node, axis: int, lo: int, hi: int, swaps: list) -> None:
+    """An observed node's data and statistics as its rows lo..hi (:class:`Rows`: copied, or read
+    on the worker from its file)."""
+    if not (node.observed and node.mask is None and node.data is not None and node.family.unit_base_measure):
+        return
+    rows = Rows(node.data, axis, lo, hi)
+    try:
+        moments = node._statistics(rows)
+    except IndexError:  # statistics formed from the whole array at declaration
+        return
+    swaps.extend([(node, "data", node.data), (node, "_data_moments", node._data_moments),
+                  (node.factor, "x", node.factor.x)])
+    node.data, node._data_moments, node.factor.x = rows, moments, None
+
+
+def _gathers(node) -> list:
+    """The gathers among the expressions that ``node``'s parents are made of."""
+    out, todo, seen = [], [e for e in node.parents.values() if not isinstance(e, str)], set()
+    while todo:
+        expr = todo.pop()
+        if id(expr) in seen or getattr(expr, "random", False):
+            continue
+        seen.add(id(expr))
+        if isinstance(expr, Gather):
+            out.append(expr)
+        todo.extend(expr.inputs())
+    return out
+
+
+class _Pickler(pickle.Pickler):
+    """pickle, with an array broadcast along some axes (stride 0) sent as its distinct elements."""
+
+    def reducer_override(self, obj):
+        if type(obj) is np.ndarray and any(s == 0 and n > 1 for s, n in zip(obj.strides, obj.shape)):
+            one = tuple(slice(0, 1) if s == 0 else slice(None) for s in obj.strides)
+            return np.broadcast_to, (np.array(obj[one]), obj.shape)
+        return NotImplemented
