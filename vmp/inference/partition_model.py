@@ -9,7 +9,8 @@ evaluation reads an array over the data plate at those rows only (``Context.take
 holds only its rows, and reading another row is an error (never a wrong number). Cut: observed
 data, per-element weights (data multiplicity m_i, entropy and factor weights: token counts) and
 the index of a gather over the plate (LDA's document of each token; its segment-sum matrix, used
-only by unrestricted evaluations, is dropped), and the child elements each factor keeps
+only by unrestricted evaluations, is dropped), a constant over the plate (a design matrix X and
+its statistics x x^T), and the child elements each factor keeps
 (``missing.resolve``, which reads whole gather indices: resolved here, on the driver, and given
 to the holder's model, whose compile then does not resolve again). A constant broadcast over a plate (a prior's
 alpha repeated for each document) is pickled as its one row and broadcast again on the worker.
@@ -22,7 +23,7 @@ import pickle
 import numpy as np
 
 from ..graph.data import Rows
-from ..graph.expressions import Gather
+from ..graph.expressions import Constant, Gather
 
 #: a node's arrays over its plates: its data multiplicity m_i, its entropy weight, the product of
 #: the multiplicity and the mask (cached by ``Node.factor_weights``), its barren elements
@@ -37,8 +38,8 @@ def partition_blob(model, spans: dict) -> bytes:
     memo: dict = {}
     factors, _ = model.compile()
     kept = {name: f.keep for name, f in factors.items() if f.keep is not None}
-    swaps.append((model, "_kept", model._kept))
-    model._kept = kept
+    swaps.extend([(model, "_kept", model._kept), (model, "inputs", model.inputs)])
+    model._kept, model.inputs = kept, {}  # a holder never calls set_data
     try:
         for node in model.nodes.values():
             held = [(axis, spans[p.name]) for axis, p in enumerate(node.plates) if spans.get(p.name) is not None]
@@ -49,13 +50,14 @@ def partition_blob(model, spans: dict) -> bytes:
                     _cut(node, name, axis, lo, hi, node.plate_shape, swaps, memo)
                 if node.name in kept:
                     kept[node.name] = Rows(kept[node.name], axis, lo, hi)
-            for gather in _gathers(node):
-                span = spans.get(gather.plate.name)
-                if span is not None:
-                    _cut(gather, "index", 0, *span, (gather.plate.size,), swaps, memo)
-                    if isinstance(gather.index, Rows):
-                        swaps.append((gather, "scatter", gather.scatter))
-                        gather.scatter = None
+            for expr in _glue(node):
+                if isinstance(expr, Gather) and spans.get(expr.plate.name) is not None:
+                    _cut(expr, "index", 0, *spans[expr.plate.name], (expr.plate.size,), swaps, memo)
+                    if isinstance(expr.index, Rows):
+                        swaps.append((expr, "scatter", expr.scatter))
+                        expr.scatter = None
+                elif isinstance(expr, Constant):
+                    _cut_constant(expr, spans, swaps, memo)
         out = io.BytesIO()
         _Pickler(out).dump(model)
         return out.getvalue()
@@ -91,16 +93,30 @@ def _cut_data(node, axis: int, lo: int, hi: int, swaps: list) -> None:
     node.data, node._data_moments, node.factor.x = rows, moments, None
 
 
-def _gathers(node) -> list:
-    """The gathers among the expressions that ``node``'s parents are made of."""
+def _cut_constant(const, spans: dict, swaps: list, memo: dict) -> None:
+    """A constant over the plates (a design matrix X in dot(w, X)) as its rows lo..hi, its
+    value and its moments (x, x x^T)."""
+    held = [(axis, spans[p.name]) for axis, p in enumerate(const.plates) if spans.get(p.name) is not None]
+    if len(held) != 1:
+        return
+    (axis, (lo, hi)), = held
+    shape = tuple(p.size for p in const.plates)
+    _cut(const, "value", axis, lo, hi, shape, swaps, memo)
+    if isinstance(const.value, Rows):
+        swaps.append((const, "moments", const.moments))
+        const.moments = tuple(m if np.shape(m)[:len(shape)] != shape else Rows(m, axis, lo, hi) for m in const.moments)
+
+
+def _glue(node) -> list:
+    """The expressions (gathers, constants, ...) that ``node``'s parents are made of, up to the
+    random nodes they read."""
     out, todo, seen = [], [e for e in node.parents.values() if not isinstance(e, str)], set()
     while todo:
         expr = todo.pop()
         if id(expr) in seen or getattr(expr, "random", False):
             continue
         seen.add(id(expr))
-        if isinstance(expr, Gather):
-            out.append(expr)
+        out.append(expr)
         todo.extend(expr.inputs())
     return out
 
