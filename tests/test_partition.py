@@ -62,14 +62,14 @@ def test_files_are_opened_on_the_worker(tmp_path):
 @pytest.mark.parametrize("case", ["mixture", "lda"])
 def test_a_partition_evaluates_its_rows_as_the_whole_model(case):
     """The holder's model (data rows lo..hi only) gives the message of those rows bit for bit,
-    and its pickle is a fraction of the whole model's (LDA: the words are windowed, the token
-    counts and document indices still travel whole)."""
+    and its pickle is a fraction of the whole model's (a quarter of the rows: LDA's words, token
+    counts and document indices are all cut; about 0.16 of the whole, 0.78 before they were)."""
     rng = np.random.default_rng(1)
     if case == "mixture":
         model, plate, node, most = gaussian_mixture(rng.normal(size=(4000, 3)), 3), "data", "Lambda", 0.6
     else:
         d, w = rng.integers(200, size=6000), rng.integers(50, size=6000)
-        model, plate, node, most = lda(d, w, np.ones(6000), 3, n_words=50), "tokens", "beta", 0.85
+        model, plate, node, most = lda(d, w, np.ones(6000), 3, n_words=50), "tokens", "beta", 0.25
     engine = Engine(model)
     state = initialize(engine, np.random.default_rng(0))
     lo, hi = 1000, 2500
