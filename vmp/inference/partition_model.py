@@ -38,8 +38,9 @@ def partition_blob(model, spans: dict) -> bytes:
     memo: dict = {}
     factors, _ = model.compile()
     kept = {name: f.keep for name, f in factors.items() if f.keep is not None}
-    swaps.extend([(model, "_kept", model._kept), (model, "inputs", model.inputs)])
+    swaps.extend([(model, "_kept", model._kept), (model, "inputs", model.inputs), (model, "state", model.state)])
     model._kept, model.inputs = kept, {}  # a holder never calls set_data
+    model.state = None  # a holder reads the moments each task sends
     try:
         for node in model.nodes.values():
             held = [(axis, spans[p.name]) for axis, p in enumerate(node.plates) if spans.get(p.name) is not None]
