@@ -65,8 +65,24 @@ def regression(n=70, seed=0):
     return linear_regression(x, x @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=n))
 
 
+def masked_mixture(n=80, seed=0):
+    """The mixture with a quarter of its points missing (mask=): their z are barren."""
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
+    x = centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2))
+    with vmp.Model("masked") as model:
+        pi = vmp.Dirichlet("pi", alpha=np.ones(3))
+        with vmp.Plate("components", 3):
+            mu = vmp.Gaussian("mu", mean=np.zeros(2), precision=0.01 * np.eye(2))
+            lam = vmp.Wishart("Lambda", dof=2.0, scale=0.5 * np.eye(2))
+        with vmp.Plate("data", n):
+            z = vmp.Categorical("z", pi)
+            vmp.Gaussian("x", mean=mu[z], precision=lam[z], observed=x, mask=rng.random(n) > 0.25)
+    return model
+
+
 MODELS = {"mixture": (mixture, "data", 10), "lda": (topics, "documents", 10), "mf": (ratings, "users", 4),
-          "regression": (regression, "data", 10)}
+          "regression": (regression, "data", 10), "masked": (masked_mixture, "data", 10)}
 FITS = {
     "batch": lambda plate, size: dict(method="batch", iterations=6),
     "minibatch": lambda plate, size: dict(method="stochastic", subsample=vmp.Minibatch(plate, size),
@@ -422,7 +438,8 @@ def _arrays(obj, path="model", seen=None):
 
 
 @pytest.mark.parametrize("name, fit", [("mixture", "batch"), ("lda", "batch"), ("lda", "minibatch"),
-                                       ("mf", "batch"), ("regression", "batch")])
+                                       ("mf", "batch"), ("regression", "batch"), ("masked", "batch"),
+                                       ("masked", "minibatch")])
 def test_a_holder_holds_only_its_rows(client, name, fit):
     """The model each holder unpickles holds, along the data plate and the plates linked to it,
     only its partition's elements: no array (observed data, a gather's index and segment matrix,

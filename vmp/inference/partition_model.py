@@ -7,7 +7,7 @@ evaluation reads an array over the data plate at those rows only (``Context.take
 ``GatherLeaf.indices``). So every such array is replaced, for the pickle, by a
 :class:`~vmp.graph.data.Rows` of the partition's range: read with the global row numbers, it
 holds only its rows, and reading another row is an error (never a wrong number). Cut: observed
-data, per-element weights (data multiplicity m_i, entropy and factor weights: token counts) and
+data and their mask, per-element weights (data multiplicity m_i, entropy and factor weights: token counts) and
 the index of a gather over the plate (LDA's document of each token; its segment-sum matrix, used
 only by unrestricted evaluations, is dropped), a constant over the plate (a design matrix X and
 its statistics x x^T), and the child elements each factor keeps
@@ -80,18 +80,22 @@ def _cut(owner, name: str, axis: int, lo: int, hi: int, shape: tuple, swaps: lis
 
 
 def _cut_data(node, axis: int, lo: int, hi: int, swaps: list) -> None:
-    """An observed node's data and statistics as its rows lo..hi (:class:`Rows`: copied, or read
-    on the worker from its file)."""
-    if not (node.observed and node.mask is None and node.data is not None and node.family.unit_base_measure):
+    """An observed node's data, statistics and mask as their rows lo..hi (:class:`Rows`: copied,
+    or read on the worker from its file); its factor weights (multiplicity times mask) formed
+    first, from the whole mask."""
+    if not (node.observed and node.data is not None and node.family.unit_base_measure):
         return
     rows = Rows(node.data, axis, lo, hi)
     try:
         moments = node._statistics(rows)
     except IndexError:  # statistics formed from the whole array at declaration
         return
+    node.factor_weights()
     swaps.extend([(node, "data", node.data), (node, "_data_moments", node._data_moments),
-                  (node.factor, "x", node.factor.x)])
+                  (node.factor, "x", node.factor.x), (node, "mask", node.mask)])
     node.data, node._data_moments, node.factor.x = rows, moments, None
+    if node.mask is not None:
+        node.mask = Rows(node.mask, axis, lo, hi)
 
 
 def _cut_constant(const, spans: dict, swaps: list, memo: dict) -> None:
