@@ -28,11 +28,11 @@ one round of tasks: the local step of the drawn rows where they are, the globals
 rows' local terms (:mod:`~vmp.inference.executor_dask_step`); the locals never travel.
 
 Each holder's model holds only its partition's elements of the arrays over the data plate and
-the plates linked to it (:func:`~vmp.inference.partition_model.partition_blob`: data, weights,
-gather indices, design matrices), read with the global row numbers.
+the plates linked to it (:func:`~vmp.inference.partition_model.partition_blob`: data and masks,
+weights, gather indices, design matrices), read with the global row numbers.
 
-Limits: a node with missing entries (a mask) keeps all its data and mask on every holder, and
-so does a plate linked to the data plate whose elements are not contiguous (tokens not grouped
+Limits: a partially observed node with children (masked entries inferred) keeps all its data
+and mask on every holder, and so does a plate linked to the data plate whose elements are not contiguous (tokens not grouped
 by document); a Minibatch fit with policies, or with a global whose children are both on and
 off the drawn plates, runs its local step on the driver; use one thread per worker process (the
 engine's plan cache is not thread-safe).
