@@ -148,3 +148,24 @@ def test_a_holder_plan_gives_the_contexts_of_its_rows(grouped):
         assert span == (tokens[0], tokens[-1] + 1)
     else:
         assert span is None
+
+
+@pytest.mark.parametrize("grouped", [True, False])
+def test_a_holder_plan_sends_consecutive_tokens_as_a_range(grouped):
+    """compact_part: a holder's plan pickles its tokens' positions as two numbers when they are
+    consecutive (grouped by document), and unpickles to the same plan; otherwise as they are."""
+    import vmp
+    from vmp.inference.partition_model import compact_part
+
+    rng = np.random.default_rng(4)
+    d = np.sort(rng.integers(40, size=900)) if grouped else rng.integers(40, size=900)
+    model = lda(d, rng.integers(30, size=900), np.ones(900), 3, n_documents=40, n_words=30)
+    plan = vmp.Minibatch("documents", 8).prepare(Engine(model), np.random.default_rng(0))
+    part = plan.part(13, 29)
+    sent = pickle.dumps(compact_part(part))
+    back = pickle.loads(sent)
+    for a, b in zip(part["linked"]["tokens"], back["linked"]["tokens"]):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    order = part["linked"]["tokens"][0]
+    assert (len(sent) < len(pickle.dumps(part)) - order.nbytes + 100) == grouped

@@ -62,7 +62,7 @@ from .executor_dask_step import LocalStep, Round, changed, driver_context, remot
 from .executor_dask_step import local_step as _remote_step
 from .executor_dask_worker import _bound, _held, _invalid, _local_target, _moments, _partial, _slice, _squares
 from .partition import data_plate, local_names
-from .partition_model import partition_blob
+from .partition_model import compact_part, partition_blob
 from .sparse import dense
 from .state import State
 
@@ -224,7 +224,7 @@ class DaskExecutor(Executor):
         self.local_nodes = local_names(engine, plate)
         ranges = [(int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
         self._blobs = [partition_blob(model, plan.spans(lo, hi) if plan else {plate.name: (lo, hi)}) for lo, hi in ranges]
-        self._parts = [plan.part(lo, hi) if plan else None for lo, hi in ranges]
+        self._parts = [compact_part(plan.part(lo, hi) if plan else None) for lo, hi in ranges]
         self._model = model
         self._start()
 

@@ -134,3 +134,27 @@ class _Pickler(pickle.Pickler):
             one = tuple(slice(0, 1) if s == 0 else slice(None) for s in obj.strides)
             return np.broadcast_to, (np.array(obj[one]), obj.shape)
         return NotImplemented
+
+
+class _Range:
+    """A run of consecutive integers lo..hi, sent as its two ends and an array again on unpickling."""
+
+    def __init__(self, lo: int, hi: int):
+        self.lo, self.hi = lo, hi
+        self.nbytes = 16
+
+    def __reduce__(self):
+        return np.arange, (self.lo, self.hi, 1, np.int64)
+
+
+def compact_part(part: dict | None) -> dict | None:
+    """A holder's plan (``MinibatchPlan.part``) with the positions of its linked elements sent
+    as a range when they are consecutive (tokens grouped by document)."""
+    if part is None:
+        return None
+    linked = {}
+    for name, (order, starts, counts) in part["linked"].items():
+        if order.size and order.dtype == np.int64 and np.array_equal(order, np.arange(order[0], order[0] + order.size)):
+            order = _Range(int(order[0]), int(order[0]) + order.size)
+        linked[name] = (order, starts, counts)
+    return {**part, "linked": linked}
