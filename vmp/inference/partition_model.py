@@ -69,14 +69,16 @@ def partition_blob(model, spans: dict) -> bytes:
 
 def _cut(owner, name: str, axis: int, lo: int, hi: int, shape: tuple, swaps: list, memo: dict) -> None:
     """``owner.name`` as its rows lo..hi along ``axis`` when it is an array of ``shape`` (one
-    Rows per array and range, so that an array shared by two nodes is sent once)."""
+    Rows per content and range, so that counts that weight two nodes are sent once)."""
     value = owner.__dict__.get(name)
     if isinstance(value, np.ndarray) and value.shape[:len(shape)] == tuple(shape):
-        key = (id(value), axis, lo, hi)
-        if key not in memo:
-            memo[key] = (value, Rows(value, axis, lo, hi))
+        same = memo.setdefault((value.shape, value.dtype.str, axis, lo, hi), [])
+        rows = next((r for v, r in same if v is value or np.array_equal(v, value)), None)
+        if rows is None:
+            rows = Rows(value, axis, lo, hi)
+            same.append((value, rows))
         swaps.append((owner, name, value))
-        setattr(owner, name, memo[key][1])
+        setattr(owner, name, rows)
 
 
 def _cut_data(node, axis: int, lo: int, hi: int, swaps: list) -> None:
