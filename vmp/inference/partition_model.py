@@ -6,14 +6,15 @@ the message of a restricted Context is those rows' share of the full message), a
 evaluation reads an array over the data plate at those rows only (``Context.take``,
 ``GatherLeaf.indices``). So every such array is replaced, for the pickle, by a
 :class:`~vmp.graph.data.Rows` of the partition's range: read with the global row numbers, it
-holds only its rows, and reading another row is an error (never a wrong number). Cut: observed
-data and their mask, per-element weights (data multiplicity m_i, entropy and factor weights: token counts) and
-the index of a gather over the plate (LDA's document of each token; its segment-sum matrix, used
-only by unrestricted evaluations, is dropped), a constant over the plate (a design matrix X and
-its statistics x x^T), and the child elements each factor keeps
-(``missing.resolve``, which reads whole gather indices: resolved here, on the driver, and given
-to the holder's model, whose compile then does not resolve again). A constant broadcast over a plate (a prior's
-alpha repeated for each document) is pickled as its one row and broadcast again on the worker.
+holds only its rows, and reading another row is an error (never a wrong number). Cut:
+observed data and their mask; per-element weights (data multiplicity m_i, entropy and factor
+weights: token counts); the index of a gather over the plate (LDA's document of each token; its
+segment-sum matrix, used only by unrestricted evaluations, is dropped); a constant over the
+plate (a design matrix X and its statistics x x^T); and the child elements each factor keeps
+(``missing.resolve`` reads whole gather indices: it runs here, on the driver, and its result is
+given to the holder's model, whose compile does not resolve again). A constant broadcast over a
+plate (a prior's alpha repeated for each document) is pickled as its one row and broadcast again
+on the worker; arrays of the same content (counts that weight two nodes) are sent once.
 """
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ WEIGHTS = ("weights", "multiplicity", "_factor_weights", "barren")
 
 def partition_blob(model, spans: dict) -> bytes:
     """``model`` pickled with its arrays over each plate of ``spans`` (plate name -> (lo, hi),
-    or None: kept whole) holding only elements lo..hi; a node with missing entries, or whose
-    family's base measure is a term of the data, keeps all of its data."""
+    or None: kept whole) holding only elements lo..hi; a partially observed node with children
+    (its masked entries inferred), or one whose family's base measure is a term of the data,
+    keeps all of its data."""
     swaps: list = []
     memo: dict = {}
     factors, _ = model.compile()
