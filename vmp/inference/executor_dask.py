@@ -33,9 +33,9 @@ weights, gather indices, design matrices), read with the global row numbers.
 
 Limits: a partially observed node with children (masked entries inferred) keeps all its data
 and mask on every holder, and so does a plate linked to the data plate whose elements are not
-contiguous (tokens not grouped by document); a Minibatch fit with policies, or with a global whose children are both on and
-off the drawn plates, runs its local step on the driver; use one thread per worker process (the
-engine's plan cache is not thread-safe).
+contiguous (tokens not grouped by document); a Minibatch fit with policies, or with a global
+whose children are both on and off the drawn plates, runs its local step on the driver; use one
+thread per worker process (the engine's plan cache is not thread-safe).
 
 Faults: each partition's model is scattered to its worker (not in the task graph); scattered
 data have no lineage, so a step whose sum fails on a lost worker scatters the holders again and
