@@ -11,7 +11,8 @@
    documents) steps per second, serial vs workers, on the news corpus of examples/bench_lda.py
    (or --synthetic): CPU per step in the driver (which hosts the LocalCluster's scheduler) and
    in the busiest worker, rounds of tasks and tasks per step, bytes sent and received per step,
-   and the cost of one round of empty tasks on this cluster.
+   the one-off bytes sent to start the fit (the holders' models), and the cost of one round of
+   empty tasks on this cluster.
 
     python examples/bench_dask.py [--n 10000000] [--k 10] [--d 4] [--sweeps 3] [--workers 2] [--lda]
     python examples/bench_dask.py --lda-only [--synthetic] [--lda-steps 20] [--lda-batch 64]
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import pickle
 import sys
 import time
 
@@ -136,6 +138,8 @@ def lda_bench(args, client) -> None:
         fit = model.stochastic(subsample=vmp.Minibatch("documents", args.lda_batch), evaluate_every=0, seed=0,
                                progress=False, executor=executor)
         fit.step()
+        if executor:
+            start = (executor.traffic["sent"], sum(len(b) for b in executor._blobs), len(pickle.dumps(model)))
         before = dict(executor.traffic) if executor else {}
         work = executor.client.run(time.process_time) if executor else {}
         t0, c0 = time.perf_counter(), time.process_time()
@@ -160,6 +164,8 @@ def lda_bench(args, client) -> None:
     print("\n".join(rows))
     print(f"largest relative difference of beta from Serial after {args.lda_steps + 1} steps: "
           f"{globals_difference(states[1], states[0], ['beta']):.1e}")
+    print(f"one-off: {start[0]:,} bytes sent to start the fit and run its first step, of which the holders' "
+          f"models {start[1]:,} (the whole model pickles to {start[2]:,} bytes)")
     print(f"a round of empty tasks (one per partition, reading its holder; gathered): {overhead[0]:.1f} ms wall, "
           f"{overhead[1]:.1f} ms CPU in the driver (median of 20)")
 

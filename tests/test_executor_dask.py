@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture, lda, matrix_factorization
+from models import gaussian_mixture, lda, linear_regression, matrix_factorization
 from vmp.graph.leaves import Context
 from vmp.inference import steps
 from vmp.inference.engine import Engine
@@ -59,7 +59,30 @@ def ratings(seed=0, m=8, n=9, k=2, r=60):
     return matrix_factorization(rows, cols, y, k, n_users=m, n_items=n)
 
 
-MODELS = {"mixture": (mixture, "data", 10), "lda": (topics, "documents", 10), "mf": (ratings, "users", 4)}
+def regression(n=70, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3))
+    return linear_regression(x, x @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=n))
+
+
+def masked_mixture(n=80, seed=0):
+    """The mixture with a quarter of its points missing (mask=): their z are barren."""
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
+    x = centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2))
+    with vmp.Model("masked") as model:
+        pi = vmp.Dirichlet("pi", alpha=np.ones(3))
+        with vmp.Plate("components", 3):
+            mu = vmp.Gaussian("mu", mean=np.zeros(2), precision=0.01 * np.eye(2))
+            lam = vmp.Wishart("Lambda", dof=2.0, scale=0.5 * np.eye(2))
+        with vmp.Plate("data", n):
+            z = vmp.Categorical("z", pi)
+            vmp.Gaussian("x", mean=mu[z], precision=lam[z], observed=x, mask=rng.random(n) > 0.25)
+    return model
+
+
+MODELS = {"mixture": (mixture, "data", 10), "lda": (topics, "documents", 10), "mf": (ratings, "users", 4),
+          "regression": (regression, "data", 10), "masked": (masked_mixture, "data", 10)}
 FITS = {
     "batch": lambda plate, size: dict(method="batch", iterations=6),
     "minibatch": lambda plate, size: dict(method="stochastic", subsample=vmp.Minibatch(plate, size),
@@ -389,3 +412,49 @@ def test_a_target_that_reads_a_moved_global_gets_its_own_round(client, update, r
     fit.run(3)
     assert executor.traffic["rounds"] - before == 3 * rounds
     assert worst_relative(fit.result().state, serial.result().state) < 1e-10
+
+
+def _arrays(obj, path="model", seen=None):
+    """(path, shape, strides) of every array (and sparse matrix) reachable from ``obj``."""
+    import scipy.sparse as sp
+
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        yield path, obj.shape, obj.strides
+    elif sp.issparse(obj):
+        yield path, obj.shape, (1,) * len(obj.shape)
+    elif type(obj) is dict:
+        for k, v in obj.items():
+            yield from _arrays(v, f"{path}[{k!r}]", seen)
+    elif type(obj) in (list, tuple, set):
+        for i, v in enumerate(obj):
+            yield from _arrays(v, f"{path}[{i}]", seen)
+    elif type(obj).__module__.startswith("vmp") and not isinstance(obj, type):
+        for k, v in getattr(obj, "__dict__", {}).items():
+            yield from _arrays(v, f"{path}.{k}", seen)
+
+
+@pytest.mark.parametrize("name, fit", [("mixture", "batch"), ("lda", "batch"), ("lda", "minibatch"),
+                                       ("mf", "batch"), ("regression", "batch"), ("masked", "batch"),
+                                       ("masked", "minibatch")])
+def test_a_holder_holds_only_its_rows(client, name, fit):
+    """The model each holder unpickles holds, along the data plate and the plates linked to it,
+    only its partition's elements: no array (observed data, a gather's index and segment matrix,
+    weights such as token counts, the elements a factor keeps, the state) has an axis of the
+    whole plate's length that is not a broadcast (stride 0) of fewer numbers."""
+    import pickle
+
+    build, plate, size = MODELS[name]
+    executor = vmp.DaskExecutor(client)
+    build().fit(seed=3, progress=False, executor=executor, **FITS[fit](plate, size))
+    model = executor._model
+    for blob, lo, hi in zip(executor._blobs, executor.bounds[:-1], executor.bounds[1:]):
+        spans = executor._plan.spans(int(lo), int(hi)) if executor._plan else {executor.plate.name: (lo, hi)}
+        whole = {model.plates[p].size: p for p, span in spans.items() if span is not None}
+        assert whole and len(whole) == len([s for s in spans.values() if s is not None])
+        held = [(path, shape) for path, shape, strides in _arrays(pickle.loads(blob))
+                if any(n in whole and s != 0 for n, s in zip(shape, strides))]
+        assert not held, f"{name} {fit}: arrays over the whole plate {whole}: {held}"

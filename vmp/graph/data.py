@@ -76,6 +76,8 @@ class Rows:
         return np.array(self.rows[index[:self.axis] + (sel,) + index[self.axis + 1:]])
 
     def astype(self, dtype) -> "Rows":
+        if np.dtype(dtype) == self.dtype:
+            return self
         out = Rows.__new__(Rows)
         out.__dict__.update(self.__dict__, dtype=np.dtype(dtype), _rows=self.rows.astype(dtype), _source=None)
         return out

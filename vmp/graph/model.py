@@ -17,6 +17,7 @@ class Model:
         self.plates: dict = {}
         self.inputs: dict = {}  # name -> vmp.Data (named constant inputs that set_data replaces)
         self._compiled = None
+        self._kept = None  # per factor, the child elements that missing.resolve keeps, when given
         self.state = None  # the State of the last fit (vmp.inference.State): every node's q
 
     def __getstate__(self) -> dict:
@@ -131,7 +132,8 @@ class Model:
             from .missing import resolve
 
             order = [n for n in nx.topological_sort(g) if n in self.nodes]
-            keep = resolve(self, order)
+            given = getattr(self, "_kept", None)
+            keep = resolve(self, order) if given is None else given
             factors = {name: CompiledFactor(node) for name, node in self.nodes.items()}
             for name, alive in keep.items():
                 factors[name].keep = alive

@@ -4,7 +4,8 @@ Every message to a global node from its children is a sum over the data plate's 
 (Winn & Bishop eq. (5); Paquet eq. (6) for a draw), so it splits into contiguous row ranges of
 that plate, the partitions. Each partition lives on a worker with its own copy of the model
 (unpickled once per fit: ``pickle.dumps(model)`` drops compiled caches) holding only the
-partition's rows of the observed data (:func:`_partition`), and its evaluation is a
+partition's rows of the observed data and of the other arrays over the plate
+(:func:`~vmp.inference.partition_model.partition_blob`), and its evaluation is a
 :class:`~vmp.graph.leaves.Context` restricting the data plate to the partition's rows, with the
 moments of the nodes on that plate (the locals, e.g. z) as overrides restricted to those rows.
 A sum over the children is then, per partition, the same pure
@@ -26,9 +27,14 @@ plate, each holding its rows' elements of the linked plates (a document's tokens
 one round of tasks: the local step of the drawn rows where they are, the globals' sums and the
 rows' local terms (:mod:`~vmp.inference.executor_dask_step`); the locals never travel.
 
-Limits: arrays over the data plate other than observed data (a gather's index, token counts, a
-mask) travel whole to every holder; a Minibatch fit with policies, or with a global whose
-children are both on and off the drawn plates, runs its local step on the driver; use one
+Each holder's model holds only its partition's elements of the arrays over the data plate and
+the plates linked to it (:func:`~vmp.inference.partition_model.partition_blob`: data and masks,
+weights, gather indices, design matrices), read with the global row numbers.
+
+Limits: a partially observed node with children (masked entries inferred) keeps all its data
+and mask on every holder, and so does a plate linked to the data plate whose elements are not
+contiguous (tokens not grouped by document); a Minibatch fit with policies, or with a global
+whose children are both on and off the drawn plates, runs its local step on the driver; use one
 thread per worker process (the engine's plan cache is not thread-safe).
 
 Faults: each partition's model is scattered to its worker (not in the task graph); scattered
@@ -54,9 +60,9 @@ from ..graph.leaves import Context
 from .executor import Children, Executor, add
 from .executor_dask_step import LocalStep, Round, changed, driver_context, remote_round, requests
 from .executor_dask_step import local_step as _remote_step
-from .executor_dask_worker import (_bound, _held, _invalid, _local_target, _moments, _partial, _partition,
-                                   _slice, _squares)
+from .executor_dask_worker import _bound, _held, _invalid, _local_target, _moments, _partial, _slice, _squares
 from .partition import data_plate, local_names
+from .partition_model import compact_part, partition_blob
 from .sparse import dense
 from .state import State
 
@@ -217,8 +223,8 @@ class DaskExecutor(Executor):
         self.bounds = np.linspace(0, plate.size, n + 1).round().astype(np.int64)
         self.local_nodes = local_names(engine, plate)
         ranges = [(int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
-        self._blobs = [_partition(model, plan.spans(lo, hi) if plan else {plate.name: (lo, hi)}) for lo, hi in ranges]
-        self._parts = [plan.part(lo, hi) if plan else None for lo, hi in ranges]
+        self._blobs = [partition_blob(model, plan.spans(lo, hi) if plan else {plate.name: (lo, hi)}) for lo, hi in ranges]
+        self._parts = [compact_part(plan.part(lo, hi) if plan else None) for lo, hi in ranges]
         self._model = model
         self._start()
 

@@ -2,7 +2,7 @@
 partition's holder (its copy of the model, built once per fit from the bytes scattered to it,
 and the engine on it) and the pure functions of a partition's rows that the executor submits
 (its share of a children sum, a local's update, moments, domain check, relative change and
-bound), plus :func:`_partition`, which the driver runs to pickle a partition's model."""
+bound). The driver pickles a partition's model with :func:`~vmp.inference.partition_model.partition_blob`."""
 from __future__ import annotations
 
 import pickle
@@ -10,7 +10,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..graph.data import Rows
 from .executor import Serial
 from .partition import rows_bound, rows_context
 from .sparse import sparse
@@ -77,31 +76,6 @@ def _heap_for_arrays() -> None:
 def _held(data: tuple, plate: str) -> _Holder:
     blob, part = data
     return _Holder(blob, plate, part)
-
-
-def _partition(model, spans: dict) -> bytes:
-    """``model`` pickled with each observed node on one plate of ``spans`` (plate name -> (lo,
-    hi), or None) holding only rows lo..hi of its data along it (:class:`~vmp.graph.data.Rows`:
-    copied, or read on the worker from its file); a node with missing entries, or whose
-    family's base measure is a term of the data, keeps all of its data."""
-    swapped = []
-    for node in model.nodes.values():
-        held = [(axis, spans[p.name]) for axis, p in enumerate(node.plates) if spans.get(p.name) is not None]
-        if node.observed and len(held) == 1 and node.mask is None and node.data is not None \
-                and node.family.unit_base_measure:
-            (axis, (lo, hi)), = held
-            rows = Rows(node.data, axis, lo, hi)
-            try:
-                moments = node._statistics(rows)
-            except IndexError:  # statistics formed from the whole array at declaration
-                continue
-            swapped.append((node, node.data, node._data_moments, node.factor.x))
-            node.data, node._data_moments, node.factor.x = rows, moments, None
-    try:
-        return pickle.dumps(model)
-    finally:
-        for node, data, moments, x in swapped:
-            node.data, node._data_moments, node.factor.x = data, moments, x
 
 
 def _own(value):
