@@ -132,20 +132,3 @@ def test_sparse_matrices_are_kept_per_weight():
     assert f._pair(lu, lv, None) is s and f._pair(lu, lv, data) is r
     assert f._pair(lu, lv, data.copy()) is not r
     np.testing.assert_array_equal(r.toarray(), f._pair(lu, lv, data.copy()).toarray())
-
-
-def test_a_message_reuses_the_derivatives_that_read_no_new_moments(monkeypatch):
-    """The noise precision's terms 1/2 E[log tau] N and -1/2 E[tau] sum r^2 read only data:
-    their derivatives are contracted once, not every sweep."""
-    model = _model(6)
-    f = Engine(model).factors["r"]
-    ctx = Context(state=model.state)
-    calls = []
-    original = CompiledFactor._evaluate
-    monkeypatch.setattr(CompiledFactor, "_evaluate",
-                        lambda self, ops, *a, **k: calls.append(len(ops)) or original(self, ops, *a, **k))
-    first = f.messages(model["tau"], ctx=ctx)
-    n = len(calls)
-    again = f.messages(model["tau"], ctx=ctx)
-    assert len(calls) - n < n
-    _same(first, again)

@@ -216,7 +216,6 @@ class CompiledFactor:
         self._products: dict = {}
         self._constant: dict = {}
         self._constant_terms: dict = {}
-        self._grads: dict = {}  # per term: the last partial derivative and the moments it came from
         self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
@@ -664,19 +663,9 @@ class CompiledFactor:
                     if axis is not None:
                         select = {o.letters[axis]: index}
                         out = out.replace(o.letters[axis], "")
-                    full = select is None and not restricted(ctx)
-                    stamp = self._stamp(rest, ctx) if full else None
-                    hit = self._grads.get(ti) if full else None
-                    if hit is not None and hit[0] == i and hit[2] is weight and self._same(hit[1], stamp):
-                        grad, node_level = hit[3], hit[4]  # the same derivative from the same moments
-                    else:
-                        grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
-                        if full:
-                            if isinstance(grad, np.ndarray):
-                                grad.flags.writeable = False  # kept: accumulate must not sum into it
-                            self._grads[ti] = (i, stamp, weight, grad, node_level)
+                    grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
                     if keep:
-                        read[o.comp].append((ti, i, stamp if full else self._stamp(rest, ctx)))
+                        read[o.comp].append((ti, i, self._stamp(rest, ctx)))
                     target = acc_node if node_level else acc
                     target[o.comp] = (target[o.comp] or []) + [grad]
             acc = [None if a is None else accumulate(a) for a in acc]
