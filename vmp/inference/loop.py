@@ -11,9 +11,8 @@ when a step or an evaluation is complete, so an interrupted fit is always consis
 """
 from __future__ import annotations
 
+import contextlib
 import copy
-import signal
-import threading
 import time
 import warnings
 from dataclasses import dataclass, field, replace
@@ -22,17 +21,17 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConvergenceError, VMPError
-from ..graph.leaves import Context
 from . import steps
 from .engine import Engine
 from .executor import Executor, Serial
 from .history import Recorder
 from .init import first_sweep, initialize
+from .interrupts import Interrupts
 from .progress import Progress
 from .result import FitResult, load
 from .schedules import RobbinsMonro, per_node
 from .state import State
-from .subsample import DataPlatePlan, Draw, Subsample, scaled_context, sweep_accesses
+from .subsample import FullPlan, Subsample, sweep_accesses
 
 
 #: the stopping rule of a stochastic fit (``tol=``): evaluations in its regression window, how
@@ -62,48 +61,6 @@ BATCH_ITERATIONS, STOCHASTIC_ITERATIONS = 1000, 200
 
 class _Stop(Exception):
     """A monitor with action='stop' ended the run."""
-
-
-class FullPlan(DataPlatePlan):
-    """Batch VMP: every node reads all of its children, parents first, rho = 1. With a data
-    ``plate`` the policies' weights multiply every factor on it (its rows are every row)."""
-
-    monotone = True
-
-    def __init__(self, engine, plate: str | None = None):
-        self.stepped = engine.schedule()
-        self.per_sweep = sweep_accesses(engine)
-        self.rows = None
-        if plate is not None:
-            self._bind_plate(engine, plate, "fit(policies=...)")
-            self.policies_allowed = True
-            self.rows = np.arange(self.plate.size)
-            self.owner = self.context(self.rows).owner
-
-    def draw(self, engine, rng):
-        return Draw(contexts={n.name: None for n in self.stepped}, rows=self.rows)
-
-    def spread(self, weight, child) -> np.ndarray:
-        """A policy weight (a number, or one per row) over the elements of ``child``'s plates."""
-        scale = scaled_context(Context(owner=self.owner), child, 1.0, weight).scale
-        return np.broadcast_to(1.0 if scale is None else scale, child.plate_shape)
-
-    def contexts(self, engine, draw, node, weight=None):
-        """Every factor on the data plate touching ``node`` (its own too: a local's prior is
-        tempered) weighted by ``weight``; None: every factor in full."""
-        if weight is None:
-            return draw.contexts[node.name]
-        return {f.child.name: Context(scale=self.spread(weight, f.child)) if self.on_batch(f) else None
-                for f in engine.touching[node.name]}
-
-    def weights(self, engine, weight) -> dict | None:
-        """``weight`` on the data plate's factors, as :meth:`Engine.elbo`'s ``weights``."""
-        if weight is None:
-            return None
-        return {f.child.name: self.spread(weight, f.child) for f in engine.factors.values() if self.on_batch(f)}
-
-    def accesses(self, engine, draw, node):
-        return 0
 
 
 def combine(a, b):
@@ -579,8 +536,8 @@ class Fit:
         o = self.opts
         end = o.iterations if steps_ is None else self.t + int(steps_)
         bar = Progress(max(end - self.t, 0), o.progress, f"{o.method} VMP")
-        stop = _Interrupts()
-        quiet = np.errstate(over="ignore", invalid="ignore") if not self.plan.monotone else _Nothing()
+        stop = Interrupts()
+        quiet = np.errstate(over="ignore", invalid="ignore") if not self.plan.monotone else contextlib.nullcontext()
         try:
             with quiet, stop:
                 while self.t < end and not self.done:
@@ -725,42 +682,6 @@ def _locate_decrease(engine, state, schedule, start_value) -> dict:
     if worst["node"] is None:
         worst["node"] = schedule[-1].name if schedule else "?"
     return worst
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-class _Interrupts:
-    """Ctrl-C (SIGINT) and SIGTERM end the loop after the current step; a second Ctrl-C
-    interrupts at once. Outside the main thread a KeyboardInterrupt is caught instead."""
-
-    def __init__(self):
-        self.requested = False
-        self._saved = {}
-
-    def _handler(self, signum, frame):
-        if self.requested and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        self.requested = True
-
-    def __enter__(self):
-        if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._saved[sig] = signal.signal(sig, self._handler)
-        return self
-
-    def __exit__(self, kind, value, tb):
-        for sig, old in self._saved.items():
-            signal.signal(sig, old)
-        if kind is KeyboardInterrupt:
-            self.requested = True
-            return True
-        return False
 
 
 def fit(model, *, method: str = "batch", iterations: int | None = None, n_init: int = 1, **options) -> FitResult:

@@ -6,7 +6,7 @@ One protocol: a ``Subsample`` (the user's choice, a plain description) is ``prep
 model into a ``Plan`` (its structure, kept by the fit, never on the Subsample); each step the
 plan ``draw``s a ``Draw`` from the fit's generator, which gives every stepped node the contexts
 of its factors. The Minibatch plan also has local nodes, optimized on the drawn rows before the
-global step (``vmp.inference.steps.local_step``).
+global step (``vmp.inference.steps.local_step``). Batch VMP's plan is the FullPlan: every child, rho = 1.
 """
 from __future__ import annotations
 
@@ -397,3 +397,45 @@ def own_and_children(engine, plan, ctx, node, weight) -> dict:
     policy's local weight), the others unscaled."""
     return {f.child.name: scaled_context(ctx, f.child, 1.0, weight) if plan.on_batch(f) else None
             for f in engine.touching[node.name]}
+
+
+class FullPlan(DataPlatePlan):
+    """Batch VMP: every node reads all of its children, parents first, rho = 1. With a data
+    ``plate`` the policies' weights multiply every factor on it (its rows are every row)."""
+
+    monotone = True
+
+    def __init__(self, engine, plate: str | None = None):
+        self.stepped = engine.schedule()
+        self.per_sweep = sweep_accesses(engine)
+        self.rows = None
+        if plate is not None:
+            self._bind_plate(engine, plate, "fit(policies=...)")
+            self.policies_allowed = True
+            self.rows = np.arange(self.plate.size)
+            self.owner = self.context(self.rows).owner
+
+    def draw(self, engine, rng):
+        return Draw(contexts={n.name: None for n in self.stepped}, rows=self.rows)
+
+    def spread(self, weight, child) -> np.ndarray:
+        """A policy weight (a number, or one per row) over the elements of ``child``'s plates."""
+        scale = scaled_context(Context(owner=self.owner), child, 1.0, weight).scale
+        return np.broadcast_to(1.0 if scale is None else scale, child.plate_shape)
+
+    def contexts(self, engine, draw, node, weight=None):
+        """Every factor on the data plate touching ``node`` (its own too: a local's prior is
+        tempered) weighted by ``weight``; None: every factor in full."""
+        if weight is None:
+            return draw.contexts[node.name]
+        return {f.child.name: Context(scale=self.spread(weight, f.child)) if self.on_batch(f) else None
+                for f in engine.touching[node.name]}
+
+    def weights(self, engine, weight) -> dict | None:
+        """``weight`` on the data plate's factors, as :meth:`Engine.elbo`'s ``weights``."""
+        if weight is None:
+            return None
+        return {f.child.name: self.spread(weight, f.child) for f in engine.factors.values() if self.on_batch(f)}
+
+    def accesses(self, engine, draw, node):
+        return 0
