@@ -79,14 +79,16 @@ def _held(data: tuple, plate: str) -> _Holder:
 
 
 def _own(value):
-    """``value`` with every array copied into memory numpy allocated (arrays unpickled from a
-    message may sit at any alignment, and SIMD reductions round by alignment)."""
+    """``value`` with every array in memory numpy allocated: an array unpickled from a message
+    (a view of the message's buffer) may sit at any alignment, and SIMD reductions round by
+    alignment, so it is copied; one that owns its memory (a local kept on this worker) already
+    is numpy's, and is not copied again for every task."""
     if isinstance(value, dict):
         return {k: _own(v) for k, v in value.items()}
     if isinstance(value, tuple):
         return tuple(_own(v) for v in value)
     if isinstance(value, np.ndarray):
-        return np.array(value, copy=True)
+        return value if value.flags.owndata else np.array(value, copy=True)
     return value
 
 
