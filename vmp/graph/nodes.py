@@ -213,6 +213,14 @@ class Dirichlet(Node):
         return (np.log(data),)
 
 
+def _categories(name: str, roles: dict) -> tuple[int]:
+    """(K,): the number of categories a node's probabilities give."""
+    k = _dim_of(roles["probabilities"], 1)
+    if k is None:
+        raise ShapeError(f"node '{name}': cannot tell the number of categories from probabilities")
+    return (k,)
+
+
 class Categorical(Node):
     """Categorical(probabilities) over K categories; observed data are integers in [0, K)."""
 
@@ -223,10 +231,7 @@ class Categorical(Node):
         super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):
-        k = _dim_of(roles["probabilities"], 1)
-        if k is None:
-            raise ShapeError(f"node '{self.name}': cannot tell the number of categories from probabilities")
-        return (k,)
+        return _categories(self.name, roles)
 
     def _data_event_shape(self):
         return ()
@@ -330,10 +335,7 @@ class Multinomial(Node):
         super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
 
     def _infer_event_shape(self, roles):
-        k = _dim_of(roles["probabilities"], 1)
-        if k is None:
-            raise ShapeError(f"node '{self.name}': cannot tell the number of categories from probabilities")
-        return (k,)
+        return _categories(self.name, roles)
 
     def conditional(self, parents):
         return self.family.natural_from(parents["probabilities"])
