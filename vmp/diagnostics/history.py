@@ -17,7 +17,6 @@ evaluation series at iterations 0, 1, ...
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

@@ -4,8 +4,6 @@ E[log Cat(z | pi)] = sum_k E[z_k] E[log pi_k].
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..families import Categorical, Dirichlet
 from .base import Conditional
 from .terms import Op, Term

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 
 from .. import families as fam
-from ..errors import ConjugacyError, GraphError, HyperparameterError, ShapeError
+from ..errors import HyperparameterError, ShapeError
 from ..factors import (BernoulliFactor, BetaFactor, BinomialFactor, CategoricalFactor, DirichletFactor,
                        ExponentialFactor, GammaFactor, GaussianARDFactor, GaussianFactor, MultinomialFactor,
                        NormalFactor, PoissonFactor, WishartFactor)

@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import ConvergenceError, VMPError
 from . import steps
 from .engine import Engine
-from .executor import Executor, Serial
+from .executor import Executor
 from .history import Recorder
 from .init import first_sweep, initialize
 from .interrupts import Interrupts
