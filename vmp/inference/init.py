@@ -20,6 +20,7 @@ from ..errors import GraphError
 from ..factors.terms import MAX_INTERMEDIATE
 from ..graph.expressions import Dot, Gate, random_nodes
 from ..graph.leaves import Context
+from .seeding import seed_components, seedable
 from .state import State
 
 
@@ -129,6 +130,9 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
             if direct and data.shape[0] >= expr.gated_plate.size:
                 state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
                 done.add(p.name)
+            elif seedable(expr, child, top) and _count(expr.selector, rows) >= expr.gated_plate.size:
+                state = seed_components(engine, state, rng, expr, child, rows)
+                done.add(p.name)
             else:
                 moved = p.family.perturb(state.natural[p.name], rng, _concentration(expr.selector))
                 if moved is not None:
@@ -146,6 +150,10 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
         if z.name in state.natural:
             state = state.updated({z.name: engine.coordinate(state, z)})
     return state
+
+def _count(selector, rows) -> int:
+    return selector.plates[0].size if rows is None else len(rows)
+
 
 POOLED, UNPOOLED = 100.0, 1.0
 
