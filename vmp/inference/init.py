@@ -2,9 +2,11 @@
 
 A mixture started at its prior is a symmetric saddle: every component gets the same update.
 By default the means of Gaussian components gated by a Categorical start at data points chosen
-k-means++-style (Arthur & Vassilvitskii 2007), gated Dirichlet rows get random pseudo-counts
-(as scikit-learn's LDA; larger ones under a Markov chain, as hmmlearn draws a random emission
-matrix), gated Gammas a random offset, each gate's selector is then updated from them (an
+k-means++-style (Arthur & Vassilvitskii 2007); components gated over i.i.d. points of a family
+with ``max_log_likelihood`` (counts, categories, bits) start each at its prior updated by one
+point, the points drawn by k-means++ in the model's divergence (``seeding.py``); other gated
+Dirichlet rows get random pseudo-counts (as scikit-learn's LDA; larger ones under a Markov chain,
+as hmmlearn draws a random emission matrix), gated Gammas a random offset, each gate's selector is then updated from them (an
 E-step), Gaussians in an inner product start at a draw from their prior and Gammas in one
 (Poisson factorization) at their prior plus a random offset. ``init={name: value}``
 is applied last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals
