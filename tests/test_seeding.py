@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
-from scipy.special import digamma, xlogy
+from scipy.special import digamma, gammaln
 
 import vmp
 from vmp import models
 from vmp.inference.init import _expressions
-from vmp.inference.seeding import seed_components, seedable
+from vmp.inference.seeding import log_likelihoods, own_log_likelihoods, seed_components, seedable
 from vmp.inference.state import State
 from vmp.graph.expressions import Gate
 from vmp.graph.leaves import Context
@@ -72,25 +72,26 @@ def test_each_component_is_its_prior_updated_by_one_point_and_the_points_lie_in_
         assert sorted(set(z[r[0]] for r in rows)) == [0, 1, 2], s
 
 
-def test_the_seeding_divergence_is_the_kl_of_the_counts_plus_jensen_gap():
-    """D(n, k) = sum_v x_nv (log(x_nv / n_n) - E[log p_kv]) for a component at Dir(beta + x_m),
-    from digamma directly, against what seeding reads from the factor's message to z."""
-    from vmp.inference import seeding
-
+def test_the_divergence_reads_the_expected_log_likelihoods_of_one_point_posteriors():
+    """E_{q_m}[log p(x_n | p)] = sum_v x_nv (psi(beta + x_mv) - psi(V beta + n_m)) + log h(x_n) for
+    q_m = Dir(beta + x_m), from digamma directly; so D(n, m) = E_{q_n}[.] - E_{q_m}[.] is 0 at
+    m = n and positive elsewhere."""
     x, _, _, _ = count_data(3)
     model = models.multinomial_mixture(x, 3, beta=0.5)
     engine, state, gate = _prior_state(model)
-    best = seeding._best(model["x"], engine.factors["x"], np.arange(x.shape[0]))
-    a = x[7] + 0.5
-    elog = digamma(a) - digamma(a.sum())
-    expected = xlogy(x, x / x.sum(1, keepdims=True)).sum(1) - x @ elog
-    one_hot = np.array([[1.0, 0.0, 0.0]])
-    ctx = Context(subset={"data": np.array([7])}, overrides={"z": (one_hot,)}, state=state)
-    nat = tuple(u + m for u, m in zip(state.natural["p"], engine.message(state, model["p"], engine.factors["x"], ctx=ctx)))
-    at = state.updated({"p": (nat, model["p"].family.moments(nat))})
-    logits = engine.message(at, model["z"], engine.factors["x"], ctx=Context(state=at))[0]
-    assert np.allclose(best - logits[:, 0], expected)
-    assert np.all(expected >= 0)
+    rows = np.arange(x.shape[0])
+
+    def expected(m):
+        a = x[m] + 0.5
+        return x @ (digamma(a) - digamma(a.sum())) + gammaln(x.sum(1) + 1) - gammaln(x + 1).sum(1)
+
+    seeds = np.array([7, 40, 41])
+    got = log_likelihoods(engine, state, gate, model["x"], seeds, rows)
+    assert np.allclose(got, np.stack([expected(m) for m in seeds], axis=1))
+    own = own_log_likelihoods(engine, state, gate, model["x"], rows)
+    assert np.allclose(own, [expected(n)[n] for n in rows])
+    d = own[:, None] - got
+    assert np.allclose(d[seeds, [0, 1, 2]], 0.0) and np.all(np.delete(d, seeds, axis=0) > 0)
 
 
 def _bernoulli_mixture(n=60):
@@ -120,3 +121,27 @@ def test_which_gates_are_seeded_at_points():
     assert _seedable(models.lda(np.array([0, 0, 1]), np.array([0, 2, 1]), np.array([1, 2, 1]), 2, n_words=3)) \
         == {"beta": False}
     assert not any(_seedable(models.gaussian_mixture(np.random.default_rng(0).normal(size=(30, 2)), 2)).values())
+
+
+def test_a_seed_with_missing_bits_adds_only_its_observed_bits():
+    """q(p_k) = Beta(1 + x_md, 1 + 1 - x_md) where bit d of the seed m is observed, Beta(1, 1) where
+    it is missing (the masked factor sends nothing)."""
+    rng = np.random.default_rng(1)
+    x = rng.binomial(1, 0.5, size=(40, 4)).astype(float)
+    mask = rng.uniform(size=x.shape) > 0.3
+    with vmp.Model("bm") as model:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2), vmp.Plate("D", 4):
+            p = vmp.Beta("p", 1.0, 1.0)
+        with vmp.Plate("N", 40):
+            zn = vmp.Categorical("z", pi)
+            with vmp.Plate("D", 4):
+                vmp.Bernoulli("x", p[zn, "K"], observed=np.where(mask, x, 5.0), mask=mask)
+    engine, state, gate = _prior_state(model)
+    params = model["p"].family.parameters(seed_components(engine, state, np.random.default_rng(0), gate,
+                                                          model["x"]).natural["p"])
+    found = []
+    for a, b in zip(params["alpha"], params["beta"]):
+        rows = [m for m in range(40) if np.allclose(a, 1 + mask[m] * x[m]) and np.allclose(b, 1 + mask[m] * (1 - x[m]))]
+        found.append(bool(rows))
+    assert all(found)

@@ -237,14 +237,6 @@ class Family(ABC):
         raise NotImplementedError(f"cannot set the mean of a {cls.name}")
 
     @classmethod
-    def max_log_likelihood(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> np.ndarray | None:
-        """sup over eta of <eta, u(x)> - A(eta) per observation: A*(u(x)), the convex conjugate of
-        the log-normalizer at the point's statistics (its log-likelihood at its own maximum, base
-        measure left out), or None where the family has none to give (the initializer then does
-        not seed mixture components at data points by the divergence A*(u(x)) - E[log p(x | theta_k)])."""
-        return None
-
-    @classmethod
     def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays | None:
         """eta moved at random to break the symmetry of the components of a mixture, or None
         when the family has no such move (then the components start equal). ``concentration`` sets the

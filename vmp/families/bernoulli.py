@@ -68,11 +68,6 @@ class Bernoulli(Family):
         return (np.asarray(x, float),)
 
     @classmethod
-    def max_log_likelihood(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> np.ndarray:
-        """sup_p x log p + (1 - x) log(1 - p) = 0 for x in {0, 1}, at p = x."""
-        return np.zeros(np.shape(x))
-
-    @classmethod
     def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
         """1 where a uniform draw falls below p."""
         p = special.expit(natural[0])

@@ -129,11 +129,6 @@ class Categorical(Family):
         return (np.eye(event_shape[0])[np.asarray(x)],)
 
     @classmethod
-    def max_log_likelihood(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> np.ndarray:
-        """sup_pi log pi_x = 0, at the one-hot pi."""
-        return np.zeros(np.shape(x))
-
-    @classmethod
     def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
         """Category indices, by inverting the cumulative probabilities."""
         p = cls.moments(natural)[0]

@@ -106,13 +106,6 @@ class Multinomial(Family):
         return (np.asarray(x, float),)
 
     @classmethod
-    def max_log_likelihood(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> np.ndarray:
-        """sup_pi sum_k x_k log pi_k = sum_k x_k log(x_k / n), at pi = x / n."""
-        x = np.asarray(x, float)
-        n = x.sum(-1, keepdims=True)
-        return special.xlogy(x, x / np.where(n > 0, n, 1.0)).sum(-1)
-
-    @classmethod
     def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
         p = Categorical.moments(natural)[0]
         n = np.broadcast_to(cls.trials, p.shape[:-1]).astype(np.int64)

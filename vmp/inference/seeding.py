@@ -1,20 +1,21 @@
 """Mixture components seeded at data points by k-means++ in the model's own divergence.
 
-For components theta_k gated by a selector z over i.i.d. points x_n (``p[z]``, z ~ Cat(pi) with pi
-global), the divergence of point n from component k is
+For components theta_k gated by a selector z over i.i.d. points x_n (``p[z]`` the child's only
+random parent, z ~ Cat(pi) with pi global), a component seeded at point m is its prior updated by
+that point alone (z_m one-hot at k): q_m(theta) = prior + the message of x_m. The divergence of
+point n from the component seeded at m is
 
-    D(n, k) = A*(u(x_n)) - E_q[log p(x_n | theta_k)]  >= 0,
+    D(n, m) = E_{q_n}[log p(x_n | theta)] - E_{q_m}[log p(x_n | theta)],
 
-A* the convex conjugate of the child family's log-normalizer (``Family.max_log_likelihood``: the
-point's log-likelihood at its own maximum) and E_q[log p(x_n | theta_k)] the message of x's
-factor to z, the E-step's own logits (for counts D is sum_v x_v (log(x_v / n) - E[log p_kv]), a
-KL divergence plus Jensen's gap). A component seeded at point m is its prior updated by that
-point alone (z_m one-hot at k): q(theta_k) = prior + the message of x_m.
+both read from the message of x's factor to z (the E-step's own logits), so D(n, n) = 0 and a
+point is compared with a seed as with itself seeded: what q's spread (one point of 12 bits, some
+missing) costs every point alike cancels (for counts D is about sum_v x_nv log(x_nv / x_mv), a
+KL divergence of the smoothed proportions).
 
 The seeds are drawn as by k-means++ (Arthur & Vassilvitskii 2007) in a Bregman divergence
 (Ackermann & Blomer 2010), greedily as scikit-learn's ``kmeans_plusplus``: the first uniformly,
 each next among 2 + floor(log K) candidates drawn with probability proportional to
-min_k D(n, k)^2 over the seeds so far, keeping the candidate that lowers sum_n min_k D(n, k)^2
+min_m D(n, m)^2 over the seeds m so far, keeping the candidate that lowers sum_n min_m D(n, m)^2
 most. (Squared: over 10 simulated mixtures of multinomials x 50 seeds, D^2 left a cluster without
 a seed in 12 of 500 draws, D in 73, Euclidean k-means++ on the proportions in 37.)
 """
@@ -22,9 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.expressions import Gather
+from ..graph.expressions import Gather, random_nodes
 from ..graph.leaves import Context
 from .state import State
+
+#: seeds are drawn from at most this many points (a batch fit's plate, or a Minibatch fit's
+#: evaluation subsample, drawn down at random): the self terms D(n, n) cost one evaluation of
+#: K points each, 0.1 ms at K = 3
+SEED_ROWS = 1024
 
 
 def _walk(expr):
@@ -35,42 +41,59 @@ def _walk(expr):
 
 def seedable(gate, child, top) -> bool:
     """Whether ``gate`` (an expression ``p[z]`` inside ``child``'s role ``top``) gates components
-    of i.i.d. points: the gate is the whole role of an observed child on z's one plate, z is an
-    unobserved one-hot selector whose parents are global (no group pools the points' choices, as a
-    document's theta does LDA's tokens), and the child's family gives ``max_log_likelihood``."""
-    z = gate.selector
-    return (gate is top and child.observed and not gate.node.observed and not gate.node.family.location
+    of i.i.d. points: the gate is the whole role of an observed child on z's one plate and the
+    child's only random parent (a Gaussian's precision beside its mean is not; its means start by
+    k-means++ on the points), z is an unobserved one-hot selector whose parents are global (no
+    group pools its points' choices, as a document's theta does LDA's tokens)."""
+    z, p = gate.selector, gate.node
+    others = {n.name for e in child.parents.values() for n in random_nodes(e)} - {p.name, z.name}
+    return (gate is top and child.observed and not p.observed and not p.family.location and not others
             and not z.observed and z.family.one_hot and not z.family.joint_plates and len(z.plates) == 1
             and child.plates[:1] == z.plates
-            and child.family.max_log_likelihood(np.zeros((0,) + tuple(child.event_shape)), child.event_shape)
-            is not None
             and not any(isinstance(e, Gather) or z.plates[0] in getattr(e, "plates", ())
                         for parent in z.parents.values() for e in _walk(parent)))
 
 
-def seed_components(engine, state: State, rng: np.random.Generator, gate, child, rows=None) -> State:
-    """``state`` with the components of ``gate`` at k seeds of ``child``'s points (``rows`` of
-    z's plate, all of them when None) drawn by k-means++ in the divergence D above."""
+def seeded(engine, state: State, gate, child, seeds: np.ndarray) -> State:
+    """``state`` with component j of ``gate`` at its prior updated by point ``seeds[j]`` alone
+    (z one-hot at j there; ``seeds`` sorted, j < len(seeds))."""
     p, z = gate.node, gate.selector
-    f = engine.factors[child.name]
-    plate = z.plates[0].name
-    k = gate.gated_plate.size
-    rows = np.arange(z.plates[0].size) if rows is None else np.sort(np.asarray(rows))
-    best = _best(child, f, rows)
+    one_hot = np.eye(seeds.size, gate.gated_plate.size)
+    ctx = Context(subset={z.plates[0].name: seeds}, overrides={z.name: (one_hot,)}, state=state)
+    natural = tuple(a + m for a, m in zip(state.natural[p.name], engine.message(state, p, engine.factors[child.name], ctx=ctx)))
+    return state.updated({p.name: (natural, p.family.moments(natural))})
 
-    def seeded(seeds: np.ndarray, slots: np.ndarray) -> State:
-        order = np.argsort(seeds, kind="stable")
-        one_hot = np.zeros((seeds.size, k))
-        one_hot[np.arange(seeds.size), slots[order]] = 1.0
-        ctx = Context(subset={plate: seeds[order]}, overrides={z.name: (one_hot,)}, state=state)
-        natural = tuple(a + m for a, m in zip(state.natural[p.name], engine.message(state, p, f, ctx=ctx)))
-        return state.updated({p.name: (natural, p.family.moments(natural))})
+
+def log_likelihoods(engine, state: State, gate, child, seeds: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """E_{q_m}[log p(x_n | theta)] for n in ``at``, m in ``seeds`` (both sorted), shaped
+    (len(at), len(seeds)): the message of x's factor to z with the components at ``seeds``."""
+    s = seeded(engine, state, gate, child, seeds)
+    ctx = Context(subset={gate.selector.plates[0].name: at}, state=s)
+    return engine.message(s, gate.selector, engine.factors[child.name], ctx=ctx)[0][:, :seeds.size]
+
+
+def own_log_likelihoods(engine, state: State, gate, child, rows: np.ndarray) -> np.ndarray:
+    """E_{q_n}[log p(x_n | theta)] for n in ``rows`` (sorted): K points per evaluation."""
+    k = gate.gated_plate.size
+    return np.concatenate([np.diagonal(log_likelihoods(engine, state, gate, child, rows[lo:lo + k], rows[lo:lo + k]))
+                           for lo in range(0, rows.size, k)])
+
+
+def seed_components(engine, state: State, rng: np.random.Generator, gate, child, rows=None) -> State:
+    """``state`` with the components of ``gate`` at K seeds among ``child``'s points (``rows``
+    of z's plate, all of them when None; at most SEED_ROWS of them, drawn at random) drawn by
+    k-means++ in the divergence D above."""
+    z = gate.selector
+    k = gate.gated_plate.size
+    rows = np.arange(z.plates[0].size) if rows is None else np.asarray(rows)
+    if rows.size > SEED_ROWS:
+        rows = rng.choice(rows, SEED_ROWS, replace=False)
+    rows = np.sort(rows)
+    own = own_log_likelihoods(engine, state, gate, child, rows)
 
     def divergence(seeds: np.ndarray) -> np.ndarray:
-        """D(n, j) for the components seeded at ``seeds`` (j < len(seeds)), shaped (rows, j)."""
-        at = seeded(seeds, np.arange(seeds.size))
-        logits = engine.message(at, z, f, ctx=Context(subset={plate: rows}, state=at))[0]
-        return np.maximum(best[:, None] - logits[:, :seeds.size], 0.0)
+        """D(n, m) for n in rows, m in ``seeds`` (sorted)."""
+        return np.maximum(own[:, None] - log_likelihoods(engine, state, gate, child, seeds, rows), 0.0)
 
     trials = 2 + int(np.log(k))
     seeds = [int(rows[rng.integers(rows.size)])]
@@ -83,20 +106,4 @@ def seed_components(engine, state: State, rng: np.random.Generator, gate, child,
         pick = int(np.argmin(closest.sum(0)))
         seeds.append(int(candidates[pick]))
         d2 = closest[:, pick]
-    return seeded(np.array(seeds), np.arange(k))
-
-
-def _best(child, f, rows: np.ndarray) -> np.ndarray:
-    """A*(u(x_n)) + log h(x_n) per point (the message to z carries the base measure too): the
-    child's max_log_likelihood, weighted like its factor (mask,
-    multiplicity) and summed over the child's plates inside the points' plate."""
-    from ..graph.data import take_rows
-
-    x = np.asarray(take_rows(child.data, rows), float)
-    best = child.family.max_log_likelihood(x, child.event_shape) + child.family.log_base_measure(x, child.event_shape)
-    w = child.factor_weights()
-    if w is not None:
-        w = np.broadcast_to(w, child.plate_shape)
-        w = np.asarray(take_rows(w, rows), float)
-        best = np.where(w > 0, best * w, 0.0)
-    return best.reshape(rows.size, -1).sum(1)
+    return seeded(engine, state, gate, child, np.sort(seeds))
