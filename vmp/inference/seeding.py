@@ -7,17 +7,18 @@ point n from the component seeded at m is
 
     D(n, m) = E_{q_n}[log p(x_n | theta)] - E_{q_m}[log p(x_n | theta)],
 
-both read from the message of x's factor to z (the E-step's own logits), so D(n, n) = 0 and a
-point is compared with a seed as with itself seeded: what q's spread (one point of 12 bits, some
-missing) costs every point alike cancels (for counts D is about sum_v x_nv log(x_nv / x_mv), a
-KL divergence of the smoothed proportions).
+both read from the message of x's factor to z (the E-step's own logits). D(n, n) = 0: the Jensen
+gap of a broad one-point q (12 bits, some of them missing), which would otherwise make points
+with fewer observed elements look closer to every seed, cancels. (For counts D is about
+sum_v x_nv log((x_nv + beta) / (x_mv + beta)), a KL divergence of smoothed proportions.)
 
-The seeds are drawn as by k-means++ (Arthur & Vassilvitskii 2007) in a Bregman divergence
-(Ackermann & Blomer 2010), greedily as scikit-learn's ``kmeans_plusplus``: the first uniformly,
+The seeds are drawn as by k-means++ (Arthur & Vassilvitskii 2007; Ackermann & Blomer 2010 in a
+Bregman divergence), greedily as scikit-learn's ``kmeans_plusplus``: the first uniformly,
 each next among 2 + floor(log K) candidates drawn with probability proportional to
 min_m D(n, m)^2 over the seeds m so far, keeping the candidate that lowers sum_n min_m D(n, m)^2
-most. (Squared: over 10 simulated mixtures of multinomials x 50 seeds, D^2 left a cluster without
-a seed in 12 of 500 draws, D in 73, Euclidean k-means++ on the proportions in 37.)
+most. (Over the recovery audit's 10 mixtures of multinomials x 50 generator seeds, the seeds
+missed a cluster in 4 of 500 draws; with D for D^2: 22; with one candidate: 72, and 218 with D;
+plain k-means++ on the proportions: 212, greedy: 37.)
 """
 from __future__ import annotations
 
