@@ -2,13 +2,14 @@
 
 A mixture started at its prior is a symmetric saddle: every component gets the same update.
 By default the means of Gaussian components gated by a Categorical start at data points chosen
-k-means++-style (Arthur & Vassilvitskii 2007); components gated over i.i.d. points of a family
-with ``max_log_likelihood`` (counts, categories, bits) start each at its prior updated by one
-point, the points drawn by k-means++ in the model's divergence (``seeding.py``); other gated
-Dirichlet rows get random pseudo-counts (as scikit-learn's LDA; larger ones under a Markov chain,
-as hmmlearn draws a random emission matrix), gated Gammas a random offset, each gate's selector is then updated from them (an
-E-step), Gaussians in an inner product start at a draw from their prior and Gammas in one
-(Poisson factorization) at their prior plus a random offset. ``init={name: value}``
+k-means++-style (Arthur & Vassilvitskii 2007); other components that are an observed child's
+only random parent, gated over i.i.d. points (mixtures of counts, categories, bits), start each
+at its prior updated by one point, the points drawn by k-means++ in the model's divergence
+(``seeding.py``); other gated Dirichlet rows get random pseudo-counts (as scikit-learn's LDA;
+larger ones under a Markov chain, as hmmlearn draws a random emission matrix), gated Gammas a
+random offset; each gate's selector is then updated from them (an E-step). Gaussians in an inner
+product start at a draw from their prior and Gammas in one (Poisson factorization) at their prior
+plus a random offset. ``init={name: value}``
 is applied last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals
 for a CategoricalMarkovChain: independent steps).
 """
@@ -119,8 +120,9 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
     """Break the symmetry of gated components, then set each gate's selector from them.
 
     Gaussian components that are the gated mean of observed data start at k-means++ centers;
-    other gated Gaussians, and the Gaussians of an inner product, start at a draw from their
-    prior. The schedule runs parents before children, so the first sweep starts from these
+    components of i.i.d. points that are their observed child's only random parent at seeds drawn
+    by k-means++ in the model's divergence (:func:`seeding.seed_components`); other gated
+    Gaussians, and the Gaussians of an inner product, start at a draw from their prior. The schedule runs parents before children, so the first sweep starts from these
     responsibilities (an E-step from k-means++ centers, as EM and scikit-learn do).
     """
     done, selectors = set(), []
@@ -152,6 +154,7 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
         if z.name in state.natural:
             state = state.updated({z.name: engine.coordinate(state, z)})
     return state
+
 
 def _count(selector, rows) -> int:
     return selector.plates[0].size if rows is None else len(rows)
