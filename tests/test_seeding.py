@@ -145,3 +145,27 @@ def test_a_seed_with_missing_bits_adds_only_its_observed_bits():
         rows = [m for m in range(40) if np.allclose(a, 1 + mask[m] * x[m]) and np.allclose(b, 1 + mask[m] * (1 - x[m]))]
         found.append(bool(rows))
     assert all(found)
+
+
+def test_a_large_plate_is_seeded_from_seed_rows_points_and_recovers(monkeypatch):
+    """Past SEED_ROWS points the seeds come from SEED_ROWS of them drawn at random; the seeds
+    still land in the three clusters and batch VMP recovers the profiles."""
+    from vmp.inference import seeding
+    from vmp.inference.seeding import SEED_ROWS
+
+    read = []
+    own = seeding.own_log_likelihoods
+    monkeypatch.setattr(seeding, "own_log_likelihoods", lambda *a: read.append(a[-1].size) or own(*a))
+
+    rng = np.random.default_rng(5)
+    profiles = rng.dirichlet(np.full(20, 0.5), 3)
+    z = rng.choice(3, SEED_ROWS + 500, p=[0.5, 0.3, 0.2])
+    x = np.array([rng.multinomial(50, profiles[k]) for k in z])
+    model = models.multinomial_mixture(x, 3)
+    engine, state, gate = _prior_state(model)
+    alpha = seed_components(engine, state, np.random.default_rng(0), gate, model["x"]).natural["p"][0] + 0.5
+    assert sorted(z[np.flatnonzero((x == a).all(1))[0]] for a in alpha) == [0, 1, 2]
+    assert read == [SEED_ROWS]
+    model.fit(seed=0)
+    p = matched(model["p"].mean, profiles)
+    assert np.abs(model["p"].mean[p] - profiles).sum(1).max() < 0.1
