@@ -36,6 +36,17 @@ from vmp.inference.loop import _flat  # noqa: E402
 from vmp.models import gaussian_mixture  # noqa: E402
 
 OUT = ROOT / "docs" / "figures" / "tol_replay.json"
+HELD_OUT = ROOT / "docs" / "figures" / "tol_replay_heldout.json"
+
+#: configurations recorded after the rule was chosen on seeds 0 to 11 of the first one:
+#: (name, points, components, minibatch, step, seeds)
+CONFIGS = [
+    ("N=3000 K=3 S=500, seeds 12-17", 3000, 3, 500, None, range(12, 18)),
+    ("N=10000 K=5 S=200", 10000, 5, 200, None, range(4)),
+    ("RobbinsMonro kappa=0.5", 3000, 3, 500, ("rm", 0.5), range(4)),
+    ("RobbinsMonro kappa=0.9", 3000, 3, 500, ("rm", 0.9), range(4)),
+    ("Adaptive", 3000, 3, 500, ("adaptive",), range(4)),
+]
 
 
 def blobs(n: int, seed: int) -> np.ndarray:
@@ -45,18 +56,29 @@ def blobs(n: int, seed: int) -> np.ndarray:
     return centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2))
 
 
+def run(seed: int, iterations: int, n: int = 3000, k: int = 3, size: int = 500, step=None) -> dict:
+    """One fit with the bound evaluated at every step on the subsample of an evaluate_every=5
+    fit (5 minibatches' rows)."""
+    c0 = time.process_time()
+    model = gaussian_mixture(blobs(n, seed), k)
+    more = {}
+    if step is not None:
+        more["step"] = vmp.Adaptive() if step[0] == "adaptive" else vmp.RobbinsMonro(kappa=step[1])
+    r = model.fit(method="stochastic", subsample=vmp.Minibatch("data", size, evaluation_size=5 * size),
+                  evaluate_every=1, seed=seed, progress=False, iterations=iterations, **more)
+    ev = r.history["evaluations"]
+    print(f"seed {seed}: {time.process_time() - c0:.1f} s CPU", flush=True)
+    return {"iteration": ev["iteration"].tolist(), "elbo": ev["elbo"].tolist(), "stderr": ev["stderr"].tolist(),
+            "bound_estimate": r.history["bound_estimate"].tolist()}
+
+
 def record(seeds, iterations: int) -> dict:
-    runs = {}
-    for seed in seeds:
-        c0 = time.process_time()
-        model = gaussian_mixture(blobs(3000, seed), 3)
-        r = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 500, evaluation_size=2500),
-                      evaluate_every=1, seed=seed, progress=False, iterations=iterations)
-        ev = r.history["evaluations"]
-        runs[str(seed)] = {"iteration": ev["iteration"].tolist(), "elbo": ev["elbo"].tolist(),
-                           "bound_estimate": r.history["bound_estimate"].tolist()}
-        print(f"seed {seed}: {time.process_time() - c0:.1f} s CPU", flush=True)
-    return runs
+    return {str(seed): run(seed, iterations) for seed in seeds}
+
+
+def record_held_out(iterations: int) -> dict:
+    return {name: {str(seed): run(seed, iterations, n, k, size, step) for seed in seeds}
+            for name, n, k, size, step, seeds in CONFIGS}
 
 
 def plateau(it: np.ndarray, b: np.ndarray, tol: float) -> int:
