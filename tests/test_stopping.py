@@ -137,3 +137,14 @@ def test_tol_never_stops_the_first_steps(seed):
 def test_tol_needs_evaluations():
     with pytest.raises(vmp.VMPError, match="evaluate_every"):
         _mf(True).fit(method="stochastic", subsample=vmp.PerNode(2), tol=1e-3, evaluate_every=0)
+
+
+def test_a_resumed_fit_stops_where_an_uninterrupted_one_does():
+    """The rule keeps no state: it reads the evaluations, which a resumed fit continues (the
+    closing evaluation of the first part, at step 42, is for its report only)."""
+    whole = _svi(2, iterations=300, tol=TOL)
+    model = gaussian_mixture(_blobs(3000, seed=2), 3)
+    kw = dict(method="stochastic", subsample=vmp.Minibatch("data", 500), evaluate_every=EVERY, seed=2, progress=False)
+    first = model.fit(iterations=42, tol=TOL, **kw)
+    more = model.fit(iterations=300, tol=TOL, resume=first, **kw)
+    assert whole.converged and more.iterations == whole.iterations and more.message == whole.message
