@@ -31,12 +31,10 @@ from .progress import Progress
 from .result import FitResult, load
 from .schedules import RobbinsMonro, per_node
 from .state import State
+from .stopping import TOL_PATIENCE, stop_at
 from .subsample import FullPlan, Subsample, sweep_accesses
 
 
-#: the stopping rule of a stochastic fit (``tol=``): evaluations in its regression window, how
-#: many windows in a row must be flat, and the standard errors added to the fitted slope
-TOL_WINDOW, TOL_PATIENCE, TOL_Z = 5, 2, 2.0
 #: a tempering weight that moved by less than this (relative) since the stretch of evaluations
 #: began counts as the same temperature: the objective is the same, so its values compare
 SAME_TEMPERATURE = 1e-9
@@ -476,21 +474,20 @@ class Fit:
         return None
 
     def _plateau(self, t: int) -> str | None:
-        """The stopping rule of a stochastic fit: the least-squares line through the last
-        ``TOL_WINDOW`` evaluated bounds rises across the window by at most ``tol`` relative even
-        at its slope's upper limit (slope + ``TOL_Z`` standard errors from the residuals), for
-        ``TOL_PATIENCE`` windows in a row (see :func:`_flat`). Needs TOL_WINDOW + TOL_PATIENCE - 1
-        evaluations after step 0, so it never ends the first steps; recorded as an event 'tol'."""
+        """The stopping rule of a stochastic fit (:mod:`vmp.inference.stopping`): learning
+        curves fitted to the evaluated bounds since step t/2 leave, at an upper limit, at most
+        ``tol`` relative for a later evaluation to gain, at TOL_PATIENCE evaluations in a row.
+        Needs TOL_MIN + TOL_PATIENCE - 1 evaluations after step 0, so it never ends the first
+        steps; recorded as an event 'tol'."""
         ev = self.recorder.raw["evaluations"]
-        values = np.array([b for i, b in zip(ev["iteration"], ev["elbo"]) if i > 0], dtype=float)
-        w, p = TOL_WINDOW, TOL_PATIENCE
-        if len(values) < w + p - 1:
+        steps_, values = (np.array([x for i, x in zip(ev["iteration"], ev[k]) if i > 0], dtype=float)
+                          for k in ("iteration", "elbo"))
+        found = stop_at(steps_, values, self.opts.tol)
+        if found is None:
             return None
-        rises = [_flat(values[len(values) - w - k:len(values) - k], self.opts.tol) for k in range(p)]
-        if not all(r is not None for r in rises):
-            return None
-        message = (f"the ELBO's trend over the last {w} evaluations rose by at most {rises[0]:.4g} (slope + "
-                   f"{TOL_Z:g} standard errors), within tol={self.opts.tol:g} relative, {p} evaluations in a row, "
+        room, n = found
+        message = (f"the learning curve fitted to the last {n} evaluations leaves at most {room:.4g} to gain "
+                   f"(upper limit), within tol={self.opts.tol:g} relative, {TOL_PATIENCE} evaluations in a row, "
                    f"at iteration {t}")
         self.recorder.event(t, "tol", None, "stop", message)
         self._set(converged=True)
@@ -625,19 +622,6 @@ def _data_plate(model, o: Options) -> str:
     return outer[0]
 
 
-def _flat(values: np.ndarray, tol: float) -> float | None:
-    """The upper limit of the rise of ``values`` across their window, (beta + TOL_Z se(beta)) *
-    len(values), from the least-squares slope beta (per evaluation) and its standard error from
-    the residuals; None unless it is at most tol * |mean|."""
-    x = np.arange(len(values)) - (len(values) - 1) / 2.0
-    y = values - values.mean()
-    beta = float(x @ y / (x @ x))
-    residual = y - beta * x
-    se = float(np.sqrt(residual @ residual / (len(values) - 2) / (x @ x)))
-    rise = (beta + TOL_Z * se) * len(values)
-    return rise if rise <= tol * abs(values.mean()) else None
-
-
 def _gradient(target, natural) -> tuple:
     """g_t = lambda^temp - lambda, the noisy natural gradient (Ranganath et al. 2013, Sec. 2)."""
     return tuple(a - b for a, b in zip(target, natural))
@@ -702,10 +686,10 @@ def fit(model, *, method: str = "batch", iterations: int | None = None, n_init: 
     'default'), ``evaluate_every`` (steps between evaluations of the bound, default 10; 0: only
     at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
     ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')),
-    ``tol`` (stop when the least-squares trend of the last TOL_WINDOW = 5 evaluated bounds, at
-    its slope's upper 2-standard-error limit, rises across the window by at most tol relative,
-    at TOL_PATIENCE = 2 evaluations in a row; never before 6 evaluations; default None: run the
-    iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
+    ``tol`` (stop when learning curves fitted to the evaluated bounds since step t/2 leave, at an
+    upper limit, at most tol relative for a later evaluation to gain, at TOL_PATIENCE = 2
+    evaluations in a row (:mod:`vmp.inference.stopping`); never before 7 evaluations; default
+    None: run the iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
     et al. 2013).
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
