@@ -1,6 +1,7 @@
 """Folded messages (vmp/graph/folded.py): an observed child's partial derivatives to a
 per-element target as one product of its statistics table [x_i x_j (i <= j), x, 1] by the
-stacked coefficients give the term-by-term messages and bound."""
+stacked coefficients, and the sums over the data of the parents' messages as one stacked
+reduction [x_i x_j; x; 1] @ E[z], give the term-by-term messages and bound."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +22,7 @@ def test_pack_folds_the_off_diagonal_pairs():
     np.testing.assert_allclose(pairs @ folded.pack(g).T, np.einsum("na,nb,kab->nk", x, x, g), rtol=1e-12)
 
 
-def _mixture(n=1500, d=3, k=4, seed=1):
+def _mixture(n=9000, d=3, k=4, seed=1):
     from models import gaussian_mixture
 
     rng = np.random.default_rng(seed)
@@ -29,14 +30,14 @@ def _mixture(n=1500, d=3, k=4, seed=1):
     return gaussian_mixture(x, k)
 
 
-def _multinomial(n=600, seed=2):
+def _multinomial(n=9000, seed=2):
     from models import multinomial_mixture
 
     rng = np.random.default_rng(seed)
     return multinomial_mixture(rng.poisson(3.0, size=(n, 5)), 3)
 
 
-def _weighted(n=900, seed=3):
+def _weighted(n=12_000, seed=3):
     """A mixture whose data carry weights (a count per point): weight rows of the product."""
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(n, 2)) + rng.choice([-3.0, 3.0], size=(n, 1))
@@ -71,11 +72,13 @@ def test_folded_messages_equal_the_term_by_term_ones(monkeypatch, build, minibat
     model.fit(iterations=3, seed=0, progress=False, tol=0)
     rows = np.sort(np.random.default_rng(4).choice(model["z"].plate_shape[0], 200, replace=False)) if minibatch else None
     monkeypatch.setattr(folded, "MIN_SIZE", -1)
-    calls = []
-    real = folded.product
+    calls, stacks = [], []
+    real, real_stack = folded.product, folded._stack
     monkeypatch.setattr(folded, "product", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(folded, "_stack", lambda *a, **k: stacks.append(1) or real_stack(*a, **k))
     fast, bound = _messages(model, rows)
     assert bool(calls) == (build is not _multinomial), "the fold runs where two terms read x (not a lone <x, E[log p]>)"
+    assert bool(stacks) == (not minibatch), "the parents' sums come from one stacked reduction on full data"
     monkeypatch.setattr(folded, "ENABLED", False)
     plain, plain_bound = _messages(model, rows)
     assert len(fast) == len(plain)

@@ -220,7 +220,8 @@ class CompiledFactor:
         self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
-        self._folded: dict = {}  # folded.product's data, rows last
+        self._folded: dict = {}  # folded.product's data, rows last; folded.reduction's stacks
+        self._data_reads = folded.reads(self.terms, child) if child.observed else {}
 
     # ----- binding ----------------------------------------------------------------------
     def _new_letter(self) -> str:
@@ -448,7 +449,12 @@ class CompiledFactor:
         hit = self._reduced.get(key) if keep else None
         if hit is not None and len(hit[0]) == len(arrays) and all(r() is a for r, a in zip(hit[0], arrays)):
             return rest + [(hit[1], letters)]
-        value = contract_to([inputs[k] for k in local], letters, ())
+        value = None
+        if keep and folded.ENABLED and self._data_reads:
+            data = [(leaf.value(comp), twice) for (leaf, comp), twice in self._data_reads.items()]
+            value = folded.reduction([inputs[k] for k in local], letters, self.child_letters, data, self._folded)
+        if value is None:
+            value = contract_to([inputs[k] for k in local], letters, ())
         if not keep:
             return rest + [(value, letters)]
         try:

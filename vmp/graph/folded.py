@@ -27,6 +27,8 @@ from .leaves import IndicatorLeaf, NodeLeaf
 
 #: fold on (a test switches it off to compare with the term-by-term path)
 ENABLED = True
+#: elements of a chunk of the statistics table (the table chunk and its product stay in cache)
+CHUNK = MAX_INTERMEDIATE
 #: messages of at most this many elements go term by term (small models keep their bits)
 MIN_SIZE = DIRECT
 
@@ -163,7 +165,7 @@ def product(parts: list, n_lead: int, weight, ctx, plate_of, shape: tuple, memo:
     n = int(np.prod(lead))
     columns = [None if x is None else _columns(x, n, memo) for x in arrays]
     kinds = [stats[k][0] for k in order]
-    rows = max(1, min(n, MAX_INTERMEDIATE // max(g.shape[0], 1)))
+    rows = max(1, min(n, CHUNK // max(g.shape[0], 1)))
     table = np.empty((g.shape[0], rows))
     part = np.empty((g.shape[1], rows))
     gt = np.ascontiguousarray(g.T)
@@ -176,3 +178,87 @@ def product(parts: list, n_lead: int, weight, ctx, plate_of, shape: tuple, memo:
     if weight is not None:
         rows_out *= np.broadcast_to(weight, lead).reshape(n, 1)
     return out
+
+
+def reads(terms: list, child) -> dict:
+    """(leaf, comp) of the child's own moments with one event axis -> whether some term reads it
+    twice (x_a x_b: the stacked reduction then carries the pairs)."""
+    out: dict = {}
+    for t in terms:
+        mine = [o for o in t.operands if type(o.leaf) is NodeLeaf and o.leaf.node is child]
+        for o in mine:
+            key = (o.leaf, o.comp)
+            out[key] = out.get(key, False) or sum(p.leaf is o.leaf and p.comp == o.comp for p in mine) == 2
+    return {k: twice for k, twice in out.items() if len(k[0].node.event_shape) == 1}
+
+
+def reduction(inputs: list, letters: str, child_letters: str, data: list, memo: dict) -> np.ndarray | None:
+    """sum over the child's plate n of ``inputs`` ((array, letters): statistics of the child's
+    data ``data`` (a list of (array, with pairs)) times partner operands P over n, a gate's
+    E[z_nk] and the weights), to ``letters``: a block of the stacked reduction
+
+        V = [x_i x_j (i <= j); x; 1] @ P    (sum_n r_nk x_n x_n^T, sum_n r_nk x_n, sum_n r_nk at once),
+
+    kept with the partners it read (compared by identity); None where the inputs do not take
+    this form (then the caller contracts them)."""
+    n_lead = len(child_letters)
+    if any(not s.startswith(child_letters) for _, s in inputs):
+        return None
+    mine = [(a, s) for a, s in inputs if any(a is x for x, _ in data)]
+    partners = [(a, s) for a, s in inputs if not any(a is x for x, _ in data)]
+    events = [s[n_lead:] for _, s in mine]
+    rest = "".join(dict.fromkeys(ch for _, s in partners for ch in s[n_lead:]))
+    if (not partners or len(mine) > 2 or set(rest) - set(letters) or set(rest) & set(child_letters)
+            or any(ch in rest or ch not in letters or ch in child_letters for e in events for ch in e)):
+        return None
+    if len(mine) == 2 and (mine[0][0] is not mine[1][0] or events[0] == events[1]):
+        return None
+    x, pairs = next(((x, p) for x, p in data if x is mine[0][0]), (None, None)) if mine else data[0]
+    if len(mine) == 2 and not pairs:
+        return None
+    held = memo.get(("stack", id(x)))
+    if not (held is not None and held[0]() is x and held[1] == rest and len(held[2]) == len(partners)
+            and all(r() is a for r, (a, _) in zip(held[2], partners))):
+        if not mine:
+            return None  # sum_n r_nk alone: not worth the table
+        held = _stack(x, pairs, partners, child_letters, rest, memo)
+        memo[("stack", id(x))] = held
+    v, d = held[3], x.shape[-1]
+    tri = d * (d + 1) // 2 if pairs else 0
+    if len(mine) == 2:
+        iu, ju = np.triu_indices(d)
+        block = np.empty((d, d) + v.shape[1:])
+        block[iu, ju] = v[:tri]
+        block[ju, iu] = v[:tri]
+        src = events[0] + events[1] + rest
+    elif mine:
+        block, src = v[tri:tri + d], events[0] + rest
+    else:
+        block, src = v[tri + d], rest
+    block = block.reshape(block.shape[:len(src) - len(rest)] + held[4])
+    return np.ascontiguousarray(np.einsum(f"{src}->{letters}", block))
+
+
+def _stack(x: np.ndarray, pairs: bool, partners: list, child_letters: str, rest: str, memo: dict) -> tuple:
+    """(weak x, rest, weak partners, V = table^T P (rows: the pairs if ``pairs``, x, 1), the
+    partners' shape off the child's plate)."""
+    n_lead = len(child_letters)
+    sizes = {ch: m for a, s in partners for ch, m in zip(s, a.shape)}
+    tail = tuple(sizes[ch] for ch in rest)
+    n = int(np.prod(x.shape[:n_lead]))
+    p = partners[0][0] if len(partners) == 1 and partners[0][1] == child_letters + rest else \
+        contract_to(partners, child_letters + rest, x.shape[:n_lead] + tail)
+    p = p.reshape(n, -1)
+    d = x.shape[-1]
+    stats = ([Statistic(("pairs",), "pairs", "")] if pairs else []) + [Statistic(("raw",), "raw", ""),
+                                                                        Statistic(("one",), "one", "")]
+    width = (d * (d + 1) // 2 if pairs else 0) + d + 1
+    xt = _columns(x, n, memo)
+    columns = [xt if s.kind != "one" else None for s in stats]
+    rows = max(1, min(n, CHUNK // width))
+    table = np.empty((width, rows))
+    v = np.zeros((width, p.shape[1]))
+    for start in range(0, n, rows):
+        stop = min(n, start + rows)
+        v += _table(stats, columns, start, stop, table) @ p[start:stop]
+    return weakref.ref(x), rest, [weakref.ref(a) for a, _ in partners], v, tail
