@@ -129,6 +129,7 @@ def test_relative_change_of_large_arrays_is_summed_in_pieces():
     rng = np.random.default_rng(1)
     old = (rng.normal(size=(9_001, 7)), rng.normal(size=(5,)))
     for new in ((old[0] + 0.01 * rng.normal(size=old[0].shape), old[1] * 2.0),
+                (np.asfortranarray(old[0] - 0.5), old[1]),
                 (np.broadcast_to(rng.normal(size=(1, 7)), old[0].shape), old[1])):
         flat = lambda t: np.concatenate([np.ravel(x) for x in t])  # noqa: E731
         expect = np.linalg.norm(flat(new) - flat(old)) / np.linalg.norm(flat(old))

@@ -28,7 +28,7 @@ from .leaves import IndicatorLeaf, NodeLeaf
 #: fold on (a test switches it off to compare with the term-by-term path)
 ENABLED = True
 #: elements of a chunk of the statistics table (the table chunk and its product stay in cache)
-CHUNK = MAX_INTERMEDIATE
+CHUNK = 2**16
 #: messages of at most this many elements go term by term (small models keep their bits)
 MIN_SIZE = DIRECT
 
@@ -167,17 +167,14 @@ def product(parts: list, n_lead: int, weight, ctx, plate_of, shape: tuple, memo:
     kinds = [stats[k][0] for k in order]
     rows = max(1, min(n, CHUNK // max(g.shape[0], 1)))
     table = np.empty((g.shape[0], rows))
-    part = np.empty((g.shape[1], rows))
     gt = np.ascontiguousarray(g.T)
-    out = np.empty(shape)
-    rows_out = out.reshape(n, g.shape[1])
+    out = np.empty((n, g.shape[1]), order="F")
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        np.matmul(gt, _table(kinds, columns, start, stop, table), out=part[:, :stop - start])
-        rows_out[start:stop] = part[:, :stop - start].T
+        np.matmul(gt, _table(kinds, columns, start, stop, table), out=out.T[:, start:stop])
     if weight is not None:
-        rows_out *= np.broadcast_to(weight, lead).reshape(n, 1)
-    return out
+        out *= np.broadcast_to(weight, lead).reshape(n, 1)
+    return out if len(lead) == 1 else np.ascontiguousarray(out).reshape(shape)
 
 
 def reads(terms: list, child) -> dict:

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..factors.terms import DIRECT, compact, inner_product
+from ..factors.terms import DIRECT, compact, flat_pair, inner_product
 from ..graph.leaves import Context, per_datapoint
 from . import local_pair
 from .engine import Engine
@@ -308,7 +308,8 @@ def relative_change(old, new) -> float:
         return new.relative_change(old)
     num = den = 0.0
     for a, b in zip(old, new):
-        if np.size(a) > DIRECT and np.shape(a) == np.shape(b) and compact(a).size == np.size(a):
+        if np.size(a) > DIRECT and np.shape(a) == np.shape(b) and compact(a).size == np.size(a) \
+                and compact(b).size == np.size(b):
             n, d = _squares(a, b)
             num, den = num + n, den + d
             continue
@@ -322,7 +323,7 @@ def _squares(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """(||a - b||^2, ||a||^2) a cache-sized piece at a time: a and b read once, no temporary of
     their size. Pieces of SQUARES_PIECE elements: OpenBLAS's dot stays on one thread up to 10^4
     (a threaded dot waits on busy cores; see terms._dot)."""
-    fa, fb = np.ravel(a), np.ravel(np.broadcast_to(b, np.shape(a)))
+    fa, fb = flat_pair(np.asarray(a), np.asarray(b))
     buf = np.empty(min(fa.size, SQUARES_PIECE))
     num = den = 0.0
     for start in range(0, fa.size, buf.size):
