@@ -1,4 +1,4 @@
-"""A factor's messages to a per-element target as one matrix product over the child's statistics.
+"""Messages of an observed child's factor through one matrix product over its statistics.
 
 Every term of a factor is linear in each operand (Winn & Bishop eq. (5)); the partial derivative
 of term t with respect to an operand over the child's plate n (a gate's E[z_nk]) splits into the
@@ -12,8 +12,14 @@ For an observed exponential-family child this is eta(parents)^T u(x) - A(parents
 stacked once: the Gaussian child of a mixture reads the D(D+1)/2 unique pairs x_i x_j (the
 weight 2 of an off-diagonal pair, G_ij + G_ji, is folded into the stacked coefficients), x and
 1, so a message to z is one product of an N x (D(D+1)/2 + D + 1) table by a
-(D(D+1)/2 + D + 1) x K matrix. The table is formed a chunk of rows at a time (in cache, never
-stored: 8 bytes x N x 45 at D = 8 would cost 36 MB of peak memory).
+(D(D+1)/2 + D + 1) x K matrix (:func:`product`). The parents' messages read the same statistics
+summed over n against E[z] (sum_n r_nk x_n x_n^T, sum_n r_nk x_n, sum_n r_nk): one product of
+the transposed table by E[z] gives all of them (:func:`reduction`).
+
+The table is formed CHUNK elements at a time from the data with its rows last (kept: D x N, the
+size of x), in cache, never stored whole: 8 bytes x N x 45 at D = 8 would add 36 MB to the
+mixture's peak, and its product from memory measured no faster than from cache. The N x K
+message is written by columns (Fortran order: each chunk's K x rows product lands in place).
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..factors.terms import DIRECT, MAX_INTERMEDIATE, contract_to
+from ..factors.terms import DIRECT, contract_to
 from .leaves import IndicatorLeaf, NodeLeaf
 
 #: fold on (a test switches it off to compare with the term-by-term path)
