@@ -321,8 +321,8 @@ def relative_change(old, new) -> float:
 
 def _squares(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """(||a - b||^2, ||a||^2) a cache-sized piece at a time: a and b read once, no temporary of
-    their size. Pieces of SQUARES_PIECE elements: OpenBLAS's dot stays on one thread up to 10^4
-    (a threaded dot waits on busy cores; see terms._dot)."""
+    their size. Pieces of SQUARES_PIECE elements: with BLAS on 2 threads a dot of 8192 elements
+    took 0.003 ms, one of 10^5 elements 4-8 ms (threads waiting on busy cores; see terms._dot)."""
     fa, fb = flat_pair(np.asarray(a), np.asarray(b))
     buf = np.empty(min(fa.size, SQUARES_PIECE))
     num = den = 0.0
