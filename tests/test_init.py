@@ -40,3 +40,40 @@ def test_gate_inside_dot_initializes_and_recovers_each_regression():
         q = model["w"].parameters
         assert np.allclose(q["mean"][perm[k]], mean, atol=1e-6)
         assert np.allclose(q["precision"][perm[k]], prec, rtol=1e-5)
+
+
+def test_weighted_index_is_the_draw_of_generator_choice():
+    """k-means++ draws its next center as rng.choice(n, p=p) would: the same index and the same
+    generator state after, zeros in p included."""
+    from vmp.inference.init import weighted_index
+
+    for seed in range(60):
+        r = np.random.default_rng(seed)
+        n = int(r.integers(1, 3000))
+        w = r.random(n) ** 3
+        w[r.integers(n, size=n // 3)] = 0.0
+        if w.sum() == 0:
+            w[0] = 1.0
+        p = w / w.sum()
+        a, b = np.random.default_rng(seed + 100), np.random.default_rng(seed + 100)
+        assert [int(a.choice(n, p=p)) for _ in range(4)] == [weighted_index(b, p) for _ in range(4)]
+        assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_kmeanspp_draws_the_centers_of_the_direct_formula():
+    """k-means++ with squared distances by ||x||^2 - 2 x.c + ||c||^2 and weighted_index picks the
+    rows that the direct sum of squared differences and rng.choice pick."""
+    from vmp.inference.init import kmeanspp
+
+    def direct(x, k, rng):
+        centers = [x[rng.integers(len(x))]]
+        d2 = ((x - centers[0]) ** 2).sum(axis=1)
+        for _ in range(1, k):
+            centers.append(x[rng.choice(len(x), p=d2 / d2.sum())])
+            d2 = np.minimum(d2, ((x - centers[-1]) ** 2).sum(axis=1))
+        return np.stack(centers)
+
+    for seed, d in [(0, 1), (1, 2), (2, 5), (3, 8)]:
+        r = np.random.default_rng(seed)
+        x = r.normal(size=(3000, d)) + r.choice([-4.0, 0.0, 4.0], size=(3000, 1))
+        np.testing.assert_array_equal(kmeanspp(x, 6, np.random.default_rng(seed)), direct(x, 6, np.random.default_rng(seed)))

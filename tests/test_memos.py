@@ -121,6 +121,21 @@ def test_relative_change_is_the_norm_ratio():
     np.testing.assert_allclose(relative_change(old, new), expect, rtol=1e-13)
 
 
+def test_relative_change_of_large_arrays_is_summed_in_pieces():
+    """Above DIRECT elements (z's N x K) the squares are summed a piece at a time: the same ratio,
+    a broadcast new side included."""
+    from vmp.inference.steps import relative_change
+
+    rng = np.random.default_rng(1)
+    old = (rng.normal(size=(9_001, 7)), rng.normal(size=(5,)))
+    for new in ((old[0] + 0.01 * rng.normal(size=old[0].shape), old[1] * 2.0),
+                (np.asfortranarray(old[0] - 0.5), old[1]),
+                (np.broadcast_to(rng.normal(size=(1, 7)), old[0].shape), old[1])):
+        flat = lambda t: np.concatenate([np.ravel(x) for x in t])  # noqa: E731
+        expect = np.linalg.norm(flat(new) - flat(old)) / np.linalg.norm(flat(old))
+        np.testing.assert_allclose(relative_change(old, new), expect, rtol=1e-12)
+
+
 def test_sparse_matrices_are_kept_per_weight():
     """The ones (S) and the ratings (R) over one pair of gathers alternate every sweep: both
     matrices are kept, each while its weight array is the same object."""

@@ -214,3 +214,14 @@ def test_array_times_scalar_is_einsum_bit_for_bit():
     np.testing.assert_array_equal(got, np.einsum("Aab,->Aab", y, tau))
     np.testing.assert_array_equal(terms.contract_to([(y, "Aab"), (tau, "")], "Aba", y.shape),
                                   np.einsum("Aab,->Aba", y, tau))
+
+
+def test_inner_product_of_arrays_in_either_order():
+    """<a, b> over N x K arrays written by rows or by columns (a folded message is written by
+    columns), in any combination: the plain sum of products."""
+    rng = np.random.default_rng(14)
+    a, b = rng.normal(size=(20_000, 5)), rng.normal(size=(20_000, 5))
+    expect = float(np.sum(a * b))
+    for x in (a, np.asfortranarray(a)):
+        for y in (b, np.asfortranarray(b)):
+            assert terms.inner_product(x, y) == pytest.approx(expect, rel=1e-12)

@@ -413,4 +413,13 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     """sum(a * b) by einsum over contiguous vectors, not BLAS: np.vdot and the threaded BLAS dot
     of 10^5 elements took 10-30 ms on the shared test machine (BLAS threads waiting on a busy
     core), einsum 0.05 ms."""
-    return float(np.einsum("i,i->", np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)))
+    a, b = flat_pair(a, b)
+    return float(np.einsum("i,i->", a, b))
+
+
+def flat_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """a and b (one shape) as vectors with their elements in the same order: in memory order
+    without a copy when both are C- or both Fortran-ordered (a q over N x K written by columns)."""
+    if a.flags.f_contiguous and b.flags.f_contiguous and not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return a.ravel(order="F"), b.ravel(order="F")
+    return np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)

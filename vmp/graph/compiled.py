@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from ..errors import GraphError
 from ..factors.terms import DIRECT, Term, accumulate, contract_to, inner_product, scale
+from . import folded
 from .allocation import AllocationLeaf
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
 from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf, moments_of,
@@ -219,6 +220,8 @@ class CompiledFactor:
         self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
+        self._folded: dict = {}  # folded.product's data, rows last; folded.reduction's stacks
+        self._data_reads = folded.reads(self.terms, child) if child.observed else {}
 
     # ----- binding ----------------------------------------------------------------------
     def _new_letter(self) -> str:
@@ -446,7 +449,12 @@ class CompiledFactor:
         hit = self._reduced.get(key) if keep else None
         if hit is not None and len(hit[0]) == len(arrays) and all(r() is a for r, a in zip(hit[0], arrays)):
             return rest + [(hit[1], letters)]
-        value = contract_to([inputs[k] for k in local], letters, ())
+        value = None
+        if keep and folded.ENABLED and self._data_reads:
+            data = [(leaf.value(comp), twice) for (leaf, comp), twice in self._data_reads.items()]
+            value = folded.reduction([inputs[k] for k in local], letters, self.child_letters, data, self._folded)
+        if value is None:
+            value = contract_to([inputs[k] for k in local], letters, ())
         if not keep:
             return rest + [(value, letters)]
         try:
@@ -653,21 +661,36 @@ class CompiledFactor:
             acc_node = [None] * len(shapes)
             keep = plate is None and not restricted(ctx)
             read: list = [[] for _ in shapes]  # per component: (term, operand position, stamp)
+            fold: list = [[] for _ in shapes]  # per component: the parts of folded.product
+            foldable = axis is None and folded.applies(leaf, shapes)
             for ti, t in enumerate(self.terms):
                 for i, o in enumerate(t.operands):
                     if o.leaf is not leaf:
                         continue
                     rest = t.operands[:i] + t.operands[i + 1:]
+                    if keep:
+                        read[o.comp].append((ti, i, self._stamp(rest, ctx)))
+                    parts = folded.split(rest, o.letters, self.child, self.child_letters) if foldable else None
+                    if parts is not None:
+                        fold[o.comp].append((t.coef,) + parts + (o.letters[len(self.child_letters):], rest, o))
+                        continue
                     out = o.letters
                     select = None
                     if axis is not None:
                         select = {o.letters[axis]: index}
                         out = out.replace(o.letters[axis], "")
                     grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
-                    if keep:
-                        read[o.comp].append((ti, i, self._stamp(rest, ctx)))
                     target = acc_node if node_level else acc
                     target[o.comp] = (target[o.comp] or []) + [grad]
+            for comp, parts in enumerate(fold):
+                if folded.worth(parts):
+                    grad = folded.product(parts, len(self.child_letters), weight, ctx, self.plate_of, shapes[comp],
+                                          self._folded)
+                    acc[comp] = [grad] + (acc[comp] or [])
+                    continue
+                for coef, _, _, _, _, rest, o in parts:
+                    grad = self._evaluate(rest, weight, o.letters, shapes[comp], o, None, ctx, coef)[0]
+                    acc[comp] = (acc[comp] or []) + [grad]
             acc = [None if a is None else accumulate(a) for a in acc]
             acc_node = [None if a is None else accumulate(a) for a in acc_node]
             if keep:

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..factors.terms import inner_product
+from ..factors.terms import DIRECT, compact, flat_pair, inner_product
 from ..graph.leaves import Context, per_datapoint
 from . import local_pair
 from .engine import Engine
@@ -298,14 +298,38 @@ def element_change(family, old_natural, old_moments, new_natural, new_moments) -
     return family.mean_change(family.mean(old_natural, old_moments), family.mean(new_natural, new_moments))
 
 
+#: elements per piece of relative_change's sums
+SQUARES_PIECE = 8192
+
+
 def relative_change(old, new) -> float:
     """||lambda_new - lambda_old|| / ||lambda_old||."""
     if hasattr(new, "relative_change"):  # an executor's handle: summed where the rows are
         return new.relative_change(old)
     num = den = 0.0
     for a, b in zip(old, new):
+        if np.size(a) > DIRECT and np.shape(a) == np.shape(b) and compact(a).size == np.size(a) \
+                and compact(b).size == np.size(b):
+            n, d = _squares(a, b)
+            num, den = num + n, den + d
+            continue
         d = np.subtract(a, b)
         num += inner_product(d, d)
         den += inner_product(a, a)
     return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
+
+
+def _squares(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(||a - b||^2, ||a||^2) a cache-sized piece at a time: a and b read once, no temporary of
+    their size. Pieces of SQUARES_PIECE elements: with BLAS on 2 threads a dot of 8192 elements
+    took 0.003 ms, one of 10^5 elements 4-8 ms (threads waiting on busy cores; see terms._dot)."""
+    fa, fb = flat_pair(np.asarray(a), np.asarray(b))
+    buf = np.empty(min(fa.size, SQUARES_PIECE))
+    num = den = 0.0
+    for start in range(0, fa.size, buf.size):
+        x = fa[start:start + buf.size]
+        d = np.subtract(x, fb[start:start + buf.size], out=buf[:x.size])
+        num += float(d @ d)
+        den += float(x @ x)
+    return num, den
 
