@@ -458,3 +458,13 @@ def test_a_holder_holds_only_its_rows(client, name, fit):
         held = [(path, shape) for path, shape, strides in _arrays(pickle.loads(blob))
                 if any(n in whole and s != 0 for n, s in zip(shape, strides))]
         assert not held, f"{name} {fit}: arrays over the whole plate {whole}: {held}"
+
+
+def test_no_worker_listed_yet_places_tasks_anywhere(client, monkeypatch):
+    """A client whose scheduler_info lists no worker yet (just started) submits without
+    worker restrictions instead of failing on allow_other_workers without workers."""
+    monkeypatch.setattr(client, "scheduler_info", lambda *a, **k: {"workers": {}})
+    options = FITS["minibatch"]("data", 10)
+    serial = mixture().fit(seed=3, progress=False, **options)
+    dask = mixture().fit(seed=3, progress=False, executor=vmp.DaskExecutor(client), **options)
+    assert worst_relative(dask.state, serial.state) < 1e-10

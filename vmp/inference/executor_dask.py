@@ -238,7 +238,7 @@ class DaskExecutor(Executor):
             where = [workers[i % len(workers)]] if workers else None
             data = self.client.scatter([(self._blobs[i], self._parts[i])], workers=where, hash=False)[0]
             self._holders.append(self.client.submit(_held, data, self.plate.name, pure=False, workers=where,
-                                                    allow_other_workers=True))
+                                                    allow_other_workers=where is not None))
         self.traffic["sent"] += sum(len(b) for b in self._blobs) + _nbytes(self._parts)
         self._slices: dict = {}
 
@@ -410,8 +410,9 @@ class DaskExecutor(Executor):
                 piece = _slice(value, ax, int(self.bounds[i]), int(self.bounds[i + 1]))
                 self.traffic["sent"] += sum(a.nbytes for a in piece)
                 with _quiet():
-                    kept[1][i] = self.client.submit(tuple, piece, pure=False, workers=self._where(i),
-                                                    allow_other_workers=True)
+                    where = self._where(i)
+                    kept[1][i] = self.client.submit(tuple, piece, pure=False, workers=where,
+                                                    allow_other_workers=where is not None)
             out[k] = kept[1][i]
         return out
 
