@@ -69,6 +69,8 @@ def main(argv=None) -> int:
     ap.add_argument("--children", type=int, nargs="+", default=[1, 2, 5, 20])
     ap.add_argument("--options", nargs="+", default=["per-node", "global"], choices=["per-node", "global"])
     ap.add_argument("--samples", type=int, default=5, help="--adaptive: vmp.Adaptive(samples=...), the Monte Carlo start")
+    ap.add_argument("--per", default="node", choices=["element", "node"],
+                    help="--adaptive: vmp.Adaptive(per=...): one rate per plate element or per node")
     ap.add_argument("--backoff", action="store_true",
                     help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
     args = ap.parse_args(argv)
@@ -119,19 +121,22 @@ def adaptive(args) -> int:
     for option in args.options:
         for c in [] if args.replot else args.children:
             key = (f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
-                   f"{'' if args.samples == 5 else f' samples={args.samples}'}")
+                   f"{'' if args.samples == 5 else f' samples={args.samples}'}{'' if args.per == 'node' else ' per=element'}")
             model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
             t0, c0 = time.perf_counter(), time.process_time()
+            schedule = vmp.Adaptive(samples=args.samples, per=args.per)
+            trace: dict = {}
             res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
-                            step=vmp.Adaptive(samples=args.samples), iterations=10 ** 6, evaluate_every=args.every, seed=0,
-                            monitors=monitors,
-                            callback=lambda t, fit: fit.state.extra["accesses"] < budget, progress=False)
+                            step=schedule, iterations=10 ** 6, evaluate_every=args.every, seed=0, monitors=monitors,
+                            callback=lambda t, fit: _trace(t, fit, schedule, trace)
+                            and fit.state.extra["accesses"] < budget, progress=False)
             ev = res.history["evaluations"]
             err = rmse(model, users, items, ratings) if not res.diverged else float("inf")
             runs[key] = {"accesses": ev["accesses"].tolist(), "elbo": ev["elbo"].tolist(), "rmse": err,
                          "diverged": bool(res.diverged), "message": res.message, "iterations": res.iterations,
                          "rho_last": {n: float(r[-1]) for n, r in res.history["rho"].items()},
                          "rho_first100": {n: r[:100].tolist() for n, r in res.history["rho"].items()},
+                         "rate_trace": trace,
                          "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
             out.write_text(json.dumps(runs, indent=1))
             print(f"{key:24s} rmse {err:8.4g}  final ELBO {ev['elbo'][-1]:12.6g}  {res.iterations} its  "
@@ -140,6 +145,20 @@ def adaptive(args) -> int:
     plot({**saved, **runs}, out.with_suffix(".png"))
     print(f"wrote {out} and {out.with_suffix('.png')}")
     return 0
+
+
+TRACE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
+
+
+def _trace(t: int, fit, schedule, trace: dict) -> bool:
+    """At the steps of TRACE_STEPS, each node's rate after step t's gradient (the rate its next
+    average gives): mean, 10/50/90% quantiles over its elements, and elements 0 to 2."""
+    if t in TRACE_STEPS:
+        for name, st in fit.state.extra["schedules"].items():
+            r = np.ravel(schedule.rate_before(t, st))
+            trace.setdefault(name, {})[t] = {"mean": float(r.mean()), "q": np.quantile(r, [0.1, 0.5, 0.9]).tolist(),
+                                             "first": r[:3].tolist()}
+    return True
 
 
 def at(run: dict, accesses: float) -> float:

@@ -22,6 +22,7 @@ import numpy as np
 
 
 from ..errors import OptionError, VMPError
+from .engine import along
 
 
 class Schedule(ABC):
@@ -32,8 +33,9 @@ class Schedule(ABC):
     def __call__(self, t: int) -> float:
         """rho_t for step t = 1, 2, ..."""
 
-    def start(self) -> Any:
-        """The schedule's state before the first step, as plain data."""
+    def start(self, axes: int = 0) -> Any:
+        """The schedule's state before the first step, as plain data; ``axes`` as in
+        :meth:`Adaptive.start`."""
         return None
 
     def samples_wanted(self, st: Any) -> int:
@@ -140,21 +142,28 @@ class Adaptive(Schedule):
 
     samples: int = 5
     min_tau: float = 1.2
+    per: str = "node"
 
     needs_gradient = True
 
     def __post_init__(self):
         if not self.min_tau >= 1:
             raise VMPError(f"Adaptive(min_tau=) takes a number >= 1 (the shortest memory), got {self.min_tau!r}")
-        if int(self.samples) != self.samples or self.samples < 2:
-            raise VMPError(f"Adaptive(samples=) takes an integer >= 2 (the gradients drawn to start the averages), "
-                           f"got {self.samples!r}")
+        if int(self.samples) != self.samples or self.samples < 0 or self.samples == 1:
+            raise VMPError(f"Adaptive(samples=) takes 0 (start from the first step's gradient) or an integer >= 2 "
+                           f"(the gradients drawn to start the averages), got {self.samples!r}")
+        if self.per not in ("element", "node"):
+            raise VMPError(f"Adaptive(per=) takes 'element' (one rate per plate element) or 'node' (one rate per "
+                           f"node), got {self.per!r}")
 
     def __call__(self, t: int) -> float:
         raise VMPError("vmp.Adaptive() sets rho from the fit's gradients: use it as step= of a stochastic fit")
 
-    def start(self) -> dict:
-        return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau))}
+    def start(self, axes: int = 0) -> dict:
+        """``axes``: how many leading axes of the node's natural parameters are its plates whose
+        elements draw their own subsample (each element then its own averages with ``per="element"``)."""
+        return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
+                "axes": axes if self.per == "element" else 0}
 
     def samples_wanted(self, st: dict | None) -> int:
         return self.samples if st is None or st["g"] is None else 0
@@ -162,31 +171,49 @@ class Adaptive(Schedule):
     def prime(self, gradients: list, st: dict) -> dict:
         """gbar, hbar = the sample means of g and g^T g over ``gradients`` (Ranganath et al.
         2013, Algorithm 1, initialization); tau_1 = their number."""
-        n = len(gradients)
+        n, axes = len(gradients), st.get("axes", 0)
         g = tuple(sum(parts) / n for parts in zip(*gradients))
-        h = sum(_square(x) for x in gradients) / n
-        return {"g": g, "h": float(h), "tau": float(max(n, self.min_tau))}
+        h = sum(_square(x, axes) for x in gradients) / n
+        tau = float(max(n, self.min_tau))
+        return {"g": g, "h": h, "tau": tau if axes == 0 else np.full(np.shape(h), tau), "axes": axes}
 
-    def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple[float, dict]:
-        if gradient is None or st is None or st["g"] is None:
+    def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple:
+        if gradient is None or st is None or (st["g"] is None and self.samples):
             raise VMPError("vmp.Adaptive(): rate() needs the gradient and averages started by prime()")
+        axes = st.get("axes", 0)
+        if st["g"] is None:  # samples=0: the first gradient starts the averages, rho_1 = 1
+            st = dict(self.prime([gradient], st), tau=1.0 if axes == 0 else np.ones(np.shape(_square(gradient, axes))))
         w = 1.0 / st["tau"]
-        g = tuple((1.0 - w) * a + w * b for a, b in zip(st["g"], gradient))
-        h = (1.0 - w) * st["h"] + w * _square(gradient)
-        rho = min(1.0, _square(g) / h) if h > 0 else 1.0
-        return rho, {"g": g, "h": float(h), "tau": float(max(st["tau"] * (1.0 - rho) + 1.0, self.min_tau))}
+        g = tuple((1.0 - along(w, a)) * a + along(w, a) * b for a, b in zip(st["g"], gradient))
+        h = (1.0 - w) * st["h"] + w * _square(gradient, axes)
+        rho = _ratio(g, h, axes)
+        tau = np.maximum(st["tau"] * (1.0 - rho) + 1.0, self.min_tau)
+        return rho, {"g": g, "h": h, "tau": float(tau) if axes == 0 else tau, "axes": axes}
 
-    def rate_before(self, t: int, st: dict) -> float:
+    def rate_before(self, t: int, st: dict):
         """gbar^T gbar / hbar of the averages so far: the rate the rule gave after the last
         gradient (the Monte Carlo start's at t = 1), applied one step later. The sequence of
         averages, memories and rates is the paper's; the step it multiplies is the next one."""
+        if st is not None and st["g"] is None and not self.samples:
+            return 1.0
         if st is None or st["g"] is None:
             raise VMPError("vmp.Adaptive(): rate_before() needs the averages started by prime()")
-        return min(1.0, _square(st["g"]) / st["h"]) if st["h"] > 0 else 1.0
+        return _ratio(st["g"], st["h"], st.get("axes", 0))
 
 
-def _square(arrays) -> float:
-    return float(sum(np.sum(np.square(a)) for a in arrays))
+def _square(arrays, axes: int = 0):
+    """The squared norm of ``arrays`` per element of their first ``axes`` axes (a float for 0)."""
+    if axes == 0:
+        return float(sum(np.sum(np.square(a)) for a in arrays))
+    return sum(np.sum(np.square(a), axis=tuple(range(axes, a.ndim))) for a in arrays)
+
+
+def _ratio(g: tuple, h, axes: int):
+    """min(1, gbar^T gbar / hbar), 1 where hbar = 0 (per element of the first ``axes`` axes)."""
+    if axes == 0:
+        return min(1.0, _square(g) / h) if h > 0 else 1.0
+    sq = _square(g, axes)
+    return np.where(h > 0, np.minimum(1.0, sq / np.where(h > 0, h, 1.0)), 1.0)
 
 
 @dataclass(frozen=True)
