@@ -25,8 +25,8 @@ def _one_node(seed=0, d=2):
     return model, x
 
 
-def _rates(schedule, gradients) -> np.ndarray:
-    st = schedule.start()
+def _rates(schedule, gradients, axes=0) -> np.ndarray:
+    st = schedule.start(axes)
     if schedule.samples:
         st = schedule.prime(gradients[:schedule.samples], st)
     out = []
@@ -107,15 +107,10 @@ def test_each_element_converges_to_its_own_formula_under_per_node_subsampling():
     assert np.allclose(g.mean(0), offset, atol=4 * np.sqrt(s.max() / d / len(g)))
     np.testing.assert_allclose(np.sum(g.var(0), axis=-1), s, rtol=0.1)  # the noise is the one stated
     fixed = [brentq(lambda r: r - (m + r / (2 - r) * sj) / (m + sj), 1e-9, 0.99) for sj in s]
-    schedule = vmp.Adaptive(per="element")
-    st = schedule.prime(gradients[:schedule.samples], schedule.start(axes=1))
-    rho = []
-    for t, gr in enumerate(gradients[schedule.samples:], 1):
-        r, st = schedule.rate(t, gr, st)
-        rho.append(r)
-    rho = np.array(rho)
-    assert rho.shape == (len(gradients) - schedule.samples, 2)
-    np.testing.assert_allclose(rho[1000:].mean(0), fixed, rtol=0.1)
+    for schedule in (vmp.Adaptive(per="element"), vmp.Adaptive(per="element", samples=5)):
+        rho = _rates(schedule, gradients, axes=1)
+        assert rho.shape == (len(gradients) - schedule.samples, 2)
+        np.testing.assert_allclose(rho[1000:].mean(0), fixed, rtol=0.1)
     assert fixed[1] < 0.15 < 0.3 < fixed[0]
 
 
@@ -127,9 +122,7 @@ def test_one_rate_per_node_pools_its_elements():
     flat = [(np.concatenate([a.ravel(), b.ravel()]),) for a, b in gradients]
     by_node = _rates(vmp.Adaptive(per="node"), gradients)
     np.testing.assert_allclose(by_node, _rates(vmp.Adaptive(), flat), rtol=1e-12)
-    element = vmp.Adaptive(per="element")
-    st = element.prime(gradients[:5], element.start(axes=1))
-    assert all(np.shape(element.rate(t, g, st)[0]) == (3,) for t, g in enumerate(gradients[5:8], 1))
+    assert _rates(vmp.Adaptive(per="element"), gradients, axes=1).shape == (60, 3)
     assert vmp.Adaptive().start(axes=1)["axes"] == 0
 
 
@@ -187,7 +180,7 @@ def test_each_node_is_primed_where_its_first_step_reads_its_target(update):
     model = gaussian_mixture(_blobs(300), 3)
     step = {}
     for name in ("pi", "mu", "Lambda"):
-        step[name] = _Recording()
+        step[name] = _Recording(samples=5)
         object.__setattr__(step[name], "seen", [])
     model.fit(method="stochastic", subsample=vmp.Minibatch("data", 300), update=update, step=step, iterations=1,
               seed=0, progress=False)
@@ -204,7 +197,7 @@ def test_a_coupled_node_is_primed_slice_by_slice_as_it_steps(update):
     """Every child drawn (no noise): u's Monte Carlo start must equal the gradient its first step
     takes, which under both options reads u one slice at a time (a start from one snapshot
     target, the Jacobi step of the K coupled slices, does not)."""
-    step = {"u": _Recording(), "default": vmp.Constant(1.0)}
+    step = {"u": _Recording(samples=5), "default": vmp.Constant(1.0)}
     object.__setattr__(step["u"], "seen", [])
     _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=1000), update=update, step=step,
                   iterations=1, seed=0, progress=False)
@@ -269,7 +262,7 @@ def test_a_coupled_node_steps_along_the_gradient_its_averages_take():
             return st
 
     model = _mf(True)
-    fit = model.stochastic(subsample=vmp.PerNode(children=2), step={"u": Spy(), "default": vmp.Constant(0.5)},
+    fit = model.stochastic(subsample=vmp.PerNode(children=2), step={"u": Spy(samples=5), "default": vmp.Constant(0.5)},
                            iterations=6, progress=False)
     before = []
     for _ in range(6):

@@ -140,7 +140,7 @@ class Adaptive(Schedule):
     take the step's gradient, so the children are read once.
     """
 
-    samples: int = 5
+    samples: int = 0
     min_tau: float = 1.2
     per: str = "node"
 
