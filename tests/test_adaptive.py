@@ -10,6 +10,7 @@ import vmp
 from models import gaussian_mixture
 from tests.golden_fits import _blobs, _mf
 from vmp.inference import steps
+from vmp.inference.engine import along
 
 N, S = 200, 20
 
@@ -231,23 +232,29 @@ def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
 
 def test_adaptive_per_node_in_a_dict_and_the_coupled_node_reads_its_children_once():
     """u (coupled elements under option (a), stepped slice by slice) gets its gradient from its
-    slices' own targets: after the priming draws it reads what a fixed rate reads per step; v
-    keeps a constant step."""
-    model = _mf(True)
-    result = model.fit(method="stochastic", subsample=vmp.PerNode(children=2), step={"u": vmp.Adaptive(),
-                       "default": vmp.Constant(0.5)}, iterations=30, progress=False)
-    assert np.all(result.history["rho"]["v"] == 0.5) and np.ptp(result.history["rho"]["u"]) > 0.01
+    slices' own targets: it reads what a fixed rate reads per step, after the priming draws
+    (samples=5) or from the first step on (samples=0, whose first step has rho = 1); v keeps a
+    constant step."""
     plain = _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=2), step=vmp.Constant(0.5),
                           iterations=30, progress=False)
-    per_step, plain_step = np.diff(result.history["accesses"]), np.diff(plain.history["accesses"])
-    assert np.all(per_step == plain_step)
-    assert result.state.extra["schedules"]["v"] is None
+    for samples in (5, 0):
+        result = _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=2),
+                               step={"u": vmp.Adaptive(samples=samples), "default": vmp.Constant(0.5)}, iterations=30,
+                               progress=False)
+        assert np.all(result.history["rho"]["v"] == 0.5) and np.ptp(result.history["rho"]["u"]) > 0.01
+        per_step, plain_step = np.diff(result.history["accesses"]), np.diff(plain.history["accesses"])
+        assert np.all(per_step == plain_step)
+        assert result.state.extra["schedules"]["v"] is None
+    assert np.all(result.history["accesses"] == plain.history["accesses"]) and result.history["rho"]["u"][0] == 1.0
 
 
-def test_a_coupled_node_steps_along_the_gradient_its_averages_take():
+@pytest.mark.parametrize("per", ["node", "element"])
+def test_a_coupled_node_steps_along_the_gradient_its_averages_take(per):
     """Under option (a) u's step is lambda + rho_t g_t with g_t the gradient then given to the
     averages (each slice's target minus its value, as the slice read it), and rho_t is the rate
-    the paper's rule gave after g_(t-1) (after the Monte Carlo start at t = 1)."""
+    the paper's rule gave after g_(t-1) (after the Monte Carlo start at t = 1); with
+    per="element" rho_t is one rate per user (u's K coordinates share the user's drawn ratings),
+    and the history records their mean."""
     seen = []
 
     class Spy(vmp.Adaptive):
@@ -262,8 +269,8 @@ def test_a_coupled_node_steps_along_the_gradient_its_averages_take():
             return st
 
     model = _mf(True)
-    fit = model.stochastic(subsample=vmp.PerNode(children=2), step={"u": Spy(samples=5), "default": vmp.Constant(0.5)},
-                           iterations=6, progress=False)
+    fit = model.stochastic(subsample=vmp.PerNode(children=2), step={"u": Spy(samples=5, per=per),
+                           "default": vmp.Constant(0.5)}, iterations=6, progress=False)
     before = []
     for _ in range(6):
         before.append(fit.state.natural["u"])
@@ -272,9 +279,38 @@ def test_a_coupled_node_steps_along_the_gradient_its_averages_take():
     rho = fit.result().history["rho"]["u"]
     assert len(seen) == 7
     for t, ((old, new), (g, _)) in enumerate(zip(before, seen[1:])):
-        assert rho[t] == pytest.approx(seen[t][1], rel=1e-12)  # the rule's rate after the gradient before
+        r = seen[t][1]
+        assert np.shape(r) == (() if per == "node" else (8,))
+        assert rho[t] == pytest.approx(np.mean(r), rel=1e-12)  # the rule's rate after the gradient before
         for a, b, d in zip(old, new, g):
-            np.testing.assert_allclose(b, a + rho[t] * d, rtol=1e-9, atol=1e-9 * np.abs(a).max())
+            np.testing.assert_allclose(b, a + along(r, a) * d, rtol=1e-9, atol=1e-9 * np.abs(a).max())
+    if per == "element":
+        assert np.ptp(seen[-1][1]) > 0.01
+
+
+def test_per_element_rates_step_each_element_under_both_options():
+    """mu_j of two groups (no coupling): each element's step is lambda_j + rho_j g_j with its own
+    rate from the rule (option (a)) and from one snapshot (option (b))."""
+    for update in ("per-node", "global"):
+        seen = []
+
+        class Spy(vmp.Adaptive):
+            def rate(self, t, gradient, st):
+                rho, new = super().rate(t, gradient, st)
+                seen.append((gradient, rho))
+                return rho, new
+
+        model, _, _ = _groups()
+        fit = model.stochastic(subsample=vmp.PerNode(children=10), update=update, step=Spy(per="element"),
+                               iterations=5, progress=False)
+        for _ in range(5):
+            old = fit.state.natural["mu"]
+            fit.step()
+            g, r = seen[-1]
+            assert np.shape(r) == (2,)
+            for a, b, d in zip(old, fit.state.natural["mu"], g):
+                np.testing.assert_allclose(b, a + along(r, a) * d, rtol=1e-9, atol=1e-9 * np.abs(a).max())
+        assert np.ptp(r) > 0.01, update
 
 
 def test_backoff_multiplies_the_adaptive_rate():
