@@ -11,10 +11,16 @@ training RMSE of every run.
 With ``--adaptive`` it runs vmp.Adaptive() (Ranganath et al. 2013, per node, no tuning) for the
 same options and C, each until ``--accesses`` observed-node accesses, and compares its bound
 with the fixed-rate runs saved in ``--out``'s JSON at 10^6 and 10^7 accesses (log-linear
-interpolation; "-" where a run did not get that far), and draws all of them in
-``paquet_fig2_adaptive.png`` (adaptive runs dotted; with ``--replot`` from the saved JSON):
+interpolation; "-" where a run did not get that far), and draws them (the runs of
+the defaults, dotted) with the fixed-rate runs in ``paquet_fig2_adaptive.png`` (with
+``--replot`` from the saved JSON):
 
     python examples/paquet_fig2.py --adaptive --accesses 1e7 [--children 1 2 5 20] [--replot]
+
+``--samples n`` (the Monte Carlo start) and ``--per element`` (one rate per user and per item)
+run those options of vmp.Adaptive, under keys that name them. Every adaptive run records
+``rate_trace``: each node's rate after steps 1, 2, 3, 5, 10, 20, 50, 100 (mean, 10/50/90%
+quantiles over its elements, elements 0 to 2).
 """
 from __future__ import annotations
 
@@ -142,7 +148,7 @@ def adaptive(args) -> int:
             print(f"{key:24s} rmse {err:8.4g}  final ELBO {ev['elbo'][-1]:12.6g}  {res.iterations} its  "
                   f"{'DIVERGED ' if res.diverged else ''}{time.perf_counter() - t0:6.1f}s", flush=True)
     print(table(runs, saved))
-    plot({**saved, **runs}, out.with_suffix(".png"))
+    plot({**saved, **{k: v for k, v in runs.items() if k.endswith(" adaptive")}}, out.with_suffix(".png"))
     print(f"wrote {out} and {out.with_suffix('.png')}")
     return 0
 
