@@ -75,7 +75,7 @@ def main(argv=None) -> int:
     ap.add_argument("--children", type=int, nargs="+", default=[1, 2, 5, 20])
     ap.add_argument("--options", nargs="+", default=["per-node", "global"], choices=["per-node", "global"])
     ap.add_argument("--samples", type=int, default=0, help="--adaptive: vmp.Adaptive(samples=...), the Monte Carlo start")
-    ap.add_argument("--per", default="node", choices=["element", "node"],
+    ap.add_argument("--per", default="auto", choices=["auto", "element", "node"],
                     help="--adaptive: vmp.Adaptive(per=...): one rate per plate element or per node")
     ap.add_argument("--backoff", action="store_true",
                     help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
@@ -127,7 +127,7 @@ def adaptive(args) -> int:
     for option in args.options:
         for c in [] if args.replot else args.children:
             key = (f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
-                   f"{'' if args.samples == 0 else f' samples={args.samples}'}{'' if args.per == 'node' else ' per=element'}")
+                   f"{'' if args.samples == 0 else f' samples={args.samples}'}{'' if args.per == 'auto' else f' per={args.per}'}")
             model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
             t0, c0 = time.perf_counter(), time.process_time()
             schedule = vmp.Adaptive(samples=args.samples, per=args.per)

@@ -124,13 +124,15 @@ def test_one_rate_per_node_pools_its_elements():
     by_node = _rates(vmp.Adaptive(per="node"), gradients)
     np.testing.assert_allclose(by_node, _rates(vmp.Adaptive(), flat), rtol=1e-12)
     assert _rates(vmp.Adaptive(per="element"), gradients, axes=1).shape == (60, 3)
-    assert vmp.Adaptive().start(axes=1)["axes"] == 0
+    assert vmp.Adaptive().start(axes=1)["axes"] == 0 and vmp.Adaptive(per="node").start(1, True)["axes"] == 0
+    assert vmp.Adaptive().start(axes=1, own_draws=True)["axes"] == 1 == vmp.Adaptive(per="element").start(1)["axes"]
 
 
 def test_paper_rule_stays_at_one_once_there_and_min_tau_lets_it_leave():
     rng = np.random.default_rng(0)
     gradients = [(np.array([1.0, 0.0]),)] * 3 + [(rng.normal(size=2),) for _ in range(200)]
     assert np.all(_rates(vmp.Adaptive(samples=2, min_tau=1.0), gradients) == pytest.approx(1.0))
+    assert np.mean(_rates(vmp.Adaptive(), gradients[2:])[100:]) < 0.3  # from the first gradient
     assert np.mean(_rates(vmp.Adaptive(samples=2), gradients)[100:]) < 0.3
 
 
@@ -226,6 +228,9 @@ def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
         assert np.all((rho > 0) & (rho <= 1)) and np.ptp(rho) > 0.01, name
         st = sched[name]
         assert np.all(st["tau"] >= vmp.Adaptive().min_tau) and len(st["g"]) == len(result.state.natural[name]), name
+        # per="auto": one rate per element (user, item) under PerNode and option (a), else one per node
+        own = subsample == "pernode" and update == "per-node" and name != "tau"
+        assert np.shape(st["h"]) == (np.shape(result.state.natural[name][0])[:1] if own else ()), name
     taus = [float(np.mean(sched[n]["tau"])) for n in names]
     assert len(set(taus)) == len(taus)  # each node its own averages
 
@@ -340,6 +345,8 @@ def test_adaptive_refuses_what_it_cannot_do():
         vmp.Adaptive(samples=1)
     with pytest.raises(vmp.VMPError, match="min_tau"):
         vmp.Adaptive(min_tau=0.5)
+    with pytest.raises(vmp.VMPError, match="for ever"):
+        vmp.Adaptive(min_tau=1)
     with pytest.raises(vmp.VMPError, match="per="):
         vmp.Adaptive(per="user")
     with pytest.raises(vmp.VMPError, match="step="):

@@ -239,7 +239,8 @@ class Fit:
                 pol[i] = p.observe(engine, plan, ctx, bound, pol[i])
         backoff = dict(extra["backoff"])
         sched = {n: extra.get("schedules", {}).get(n) for n in self.schedules}
-        sched = {n: s.start(self.axes[n]) if sched[n] is None else sched[n] for n, s in self.schedules.items()}
+        own = plan.element_draws and o.update == "per-node"
+        sched = {n: s.start(self.axes[n], own) if sched[n] is None else sched[n] for n, s in self.schedules.items()}
         if o.update == "global":
             count += self._prime(state, state, sched, plan.stepped)
         rho = dict.fromkeys(self.schedules, np.nan)

@@ -33,9 +33,9 @@ class Schedule(ABC):
     def __call__(self, t: int) -> float:
         """rho_t for step t = 1, 2, ..."""
 
-    def start(self, axes: int = 0) -> Any:
-        """The schedule's state before the first step, as plain data; ``axes`` as in
-        :meth:`Adaptive.start`."""
+    def start(self, axes: int = 0, own_draws: bool = False) -> Any:
+        """The schedule's state before the first step, as plain data; ``axes`` and
+        ``own_draws`` as in :meth:`Adaptive.start`."""
         return None
 
     def samples_wanted(self, st: Any) -> int:
@@ -109,7 +109,7 @@ class Warmup(Schedule):
 
 @dataclass(frozen=True)
 class Adaptive(Schedule):
-    """Ranganath, Wang, Blei & Xing (2013)'s adaptive learning rate, per node.
+    """Ranganath, Wang, Blei & Xing (2013)'s adaptive learning rate, per node (or per plate element).
 
     With g_t = lambda^temp_t - lambda_t the node's noisy natural gradient (all its natural
     parameter arrays as one vector), Ranganath et al. 2013, Sec. 3.2 and Algorithm 1:
@@ -122,16 +122,29 @@ class Adaptive(Schedule):
     rho_t estimates E[g]^T E[g] / E[g^T g] = |E g|^2 / (|E g|^2 + tr Cov g): 1 without noise, small
     when the noise dominates the gradient. At a fixed q it settles where rho = (|E g|^2 + s rho /
     (2 - rho)) / (|E g|^2 + s), s = tr Cov g (its averages hold about 1/rho gradients), between
-    that ideal and twice it. ``samples`` gradients (fresh draws of the fit's
-    subsample before the node's first step) give gbar and hbar their starting values and tau_1
-    = samples, the paper's Monte Carlo initialization; they are drawn where that step reads its
-    target (under option (a) after the nodes before it moved, not at the initial q). It needs at least 2:
-    from one gradient rho = 1 and tau = 1, and the rule then stays at rho = 1 (the averages
-    hold one gradient only). For the same reason the memory is kept at ``min_tau`` or more
-    (default 1.2, a departure from the paper; ``min_tau=1`` is its rule exactly): with tau = 1
-    the averages are the last gradient alone, rho_t = 1 whatever the noise, and tau stays 1, a
-    fixed point the rule never leaves once a step reaches rho = 1. A zero gradient (hbar = 0)
-    gives rho = 1: the target is the current q.
+    that ideal and twice it.
+
+    The start. ``samples=0`` (the default): the first step's own gradient starts the averages
+    (gbar = g_1, hbar = g_1^T g_1, tau_1 = 1, so rho_1 = 1) and nothing extra is read.
+    ``samples=n >= 2``: n gradients (fresh draws of the fit's subsample before the node's first
+    step) give gbar and hbar their starting values and tau_1 = n, the paper's Monte Carlo
+    initialization; they are drawn where that step reads its target (under option (a) after
+    the nodes before it moved, not at the initial q). One draw would give rho = 1 and tau = 1,
+    and the paper's rule then stays at rho = 1 (the averages hold one gradient only). For the
+    same reason the memory is kept at ``min_tau`` or more (default 1.2, a departure from the
+    paper; ``min_tau=1`` is its rule exactly): with tau = 1 the averages are the last gradient
+    alone, rho_t = 1 whatever the noise, and tau stays 1, a fixed point the rule never leaves
+    once a step reaches rho = 1 (the default start relies on the floor from its first step). A
+    zero gradient (hbar = 0) gives rho = 1: the target is the current q.
+
+    ``per="node"``: one rate for the node, all its natural parameters as one vector.
+    ``per="element"``: gbar per element, hbar and tau per element of the node's first ``axes``
+    plates (given to :meth:`start` by the loop: its plates before any whose elements meet in one
+    factor), the rate an array over those plates; Ranganath et al.'s rule per block of natural
+    parameters. ``per="auto"`` (the default): per element where each element draws its own
+    children and the nodes step one after the other (PerNode, option (a)), per node otherwise
+    (a Minibatch's elements share one draw; option (b)'s simultaneous steps were worse per
+    element on MovieLens, docs/stochastic.md).
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
     averages see every gradient. A node stepped slice by slice (coupled elements under option
@@ -142,7 +155,7 @@ class Adaptive(Schedule):
 
     samples: int = 0
     min_tau: float = 1.2
-    per: str = "node"
+    per: str = "auto"
 
     needs_gradient = True
 
@@ -152,18 +165,26 @@ class Adaptive(Schedule):
         if int(self.samples) != self.samples or self.samples < 0 or self.samples == 1:
             raise VMPError(f"Adaptive(samples=) takes 0 (start from the first step's gradient) or an integer >= 2 "
                            f"(the gradients drawn to start the averages), got {self.samples!r}")
-        if self.per not in ("element", "node"):
-            raise VMPError(f"Adaptive(per=) takes 'element' (one rate per plate element) or 'node' (one rate per "
-                           f"node), got {self.per!r}")
+        if self.samples == 0 and self.min_tau == 1:
+            raise VMPError("Adaptive(samples=0, min_tau=1): started from one gradient, the paper's rule stays at "
+                           "rho = 1 for ever; take min_tau > 1 or samples >= 2")
+        if self.per not in ("auto", "element", "node"):
+            raise VMPError(f"Adaptive(per=) takes 'element' (one rate per plate element), 'node' (one rate per "
+                           f"node) or 'auto' (per element under PerNode and option (a), else per node), "
+                           f"got {self.per!r}")
 
     def __call__(self, t: int) -> float:
         raise VMPError("vmp.Adaptive() sets rho from the fit's gradients: use it as step= of a stochastic fit")
 
-    def start(self, axes: int = 0) -> dict:
-        """``axes``: how many leading axes of the node's natural parameters are its plates whose
-        elements draw their own subsample (each element then its own averages with ``per="element"``)."""
+    def start(self, axes: int = 0, own_draws: bool = False) -> dict:
+        """``axes``: how many leading axes of the node's natural parameters are plates whose
+        elements may each keep their own averages; ``own_draws``: whether each element draws its
+        own children and steps before the next node's target is read (PerNode, option (a)).
+        ``per="element"`` keeps averages per element of those plates, ``per="auto"`` does so
+        when ``own_draws``, ``per="node"`` never."""
+        per_element = self.per == "element" or (self.per == "auto" and own_draws)
         return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
-                "axes": axes if self.per == "element" else 0}
+                "axes": axes if per_element else 0}
 
     def samples_wanted(self, st: dict | None) -> int:
         return self.samples if st is None or st["g"] is None else 0
