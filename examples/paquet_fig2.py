@@ -77,6 +77,7 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=0, help="--adaptive: vmp.Adaptive(samples=...), the Monte Carlo start")
     ap.add_argument("--per", default="auto", choices=["auto", "element", "node"],
                     help="--adaptive: vmp.Adaptive(per=...): one rate per plate element or per node")
+    ap.add_argument("--seed", type=int, default=0, help="the fits' seed (keys name it when not 0)")
     ap.add_argument("--backoff", action="store_true",
                     help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
     args = ap.parse_args(argv)
@@ -100,12 +101,12 @@ def main(argv=None) -> int:
                 t0, c0 = time.perf_counter(), time.process_time()
                 res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
                                 step=vmp.RobbinsMonro(tau=0.0, kappa=0.6, rho1=rho1),
-                                iterations=args.iterations, evaluate_every=args.every, seed=0, progress=False,
+                                iterations=args.iterations, evaluate_every=args.every, seed=args.seed, progress=False,
                                 callback=None if budget is None else
                                 lambda t, fit: fit.state.extra["accesses"] < budget)
                 ev = res.history["evaluations"]
                 err = rmse(model, users, items, ratings) if not res.diverged else float("inf")
-                key = f"({'a' if option == 'per-node' else 'b'}) C={c} rho1={rho1:g}"
+                key = f"({'a' if option == 'per-node' else 'b'}) C={c} rho1={rho1:g}{_seed(args)}"
                 runs[key] = {"accesses": ev["accesses"].tolist(), "elbo": ev["elbo"].tolist(), "rmse": err,
                              "diverged": bool(res.diverged), "message": res.message, "iterations": res.iterations,
                              "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
@@ -127,13 +128,13 @@ def adaptive(args) -> int:
     for option in args.options:
         for c in [] if args.replot else args.children:
             key = (f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
-                   f"{'' if args.samples == 0 else f' samples={args.samples}'}{'' if args.per == 'auto' else f' per={args.per}'}")
+                   f"{'' if args.samples == 0 else f' samples={args.samples}'}{'' if args.per == 'auto' else f' per={args.per}'}{_seed(args)}")
             model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
             t0, c0 = time.perf_counter(), time.process_time()
             schedule = vmp.Adaptive(samples=args.samples, per=args.per)
             trace: dict = {}
             res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
-                            step=schedule, iterations=10 ** 6, evaluate_every=args.every, seed=0, monitors=monitors,
+                            step=schedule, iterations=10 ** 6, evaluate_every=args.every, seed=args.seed, monitors=monitors,
                             callback=lambda t, fit: _trace(t, fit, schedule, trace)
                             and fit.state.extra["accesses"] < budget, progress=False)
             ev = res.history["evaluations"]
@@ -154,6 +155,10 @@ def adaptive(args) -> int:
 
 
 TRACE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
+
+
+def _seed(args) -> str:
+    return "" if args.seed == 0 else f" seed={args.seed}"
 
 
 def _trace(t: int, fit, schedule, trace: dict) -> bool:
@@ -182,21 +187,24 @@ def table(runs: dict, saved: dict) -> str:
             "|---|---|---|---|---|---|"]
     for key, run in runs.items():
         opt, c = key.split()[:2]
-        small = "0.00195312" if opt == "(a)" else "0.015625"
+        seed = next((" " + w for w in key.split() if w.startswith("seed=")), "")
+        one, tuned = (f"{opt} {c} rho1={r}{seed}" for r in ("1", "0.00195312" if opt == "(a)" else "0.015625"))
+        if one not in saved:  # compared with the fixed-rate runs of seed 0
+            one, tuned = (k.replace(seed, "") for k in (one, tuned))
         if run["diverged"]:
             rows.append(f"| {key} | {run['accesses'][-1]:.3g} | **diverged** | | | no |")
             continue
-        fixed_end = min(saved[f"{opt} {c} rho1=1"]["accesses"][-1], saved[f"{opt} {c} rho1={small}"]["accesses"][-1])
+        fixed_end = min(saved[one]["accesses"][-1], saved[tuned]["accesses"][-1])
         points = {1e6, 1e7} | ({float(fixed_end)} if min(abs(np.log10(fixed_end) - 6), abs(np.log10(fixed_end) - 7)) > 0.05
                                else set())
         for a in sorted(points):
-            mine, one, tuned = at(run, a), at(saved[f"{opt} {c} rho1=1"], a), at(saved[f"{opt} {c} rho1={small}"], a)
+            mine, v1, vt = at(run, a), at(saved[one], a), at(saved[tuned], a)
             if np.isnan(mine):
                 continue
-            fixed = [v for v in (one, tuned) if not np.isnan(v)]
+            fixed = [v for v in (v1, vt) if not np.isnan(v)]
             better = "yes" if fixed and all(mine > v for v in fixed) else ("no" if fixed else "-")
             cells = [f"{v:.6g}" if not np.isnan(v) else ("diverged" if saved[k]["diverged"] else "-")
-                     for v, k in ((one, f"{opt} {c} rho1=1"), (tuned, f"{opt} {c} rho1={small}"))]
+                     for v, k in ((v1, one), (vt, tuned))]
             rows.append(f"| {key} | {a:.3g} | {mine:.6g} | {cells[0]} | {cells[1]} | {better} |")
     return "\n".join(rows)
 
