@@ -203,7 +203,8 @@ class Adaptive(Schedule):
             raise VMPError("vmp.Adaptive(): rate() needs the gradient and averages started by prime()")
         axes = st.get("axes", 0)
         if st["g"] is None:  # samples=0: the first gradient starts the averages, rho_1 = 1
-            st = dict(self.prime([gradient], st), tau=1.0 if axes == 0 else np.ones(np.shape(_square(gradient, axes))))
+            st = self.prime([gradient], st)
+            st["tau"] = np.ones_like(st["tau"]) if axes else 1.0
         w = 1.0 / st["tau"]
         g = tuple((1.0 - along(w, a)) * a + along(w, a) * b for a, b in zip(st["g"], gradient))
         h = (1.0 - w) * st["h"] + w * _square(gradient, axes)
