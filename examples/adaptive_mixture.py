@@ -12,6 +12,10 @@ reaches it.
 
     python examples/adaptive_mixture.py [--n 5000] [--k 5] [--size 100] [--iterations 200] [--seeds 5]
     python examples/adaptive_mixture.py --model lda --n 300 --size 30 --iterations 100 --every 10
+
+``--samples n`` and ``--per element`` run those options of vmp.Adaptive; ``--reuse PATH`` takes
+the Robbins-Monro runs from a JSON this script wrote with the same data options (only the
+Adaptive runs are fitted).
 """
 from __future__ import annotations
 
