@@ -11,10 +11,16 @@ training RMSE of every run.
 With ``--adaptive`` it runs vmp.Adaptive() (Ranganath et al. 2013, per node, no tuning) for the
 same options and C, each until ``--accesses`` observed-node accesses, and compares its bound
 with the fixed-rate runs saved in ``--out``'s JSON at 10^6 and 10^7 accesses (log-linear
-interpolation; "-" where a run did not get that far), and draws all of them in
-``paquet_fig2_adaptive.png`` (adaptive runs dotted; with ``--replot`` from the saved JSON):
+interpolation; "-" where a run did not get that far), and draws them (the runs of
+the defaults, dotted) with the fixed-rate runs in ``paquet_fig2_adaptive.png`` (with
+``--replot`` from the saved JSON):
 
     python examples/paquet_fig2.py --adaptive --accesses 1e7 [--children 1 2 5 20] [--replot]
+
+``--samples n`` (the Monte Carlo start) and ``--per element`` (one rate per user and per item)
+run those options of vmp.Adaptive, under keys that name them. Every adaptive run records
+``rate_trace``: each node's rate after steps 1, 2, 3, 5, 10, 20, 50, 100 (mean, 10/50/90%
+quantiles over its elements, elements 0 to 2).
 """
 from __future__ import annotations
 
@@ -68,7 +74,10 @@ def main(argv=None) -> int:
     ap.add_argument("--accesses", type=float, default=1e7, help="--adaptive: accesses each run goes to")
     ap.add_argument("--children", type=int, nargs="+", default=[1, 2, 5, 20])
     ap.add_argument("--options", nargs="+", default=["per-node", "global"], choices=["per-node", "global"])
-    ap.add_argument("--samples", type=int, default=5, help="--adaptive: vmp.Adaptive(samples=...), the Monte Carlo start")
+    ap.add_argument("--samples", type=int, default=0, help="--adaptive: vmp.Adaptive(samples=...), the Monte Carlo start")
+    ap.add_argument("--per", default="auto", choices=["auto", "element", "node"],
+                    help="--adaptive: vmp.Adaptive(per=...): one rate per plate element or per node")
+    ap.add_argument("--seed", type=int, default=0, help="the fits' seed (keys name it when not 0)")
     ap.add_argument("--backoff", action="store_true",
                     help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
     args = ap.parse_args(argv)
@@ -92,12 +101,12 @@ def main(argv=None) -> int:
                 t0, c0 = time.perf_counter(), time.process_time()
                 res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
                                 step=vmp.RobbinsMonro(tau=0.0, kappa=0.6, rho1=rho1),
-                                iterations=args.iterations, evaluate_every=args.every, seed=0, progress=False,
+                                iterations=args.iterations, evaluate_every=args.every, seed=args.seed, progress=False,
                                 callback=None if budget is None else
                                 lambda t, fit: fit.state.extra["accesses"] < budget)
                 ev = res.history["evaluations"]
                 err = rmse(model, users, items, ratings) if not res.diverged else float("inf")
-                key = f"({'a' if option == 'per-node' else 'b'}) C={c} rho1={rho1:g}"
+                key = f"({'a' if option == 'per-node' else 'b'}) C={c} rho1={rho1:g}{_seed(args)}"
                 runs[key] = {"accesses": ev["accesses"].tolist(), "elbo": ev["elbo"].tolist(), "rmse": err,
                              "diverged": bool(res.diverged), "message": res.message, "iterations": res.iterations,
                              "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
@@ -119,27 +128,48 @@ def adaptive(args) -> int:
     for option in args.options:
         for c in [] if args.replot else args.children:
             key = (f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
-                   f"{'' if args.samples == 5 else f' samples={args.samples}'}")
+                   f"{'' if args.samples == 0 else f' samples={args.samples}'}{'' if args.per == 'auto' else f' per={args.per}'}{_seed(args)}")
             model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
             t0, c0 = time.perf_counter(), time.process_time()
+            schedule = vmp.Adaptive(samples=args.samples, per=args.per)
+            trace: dict = {}
             res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
-                            step=vmp.Adaptive(samples=args.samples), iterations=10 ** 6, evaluate_every=args.every, seed=0,
-                            monitors=monitors,
-                            callback=lambda t, fit: fit.state.extra["accesses"] < budget, progress=False)
+                            step=schedule, iterations=10 ** 6, evaluate_every=args.every, seed=args.seed, monitors=monitors,
+                            callback=lambda t, fit: _trace(t, fit, schedule, trace)
+                            and fit.state.extra["accesses"] < budget, progress=False)
             ev = res.history["evaluations"]
             err = rmse(model, users, items, ratings) if not res.diverged else float("inf")
             runs[key] = {"accesses": ev["accesses"].tolist(), "elbo": ev["elbo"].tolist(), "rmse": err,
                          "diverged": bool(res.diverged), "message": res.message, "iterations": res.iterations,
                          "rho_last": {n: float(r[-1]) for n, r in res.history["rho"].items()},
                          "rho_first100": {n: r[:100].tolist() for n, r in res.history["rho"].items()},
+                         "rate_trace": trace,
                          "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
             out.write_text(json.dumps(runs, indent=1))
             print(f"{key:24s} rmse {err:8.4g}  final ELBO {ev['elbo'][-1]:12.6g}  {res.iterations} its  "
                   f"{'DIVERGED ' if res.diverged else ''}{time.perf_counter() - t0:6.1f}s", flush=True)
     print(table(runs, saved))
-    plot({**saved, **runs}, out.with_suffix(".png"))
+    plot({**saved, **{k: v for k, v in runs.items() if k.endswith(" adaptive")}}, out.with_suffix(".png"))
     print(f"wrote {out} and {out.with_suffix('.png')}")
     return 0
+
+
+TRACE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
+
+
+def _seed(args) -> str:
+    return "" if args.seed == 0 else f" seed={args.seed}"
+
+
+def _trace(t: int, fit, schedule, trace: dict) -> bool:
+    """At the steps of TRACE_STEPS, each node's rate after step t's gradient (the rate its next
+    average gives): mean, 10/50/90% quantiles over its elements, and elements 0 to 2."""
+    if t in TRACE_STEPS:
+        for name, st in fit.state.extra["schedules"].items():
+            r = np.ravel(schedule.rate_before(t, st))
+            trace.setdefault(name, {})[t] = {"mean": float(r.mean()), "q": np.quantile(r, [0.1, 0.5, 0.9]).tolist(),
+                                             "first": r[:3].tolist()}
+    return True
 
 
 def at(run: dict, accesses: float) -> float:
@@ -157,21 +187,24 @@ def table(runs: dict, saved: dict) -> str:
             "|---|---|---|---|---|---|"]
     for key, run in runs.items():
         opt, c = key.split()[:2]
-        small = "0.00195312" if opt == "(a)" else "0.015625"
+        seed = next((" " + w for w in key.split() if w.startswith("seed=")), "")
+        one, tuned = (f"{opt} {c} rho1={r}{seed}" for r in ("1", "0.00195312" if opt == "(a)" else "0.015625"))
+        if one not in saved:  # compared with the fixed-rate runs of seed 0
+            one, tuned = (k.replace(seed, "") for k in (one, tuned))
         if run["diverged"]:
             rows.append(f"| {key} | {run['accesses'][-1]:.3g} | **diverged** | | | no |")
             continue
-        fixed_end = min(saved[f"{opt} {c} rho1=1"]["accesses"][-1], saved[f"{opt} {c} rho1={small}"]["accesses"][-1])
+        fixed_end = min(saved[one]["accesses"][-1], saved[tuned]["accesses"][-1])
         points = {1e6, 1e7} | ({float(fixed_end)} if min(abs(np.log10(fixed_end) - 6), abs(np.log10(fixed_end) - 7)) > 0.05
                                else set())
         for a in sorted(points):
-            mine, one, tuned = at(run, a), at(saved[f"{opt} {c} rho1=1"], a), at(saved[f"{opt} {c} rho1={small}"], a)
+            mine, v1, vt = at(run, a), at(saved[one], a), at(saved[tuned], a)
             if np.isnan(mine):
                 continue
-            fixed = [v for v in (one, tuned) if not np.isnan(v)]
+            fixed = [v for v in (v1, vt) if not np.isnan(v)]
             better = "yes" if fixed and all(mine > v for v in fixed) else ("no" if fixed else "-")
             cells = [f"{v:.6g}" if not np.isnan(v) else ("diverged" if saved[k]["diverged"] else "-")
-                     for v, k in ((one, f"{opt} {c} rho1=1"), (tuned, f"{opt} {c} rho1={small}"))]
+                     for v, k in ((v1, one), (vt, tuned))]
             rows.append(f"| {key} | {a:.3g} | {mine:.6g} | {cells[0]} | {cells[1]} | {better} |")
     return "\n".join(rows)
 
@@ -185,7 +218,7 @@ def plot(runs: dict, out: pathlib.Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
     for ax, opt in zip(axes, ("(a)", "(b)")):
         for key, run in runs.items():
-            if not key.startswith(opt):
+            if not key.startswith(opt) or "seed=" in key:  # seed 0's runs only
                 continue
             acc = np.maximum(np.array(run["accesses"], float), 1.0)
             with np.errstate(over="ignore", invalid="ignore"):

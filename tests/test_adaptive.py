@@ -10,6 +10,7 @@ import vmp
 from models import gaussian_mixture
 from tests.golden_fits import _blobs, _mf
 from vmp.inference import steps
+from vmp.inference.engine import along
 
 N, S = 200, 20
 
@@ -25,9 +26,10 @@ def _one_node(seed=0, d=2):
     return model, x
 
 
-def _rates(schedule, gradients) -> np.ndarray:
-    st = schedule.start()
-    st = schedule.prime(gradients[:schedule.samples], st)
+def _rates(schedule, gradients, axes=0) -> np.ndarray:
+    st = schedule.start(axes)
+    if schedule.samples:
+        st = schedule.prime(gradients[:schedule.samples], st)
     out = []
     for t, g in enumerate(gradients[schedule.samples:], 1):
         rho, st = schedule.rate(t, g, st)
@@ -60,28 +62,92 @@ def test_rate_converges_to_the_formula_on_a_one_node_model_with_known_noise():
     assert np.sum(g.var(0)) == pytest.approx(s, rel=0.1)
     m = float(offset @ offset)
     fixed = brentq(lambda r: r - (m + r / (2 - r) * s) / (m + s), 1e-9, 0.99)  # rho = 1 solves it too
-    rho = _rates(vmp.Adaptive(), gradients)
-    assert np.mean(rho[1000:]) == pytest.approx(fixed, rel=0.08)
+    for schedule in (vmp.Adaptive(), vmp.Adaptive(samples=0)):
+        rho = _rates(schedule, gradients)
+        assert np.mean(rho[1000:]) == pytest.approx(fixed, rel=0.08), schedule
     assert m / (m + s) < fixed < 2 * m / (m + s)
+
+
+def _groups(sizes=(30, 60), d=20, seed=0):
+    """mu_j ~ N(0, I) for groups j, x_n ~ N(mu_(group n), I): under PerNode(C) element j reads C
+    of its N_j rows, a target with its own known noise."""
+    rng = np.random.default_rng(seed)
+    group = np.repeat(np.arange(len(sizes)), sizes)
+    x = rng.normal(size=(group.size, d)) + np.linspace(1.0, -2.0, d)
+    with vmp.Model("groups") as model:
+        with vmp.Plate("groups", len(sizes)):
+            mu = vmp.Gaussian("mu", mean=np.zeros(d), precision=np.eye(d))
+        with vmp.Plate("data", group.size):
+            vmp.Gaussian("x", mean=mu[group], precision=np.eye(d), observed=x)
+    return model, x, group
+
+
+def test_each_element_converges_to_its_own_formula_under_per_node_subsampling():
+    """Two plate elements with C = 10 of 30 and of 60 rows: the same |E g_j|^2 = m, noises
+    s_0 < s_1 (known: (N_j / C)^2 C (N_j - C) / (N_j - 1) times the rows' variance). With
+    per="element" each element's rate settles at its own fixed point of rho = (m + v(rho) s_j) /
+    (m + s_j) (ideal rates m / (m + s_j) = 0.2 and 0.05); one rate for the node (per="node")
+    cannot do both."""
+    c, sizes, d = 10, (30, 60), 20
+    model, x, group = _groups(sizes, d)
+    fit = model.stochastic(subsample=vmp.PerNode(children=c), step=vmp.Adaptive(), iterations=1, progress=False)
+    node = model["mu"]
+    best = fit.engine.target(fit.state, node)
+    s = np.array([(n / c) ** 2 * c * (n - c) / (n - 1) * float(np.sum(np.var(x[group == j], axis=0)))
+                  for j, n in enumerate(sizes)])
+    m = s[0] / 4
+    offset = np.zeros((2, d))
+    offset[:, 0] = np.sqrt(m)
+    state = fit.state.updated({"mu": ((best[0] - offset, best[1]), node.family.moments((best[0] - offset, best[1])))})
+    rng = np.random.default_rng(1)
+    gradients = []
+    for _ in range(6000):
+        lam = steps.targets(fit.engine, fit.plan, state, fit.plan.draw(fit.engine, rng), [node])["mu"]
+        gradients.append(tuple(a - b for a, b in zip(lam, state.natural["mu"])))
+    g = np.array([gr[0] for gr in gradients])
+    assert np.allclose(g.mean(0), offset, atol=4 * np.sqrt(s.max() / d / len(g)))
+    np.testing.assert_allclose(np.sum(g.var(0), axis=-1), s, rtol=0.1)  # the noise is the one stated
+    fixed = [brentq(lambda r: r - (m + r / (2 - r) * sj) / (m + sj), 1e-9, 0.99) for sj in s]
+    for schedule in (vmp.Adaptive(per="element"), vmp.Adaptive(per="element", samples=5)):
+        rho = _rates(schedule, gradients, axes=1)
+        assert rho.shape == (len(gradients) - schedule.samples, 2)
+        np.testing.assert_allclose(rho[1000:].mean(0), fixed, rtol=0.1)
+    assert fixed[1] < 0.15 < 0.3 < fixed[0]
+
+
+def test_one_rate_per_node_pools_its_elements():
+    """per="node": one rate from the sums over every element (the rule of Ranganath et al. on
+    the whole natural-parameter vector), the same as the rule on the concatenated vector."""
+    rng = np.random.default_rng(0)
+    gradients = [(rng.normal(size=(3, 2)) + [1.0, 0.0], rng.normal(size=(3, 2, 2))) for _ in range(60)]
+    flat = [(np.concatenate([a.ravel(), b.ravel()]),) for a, b in gradients]
+    by_node = _rates(vmp.Adaptive(per="node"), gradients)
+    np.testing.assert_allclose(by_node, _rates(vmp.Adaptive(), flat), rtol=1e-12)
+    assert _rates(vmp.Adaptive(per="element"), gradients, axes=1).shape == (60, 3)
+    assert vmp.Adaptive().start(axes=1)["axes"] == 0 and vmp.Adaptive(per="node").start(1, True)["axes"] == 0
+    assert vmp.Adaptive().start(axes=1, own_draws=True)["axes"] == 1 == vmp.Adaptive(per="element").start(1)["axes"]
 
 
 def test_paper_rule_stays_at_one_once_there_and_min_tau_lets_it_leave():
     rng = np.random.default_rng(0)
     gradients = [(np.array([1.0, 0.0]),)] * 3 + [(rng.normal(size=2),) for _ in range(200)]
     assert np.all(_rates(vmp.Adaptive(samples=2, min_tau=1.0), gradients) == pytest.approx(1.0))
+    assert np.mean(_rates(vmp.Adaptive(), gradients[2:])[100:]) < 0.3  # from the first gradient
     assert np.mean(_rates(vmp.Adaptive(samples=2), gradients)[100:]) < 0.3
 
 
 def test_rate_is_one_without_noise():
     g = (np.array([3.0, -1.0]), np.array([[0.5]]))
-    assert np.all(_rates(vmp.Adaptive(), [g] * 40) == pytest.approx(1.0, abs=1e-12))
-    model, x = _one_node()
-    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", N), step=vmp.Adaptive(), iterations=20,
-                       progress=False)
-    assert result.history["rho"]["mu"][0] == pytest.approx(1.0, abs=1e-12)
+    for schedule in (vmp.Adaptive(), vmp.Adaptive(samples=0), vmp.Adaptive(samples=2)):
+        assert np.all(_rates(schedule, [g] * 40) == pytest.approx(1.0, abs=1e-12)), schedule
     batch, _ = _one_node()
     batch.fit(iterations=5)
-    assert np.allclose(model["mu"].mean, batch["mu"].mean, rtol=1e-10)
+    for schedule in (vmp.Adaptive(), vmp.Adaptive(samples=0)):
+        model, x = _one_node()
+        result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", N), step=schedule, iterations=20,
+                           progress=False)
+        assert result.history["rho"]["mu"][0] == pytest.approx(1.0, abs=1e-12)
+        assert np.allclose(model["mu"].mean, batch["mu"].mean, rtol=1e-10)
 
 
 def test_rate_shrinks_with_noise_and_a_fit_converges_with_it():
@@ -117,7 +183,7 @@ def test_each_node_is_primed_where_its_first_step_reads_its_target(update):
     model = gaussian_mixture(_blobs(300), 3)
     step = {}
     for name in ("pi", "mu", "Lambda"):
-        step[name] = _Recording()
+        step[name] = _Recording(samples=5)
         object.__setattr__(step[name], "seen", [])
     model.fit(method="stochastic", subsample=vmp.Minibatch("data", 300), update=update, step=step, iterations=1,
               seed=0, progress=False)
@@ -134,7 +200,7 @@ def test_a_coupled_node_is_primed_slice_by_slice_as_it_steps(update):
     """Every child drawn (no noise): u's Monte Carlo start must equal the gradient its first step
     takes, which under both options reads u one slice at a time (a start from one snapshot
     target, the Jacobi step of the K coupled slices, does not)."""
-    step = {"u": _Recording(), "default": vmp.Constant(1.0)}
+    step = {"u": _Recording(samples=5), "default": vmp.Constant(1.0)}
     object.__setattr__(step["u"], "seen", [])
     _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=1000), update=update, step=step,
                   iterations=1, seed=0, progress=False)
@@ -161,30 +227,39 @@ def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
         rho = result.history["rho"][name]
         assert np.all((rho > 0) & (rho <= 1)) and np.ptp(rho) > 0.01, name
         st = sched[name]
-        assert st["tau"] >= vmp.Adaptive().min_tau and len(st["g"]) == len(result.state.natural[name]), name
-    taus = [sched[n]["tau"] for n in names]
+        assert np.all(st["tau"] >= vmp.Adaptive().min_tau) and len(st["g"]) == len(result.state.natural[name]), name
+        # per="auto": one rate per element (user, item) under PerNode and option (a), else one per node
+        own = subsample == "pernode" and update == "per-node" and name != "tau"
+        assert np.shape(st["h"]) == (np.shape(result.state.natural[name][0])[:1] if own else ()), name
+    taus = [float(np.mean(sched[n]["tau"])) for n in names]
     assert len(set(taus)) == len(taus)  # each node its own averages
 
 
 def test_adaptive_per_node_in_a_dict_and_the_coupled_node_reads_its_children_once():
     """u (coupled elements under option (a), stepped slice by slice) gets its gradient from its
-    slices' own targets: after the priming draws it reads what a fixed rate reads per step; v
-    keeps a constant step."""
-    model = _mf(True)
-    result = model.fit(method="stochastic", subsample=vmp.PerNode(children=2), step={"u": vmp.Adaptive(),
-                       "default": vmp.Constant(0.5)}, iterations=30, progress=False)
-    assert np.all(result.history["rho"]["v"] == 0.5) and np.ptp(result.history["rho"]["u"]) > 0.01
+    slices' own targets: it reads what a fixed rate reads per step, after the priming draws
+    (samples=5) or from the first step on (samples=0, whose first step has rho = 1); v keeps a
+    constant step."""
     plain = _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=2), step=vmp.Constant(0.5),
                           iterations=30, progress=False)
-    per_step, plain_step = np.diff(result.history["accesses"]), np.diff(plain.history["accesses"])
-    assert np.all(per_step == plain_step)
-    assert result.state.extra["schedules"]["v"] is None
+    for samples in (5, 0):
+        result = _mf(True).fit(method="stochastic", subsample=vmp.PerNode(children=2),
+                               step={"u": vmp.Adaptive(samples=samples), "default": vmp.Constant(0.5)}, iterations=30,
+                               progress=False)
+        assert np.all(result.history["rho"]["v"] == 0.5) and np.ptp(result.history["rho"]["u"]) > 0.01
+        per_step, plain_step = np.diff(result.history["accesses"]), np.diff(plain.history["accesses"])
+        assert np.all(per_step == plain_step)
+        assert result.state.extra["schedules"]["v"] is None
+    assert np.all(result.history["accesses"] == plain.history["accesses"]) and result.history["rho"]["u"][0] == 1.0
 
 
-def test_a_coupled_node_steps_along_the_gradient_its_averages_take():
+@pytest.mark.parametrize("per", ["node", "element"])
+def test_a_coupled_node_steps_along_the_gradient_its_averages_take(per):
     """Under option (a) u's step is lambda + rho_t g_t with g_t the gradient then given to the
     averages (each slice's target minus its value, as the slice read it), and rho_t is the rate
-    the paper's rule gave after g_(t-1) (after the Monte Carlo start at t = 1)."""
+    the paper's rule gave after g_(t-1) (after the Monte Carlo start at t = 1); with
+    per="element" rho_t is one rate per user (u's K coordinates share the user's drawn ratings),
+    and the history records their mean."""
     seen = []
 
     class Spy(vmp.Adaptive):
@@ -199,8 +274,8 @@ def test_a_coupled_node_steps_along_the_gradient_its_averages_take():
             return st
 
     model = _mf(True)
-    fit = model.stochastic(subsample=vmp.PerNode(children=2), step={"u": Spy(), "default": vmp.Constant(0.5)},
-                           iterations=6, progress=False)
+    fit = model.stochastic(subsample=vmp.PerNode(children=2), step={"u": Spy(samples=5, per=per),
+                           "default": vmp.Constant(0.5)}, iterations=6, progress=False)
     before = []
     for _ in range(6):
         before.append(fit.state.natural["u"])
@@ -209,9 +284,38 @@ def test_a_coupled_node_steps_along_the_gradient_its_averages_take():
     rho = fit.result().history["rho"]["u"]
     assert len(seen) == 7
     for t, ((old, new), (g, _)) in enumerate(zip(before, seen[1:])):
-        assert rho[t] == pytest.approx(seen[t][1], rel=1e-12)  # the rule's rate after the gradient before
+        r = seen[t][1]
+        assert np.shape(r) == (() if per == "node" else (8,))
+        assert rho[t] == pytest.approx(np.mean(r), rel=1e-12)  # the rule's rate after the gradient before
         for a, b, d in zip(old, new, g):
-            np.testing.assert_allclose(b, a + rho[t] * d, rtol=1e-9, atol=1e-9 * np.abs(a).max())
+            np.testing.assert_allclose(b, a + along(r, a) * d, rtol=1e-9, atol=1e-9 * np.abs(a).max())
+    if per == "element":
+        assert np.ptp(seen[-1][1]) > 0.01
+
+
+def test_per_element_rates_step_each_element_under_both_options():
+    """mu_j of two groups (no coupling): each element's step is lambda_j + rho_j g_j with its own
+    rate from the rule (option (a)) and from one snapshot (option (b))."""
+    for update in ("per-node", "global"):
+        seen = []
+
+        class Spy(vmp.Adaptive):
+            def rate(self, t, gradient, st):
+                rho, new = super().rate(t, gradient, st)
+                seen.append((gradient, rho))
+                return rho, new
+
+        model, _, _ = _groups()
+        fit = model.stochastic(subsample=vmp.PerNode(children=10), update=update, step=Spy(per="element"),
+                               iterations=5, progress=False)
+        for _ in range(5):
+            old = fit.state.natural["mu"]
+            fit.step()
+            g, r = seen[-1]
+            assert np.shape(r) == (2,)
+            for a, b, d in zip(old, fit.state.natural["mu"], g):
+                np.testing.assert_allclose(b, a + along(r, a) * d, rtol=1e-9, atol=1e-9 * np.abs(a).max())
+        assert np.ptp(r) > 0.01, update
 
 
 def test_backoff_multiplies_the_adaptive_rate():
@@ -241,6 +345,10 @@ def test_adaptive_refuses_what_it_cannot_do():
         vmp.Adaptive(samples=1)
     with pytest.raises(vmp.VMPError, match="min_tau"):
         vmp.Adaptive(min_tau=0.5)
+    with pytest.raises(vmp.VMPError, match="for ever"):
+        vmp.Adaptive(min_tau=1)
+    with pytest.raises(vmp.VMPError, match="per="):
+        vmp.Adaptive(per="user")
     with pytest.raises(vmp.VMPError, match="step="):
         vmp.Adaptive()(3)
     with pytest.raises(vmp.VMPError, match="gradient"):

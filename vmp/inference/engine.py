@@ -163,17 +163,20 @@ class Engine:
             for arr, t, g in zip(new, part, gradient):
                 arr = arr.copy()
                 g[sl] = t - arr[sl]
-                arr[sl] = t if rho == 1.0 else (1.0 - rho) * arr[sl] + rho * t
+                r = along(rho if np.ndim(rho) <= axis else rho[sl], t)
+                arr[sl] = t if np.ndim(r) == 0 and r == 1.0 else (1.0 - r) * arr[sl] + r * t
                 parts.append(arr)
             new = tuple(parts)
             current = current.updated({node.name: (new, node.family.moments(new))})
         return new, current.moments[node.name], gradient
 
     @staticmethod
-    def blend(old, new, rho: float):
-        if rho == 1.0:
+    def blend(old, new, rho):
+        """(1 - rho) old + rho new; rho a number or an array over the node's plates (one rate
+        per plate element, broadcast over each natural parameter's event axes)."""
+        if np.ndim(rho) == 0 and rho == 1.0:
             return new
-        return tuple((1.0 - rho) * a + rho * b for a, b in zip(old, new))
+        return tuple((1.0 - along(rho, a)) * a + along(rho, a) * b for a, b in zip(old, new))
 
     @staticmethod
     def moments(node, natural) -> tuple:
@@ -235,3 +238,9 @@ class Engine:
         new, moments = self.coordinate(state, node, weights, ctx, rho)
         self.check_domain(node, new)
         self.model.state = state.updated({node.name: (new, moments)})
+
+
+def along(w, a: np.ndarray):
+    """``w`` (a number, or an array over a's leading axes: one value per plate element)
+    broadcast over ``a``'s remaining axes."""
+    return w if np.ndim(w) == 0 else np.reshape(w, np.shape(w) + (1,) * (np.ndim(a) - np.ndim(w)))

@@ -175,6 +175,7 @@ class Fit:
                            "or method='batch'")
         names = [n.name for n in plan.stepped]
         self.schedules = per_node(RobbinsMonro() if o.step is None else o.step, names)
+        self.axes = {n.name: _independent_axes(engine, n) for n in plan.stepped}
         if resume is None:
             state, count = initialize(engine, rng, o.init, plan), 0
             if o.update == "global" and o.init != "prior":
@@ -235,7 +236,9 @@ class Fit:
             for i, p in enumerate(o.policies):
                 pol[i] = p.observe(engine, plan, ctx, bound, pol[i])
         backoff = dict(extra["backoff"])
-        sched = {n: extra.get("schedules", {}).get(n, s.start()) for n, s in self.schedules.items()}
+        sched = {n: extra.get("schedules", {}).get(n) for n in self.schedules}
+        own = plan.element_draws and o.update == "per-node"
+        sched = {n: s.start(self.axes[n], own) if sched[n] is None else sched[n] for n, s in self.schedules.items()}
         if o.update == "global":
             count += self._prime(state, state, sched, plan.stepped)
         rho = dict.fromkeys(self.schedules, np.nan)
@@ -294,8 +297,8 @@ class Fit:
             s = self.schedules[node.name]
             gradient = _gradient(target, state.natural[node.name]) if s.needs_gradient else None
             r, sched[node.name] = s.rate(t, gradient, sched[node.name])
-            r *= backoff[node.name]
-        rho[node.name] = r
+            r = r * backoff[node.name]
+        rho[node.name] = float(np.mean(r))
         return r
 
     def _sliced(self, t: int, node, state: State, draw, glob, sched: dict, backoff: dict, rho: dict):
@@ -308,7 +311,7 @@ class Fit:
             r = self._rate(t, node, state, None, sched, backoff, rho)
             return steps.coordinate(self.engine, self.plan, state, draw, node, r, glob)[0]
         r = s.rate_before(t, sched[node.name]) * backoff[node.name]
-        rho[node.name] = r
+        rho[node.name] = float(np.mean(r))
         new, _, gradient = steps.coordinate(self.engine, self.plan, state, draw, node, r, glob, gradient=True)
         sched[node.name] = s.rate(t, gradient, sched[node.name])[1]
         return new
@@ -650,6 +653,14 @@ def _resume_point(resume, model):
             raise VMPError(f"resume=: node '{name}' has moments of shapes {[m.shape for m in moments]} in the "
                            f"saved state, {want} in the model")
     return state, raw
+
+
+def _independent_axes(engine, node) -> int:
+    """The leading plates of ``node`` whose elements get their own rate from a per-element
+    schedule: all of them, or those before a plate whose elements meet in one factor (the K
+    coordinates of a fully factorized u_m share u_m's drawn children)."""
+    plate = engine.coupled_plate(node)
+    return len(node.plates) if plate is None else node.plates.index(plate)
 
 
 def _locate_decrease(engine, state, schedule, start_value) -> dict:

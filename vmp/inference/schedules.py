@@ -22,6 +22,7 @@ import numpy as np
 
 
 from ..errors import OptionError, VMPError
+from .engine import along
 
 
 class Schedule(ABC):
@@ -32,8 +33,9 @@ class Schedule(ABC):
     def __call__(self, t: int) -> float:
         """rho_t for step t = 1, 2, ..."""
 
-    def start(self) -> Any:
-        """The schedule's state before the first step, as plain data."""
+    def start(self, axes: int = 0, own_draws: bool = False) -> Any:
+        """The schedule's state before the first step, as plain data; ``axes`` and
+        ``own_draws`` as in :meth:`Adaptive.start`."""
         return None
 
     def samples_wanted(self, st: Any) -> int:
@@ -107,7 +109,7 @@ class Warmup(Schedule):
 
 @dataclass(frozen=True)
 class Adaptive(Schedule):
-    """Ranganath, Wang, Blei & Xing (2013)'s adaptive learning rate, per node.
+    """Ranganath, Wang, Blei & Xing (2013)'s adaptive learning rate, per node (or per plate element).
 
     With g_t = lambda^temp_t - lambda_t the node's noisy natural gradient (all its natural
     parameter arrays as one vector), Ranganath et al. 2013, Sec. 3.2 and Algorithm 1:
@@ -120,16 +122,29 @@ class Adaptive(Schedule):
     rho_t estimates E[g]^T E[g] / E[g^T g] = |E g|^2 / (|E g|^2 + tr Cov g): 1 without noise, small
     when the noise dominates the gradient. At a fixed q it settles where rho = (|E g|^2 + s rho /
     (2 - rho)) / (|E g|^2 + s), s = tr Cov g (its averages hold about 1/rho gradients), between
-    that ideal and twice it. ``samples`` gradients (fresh draws of the fit's
-    subsample before the node's first step) give gbar and hbar their starting values and tau_1
-    = samples, the paper's Monte Carlo initialization; they are drawn where that step reads its
-    target (under option (a) after the nodes before it moved, not at the initial q). It needs at least 2:
-    from one gradient rho = 1 and tau = 1, and the rule then stays at rho = 1 (the averages
-    hold one gradient only). For the same reason the memory is kept at ``min_tau`` or more
-    (default 1.2, a departure from the paper; ``min_tau=1`` is its rule exactly): with tau = 1
-    the averages are the last gradient alone, rho_t = 1 whatever the noise, and tau stays 1, a
-    fixed point the rule never leaves once a step reaches rho = 1. A zero gradient (hbar = 0)
-    gives rho = 1: the target is the current q.
+    that ideal and twice it.
+
+    The start. ``samples=0`` (the default): the first step's own gradient starts the averages
+    (gbar = g_1, hbar = g_1^T g_1, tau_1 = 1, so rho_1 = 1) and nothing extra is read.
+    ``samples=n >= 2``: n gradients (fresh draws of the fit's subsample before the node's first
+    step) give gbar and hbar their starting values and tau_1 = n, the paper's Monte Carlo
+    initialization; they are drawn where that step reads its target (under option (a) after
+    the nodes before it moved, not at the initial q). One draw would give rho = 1 and tau = 1,
+    and the paper's rule then stays at rho = 1 (the averages hold one gradient only). For the
+    same reason the memory is kept at ``min_tau`` or more (default 1.2, a departure from the
+    paper; ``min_tau=1`` is its rule exactly): with tau = 1 the averages are the last gradient
+    alone, rho_t = 1 whatever the noise, and tau stays 1, a fixed point the rule never leaves
+    once a step reaches rho = 1 (the default start relies on the floor from its first step). A
+    zero gradient (hbar = 0) gives rho = 1: the target is the current q.
+
+    ``per="node"``: one rate for the node, all its natural parameters as one vector.
+    ``per="element"``: gbar per element, hbar and tau per element of the node's first ``axes``
+    plates (given to :meth:`start` by the loop: its plates before any whose elements meet in one
+    factor), the rate an array over those plates; Ranganath et al.'s rule per block of natural
+    parameters. ``per="auto"`` (the default): per element where each element draws its own
+    children and the nodes step one after the other (PerNode, option (a)), per node otherwise
+    (a Minibatch's elements share one draw; option (b)'s simultaneous steps were worse per
+    element on MovieLens, docs/stochastic.md).
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
     averages see every gradient. A node stepped slice by slice (coupled elements under option
@@ -138,23 +153,38 @@ class Adaptive(Schedule):
     take the step's gradient, so the children are read once.
     """
 
-    samples: int = 5
+    samples: int = 0
     min_tau: float = 1.2
+    per: str = "auto"
 
     needs_gradient = True
 
     def __post_init__(self):
         if not self.min_tau >= 1:
             raise VMPError(f"Adaptive(min_tau=) takes a number >= 1 (the shortest memory), got {self.min_tau!r}")
-        if int(self.samples) != self.samples or self.samples < 2:
-            raise VMPError(f"Adaptive(samples=) takes an integer >= 2 (the gradients drawn to start the averages), "
-                           f"got {self.samples!r}")
+        if int(self.samples) != self.samples or self.samples < 0 or self.samples == 1:
+            raise VMPError(f"Adaptive(samples=) takes 0 (start from the first step's gradient) or an integer >= 2 "
+                           f"(the gradients drawn to start the averages), got {self.samples!r}")
+        if self.samples == 0 and self.min_tau == 1:
+            raise VMPError("Adaptive(samples=0, min_tau=1): started from one gradient, the paper's rule stays at "
+                           "rho = 1 for ever; take min_tau > 1 or samples >= 2")
+        if self.per not in ("auto", "element", "node"):
+            raise VMPError(f"Adaptive(per=) takes 'element' (one rate per plate element), 'node' (one rate per "
+                           f"node) or 'auto' (per element under PerNode and option (a), else per node), "
+                           f"got {self.per!r}")
 
     def __call__(self, t: int) -> float:
         raise VMPError("vmp.Adaptive() sets rho from the fit's gradients: use it as step= of a stochastic fit")
 
-    def start(self) -> dict:
-        return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau))}
+    def start(self, axes: int = 0, own_draws: bool = False) -> dict:
+        """``axes``: how many leading axes of the node's natural parameters are plates whose
+        elements may each keep their own averages; ``own_draws``: whether each element draws its
+        own children and steps before the next node's target is read (PerNode, option (a)).
+        ``per="element"`` keeps averages per element of those plates, ``per="auto"`` does so
+        when ``own_draws``, ``per="node"`` never."""
+        per_element = self.per == "element" or (self.per == "auto" and own_draws)
+        return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
+                "axes": axes if per_element else 0}
 
     def samples_wanted(self, st: dict | None) -> int:
         return self.samples if st is None or st["g"] is None else 0
@@ -162,31 +192,50 @@ class Adaptive(Schedule):
     def prime(self, gradients: list, st: dict) -> dict:
         """gbar, hbar = the sample means of g and g^T g over ``gradients`` (Ranganath et al.
         2013, Algorithm 1, initialization); tau_1 = their number."""
-        n = len(gradients)
+        n, axes = len(gradients), st.get("axes", 0)
         g = tuple(sum(parts) / n for parts in zip(*gradients))
-        h = sum(_square(x) for x in gradients) / n
-        return {"g": g, "h": float(h), "tau": float(max(n, self.min_tau))}
+        h = sum(_square(x, axes) for x in gradients) / n
+        tau = float(max(n, self.min_tau))
+        return {"g": g, "h": h, "tau": tau if axes == 0 else np.full(np.shape(h), tau), "axes": axes}
 
-    def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple[float, dict]:
-        if gradient is None or st is None or st["g"] is None:
+    def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple:
+        if gradient is None or st is None or (st["g"] is None and self.samples):
             raise VMPError("vmp.Adaptive(): rate() needs the gradient and averages started by prime()")
+        axes = st.get("axes", 0)
+        if st["g"] is None:  # samples=0: the first gradient starts the averages, rho_1 = 1
+            st = self.prime([gradient], st)
+            st["tau"] = np.ones_like(st["tau"]) if axes else 1.0
         w = 1.0 / st["tau"]
-        g = tuple((1.0 - w) * a + w * b for a, b in zip(st["g"], gradient))
-        h = (1.0 - w) * st["h"] + w * _square(gradient)
-        rho = min(1.0, _square(g) / h) if h > 0 else 1.0
-        return rho, {"g": g, "h": float(h), "tau": float(max(st["tau"] * (1.0 - rho) + 1.0, self.min_tau))}
+        g = tuple((1.0 - along(w, a)) * a + along(w, a) * b for a, b in zip(st["g"], gradient))
+        h = (1.0 - w) * st["h"] + w * _square(gradient, axes)
+        rho = _ratio(g, h, axes)
+        tau = np.maximum(st["tau"] * (1.0 - rho) + 1.0, self.min_tau)
+        return rho, {"g": g, "h": h, "tau": float(tau) if axes == 0 else tau, "axes": axes}
 
-    def rate_before(self, t: int, st: dict) -> float:
+    def rate_before(self, t: int, st: dict):
         """gbar^T gbar / hbar of the averages so far: the rate the rule gave after the last
         gradient (the Monte Carlo start's at t = 1), applied one step later. The sequence of
         averages, memories and rates is the paper's; the step it multiplies is the next one."""
+        if st is not None and st["g"] is None and not self.samples:
+            return 1.0
         if st is None or st["g"] is None:
             raise VMPError("vmp.Adaptive(): rate_before() needs the averages started by prime()")
-        return min(1.0, _square(st["g"]) / st["h"]) if st["h"] > 0 else 1.0
+        return _ratio(st["g"], st["h"], st.get("axes", 0))
 
 
-def _square(arrays) -> float:
-    return float(sum(np.sum(np.square(a)) for a in arrays))
+def _square(arrays, axes: int = 0):
+    """The squared norm of ``arrays`` per element of their first ``axes`` axes (a float for 0)."""
+    if axes == 0:
+        return float(sum(np.sum(np.square(a)) for a in arrays))
+    return sum(np.sum(np.square(a), axis=tuple(range(axes, a.ndim))) for a in arrays)
+
+
+def _ratio(g: tuple, h, axes: int):
+    """min(1, gbar^T gbar / hbar), 1 where hbar = 0 (per element of the first ``axes`` axes)."""
+    if axes == 0:
+        return min(1.0, _square(g) / h) if h > 0 else 1.0
+    sq = _square(g, axes)
+    return np.where(h > 0, np.minimum(1.0, sq / np.where(h > 0, h, 1.0)), 1.0)
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,8 @@ class Plan(ABC):
     local_step = False
     #: every node reads all of its children with rho = 1: batch VMP, whose bound never falls
     monotone = False
+    #: each element of a stepped node draws its own children (Paquet Alg. 1)
+    element_draws = False
 
     @abstractmethod
     def draw(self, engine, rng: np.random.Generator) -> Draw:
@@ -157,6 +159,8 @@ class PerNode(Subsample):
 
 
 class PerNodePlan(Plan):
+    element_draws = True
+
     def __init__(self, engine, children: int):
         self.children = children
         self.stepped = list(engine.schedule())
