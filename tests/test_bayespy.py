@@ -305,7 +305,7 @@ def multinomial_dirichlet() -> Pair:
     """Multinomial counts with Dirichlet probabilities, one per group (the base measure
     n! / prod x_k! included in both bounds)."""
     rng = np.random.default_rng(5)
-    g, k = 4, 3
+    g = 4
     counts = rng.multinomial(20, [0.5, 0.3, 0.2], size=g) + rng.multinomial(5, [0.1, 0.1, 0.8], size=g)
     p = bp.Dirichlet(np.array([1.0, 2.0, 0.5]), plates=(g,))
     out = bp.Multinomial(counts.sum(axis=1), p)

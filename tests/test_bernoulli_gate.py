@@ -28,7 +28,7 @@ def test_evidence_and_posterior_by_enumeration():
             z = vmp.Bernoulli("z", P)
             vmp.Normal("x", mu[z], TAU, observed=X)
     res = model.fit(iterations=100, tol=1e-14)
-    log_joint, ones = [], np.zeros(X.size)
+    log_joint = []
     for config in itertools.product([0, 1], repeat=X.size):
         c = np.array(config)
         cov = np.eye(X.size) / TAU + (c[:, None] == c[None, :]) / L0
@@ -78,7 +78,7 @@ def test_a_bernoulli_gate_is_the_categorical_gate_over_zero_and_one():
 
 
 def test_a_bernoulli_gates_only_two_components():
-    with vmp.Model("three") as model:
+    with vmp.Model("three"):
         with vmp.Plate("K", 3):
             mu = vmp.Normal("mu", 0.0, 1.0)
         with vmp.Plate("N", 4):

@@ -17,7 +17,7 @@ import pytest
 
 import vmp
 from tests import state_cases
-from tests.golden_fits import _blobs, _mf
+from tests.golden_fits import _blobs
 from models import gaussian_mixture
 from vmp.factors import terms
 from vmp.inference import State, steps
