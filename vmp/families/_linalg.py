@@ -149,6 +149,13 @@ class Cholesky:
         return (np.ascontiguousarray(_stack_first(x, self.plates)),
                 np.ascontiguousarray(_stack_first(s, self.plates)))
 
+    def lower(self) -> np.ndarray:
+        """L (zeros above the diagonal), shaped plates + (D, D)."""
+        if not self.vectorized:
+            return self._l
+        self._require_ok()
+        return np.tril(_stack_first(self._l, self.plates))
+
     def solve(self, b: np.ndarray) -> np.ndarray:
         """A^-1 b for b shaped plates + (D,): L y = b forward, then L^T x = y backward."""
         b = np.broadcast_to(np.asarray(b, dtype=float), self.plates + (self.d,))
@@ -168,25 +175,75 @@ class Cholesky:
         return _stack_first(y, self.plates)
 
 
+class Shared:
+    """The factorization of a stack broadcast along some plates (stride 0: a prior with fixed
+    hyperparameters over a plate), computed by the column loop at the size of the matrices it
+    is broadcast from, with :class:`Cholesky`'s answers broadcast to the whole stack: the same
+    numbers per element as the column loop over the whole stack."""
+
+    vectorized = True
+
+    def __init__(self, small: Cholesky, plates: tuple[int, ...]):
+        self.small, self.plates, self.d = small, plates, small.d
+        self.ok = np.broadcast_to(small.ok, plates)
+
+    def logdet(self) -> np.ndarray:
+        return np.broadcast_to(self.small.logdet(), self.plates)
+
+    def inv(self) -> np.ndarray:
+        return np.broadcast_to(self.small.inv(), self.plates + (self.d, self.d))
+
+    def lower(self) -> np.ndarray:
+        return np.broadcast_to(self.small.lower(), self.plates + (self.d, self.d))
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """A^-1 b: the shared inverse times each b."""
+        return np.einsum("...ij,...j->...i", self.inv(), b)
+
+    def inv_outer(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x, A^-1 + x x^T) with x = A^-1 b, as :meth:`Cholesky.inv_outer`."""
+        cov = self.small.inv()
+        b = np.broadcast_to(b, self.plates + (self.d,))
+        if cov.size == self.d * self.d:  # one matrix for the whole stack: one product
+            x = b.reshape(-1, self.d) @ cov.reshape(self.d, self.d).T
+            x = x.reshape(b.shape)
+        else:
+            x = np.einsum("...ij,...j->...i", cov, b)
+        second = np.einsum("...i,...j->...ij", x, x)
+        second += cov
+        return x, second
+
+
+def _shared(a: np.ndarray) -> np.ndarray | None:
+    """The matrices a stack (plates + (D, D)) is broadcast from along its stride-0 plate axes
+    (kept as length 1), or None if it is broadcast along none."""
+    plates = a.shape[:-2]
+    if not any(st == 0 and n > 1 for st, n in zip(a.strides[:-2], plates)):
+        return None
+    return a[tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(a.strides[:-2], plates))]
+
+
 #: how many factorizations ``factor`` keeps, and the largest array it keeps one of
 FACTOR_MEMO, FACTOR_MEMO_SIZE = 4, 2**20
 _memo: list = []
 
 
-def factor(a: np.ndarray, scale: float | None = None) -> Cholesky:
-    """``Cholesky(a, scale=scale)``, reused while the same array (by identity) holds the same
-    values: a q's moments, validity and entropy each factorize its natural parameters, and the
-    stack is factorized once. An array that owns its data is made read-only while it is kept
+def factor(a: np.ndarray, scale: float | None = None) -> Cholesky | Shared:
+    """``Cholesky(a, scale=scale)`` (``Shared`` for a stack broadcast along a plate), reused
+    while the same array (by identity) holds the same values: a q's moments, validity and
+    entropy each factorize its natural parameters, and the stack is factorized once. An array that owns its data is made read-only while it is kept
     (natural parameters are values: steps build new arrays), so that it cannot change unseen;
     any other array is compared with a copy, so one changed in place is factorized again."""
+    small = _shared(a) if isinstance(a, np.ndarray) and vectorized(a.shape) else None
+    seen = a if small is None else small
     for arr, sc, copy, f in tuple(_memo):
-        if arr is a and sc == scale and (not a.flags.writeable if copy is None else np.array_equal(copy, a)):
+        if arr is a and sc == scale and (not a.flags.writeable if copy is None else np.array_equal(copy, seen)):
             return f
-    f = Cholesky(a, scale=scale)
-    if isinstance(a, np.ndarray) and a.size <= FACTOR_MEMO_SIZE:
+    f = Cholesky(a, scale=scale) if small is None else Shared(Cholesky(small, vectorize=True, scale=scale), a.shape[:-2])
+    if isinstance(a, np.ndarray) and seen.size <= FACTOR_MEMO_SIZE:
         if a.flags.owndata:
             a.flags.writeable = False
-        _memo.insert(0, (a, scale, None if a.flags.owndata else a.copy(), f))
+        _memo.insert(0, (a, scale, None if a.flags.owndata else seen.copy(), f))
         del _memo[FACTOR_MEMO:]
     return f
 
