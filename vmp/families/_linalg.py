@@ -44,10 +44,20 @@ def vectorized(shape: tuple[int, ...]) -> bool:
     return 0 < d <= VECTOR_ORDER and VECTOR_BATCH <= n and n * d * d <= VECTOR_MAX
 
 
-def _stack_last(a: np.ndarray) -> np.ndarray:
-    """(plates..., D, D) -> (D, D, B), C-contiguous, a copy."""
+def _lower_stack(a: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """The lower triangle of (plates..., D, D) laid out as (D, D, B), C-contiguous, a column at a
+    time (the upper triangle is left unset: the column loop never reads it); with ``scale``,
+    of scale * (a + a^T) / 2."""
     d = a.shape[-1]
-    return np.moveaxis(a.reshape(-1, d, d), 0, -1).copy(order="C")
+    flat = a.reshape(-1, d, d)
+    s = np.empty((d, d, flat.shape[0]))
+    for j in range(d):
+        if scale is None:
+            s[j:, j] = flat[:, j:, j].T
+        else:
+            np.add(flat[:, j:, j].T, flat[:, j, j:].T, out=s[j:, j])
+            s[j:, j] *= 0.5 * scale
+    return s
 
 
 def _stack_first(t: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
@@ -71,11 +81,7 @@ class Cholesky:
         self.vectorized = vectorized(a.shape) if vectorize is None else vectorize
         self.a = a if scale is None or self.vectorized else scale * sym(a)
         if self.vectorized:
-            s = _stack_last(a)
-            if scale is not None:
-                for j in range(self.d):  # lower triangle of scale * (a + a^T) / 2
-                    s[j:, j] = (s[j:, j] + s[j, j:]) * (0.5 * scale)
-            self._l = self._factor(s)
+            self._l = self._factor(_lower_stack(a, scale))
             diag = np.diagonal(self._l).T  # (D, B)
             self._diag = diag
             self.ok = np.all(np.isfinite(diag) & (diag > 0), axis=0).reshape(self.plates)
@@ -143,7 +149,7 @@ class Cholesky:
             x = np.einsum("...ij,...j->...i", cov, b)
             return x, cov + x[..., :, None] * x[..., None, :]
         s, d = self._inv_stack(), self.d
-        x = np.einsum("ijb,jb->ib", s, np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T)
+        x = np.einsum("ijb,jb->ib", s, np.ascontiguousarray(np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T))
         for i in range(d):
             s[i] += x[i] * x
         return (np.ascontiguousarray(_stack_first(x, self.plates)),
