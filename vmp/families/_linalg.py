@@ -9,6 +9,8 @@ matrix, instead of one LAPACK call per matrix. Larger orders and short stacks go
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy import special
 
@@ -22,6 +24,31 @@ VECTOR_MAX = 2**22
 
 def sym(a: np.ndarray) -> np.ndarray:
     return 0.5 * (a + np.swapaxes(a, -1, -2))
+
+
+#: symmetric matrices of at least this order go through a sparse product packed (pack_symmetric)
+PACK_ORDER = 3
+
+
+@functools.lru_cache(maxsize=None)
+def _packing(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat positions of the upper triangle (i <= j) of a D x D matrix, and for each of the D^2
+    flat positions its place among them."""
+    i, j = np.triu_indices(d)
+    where = np.empty((d, d), dtype=np.intp)
+    where[i, j] = where[j, i] = np.arange(i.size)
+    return i * d + j, where.reshape(-1)
+
+
+def pack_symmetric(a: np.ndarray) -> np.ndarray:
+    """(..., D, D) symmetric -> (..., D(D+1)/2), its upper triangle by rows, C-contiguous."""
+    d = a.shape[-1]
+    return np.take(a.reshape(a.shape[:-2] + (d * d,)), _packing(d)[0], axis=-1)
+
+
+def unpack_symmetric(p: np.ndarray, d: int) -> np.ndarray:
+    """The inverse of pack_symmetric: (..., D(D+1)/2) -> (..., D, D), exactly symmetric."""
+    return np.take(p, _packing(d)[1], axis=-1).reshape(p.shape[:-1] + (d, d))
 
 
 #: stacks of at least this many elements are checked for exact symmetry before sym() copies them

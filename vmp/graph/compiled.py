@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from ..errors import GraphError
 from ..factors.terms import DIRECT, Term, accumulate, contract_to, inner_product, scale
+from ..families._linalg import PACK_ORDER, pack_symmetric, unpack_symmetric
 from .allocation import AllocationLeaf
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
 from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf, moments_of,
@@ -182,6 +183,14 @@ class AllocationBinding:
         return ([(c, [self.phi] + ops) for c, ops in self.bu.sub(1, "", fresh)]
                 + [(c, [self.phi] + ops) for c, ops in self.bv.sub(1, "", fresh)]
                 + [(-1.0, [self.phi_log_phi])])
+
+
+def _symmetric(leaf, comp: int, b: np.ndarray) -> bool:
+    """Is moment ``comp`` of the leaf's family an outer product x x^T (symmetric matrices of
+    order at least PACK_ORDER in the last two axes of ``b``)."""
+    fam = leaf.family
+    return (comp in fam.outer and fam.event_ndims[comp] == 2 and b.ndim >= 3
+            and b.shape[-1] == b.shape[-2] >= PACK_ORDER)
 
 
 class CompiledFactor:
@@ -504,7 +513,8 @@ class CompiledFactor:
 
     def _product(self, la, lb, comp, w, ctx=None) -> np.ndarray:
         """Y = S B: S = P_a^T diag(w) P_b (``_pair``) times B, lb's moment ``comp`` with each
-        source element flattened (E[vv^T] as n x K^2): one sparse-dense product. On full data
+        source element flattened (E[vv^T] as n x K^2, or its K(K+1)/2 unique entries:
+        ``_symmetric``): one sparse-dense product. On full data
         Y is kept with (w, B), compared by identity, so a second message reading the same
         moments (the noise precision's and then the user factors' in matrix factorization)
         reuses it."""
@@ -515,8 +525,11 @@ class CompiledFactor:
             if hit is not None and hit[0] is w and hit[1] is b:
                 return hit[2]
         pair = self._pair(la, lb, w, ctx)
-        flat = np.ascontiguousarray(b).reshape(b.shape[0], -1)
-        y = np.asarray(pair @ flat).reshape((pair.shape[0],) + b.shape[1:])
+        if _symmetric(lb, comp, b):  # D(D+1)/2 columns instead of D^2, the same sums
+            y = np.asarray(pair @ pack_symmetric(b).reshape(b.shape[0], -1))
+            y = unpack_symmetric(y.reshape((pair.shape[0],) + b.shape[1:-2] + (-1,)), b.shape[-1])
+        else:
+            y = np.asarray(pair @ np.ascontiguousarray(b).reshape(b.shape[0], -1)).reshape((pair.shape[0],) + b.shape[1:])
         if not restricted(ctx):
             self._products[key] = (w, b, y)
         return y
