@@ -59,8 +59,12 @@ def symmetric_part(a: np.ndarray) -> np.ndarray:
     """sym(a), or ``a`` itself when it is exactly symmetric (a message formed from symmetric
     moments is): the same numbers, without two stack-sized temporaries."""
     a = np.asarray(a)
-    if a.size >= SYMMETRIC_CHECK and np.array_equal(a, np.swapaxes(a, -1, -2)):
-        return a
+    if a.size >= SYMMETRIC_CHECK and a.shape[-1] == a.shape[-2]:
+        d = a.shape[-1]
+        flat = a.reshape(a.shape[:-2] + (d * d,))
+        i, j = np.tril_indices(d, -1)  # the entries below the diagonal against their mirrors
+        if np.array_equal(np.take(flat, i * d + j, axis=-1), np.take(flat, j * d + i, axis=-1)):
+            return a
     return sym(a)
 
 
