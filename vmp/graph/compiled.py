@@ -464,10 +464,12 @@ class CompiledFactor:
             pass
         return rest + [(value, letters)]
 
-    def _fused(self, ops: list[Operand], weight, output: str, shape, target: Operand | None, ctx=None):
-        """Two gathers over one data plate R (as in dot(u[rows], v[cols])) without forming
-        per-datum moments: sum_r w_r A[rows_r] (x) B[cols_r] = A (x) (S B) with the sparse
-        S = P_rows^T diag(w) P_cols. Returns None where the pattern does not apply."""
+    def _fused(self, ops: list[Operand], weight, output: str, shape, target: Operand | None, ctx=None,
+               coef: float = 1.0):
+        """coef times two gathers over one data plate R (as in dot(u[rows], v[cols])) without
+        forming per-datum moments: sum_r w_r A[rows_r] (x) B[cols_r] = A (x) (S B) with the
+        sparse S = P_rows^T diag(w) P_cols; coef multiplies a scalar operand (E[tau]) where
+        there is one. Returns None where the pattern does not apply."""
         lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
         if target is not None and isinstance(target.leaf, GatherLeaf):
             if len(lazy) != 1:
@@ -494,15 +496,18 @@ class CompiledFactor:
                 w = v if w is None else w * v
             else:
                 return None
+        k = next((k for k, (v, _) in enumerate(glob) if np.ndim(v) == 0), None)
+        if k is not None and coef != 1.0:
+            glob[k], coef = (coef * glob[k][0], glob[k][1]), 1.0
         if not node_level and self._held(g2.leaf, g1.leaf, g1.comp, w, ctx):
             g1, g2 = g2, g1  # the other orientation was computed for a message already
         y = self._product(g1.leaf, g2.leaf, g2.comp, w, ctx)
         m1 = y.shape[0]
         inputs = [(y, g2.letters)] + glob
         if node_level:
-            return contract_to(inputs, output, (m1,) + tuple(shape[1:]))
+            return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:])))
         inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
-        return contract_to(inputs, output, shape)
+        return scale(coef, contract_to(inputs, output, shape))
 
     def _held(self, la, lb, comp, w, ctx=None) -> bool:
         """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
@@ -568,9 +573,9 @@ class CompiledFactor:
     def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None, coef: float = 1.0):
         """coef times the contraction of ``ops`` (times the weight) to ``output``; (array, node_level)."""
         if not select:
-            fused = self._fused(ops, weight, output, shape, target, ctx)
+            fused = self._fused(ops, weight, output, shape, target, ctx, coef)
             if fused is not None:
-                return scale(coef, fused), target is not None and isinstance(target.leaf, GatherLeaf)
+                return fused, target is not None and isinstance(target.leaf, GatherLeaf)
         inputs, scaled = self._materialize(ops, weight, output, select or {}, ctx, coef)
         inputs = self._reduce_plates(inputs, output, keep=not restricted(ctx))
         out = contract_to(inputs, output, shape)
