@@ -396,7 +396,7 @@ def inner_product(grad: np.ndarray, value: np.ndarray) -> float:
     """<grad, value> over all elements, grad broadcast to value's shape. A broadcast grad meets
     value summed over its broadcast axes instead of a broadcast copy. Arrays of at most DIRECT
     elements take the plain product (so that small models keep bit-identical bounds)."""
-    full = np.broadcast_to(grad, value.shape)
+    full = grad if np.shape(grad) == value.shape else np.broadcast_to(grad, value.shape)
     small = compact(full)
     if value.size <= DIRECT:
         return float(np.vdot(full, value))

@@ -10,6 +10,7 @@ matrix, instead of one LAPACK call per matrix. Larger orders and short stacks go
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from scipy import special
@@ -71,7 +72,7 @@ def symmetric_part(a: np.ndarray) -> np.ndarray:
 def vectorized(shape: tuple[int, ...]) -> bool:
     """Does a stack of this shape (plates + (D, D)) go through the column loop."""
     d = shape[-1]
-    n = int(np.prod(shape[:-2], dtype=np.int64))
+    n = math.prod(shape[:-2])
     return 0 < d <= VECTOR_ORDER and VECTOR_BATCH <= n and n * d * d <= VECTOR_MAX
 
 
