@@ -214,3 +214,27 @@ def test_array_times_scalar_is_einsum_bit_for_bit():
     np.testing.assert_array_equal(got, np.einsum("Aab,->Aab", y, tau))
     np.testing.assert_array_equal(terms.contract_to([(y, "Aab"), (tau, "")], "Aba", y.shape),
                                   np.einsum("Aab,->Aba", y, tau))
+
+
+def test_a_prior_precision_over_a_large_plate_stays_a_broadcast():
+    """Nothing to contract (one operand with the output's letters) returns the operand: a
+    Gaussian prior's matrix message over a plate too large for one einsum (chunked) stays one
+    K x K matrix broadcast along the plate, so its factorization is done once (_linalg.Shared)."""
+    from vmp.families import _linalg
+    from vmp.factors.terms import MAX_INTERMEDIATE, contract_to
+    from vmp.graph.leaves import Context
+    from vmp.inference.engine import Engine
+    from vmp.inference.state import State
+    from vmp.models import matrix_factorization
+
+    k = 10
+    n = MAX_INTERMEDIATE // (k * k) + 1000
+    x = np.broadcast_to(np.eye(k), (n, k, k))
+    assert contract_to([(x, "Aab")], "Aab", x.shape) is x
+    rng = np.random.default_rng(0)
+    model = matrix_factorization(rng.integers(0, 50, 500), rng.integers(0, n, 500), rng.normal(size=500),
+                                 n_factors=k, n_users=50, n_items=n)
+    prior = Engine(model).factors["v"].messages(model["v"], ctx=Context(state=State()))
+    assert prior[1].shape == (n, k, k) and prior[1].strides[0] == 0
+    np.testing.assert_array_equal(prior[1][123], -0.5 * np.eye(k))
+    assert isinstance(_linalg.factor(prior[1], scale=-2.0), _linalg.Shared)
