@@ -230,7 +230,13 @@ def test_a_prior_precision_over_a_large_plate_stays_a_broadcast():
     k = 10
     n = MAX_INTERMEDIATE // (k * k) + 1000
     x = np.broadcast_to(np.eye(k), (n, k, k))
-    assert contract_to([(x, "Aab")], "Aab", x.shape) is x
+    out = contract_to([(x, "Aab")], "Aab", x.shape)
+    assert out.strides == x.strides and np.shares_memory(out, x)
+    owned = np.ones((3, 2))
+    view = contract_to([(owned, "Ab")], "Ab", owned.shape)
+    assert not view.flags.owndata  # callers sum in place only into arrays that own their data
+    np.testing.assert_array_equal(terms.accumulate([view, owned]), 2.0 * owned)
+    np.testing.assert_array_equal(owned, 1.0)
     rng = np.random.default_rng(0)
     model = matrix_factorization(rng.integers(0, 50, 500), rng.integers(0, n, 500), rng.normal(size=500),
                                  n_factors=k, n_users=50, n_items=n)

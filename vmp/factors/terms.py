@@ -308,7 +308,9 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
     arrays = [a for a, _ in inputs]
     subs = ",".join(s for _, s in inputs) + "->" + kept
     if len(inputs) == 1 and inputs[0][1] == kept:
-        out = arrays[0]  # nothing to contract (a prior's broadcast precision stays a broadcast)
+        # nothing to contract (a prior's broadcast precision stays a broadcast): a view, as
+        # einsum's, so that no caller sums into the operand (a view does not own its data)
+        out = np.asarray(arrays[0]).view()
     elif len(inputs) == 2 and inputs[0][1] == kept and inputs[1][1] == "" and np.ndim(arrays[1]) == 0:
         out = arrays[0] * arrays[1]  # an array times a scalar (a message times E[tau]): one pass
     else:
