@@ -144,30 +144,29 @@ class Cholesky:
             return 2.0 * np.sum(np.log(self._diag), axis=0).reshape(self.plates)
         return 2.0 * np.sum(np.log(np.diagonal(self._l, axis1=-2, axis2=-1)), axis=-1)
 
-    def _tri_inverse(self) -> np.ndarray:
-        """W = L^-1 (lower), row by row: W_jk = -(sum_{m<j} L_jm W_mk) / L_jj."""
-        s, d = self._l, self.d
-        w = np.zeros_like(s)
-        for j in range(d):
-            w[j, j] = 1.0 / s[j, j]
-            if j:
-                w[j, :j] = -np.einsum("mb,mkb->kb", s[j, :j], w[:j, :j]) * w[j, j]
-        return w
-
     def _inv_stack(self) -> np.ndarray:
-        """A^-1 = W^T W in the stack layout (D, D, B), in place over W = L^-1: row k of the
-        product reads the rows and columns of W from k on only, so it may overwrite row and
-        column k. Exactly symmetric."""
+        """A^-1 in the stack layout (D, D, B) straight from L, by columns from the last
+        (the recursion of Takahashi, Fagan & Chen 1973; Golub & Van Loan section 3.1 for the
+        triangular solves it stands for): with S = A^-1 and L^T S = L^-1,
+        S_ij = -(sum_{k>j} S_ik L_kj) / L_jj for i > j, then S_jj = (1/L_jj - sum_{k>j} L_kj S_kj) / L_jj.
+        Each column reads only the columns after it; its mirror row is written with it, so S
+        is exactly symmetric."""
         self._require_ok()
-        w, d = self._tri_inverse(), self.d
-        for k in range(d):
-            row = np.einsum("mb,mlb->lb", w[k:, k], w[k:, k:])
-            w[k, k:] = row
-            w[k + 1:, k] = row[1:]
-        return w
+        s, d = self._l, self.d
+        out = np.empty_like(s)
+        for j in range(d - 1, -1, -1):
+            inv = 1.0 / s[j, j]
+            if j == d - 1:
+                out[j, j] = inv * inv
+                continue
+            off = np.einsum("ikb,kb->ib", out[j + 1:, j + 1:], s[j + 1:, j]) * -inv
+            out[j + 1:, j] = off
+            out[j, j + 1:] = off
+            out[j, j] = (inv - np.einsum("kb,kb->b", s[j + 1:, j], off)) * inv
+        return out
 
     def inv(self) -> np.ndarray:
-        """A^-1 = W^T W with W = L^-1; exactly symmetric."""
+        """A^-1, exactly symmetric."""
         if not self.vectorized:
             return sym(np.linalg.inv(self.a))
         return _stack_first(self._inv_stack(), self.plates)
