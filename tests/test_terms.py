@@ -238,8 +238,8 @@ def test_a_prior_precision_over_a_large_plate_stays_a_broadcast():
     np.testing.assert_array_equal(terms.accumulate([view, owned]), 2.0 * owned)
     np.testing.assert_array_equal(owned, 1.0)
     rng = np.random.default_rng(0)
-    model = matrix_factorization(rng.integers(0, 50, 500), rng.integers(0, n, 500), rng.normal(size=500),
-                                 n_factors=k, n_users=50, n_items=n)
+    users, items = rng.integers(0, 50, 500), rng.integers(0, n, 500)
+    model = matrix_factorization(users, items, rng.normal(size=500), n_factors=k, n_users=50, n_items=n)
     prior = Engine(model).factors["v"].messages(model["v"], ctx=Context(state=State()))
     assert prior[1].shape == (n, k, k) and prior[1].strides[0] == 0
     np.testing.assert_array_equal(prior[1][123], -0.5 * np.eye(k))

@@ -148,7 +148,8 @@ class Cholesky:
         """A^-1 in the stack layout (D, D, B) straight from L, by columns from the last
         (the recursion of Takahashi, Fagan & Chen 1973; Golub & Van Loan section 3.1 for the
         triangular solves it stands for): with S = A^-1 and L^T S = L^-1,
-        S_ij = -(sum_{k>j} S_ik L_kj) / L_jj for i > j, then S_jj = (1/L_jj - sum_{k>j} L_kj S_kj) / L_jj.
+        S_ij = -(sum_{k>j} S_ik L_kj) / L_jj for i > j, then
+        S_jj = (1/L_jj - sum_{k>j} L_kj S_kj) / L_jj.
         Each column reads only the columns after it; its mirror row is written with it, so S
         is exactly symmetric."""
         self._require_ok()
@@ -180,7 +181,8 @@ class Cholesky:
             x = np.einsum("...ij,...j->...i", cov, b)
             return x, cov + x[..., :, None] * x[..., None, :]
         s, d = self._inv_stack(), self.d
-        x = np.einsum("ijb,jb->ib", s, np.ascontiguousarray(np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T))
+        bt = np.ascontiguousarray(np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T)
+        x = np.einsum("ijb,jb->ib", s, bt)
         for i in range(d):
             s[i] += x[i] * x
         return (np.ascontiguousarray(_stack_first(x, self.plates)),
@@ -268,15 +270,19 @@ _memo: list = []
 def factor(a: np.ndarray, scale: float | None = None) -> Cholesky | Shared:
     """``Cholesky(a, scale=scale)`` (``Shared`` for a stack broadcast along a plate), reused
     while the same array (by identity) holds the same values: a q's moments, validity and
-    entropy each factorize its natural parameters, and the stack is factorized once. An array that owns its data is made read-only while it is kept
-    (natural parameters are values: steps build new arrays), so that it cannot change unseen;
-    any other array is compared with a copy, so one changed in place is factorized again."""
+    entropy each factorize its natural parameters, and the stack is factorized once. An array
+    that owns its data is made read-only while it is kept (natural parameters are values: steps
+    build new arrays), so that it cannot change unseen; any other array is compared with a copy
+    (of the matrices it is broadcast from), so one changed in place is factorized again."""
     small = _shared(a) if isinstance(a, np.ndarray) and vectorized(a.shape) else None
     seen = a if small is None else small
     for arr, sc, copy, f in tuple(_memo):
         if arr is a and sc == scale and (not a.flags.writeable if copy is None else np.array_equal(copy, seen)):
             return f
-    f = Cholesky(a, scale=scale) if small is None else Shared(Cholesky(small, vectorize=True, scale=scale), a.shape[:-2])
+    if small is None:
+        f = Cholesky(a, scale=scale)
+    else:
+        f = Shared(Cholesky(small, vectorize=True, scale=scale), a.shape[:-2])
     if isinstance(a, np.ndarray) and seen.size <= FACTOR_MEMO_SIZE:
         if a.flags.owndata:
             a.flags.writeable = False

@@ -125,7 +125,8 @@ class Gaussian(Family):
     @classmethod
     def with_mean(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
         """eta_1 = Lambda m = -2 eta_2 m, Lambda kept."""
-        return -2.0 * np.einsum("...ij,...j->...i", natural[1], np.broadcast_to(mean, natural[0].shape)), natural[1]
+        lam_m = np.einsum("...ij,...j->...i", natural[1], np.broadcast_to(mean, natural[0].shape))
+        return -2.0 * lam_m, natural[1]
 
     @classmethod
     def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays:

@@ -534,7 +534,8 @@ class CompiledFactor:
             y = np.asarray(pair @ pack_symmetric(b).reshape(b.shape[0], -1))
             y = unpack_symmetric(y.reshape((pair.shape[0],) + b.shape[1:-2] + (-1,)), b.shape[-1])
         else:
-            y = np.asarray(pair @ np.ascontiguousarray(b).reshape(b.shape[0], -1)).reshape((pair.shape[0],) + b.shape[1:])
+            y = np.asarray(pair @ np.ascontiguousarray(b).reshape(b.shape[0], -1))
+            y = y.reshape((pair.shape[0],) + b.shape[1:])
         if not restricted(ctx):
             self._products[key] = (w, b, y)
         return y
