@@ -147,3 +147,34 @@ def test_sparse_matrices_are_kept_per_weight():
     assert f._pair(lu, lv, None) is s and f._pair(lu, lv, data) is r
     assert f._pair(lu, lv, data.copy()) is not r
     np.testing.assert_array_equal(r.toarray(), f._pair(lu, lv, data.copy()).toarray())
+
+
+def test_symmetric_moments_travel_packed(monkeypatch):
+    """S E[vv^T] runs over the K(K+1)/2 unique entries of E[vv^T] (``pack_symmetric``): the
+    same message, bit for bit, as over all K^2, and the brute-force sum over the ratings."""
+    from vmp.families import _linalg
+    from vmp.graph import compiled
+
+    m, n, r, k = 30, 40, 300, 4
+    rng = np.random.default_rng(5)
+    users, items = rng.integers(0, m, r), rng.integers(0, n, r)
+    model = matrix_factorization(users, items, rng.normal(size=r), n_factors=k, n_users=m, n_items=n)
+    model.fit(iterations=2, tol=0, seed=5, progress=False)
+    state = model.state
+    packed = {name: _fresh(model, "r", name, state) for name in ("u", "v")}
+    calls = []
+    monkeypatch.setattr(compiled, "pack_symmetric", lambda b: calls.append(b.shape) or _linalg.pack_symmetric(b))
+    _fresh(model, "r", "u", state)
+    assert calls == [(n, k, k)]
+    monkeypatch.setattr(compiled, "PACK_ORDER", k + 1)
+    tau = model["tau"].mean
+    for name, rows, other, cols in (("u", users, "v", items), ("v", items, "u", users)):
+        full = _fresh(model, "r", name, state)
+        for a, b in zip(packed[name], full):
+            np.testing.assert_array_equal(a, b)
+        brute = np.zeros((model[name].plate_shape[0], k, k))
+        np.add.at(brute, rows, state.moments[other][1][cols])
+        np.testing.assert_allclose(packed[name][1], -0.5 * tau * brute, rtol=1e-12, atol=1e-12)
+    p = _linalg.pack_symmetric(state.moments["v"][1])
+    assert p.shape == (n, k * (k + 1) // 2)
+    np.testing.assert_array_equal(_linalg.unpack_symmetric(p, k), state.moments["v"][1])

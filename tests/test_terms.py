@@ -225,3 +225,33 @@ def test_inner_product_of_arrays_in_either_order():
     for x in (a, np.asfortranarray(a)):
         for y in (b, np.asfortranarray(b)):
             assert terms.inner_product(x, y) == pytest.approx(expect, rel=1e-12)
+
+
+def test_a_prior_precision_over_a_large_plate_stays_a_broadcast():
+    """Nothing to contract (one operand with the output's letters) returns the operand: a
+    Gaussian prior's matrix message over a plate too large for one einsum (chunked) stays one
+    K x K matrix broadcast along the plate, so its factorization is done once (_linalg.Shared)."""
+    from vmp.families import _linalg
+    from vmp.factors.terms import MAX_INTERMEDIATE, contract_to
+    from vmp.graph.leaves import Context
+    from vmp.inference.engine import Engine
+    from vmp.inference.state import State
+    from vmp.models import matrix_factorization
+
+    k = 10
+    n = MAX_INTERMEDIATE // (k * k) + 1000
+    x = np.broadcast_to(np.eye(k), (n, k, k))
+    out = contract_to([(x, "Aab")], "Aab", x.shape)
+    assert out.strides == x.strides and np.shares_memory(out, x)
+    owned = np.ones((3, 2))
+    view = contract_to([(owned, "Ab")], "Ab", owned.shape)
+    assert not view.flags.owndata  # callers sum in place only into arrays that own their data
+    np.testing.assert_array_equal(terms.accumulate([view, owned]), 2.0 * owned)
+    np.testing.assert_array_equal(owned, 1.0)
+    rng = np.random.default_rng(0)
+    users, items = rng.integers(0, 50, 500), rng.integers(0, n, 500)
+    model = matrix_factorization(users, items, rng.normal(size=500), n_factors=k, n_users=50, n_items=n)
+    prior = Engine(model).factors["v"].messages(model["v"], ctx=Context(state=State()))
+    assert prior[1].shape == (n, k, k) and prior[1].strides[0] == 0
+    np.testing.assert_array_equal(prior[1][123], -0.5 * np.eye(k))
+    assert isinstance(_linalg.factor(prior[1], scale=-2.0), _linalg.Shared)

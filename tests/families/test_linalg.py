@@ -221,3 +221,43 @@ def test_symmetric_part_is_sym_bit_for_bit():
     assert _linalg.symmetric_part(b) is not b
     b[6, 1, 1] = np.nan
     np.testing.assert_array_equal(_linalg.symmetric_part(b), _linalg.sym(b))
+
+
+@pytest.mark.parametrize("plates, small", [((300,), (1,)), ((2, 300), (2, 1)), ((300, 2), (1, 1))])
+def test_a_broadcast_stack_is_factorized_at_its_own_size(plates, small):
+    """A prior over a plate is one matrix broadcast (stride 0) along it: ``factor`` factorizes
+    the matrices it is broadcast from (``Shared``) and answers as the column loop over the
+    materialized stack does, for every element (up to the order of a sum)."""
+    d = 4
+    one = -0.5 * _spd(small, d, seed=9)
+    a = np.broadcast_to(one, plates + (d, d))
+    full = np.ascontiguousarray(a)
+    b = np.random.default_rng(10).normal(size=plates + (d,))
+    f, g = _linalg.factor(a, scale=-2.0), Cholesky(full, vectorize=True, scale=-2.0)
+    assert isinstance(f, _linalg.Shared) and f.small.plates == small
+    np.testing.assert_array_equal(f.ok, g.ok)
+    np.testing.assert_allclose(f.logdet(), g.logdet(), rtol=1e-14)
+    np.testing.assert_allclose(f.inv(), g.inv(), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(f.lower(), g.lower(), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(f.lower(), np.linalg.cholesky(-2.0 * full), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(f.solve(b), g.solve(b), rtol=1e-12, atol=1e-14)
+    for x, y in zip(f.inv_outer(b), g.inv_outer(b)):
+        assert x.shape == y.shape
+        np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
+    natural = (b, a)
+    np.testing.assert_allclose(Gaussian.log_normalizer(natural), Gaussian.log_normalizer((b, full)), rtol=1e-12)
+    bad = np.broadcast_to(np.eye(d) * [1.0, -1.0, 1.0, 1.0], plates + (d, d))
+    assert not _linalg.factor(bad, scale=1.0).ok.any() and not Gaussian.valid((b, -0.5 * bad)).any()
+
+
+def test_gaussian_sample_is_mu_plus_cholesky_of_sigma_times_z():
+    """sample = mu + L z with L the lower Cholesky factor of Sigma (numpy's), for a stack the
+    column loop serves and for a broadcast prior."""
+    n, d = _linalg.VECTOR_BATCH + 10, 3
+    prec = _spd((n,), d, seed=11)
+    natural = Gaussian.natural_from(np.random.default_rng(12).normal(size=(n, d)), prec)
+    for eta in (natural, (natural[0], np.broadcast_to(natural[1][:1], natural[1].shape))):
+        cov = np.linalg.inv(-2.0 * eta[1])
+        z = np.random.default_rng(13).standard_normal((n, d))
+        expect = np.einsum("...ij,...j->...i", cov, eta[0]) + np.einsum("...ij,...j->...i", np.linalg.cholesky(cov), z)
+        np.testing.assert_allclose(Gaussian.sample(eta, np.random.default_rng(13)), expect, rtol=1e-9, atol=1e-10)

@@ -307,7 +307,11 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
         return np.broadcast_to(1.0, shape)
     arrays = [a for a, _ in inputs]
     subs = ",".join(s for _, s in inputs) + "->" + kept
-    if len(inputs) == 2 and inputs[0][1] == kept and inputs[1][1] == "" and np.ndim(arrays[1]) == 0:
+    if len(inputs) == 1 and inputs[0][1] == kept:
+        # nothing to contract (a prior's broadcast precision stays a broadcast): a view, as
+        # einsum's, so that no caller sums into the operand (a view does not own its data)
+        out = np.asarray(arrays[0]).view()
+    elif len(inputs) == 2 and inputs[0][1] == kept and inputs[1][1] == "" and np.ndim(arrays[1]) == 0:
         out = arrays[0] * arrays[1]  # an array times a scalar (a message times E[tau]): one pass
     else:
         out = contract(subs, *arrays)
@@ -396,7 +400,7 @@ def inner_product(grad: np.ndarray, value: np.ndarray) -> float:
     """<grad, value> over all elements, grad broadcast to value's shape. A broadcast grad meets
     value summed over its broadcast axes instead of a broadcast copy. Arrays of at most DIRECT
     elements take the plain product (so that small models keep bit-identical bounds)."""
-    full = np.broadcast_to(grad, value.shape)
+    full = grad if np.shape(grad) == value.shape else np.broadcast_to(grad, value.shape)
     small = compact(full)
     if value.size <= DIRECT:
         return float(np.vdot(full, value))

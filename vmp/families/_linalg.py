@@ -9,6 +9,9 @@ matrix, instead of one LAPACK call per matrix. Larger orders and short stacks go
 """
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 from scipy import special
 
@@ -24,6 +27,31 @@ def sym(a: np.ndarray) -> np.ndarray:
     return 0.5 * (a + np.swapaxes(a, -1, -2))
 
 
+#: symmetric matrices of at least this order go through a sparse product packed (pack_symmetric)
+PACK_ORDER = 3
+
+
+@functools.lru_cache(maxsize=None)
+def _packing(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat positions of the upper triangle (i <= j) of a D x D matrix, and for each of the D^2
+    flat positions its place among them."""
+    i, j = np.triu_indices(d)
+    where = np.empty((d, d), dtype=np.intp)
+    where[i, j] = where[j, i] = np.arange(i.size)
+    return i * d + j, where.reshape(-1)
+
+
+def pack_symmetric(a: np.ndarray) -> np.ndarray:
+    """(..., D, D) symmetric -> (..., D(D+1)/2), its upper triangle by rows, C-contiguous."""
+    d = a.shape[-1]
+    return np.take(a.reshape(a.shape[:-2] + (d * d,)), _packing(d)[0], axis=-1)
+
+
+def unpack_symmetric(p: np.ndarray, d: int) -> np.ndarray:
+    """The inverse of pack_symmetric: (..., D(D+1)/2) -> (..., D, D), exactly symmetric."""
+    return np.take(p, _packing(d)[1], axis=-1).reshape(p.shape[:-1] + (d, d))
+
+
 #: stacks of at least this many elements are checked for exact symmetry before sym() copies them
 SYMMETRIC_CHECK = 2**15
 
@@ -32,22 +60,36 @@ def symmetric_part(a: np.ndarray) -> np.ndarray:
     """sym(a), or ``a`` itself when it is exactly symmetric (a message formed from symmetric
     moments is): the same numbers, without two stack-sized temporaries."""
     a = np.asarray(a)
-    if a.size >= SYMMETRIC_CHECK and np.array_equal(a, np.swapaxes(a, -1, -2)):
-        return a
+    if a.size >= SYMMETRIC_CHECK and a.shape[-1] == a.shape[-2]:
+        d = a.shape[-1]
+        flat = a.reshape(a.shape[:-2] + (d * d,))
+        i, j = np.tril_indices(d, -1)  # the entries below the diagonal against their mirrors
+        if np.array_equal(np.take(flat, i * d + j, axis=-1), np.take(flat, j * d + i, axis=-1)):
+            return a
     return sym(a)
 
 
 def vectorized(shape: tuple[int, ...]) -> bool:
     """Does a stack of this shape (plates + (D, D)) go through the column loop."""
     d = shape[-1]
-    n = int(np.prod(shape[:-2], dtype=np.int64))
+    n = math.prod(shape[:-2])
     return 0 < d <= VECTOR_ORDER and VECTOR_BATCH <= n and n * d * d <= VECTOR_MAX
 
 
-def _stack_last(a: np.ndarray) -> np.ndarray:
-    """(plates..., D, D) -> (D, D, B), C-contiguous, a copy."""
+def _lower_stack(a: np.ndarray, scale: float | None = None) -> np.ndarray:
+    """The lower triangle of (plates..., D, D) laid out as (D, D, B), C-contiguous, a column at a
+    time (the upper triangle is left unset: the column loop never reads it); with ``scale``,
+    of scale * (a + a^T) / 2."""
     d = a.shape[-1]
-    return np.moveaxis(a.reshape(-1, d, d), 0, -1).copy(order="C")
+    flat = a.reshape(-1, d, d)
+    s = np.empty((d, d, flat.shape[0]))
+    for j in range(d):
+        if scale is None:
+            s[j:, j] = flat[:, j:, j].T
+        else:
+            np.add(flat[:, j:, j].T, flat[:, j, j:].T, out=s[j:, j])
+            s[j:, j] *= 0.5 * scale
+    return s
 
 
 def _stack_first(t: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
@@ -71,11 +113,7 @@ class Cholesky:
         self.vectorized = vectorized(a.shape) if vectorize is None else vectorize
         self.a = a if scale is None or self.vectorized else scale * sym(a)
         if self.vectorized:
-            s = _stack_last(a)
-            if scale is not None:
-                for j in range(self.d):  # lower triangle of scale * (a + a^T) / 2
-                    s[j:, j] = (s[j:, j] + s[j, j:]) * (0.5 * scale)
-            self._l = self._factor(s)
+            self._l = self._factor(_lower_stack(a, scale))
             diag = np.diagonal(self._l).T  # (D, B)
             self._diag = diag
             self.ok = np.all(np.isfinite(diag) & (diag > 0), axis=0).reshape(self.plates)
@@ -106,30 +144,30 @@ class Cholesky:
             return 2.0 * np.sum(np.log(self._diag), axis=0).reshape(self.plates)
         return 2.0 * np.sum(np.log(np.diagonal(self._l, axis1=-2, axis2=-1)), axis=-1)
 
-    def _tri_inverse(self) -> np.ndarray:
-        """W = L^-1 (lower), row by row: W_jk = -(sum_{m<j} L_jm W_mk) / L_jj."""
-        s, d = self._l, self.d
-        w = np.zeros_like(s)
-        for j in range(d):
-            w[j, j] = 1.0 / s[j, j]
-            if j:
-                w[j, :j] = -np.einsum("mb,mkb->kb", s[j, :j], w[:j, :j]) * w[j, j]
-        return w
-
     def _inv_stack(self) -> np.ndarray:
-        """A^-1 = W^T W in the stack layout (D, D, B), in place over W = L^-1: row k of the
-        product reads the rows and columns of W from k on only, so it may overwrite row and
-        column k. Exactly symmetric."""
+        """A^-1 in the stack layout (D, D, B) straight from L, by columns from the last
+        (the recursion of Takahashi, Fagan & Chen 1973; Golub & Van Loan section 3.1 for the
+        triangular solves it stands for): with S = A^-1 and L^T S = L^-1,
+        S_ij = -(sum_{k>j} S_ik L_kj) / L_jj for i > j, then
+        S_jj = (1/L_jj - sum_{k>j} L_kj S_kj) / L_jj.
+        Each column reads only the columns after it; its mirror row is written with it, so S
+        is exactly symmetric."""
         self._require_ok()
-        w, d = self._tri_inverse(), self.d
-        for k in range(d):
-            row = np.einsum("mb,mlb->lb", w[k:, k], w[k:, k:])
-            w[k, k:] = row
-            w[k + 1:, k] = row[1:]
-        return w
+        s, d = self._l, self.d
+        out = np.empty_like(s)
+        for j in range(d - 1, -1, -1):
+            inv = 1.0 / s[j, j]
+            if j == d - 1:
+                out[j, j] = inv * inv
+                continue
+            off = np.einsum("ikb,kb->ib", out[j + 1:, j + 1:], s[j + 1:, j]) * -inv
+            out[j + 1:, j] = off
+            out[j, j + 1:] = off
+            out[j, j] = (inv - np.einsum("kb,kb->b", s[j + 1:, j], off)) * inv
+        return out
 
     def inv(self) -> np.ndarray:
-        """A^-1 = W^T W with W = L^-1; exactly symmetric."""
+        """A^-1, exactly symmetric."""
         if not self.vectorized:
             return sym(np.linalg.inv(self.a))
         return _stack_first(self._inv_stack(), self.plates)
@@ -143,11 +181,19 @@ class Cholesky:
             x = np.einsum("...ij,...j->...i", cov, b)
             return x, cov + x[..., :, None] * x[..., None, :]
         s, d = self._inv_stack(), self.d
-        x = np.einsum("ijb,jb->ib", s, np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T)
+        bt = np.ascontiguousarray(np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T)
+        x = np.einsum("ijb,jb->ib", s, bt)
         for i in range(d):
             s[i] += x[i] * x
         return (np.ascontiguousarray(_stack_first(x, self.plates)),
                 np.ascontiguousarray(_stack_first(s, self.plates)))
+
+    def lower(self) -> np.ndarray:
+        """L (zeros above the diagonal), shaped plates + (D, D)."""
+        if not self.vectorized:
+            return self._l
+        self._require_ok()
+        return np.tril(_stack_first(self._l, self.plates))
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """A^-1 b for b shaped plates + (D,): L y = b forward, then L^T x = y backward."""
@@ -168,25 +214,79 @@ class Cholesky:
         return _stack_first(y, self.plates)
 
 
+class Shared:
+    """The factorization of a stack broadcast along some plates (stride 0: a prior with fixed
+    hyperparameters over a plate), computed by the column loop at the size of the matrices it
+    is broadcast from, with :class:`Cholesky`'s answers broadcast to the whole stack: the same
+    numbers per element as the column loop over the whole stack."""
+
+    vectorized = True
+
+    def __init__(self, small: Cholesky, plates: tuple[int, ...]):
+        self.small, self.plates, self.d = small, plates, small.d
+        self.ok = np.broadcast_to(small.ok, plates)
+
+    def logdet(self) -> np.ndarray:
+        return np.broadcast_to(self.small.logdet(), self.plates)
+
+    def inv(self) -> np.ndarray:
+        return np.broadcast_to(self.small.inv(), self.plates + (self.d, self.d))
+
+    def lower(self) -> np.ndarray:
+        return np.broadcast_to(self.small.lower(), self.plates + (self.d, self.d))
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """A^-1 b: the shared inverse times each b."""
+        return np.einsum("...ij,...j->...i", self.inv(), b)
+
+    def inv_outer(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(x, A^-1 + x x^T) with x = A^-1 b, as :meth:`Cholesky.inv_outer`."""
+        cov = self.small.inv()
+        b = np.broadcast_to(b, self.plates + (self.d,))
+        if cov.size == self.d * self.d:  # one matrix for the whole stack: one product
+            x = b.reshape(-1, self.d) @ cov.reshape(self.d, self.d).T
+            x = x.reshape(b.shape)
+        else:
+            x = np.einsum("...ij,...j->...i", cov, b)
+        second = np.einsum("...i,...j->...ij", x, x)
+        second += cov
+        return x, second
+
+
+def _shared(a: np.ndarray) -> np.ndarray | None:
+    """The matrices a stack (plates + (D, D)) is broadcast from along its stride-0 plate axes
+    (kept as length 1), or None if it is broadcast along none."""
+    plates = a.shape[:-2]
+    if not any(st == 0 and n > 1 for st, n in zip(a.strides[:-2], plates)):
+        return None
+    return a[tuple(slice(0, 1) if st == 0 and n > 1 else slice(None) for st, n in zip(a.strides[:-2], plates))]
+
+
 #: how many factorizations ``factor`` keeps, and the largest array it keeps one of
 FACTOR_MEMO, FACTOR_MEMO_SIZE = 4, 2**20
 _memo: list = []
 
 
-def factor(a: np.ndarray, scale: float | None = None) -> Cholesky:
-    """``Cholesky(a, scale=scale)``, reused while the same array (by identity) holds the same
-    values: a q's moments, validity and entropy each factorize its natural parameters, and the
-    stack is factorized once. An array that owns its data is made read-only while it is kept
-    (natural parameters are values: steps build new arrays), so that it cannot change unseen;
-    any other array is compared with a copy, so one changed in place is factorized again."""
+def factor(a: np.ndarray, scale: float | None = None) -> Cholesky | Shared:
+    """``Cholesky(a, scale=scale)`` (``Shared`` for a stack broadcast along a plate), reused
+    while the same array (by identity) holds the same values: a q's moments, validity and
+    entropy each factorize its natural parameters, and the stack is factorized once. An array
+    that owns its data is made read-only while it is kept (natural parameters are values: steps
+    build new arrays), so that it cannot change unseen; any other array is compared with a copy
+    (of the matrices it is broadcast from), so one changed in place is factorized again."""
+    small = _shared(a) if isinstance(a, np.ndarray) and vectorized(a.shape) else None
+    seen = a if small is None else small
     for arr, sc, copy, f in tuple(_memo):
-        if arr is a and sc == scale and (not a.flags.writeable if copy is None else np.array_equal(copy, a)):
+        if arr is a and sc == scale and (not a.flags.writeable if copy is None else np.array_equal(copy, seen)):
             return f
-    f = Cholesky(a, scale=scale)
-    if isinstance(a, np.ndarray) and a.size <= FACTOR_MEMO_SIZE:
+    if small is None:
+        f = Cholesky(a, scale=scale)
+    else:
+        f = Shared(Cholesky(small, vectorize=True, scale=scale), a.shape[:-2])
+    if isinstance(a, np.ndarray) and seen.size <= FACTOR_MEMO_SIZE:
         if a.flags.owndata:
             a.flags.writeable = False
-        _memo.insert(0, (a, scale, None if a.flags.owndata else a.copy(), f))
+        _memo.insert(0, (a, scale, None if a.flags.owndata else seen.copy(), f))
         del _memo[FACTOR_MEMO:]
     return f
 

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from ..errors import GraphError
 from ..factors.terms import DIRECT, Term, accumulate, contract_to, inner_product, scale
+from ..families._linalg import PACK_ORDER, pack_symmetric, unpack_symmetric
 from . import folded
 from .allocation import AllocationLeaf
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
@@ -183,6 +184,14 @@ class AllocationBinding:
         return ([(c, [self.phi] + ops) for c, ops in self.bu.sub(1, "", fresh)]
                 + [(c, [self.phi] + ops) for c, ops in self.bv.sub(1, "", fresh)]
                 + [(-1.0, [self.phi_log_phi])])
+
+
+def _symmetric(leaf, comp: int, b: np.ndarray) -> bool:
+    """Is moment ``comp`` of the leaf's family an outer product x x^T (symmetric matrices of
+    order at least PACK_ORDER in the last two axes of ``b``)."""
+    fam = leaf.family
+    return (comp in fam.outer and fam.event_ndims[comp] == 2 and b.ndim >= 3
+            and b.shape[-1] == b.shape[-2] >= PACK_ORDER)
 
 
 class CompiledFactor:
@@ -463,10 +472,12 @@ class CompiledFactor:
             pass
         return rest + [(value, letters)]
 
-    def _fused(self, ops: list[Operand], weight, output: str, shape, target: Operand | None, ctx=None):
-        """Two gathers over one data plate R (as in dot(u[rows], v[cols])) without forming
-        per-datum moments: sum_r w_r A[rows_r] (x) B[cols_r] = A (x) (S B) with the sparse
-        S = P_rows^T diag(w) P_cols. Returns None where the pattern does not apply."""
+    def _fused(self, ops: list[Operand], weight, output: str, shape, target: Operand | None, ctx=None,
+               coef: float = 1.0):
+        """coef times two gathers over one data plate R (as in dot(u[rows], v[cols])) without
+        forming per-datum moments: sum_r w_r A[rows_r] (x) B[cols_r] = A (x) (S B) with the
+        sparse S = P_rows^T diag(w) P_cols; coef multiplies a scalar operand (E[tau]) where
+        there is one. Returns None where the pattern does not apply."""
         lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
         if target is not None and isinstance(target.leaf, GatherLeaf):
             if len(lazy) != 1:
@@ -493,15 +504,18 @@ class CompiledFactor:
                 w = v if w is None else w * v
             else:
                 return None
+        k = next((k for k, (v, _) in enumerate(glob) if np.ndim(v) == 0), None)
+        if k is not None and coef != 1.0:
+            glob[k], coef = (coef * glob[k][0], glob[k][1]), 1.0
         if not node_level and self._held(g2.leaf, g1.leaf, g1.comp, w, ctx):
             g1, g2 = g2, g1  # the other orientation was computed for a message already
         y = self._product(g1.leaf, g2.leaf, g2.comp, w, ctx)
         m1 = y.shape[0]
         inputs = [(y, g2.letters)] + glob
         if node_level:
-            return contract_to(inputs, output, (m1,) + tuple(shape[1:]))
+            return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:])))
         inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
-        return contract_to(inputs, output, shape)
+        return scale(coef, contract_to(inputs, output, shape))
 
     def _held(self, la, lb, comp, w, ctx=None) -> bool:
         """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
@@ -512,7 +526,8 @@ class CompiledFactor:
 
     def _product(self, la, lb, comp, w, ctx=None) -> np.ndarray:
         """Y = S B: S = P_a^T diag(w) P_b (``_pair``) times B, lb's moment ``comp`` with each
-        source element flattened (E[vv^T] as n x K^2): one sparse-dense product. On full data
+        source element flattened (E[vv^T] as n x K^2, or its K(K+1)/2 unique entries:
+        ``_symmetric``): one sparse-dense product. On full data
         Y is kept with (w, B), compared by identity, so a second message reading the same
         moments (the noise precision's and then the user factors' in matrix factorization)
         reuses it."""
@@ -523,8 +538,12 @@ class CompiledFactor:
             if hit is not None and hit[0] is w and hit[1] is b:
                 return hit[2]
         pair = self._pair(la, lb, w, ctx)
-        flat = np.ascontiguousarray(b).reshape(b.shape[0], -1)
-        y = np.asarray(pair @ flat).reshape((pair.shape[0],) + b.shape[1:])
+        if _symmetric(lb, comp, b):  # D(D+1)/2 columns instead of D^2, the same sums
+            y = np.asarray(pair @ pack_symmetric(b).reshape(b.shape[0], -1))
+            y = unpack_symmetric(y.reshape((pair.shape[0],) + b.shape[1:-2] + (-1,)), b.shape[-1])
+        else:
+            y = np.asarray(pair @ np.ascontiguousarray(b).reshape(b.shape[0], -1))
+            y = y.reshape((pair.shape[0],) + b.shape[1:])
         if not restricted(ctx):
             self._products[key] = (w, b, y)
         return y
@@ -563,9 +582,9 @@ class CompiledFactor:
     def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None, coef: float = 1.0):
         """coef times the contraction of ``ops`` (times the weight) to ``output``; (array, node_level)."""
         if not select:
-            fused = self._fused(ops, weight, output, shape, target, ctx)
+            fused = self._fused(ops, weight, output, shape, target, ctx, coef)
             if fused is not None:
-                return scale(coef, fused), target is not None and isinstance(target.leaf, GatherLeaf)
+                return fused, target is not None and isinstance(target.leaf, GatherLeaf)
         inputs, scaled = self._materialize(ops, weight, output, select or {}, ctx, coef)
         inputs = self._reduce_plates(inputs, output, keep=not restricted(ctx))
         out = contract_to(inputs, output, shape)
