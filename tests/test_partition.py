@@ -187,3 +187,49 @@ def test_a_worker_copies_only_arrays_it_did_not_allocate():
     assert out["z"][1] is not view and out["z"][1].flags.owndata
     np.testing.assert_array_equal(out["z"][1], view)
     assert out["mu"][0].flags.owndata
+
+
+def test_a_holder_reuses_its_rows_sums_between_the_parents_and_the_bound(monkeypatch):
+    """A holder's batch evaluations of its own rows (``Context.stable``) share the data-plate
+    sums (sum_n r_nk x_n x_n^T, sum_n r_nk x_n, sum_n r_nk) between the messages to mu and
+    Lambda and the bound, as the whole model does; the same numbers as unkept evaluations."""
+    from vmp.graph import folded
+    from vmp.inference.partition import rows_bound, rows_context
+
+    rng = np.random.default_rng(2)
+    model = gaussian_mixture(rng.normal(size=(20000, 3)) + rng.integers(0, 4, size=(20000, 1)), 4)
+    engine = Engine(model)
+    state = initialize(engine, np.random.default_rng(0))
+    lo, hi = 5000, 15000
+    part = Engine(pickle.loads(partition_blob(model, {"data": (lo, hi)})))
+    globals_ = State(moments={k: v for k, v in state.moments.items() if k != "z"})
+    local = {"z": tuple(np.ascontiguousarray(m[lo:hi]) for m in state.moments["z"])}
+    natural = {"z": tuple(np.ascontiguousarray(m[lo:hi]) for m in state.natural["z"])}
+    stacks = []
+    real = folded._stack
+    monkeypatch.setattr(folded, "_stack", lambda *a: stacks.append(1) or real(*a))
+
+    def sweep(stable):
+        del stacks[:]
+        out = [Children(engine, state, engine.nodes[k]).run(
+            part, globals_, rows_context("data", lo, hi, local, globals_, stable=stable)) for k in ("mu", "Lambda")]
+        ctx = rows_context("data", lo, hi, local, globals_, stable=stable)
+        return out, rows_bound(part, part.model.plates["data"], ctx, natural), len(stacks)
+
+    kept, bound_kept, computed = sweep(True)
+    plain, bound_plain, _ = sweep(False)
+    assert computed == 1
+    for a, b in zip(kept, plain):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-9)
+    assert bound_kept == pytest.approx(bound_plain, rel=1e-12)
+
+
+def test_rows_give_all_their_rows_as_one_read_only_array():
+    x = np.arange(40.0).reshape(10, 4)
+    rows = Rows(x, 0, 2, 7)
+    whole = take_rows(rows, np.arange(2, 7))
+    assert whole is take_rows(rows, np.arange(2, 7)) and not whole.flags.writeable
+    np.testing.assert_array_equal(whole, x[2:7])
+    part = take_rows(rows, np.arange(3, 5))
+    assert part.flags.writeable and not np.shares_memory(part, whole)

@@ -24,8 +24,8 @@ from ..families._linalg import PACK_ORDER, pack_symmetric, unpack_symmetric
 from . import folded
 from .allocation import AllocationLeaf
 from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
-from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf, moments_of,
-                     restricted)
+from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf, memoizable,
+                     moments_of, restricted)
 
 PLATE_LETTERS = string.ascii_uppercase
 #: sparse matrices kept per pair of gathers (one per weight array: ones, the data, a policy's)
@@ -440,12 +440,14 @@ class CompiledFactor:
         fixed[k] = (coef * fixed[k][0], fixed[k][1])
         return fixed, True
 
-    def _reduce_plates(self, inputs: list, output: str, keep: bool = True) -> list:
+    def _reduce_plates(self, inputs: list, output: str, ctx=None) -> list:
         """The operands over the child's plates contracted first, over those plates, to what the
         others and the output need; that sum (sum_n E[z_nk] x_n, sum_n E[z_nk], ...: small) is
         kept by the identity of its operands, so the messages to several parents and the bound
         that read the same data statistics between two updates of a local compute them once
-        (not ``keep``: not kept, as a restricted context's moments may be written in place)."""
+        (not kept in a Context that is not ``memoizable``: a minibatch's moments may be written
+        in place, and its subset changes from step to step)."""
+        keep = memoizable(ctx)
         summed = set(self.child_letters) - set(output)
         local = [k for k, (_, letters) in enumerate(inputs) if summed & set(letters)]
         if not local or sum(np.size(inputs[k][0]) for k in local) <= DIRECT:
@@ -460,7 +462,7 @@ class CompiledFactor:
             return rest + [(hit[1], letters)]
         value = None
         if keep and folded.ENABLED and self._data_reads:
-            data = [(leaf.value(comp), twice) for (leaf, comp), twice in self._data_reads.items()]
+            data = [(leaf.value(comp, ctx), twice) for (leaf, comp), twice in self._data_reads.items()]
             value = folded.reduction([inputs[k] for k in local], letters, self.child_letters, data, self._folded)
         if value is None:
             value = contract_to([inputs[k] for k in local], letters, ())
@@ -519,7 +521,7 @@ class CompiledFactor:
 
     def _held(self, la, lb, comp, w, ctx=None) -> bool:
         """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
-        if restricted(ctx):
+        if not memoizable(ctx):
             return False
         hit = self._products.get((id(la), id(lb), comp))
         return hit is not None and hit[0] is w and hit[1] is lb.source(comp, ctx)
@@ -533,7 +535,7 @@ class CompiledFactor:
         reuses it."""
         b = lb.source(comp, ctx)
         key = (id(la), id(lb), comp)
-        if not restricted(ctx):
+        if memoizable(ctx):
             hit = self._products.get(key)
             if hit is not None and hit[0] is w and hit[1] is b:
                 return hit[2]
@@ -544,7 +546,7 @@ class CompiledFactor:
         else:
             y = np.asarray(pair @ np.ascontiguousarray(b).reshape(b.shape[0], -1))
             y = y.reshape((pair.shape[0],) + b.shape[1:])
-        if not restricted(ctx):
+        if memoizable(ctx):
             self._products[key] = (w, b, y)
         return y
 
@@ -586,7 +588,7 @@ class CompiledFactor:
             if fused is not None:
                 return fused, target is not None and isinstance(target.leaf, GatherLeaf)
         inputs, scaled = self._materialize(ops, weight, output, select or {}, ctx, coef)
-        inputs = self._reduce_plates(inputs, output, keep=not restricted(ctx))
+        inputs = self._reduce_plates(inputs, output, ctx)
         out = contract_to(inputs, output, shape)
         return (out if scaled else scale(coef, out)), False
 
@@ -612,7 +614,7 @@ class CompiledFactor:
         if not _weighted:
             weight = self.element_weight(node, weight, ctx)
         key = None
-        if plate is None and only is None and node.clamp is None and not restricted(ctx):
+        if plate is None and only is None and node.clamp is None and memoizable(ctx):
             key = self._constant_key(node, ctx)
         if key is not None:
             held = self._constant.get(node.name)
@@ -678,7 +680,7 @@ class CompiledFactor:
                 node_shapes = [s[:axis] + s[axis + 1:] for s in node_shapes]
             acc = [None] * len(shapes)
             acc_node = [None] * len(shapes)
-            keep = plate is None and not restricted(ctx)
+            keep = plate is None and memoizable(ctx)
             read: list = [[] for _ in shapes]  # per component: (term, operand position, stamp)
             fold: list = [[] for _ in shapes]  # per component: the parts of folded.product
             foldable = axis is None and folded.applies(leaf, shapes)
@@ -735,7 +737,7 @@ class CompiledFactor:
         shape = (self.child_shape if ctx is None else ctx.shape(self.child.plates)) if per_element else ()
         done: set = set()
         total = 0.0
-        if cached and not per_element and not restricted(ctx):
+        if cached and not per_element and memoizable(ctx):
             for key in reversed(list(self._cache)):
                 reads, w, grads, node_grads = self._cache[key]
                 terms = {ti for ti, _, _ in reads}
@@ -751,7 +753,7 @@ class CompiledFactor:
         for ti, t in enumerate(self.terms):
             if ti in done:
                 continue
-            key = None if per_element or not cached or restricted(ctx) else self._data_key(t.operands, ctx)
+            key = None if per_element or not cached or not memoizable(ctx) else self._data_key(t.operands, ctx)
             if key is not None:  # a term that reads no q (a prior's log-normalizer): kept per weight
                 held = self._constant_terms.get(ti)
                 if held is None or held[0] is not weight or not self._same(held[1], key):

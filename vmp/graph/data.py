@@ -73,7 +73,18 @@ class Rows:
             sel = sel - self.lo
         if not ok:
             raise IndexError(f"rows outside this partition's rows {self.lo}..{self.hi}")
+        others = index[:self.axis] + index[self.axis + 1:]
+        if isinstance(sel, slice) and sel == slice(0, self.hi - self.lo, 1) and all(
+                isinstance(i, slice) and i == slice(None) for i in others):
+            return self.held  # all its rows: the same read-only array at every read (memos key on it)
         return np.array(self.rows[index[:self.axis] + (sel,) + index[self.axis + 1:]])
+
+    @property
+    def held(self) -> np.ndarray:
+        """Its rows, read-only."""
+        rows = self.rows
+        rows.flags.writeable = False
+        return rows
 
     def astype(self, dtype) -> "Rows":
         if np.dtype(dtype) == self.dtype:

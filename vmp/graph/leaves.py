@@ -24,6 +24,10 @@ class Context:
     scale: np.ndarray | None = None  # extra weight over the factor's kept child elements
     owner: dict = field(default_factory=dict)  # plate name -> position of each kept element's datapoint
     state: object = None  # the State whose moments are read (None: each node's model.state)
+    #: the subset is the same at every evaluation this Context's kind makes on this model, and
+    #: its arrays (data rows, overrides) are never written in place: memos keyed by identity
+    #: hold (a Dask holder's batch evaluations of its own rows)
+    stable: bool = False
 
     @property
     def restricted(self) -> bool:
@@ -58,6 +62,12 @@ def restricted(ctx: Context | None) -> bool:
     return ctx is not None and ctx.restricted
 
 
+def memoizable(ctx: Context | None) -> bool:
+    """Whether an evaluation in ``ctx`` may read and write the factors' identity-keyed memos:
+    unrestricted, or restricted the same way every time (``Context.stable``)."""
+    return ctx is None or not ctx.restricted or ctx.stable
+
+
 def moments_of(node, ctx: Context | None = None) -> tuple:
     """The moments of ``node`` at the evaluation's state: the data's statistics for an observed
     node, else q's moments in ``ctx.state`` (or in the node's model's state), with the observed
@@ -75,6 +85,15 @@ def override_of(node, ctx: Context) -> tuple | None:
     if own is None or node.clamp is None:
         return own
     return node.clamp.restrict(own, ctx)
+
+
+def stamp_of(node, ctx: Context | None = None):
+    """The moments object an evaluation reads for ``node`` (its override in ``ctx``, else its
+    q's), compared by identity in the memos; None for observed data, which do not change."""
+    if node.observed:
+        return None
+    own = None if ctx is None else ctx.overrides.get(node.name)
+    return own if own is not None else moments_of(node, ctx)
 
 
 class Leaf(ABC):
@@ -122,7 +141,7 @@ class NodeLeaf(Leaf):
         return self.node.component_shapes(None if ctx is None else ctx.shape(self.plates))
 
     def stamp(self, ctx=None):
-        return None if self.node.observed else moments_of(self.node, ctx)
+        return stamp_of(self.node, ctx)
 
 
 class IndicatorLeaf(NodeLeaf):
@@ -194,7 +213,7 @@ class GatherLeaf(Leaf):
         return self.source(comp, ctx)[self.indices(ctx)]
 
     def stamp(self, ctx=None):
-        return None if self.node.observed else moments_of(self.node, ctx)
+        return stamp_of(self.node, ctx)
 
     def shapes(self, ctx=None):
         n = self.gather.index.size if not restricted(ctx) else len(self.indices(ctx))

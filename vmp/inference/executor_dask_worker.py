@@ -106,7 +106,8 @@ def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
             scale = c.scale
             if scale is not None and np.ndim(scale) and np.shape(scale)[axis] > 1:
                 scale = np.take(scale, np.arange(lo, hi), axis=axis)
-            c = replace(c, subset={**c.subset, plate: np.arange(lo, hi)}, scale=scale)
+            whole = not c.subset and c.scale is None and not c.owner  # a batch sum: all the partition's rows
+            c = replace(c, subset={**c.subset, plate: np.arange(lo, hi)}, scale=scale, stable=whole)
         out[k] = replace(c, overrides={**local, **c.overrides}) if local else c
     return out
 
@@ -122,7 +123,7 @@ def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, mome
     """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
     restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
     engine = holder.engine
-    ctx = rows_context(plate, lo, hi, _own(local))
+    ctx = rows_context(plate, lo, hi, _own(local), stable=True)
     return tuple(engine.target(State(moments=_own(moments)), engine.nodes[name], ctx=ctx))
 
 
@@ -145,5 +146,5 @@ def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: 
     """The partition's share of the ELBO: the factors on the data plate restricted to rows
     lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
     engine = holder.engine
-    ctx = rows_context(plate, lo, hi, _own(local), State(moments=_own(moments)))
+    ctx = rows_context(plate, lo, hi, _own(local), State(moments=_own(moments)), stable=True)
     return rows_bound(engine, engine.model.plates[plate], ctx, _own(natural))

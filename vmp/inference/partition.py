@@ -39,9 +39,11 @@ def rows_of(moments: tuple, axis: int, lo: int, hi: int) -> tuple:
     return tuple(m[index] for m in moments)
 
 
-def rows_context(plate: str, lo: int, hi: int, local: dict, state: State | None = None) -> Context:
-    """The evaluation of rows lo..hi of ``plate``: the locals' moments of those rows as overrides."""
-    return Context(subset={plate: np.arange(lo, hi)}, overrides=local, state=state)
+def rows_context(plate: str, lo: int, hi: int, local: dict, state: State | None = None,
+                 stable: bool = False) -> Context:
+    """The evaluation of rows lo..hi of ``plate``: the locals' moments of those rows as overrides;
+    ``stable``: the model evaluates no other rows (a holder's), so its memos hold."""
+    return Context(subset={plate: np.arange(lo, hi)}, overrides=local, state=state, stable=stable)
 
 
 def rows_bound(engine, plate, ctx: Context, natural: dict) -> float:
@@ -51,7 +53,7 @@ def rows_bound(engine, plate, ctx: Context, natural: dict) -> float:
     total = 0.0
     for f in engine.factors.values():
         if plate in f.child.plates:
-            total += float(f.elog(engine.factor_weight(f), cached=False, ctx=ctx))
+            total += float(f.elog(engine.factor_weight(f), cached=ctx.stable, ctx=ctx))
     for name, nat in natural.items():
         node = engine.nodes[name]
         h = node.family.entropy(nat, ctx.overrides[name])
