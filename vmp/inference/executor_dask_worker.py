@@ -14,6 +14,7 @@ from .executor import Serial
 from .partition import rows_bound, rows_context
 from .sparse import sparse
 from .state import State
+from .steps import squares
 
 
 class _Holder:
@@ -137,9 +138,10 @@ def _invalid(holder: _Holder, name: str, natural: tuple) -> int:
 
 
 def _squares(new: tuple, old: tuple) -> np.ndarray:
-    """(sum (new - old)^2, sum old^2) over a partition's rows: relative_change's two sums."""
-    return np.array([sum(float(np.sum((a - b) ** 2)) for a, b in zip(old, new)),
-                     sum(float(np.sum(a ** 2)) for a in old)])
+    """(sum (new - old)^2, sum old^2) over a partition's rows: relative_change's two sums, a
+    cache-sized piece at a time (``steps.squares``: no temporary of the locals' size)."""
+    sums = [squares(np.asarray(a), np.asarray(b)) for a, b in zip(old, new)]
+    return np.array([sum(n for n, _ in sums), sum(d for _, d in sums)])
 
 
 def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: dict, natural: dict) -> float:
