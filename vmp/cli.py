@@ -898,9 +898,9 @@ def make_parser() -> argparse.ArgumentParser:
                    help="svi: points per minibatch (default: 50)")
     p.add_argument("--evaluate-every", type=_positive_int, default=25, metavar="K",
                    help="svi: evaluate the full ELBO every K steps (default: 25)")
-    p.add_argument("--large", type=int, default=200_000, metavar="N",
+    p.add_argument("--large", type=int, default=1_000_000, metavar="N",
                    help="then race batch VMP against SVI to a bound on N points, with no reports "
-                        "(default: 200000; 0 skips it)")
+                        "(default: 1000000; 0 skips it)")
     p.add_argument("--large-sweeps", type=_positive_int, default=3, metavar="N",
                    help="larger data set: batch sweeps (default: 3)")
     p.add_argument("--large-steps", type=_positive_int, default=40, metavar="N",
