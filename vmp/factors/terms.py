@@ -401,9 +401,9 @@ def inner_product(grad: np.ndarray, value: np.ndarray) -> float:
     value summed over its broadcast axes instead of a broadcast copy. Arrays of at most DIRECT
     elements take the plain product (so that small models keep bit-identical bounds)."""
     full = grad if np.shape(grad) == value.shape else np.broadcast_to(grad, value.shape)
-    small = compact(full)
     if value.size <= DIRECT:
         return float(np.vdot(full, value))
+    small = compact(full)
     if small.size == full.size:
         return _dot(full, value)
     axes = tuple(i for i, (a, b) in enumerate(zip(small.shape, full.shape)) if a != b)

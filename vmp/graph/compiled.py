@@ -226,6 +226,8 @@ class CompiledFactor:
         self._products: dict = {}
         self._constant: dict = {}
         self._constant_terms: dict = {}
+        self._node_rests: dict = {}  # node name -> _rests_of
+        self._rest_ops: dict = {}  # (term, operand) -> the term's other operands
         self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
@@ -632,18 +634,29 @@ class CompiledFactor:
         """None if the message to ``node`` reads some q (then it changes with the state); else
         what it reads that could change: the data of the observed nodes in its terms (a prior
         with fixed hyperparameters, or data-only terms, send the same message every sweep)."""
-        mine = [leaf for leaf in self.targets if leaf.node is node]
         data = []
-        for t in self.terms:
-            ops = [o for o in t.operands if o.leaf is not None]
-            if not any(o.leaf in mine for o in ops):
-                continue
-            rest = [o for o in ops if o.leaf not in mine]
-            held = self._data_key(rest, ctx) if len(rest) == len(ops) - 1 else None
+        for rest in self._rests_of(node):
+            held = None if rest is None else self._data_key(rest, ctx)
             if held is None:
                 return None
             data.extend(held)
         return tuple(data)
+
+    def _rests_of(self, node) -> list:
+        """Per term that reads ``node``, the operands besides it (None where the term reads the
+        node twice): structure, found once per node."""
+        rests = self._node_rests.get(node.name)
+        if rests is None:
+            mine = [leaf for leaf in self.targets if leaf.node is node]
+            rests = []
+            for t in self.terms:
+                ops = [o for o in t.operands if o.leaf is not None]
+                if not any(o.leaf in mine for o in ops):
+                    continue
+                rest = [o for o in ops if o.leaf not in mine]
+                rests.append(rest if len(rest) == len(ops) - 1 else None)
+            self._node_rests[node.name] = rests
+        return rests
 
     @staticmethod
     def _data_key(ops: list[Operand], ctx) -> tuple | None:
@@ -765,8 +778,11 @@ class CompiledFactor:
         return total
 
     def _rest(self, ti: int, i: int) -> list[Operand]:
-        ops = self.terms[ti].operands
-        return ops[:i] + ops[i + 1:]
+        rest = self._rest_ops.get((ti, i))
+        if rest is None:
+            ops = self.terms[ti].operands
+            rest = self._rest_ops[ti, i] = ops[:i] + ops[i + 1:]
+        return rest
 
     def _remember(self, leaf, read: list, weight, acc: list, acc_node: list) -> None:
         """Keep each component's message sum_t c_t d(term_t)/d(operand) with the moments of the

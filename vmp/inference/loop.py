@@ -298,7 +298,7 @@ class Fit:
             gradient = _gradient(target, state.natural[node.name]) if s.needs_gradient else None
             r, sched[node.name] = s.rate(t, gradient, sched[node.name])
             r = r * backoff[node.name]
-        rho[node.name] = float(np.mean(r))
+        rho[node.name] = float(r) if np.ndim(r) == 0 else float(np.mean(r))
         return r
 
     def _sliced(self, t: int, node, state: State, draw, glob, sched: dict, backoff: dict, rho: dict):
