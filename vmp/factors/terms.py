@@ -206,8 +206,10 @@ def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
     """np.einsum with a cached greedy path, chunked along the largest axis when an intermediate
     would exceed MAX_INTERMEDIATE elements; a product x_a x_b of one array (the same object
     passed twice) goes through its unique pairs (_Symmetric)."""
-    key = (subscripts,) + tuple(o.shape for o in operands) + tuple(
-        (i, j) for i in range(len(operands)) for j in range(i + 1, len(operands)) if operands[i] is operands[j])
+    key = (subscripts, *[o.shape for o in operands])
+    if len({id(o) for o in operands}) < len(operands):
+        key += tuple((i, j) for i in range(len(operands)) for j in range(i + 1, len(operands))
+                     if operands[i] is operands[j])
     plan = _PLANS.pop(key, None)
     if plan is None:
         plan = _plan(subscripts, operands)
@@ -301,12 +303,13 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
 
     ``shape`` is the full output shape (used for the letters that no input carries).
     """
-    present = set("".join(s for _, s in inputs))
-    kept = "".join(ch for ch in output if ch in present)
     if not inputs:
         return np.broadcast_to(1.0, shape)
+    letters = [s for _, s in inputs]
+    present = set("".join(letters))
+    kept = output if present.issuperset(output) else "".join(ch for ch in output if ch in present)
     arrays = [a for a, _ in inputs]
-    subs = ",".join(s for _, s in inputs) + "->" + kept
+    subs = ",".join(letters) + "->" + kept
     if len(inputs) == 1 and inputs[0][1] == kept:
         # nothing to contract (a prior's broadcast precision stays a broadcast): a view, as
         # einsum's, so that no caller sums into the operand (a view does not own its data)
