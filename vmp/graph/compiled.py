@@ -228,6 +228,7 @@ class CompiledFactor:
         self._constant_terms: dict = {}
         self._node_rests: dict = {}  # node name -> _rests_of
         self._rest_ops: dict = {}  # (term, operand) -> the term's other operands
+        self._leaf_reads: dict = {}  # id(leaf) -> _reads_of
         self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
@@ -697,25 +698,21 @@ class CompiledFactor:
             read: list = [[] for _ in shapes]  # per component: (term, operand position, stamp)
             fold: list = [[] for _ in shapes]  # per component: the parts of folded.product
             foldable = axis is None and folded.applies(leaf, shapes)
-            for ti, t in enumerate(self.terms):
-                for i, o in enumerate(t.operands):
-                    if o.leaf is not leaf:
-                        continue
-                    rest = t.operands[:i] + t.operands[i + 1:]
-                    if keep:
-                        read[o.comp].append((ti, i, self._stamp(rest, ctx)))
-                    parts = folded.split(rest, o.letters, self.child, self.child_letters) if foldable else None
-                    if parts is not None:
-                        fold[o.comp].append((t.coef,) + parts + (o.letters[len(self.child_letters):], rest, o))
-                        continue
-                    out = o.letters
-                    select = None
-                    if axis is not None:
-                        select = {o.letters[axis]: index}
-                        out = out.replace(o.letters[axis], "")
-                    grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
-                    target = acc_node if node_level else acc
-                    target[o.comp] = (target[o.comp] or []) + [grad]
+            for ti, i, t, o, rest in self._reads_of(leaf):
+                if keep:
+                    read[o.comp].append((ti, i, self._stamp(rest, ctx)))
+                parts = folded.split(rest, o.letters, self.child, self.child_letters) if foldable else None
+                if parts is not None:
+                    fold[o.comp].append((t.coef,) + parts + (o.letters[len(self.child_letters):], rest, o))
+                    continue
+                out = o.letters
+                select = None
+                if axis is not None:
+                    select = {o.letters[axis]: index}
+                    out = out.replace(o.letters[axis], "")
+                grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
+                target = acc_node if node_level else acc
+                target[o.comp] = (target[o.comp] or []) + [grad]
             for comp, parts in enumerate(fold):
                 if folded.worth(parts):
                     grad = folded.product(parts, len(self.child_letters), weight, ctx, self.plate_of, shapes[comp],
@@ -776,6 +773,16 @@ class CompiledFactor:
                 continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
         return total
+
+    def _reads_of(self, leaf) -> list:
+        """(term index, operand position, term, operand, the other operands) for every operand
+        reading ``leaf``, in term order: structure, found once per leaf."""
+        reads = self._leaf_reads.get(id(leaf))
+        if reads is None:
+            reads = self._leaf_reads[id(leaf)] = [(ti, i, t, o, self._rest(ti, i))
+                                                  for ti, t in enumerate(self.terms)
+                                                  for i, o in enumerate(t.operands) if o.leaf is leaf]
+        return reads
 
     def _rest(self, ti: int, i: int) -> list[Operand]:
         rest = self._rest_ops.get((ti, i))

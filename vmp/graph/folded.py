@@ -23,6 +23,8 @@ message is written by columns (Fortran order: each chunk's K x rows product land
 """
 from __future__ import annotations
 
+import math
+
 import weakref
 from dataclasses import dataclass
 
@@ -57,7 +59,7 @@ class Statistic:
 
 def applies(leaf, shapes: list) -> bool:
     """Whether messages to ``leaf`` (a node's own moments) may be folded."""
-    return ENABLED and type(leaf) in (NodeLeaf, IndicatorLeaf) and max(int(np.prod(s)) for s in shapes) > MIN_SIZE
+    return ENABLED and type(leaf) in (NodeLeaf, IndicatorLeaf) and max(math.prod(s) for s in shapes) > MIN_SIZE
 
 
 def worth(parts: list) -> bool:

@@ -59,13 +59,14 @@ def per_datapoint(values: np.ndarray, plates: tuple, ctx: Context, n: int) -> np
 
 
 def restricted(ctx: Context | None) -> bool:
-    return ctx is not None and ctx.restricted
+    """``ctx.restricted``, None standing for no restriction (called on every leaf read)."""
+    return ctx is not None and (bool(ctx.subset) or bool(ctx.overrides) or ctx.scale is not None)
 
 
 def memoizable(ctx: Context | None) -> bool:
     """Whether an evaluation in ``ctx`` may read and write the factors' identity-keyed memos:
     unrestricted, or restricted the same way every time (``Context.stable``)."""
-    return ctx is None or not ctx.restricted or ctx.stable
+    return ctx is None or ctx.stable or not (ctx.subset or ctx.overrides or ctx.scale is not None)
 
 
 def moments_of(node, ctx: Context | None = None) -> tuple:
