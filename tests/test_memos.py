@@ -136,6 +136,28 @@ def test_relative_change_of_large_arrays_is_summed_in_pieces():
         np.testing.assert_allclose(relative_change(old, new), expect, rtol=1e-12)
 
 
+def test_squares_in_blocks_are_the_piecewise_sums():
+    """steps.squares adds one BLAS dot per piece of SQUARES_PIECE elements, in order, whether the
+    pieces go one at a time or a block at a time: the same bits (the history's relative change
+    did not move when the blocks came)."""
+    from vmp.inference import steps
+
+    def piecewise(a, b):
+        fa, fb = a.reshape(-1), b.reshape(-1)
+        num = den = 0.0
+        for start in range(0, fa.size, steps.SQUARES_PIECE):
+            x = fa[start:start + steps.SQUARES_PIECE]
+            d = x - fb[start:start + steps.SQUARES_PIECE]
+            num, den = num + float(d @ d), den + float(x @ x)
+        return num, den
+
+    rng = np.random.default_rng(2)
+    block = steps.SQUARES_PIECE * steps.SQUARES_BLOCK
+    for n in (1000, steps.SQUARES_PIECE, steps.SQUARES_PIECE + 1, block, block + 1, 2 * block + 3 * steps.SQUARES_PIECE + 17):
+        a, b = 3.0 * rng.normal(size=n), rng.normal(size=n)
+        assert steps.squares(a, b) == piecewise(a, b), n
+
+
 def test_sparse_matrices_are_kept_per_weight():
     """The ones (S) and the ratings (R) over one pair of gathers alternate every sweep: both
     matrices are kept, each while its weight array is the same object."""
