@@ -69,6 +69,20 @@ def test_symmetric_rewrite_only_where_it_holds(subs, same):
     np.testing.assert_allclose(terms.contract(subs, *ops), np.einsum(subs, *ops), rtol=1e-12)
 
 
+@pytest.mark.parametrize("first_same", [True, False])
+def test_plans_differ_for_one_array_twice_and_two_arrays(monkeypatch, first_same):
+    """x_a x_b M_ab of one x goes through its unique pairs; the same subscripts and shapes with
+    two different arrays must not reuse that plan (nor the plain plan serve x twice), in either
+    order of first use."""
+    monkeypatch.setattr(terms, "_PLANS", {})
+    rng = np.random.default_rng(4)
+    x, y, m = rng.normal(size=(5000, 4)), rng.normal(size=(5000, 4)), rng.normal(size=(4, 4))
+    calls = [(x, x), (x, y)] if first_same else [(x, y), (x, x)]
+    for a, b in calls:
+        np.testing.assert_allclose(terms.contract("na,nb,ab->", a, b, m), np.einsum("na,nb,ab->", a, b, m),
+                                   rtol=1e-12)
+
+
 def test_plan_cache_is_bounded(monkeypatch):
     monkeypatch.setattr(terms, "_PLANS", {})
     monkeypatch.setattr(terms, "PLAN_CACHE_SIZE", 3)
