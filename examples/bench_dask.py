@@ -14,7 +14,7 @@
    the one-off bytes sent to start the fit (the holders' models), and the cost of one round of
    empty tasks on this cluster.
 
-    python examples/bench_dask.py [--n 10000000] [--k 10] [--d 4] [--sweeps 3] [--workers 2] [--lda]
+    python examples/bench_dask.py [--n 10000000] [--k 10] [--d 4] [--sweeps 3] [--workers 2] [--lda] [--heap]
     python examples/bench_dask.py --lda-only [--synthetic] [--lda-steps 20] [--lda-batch 64]
 """
 from __future__ import annotations
@@ -193,12 +193,23 @@ def main(argv=None) -> int:
         ap.add_argument(flag, type=int, default=default)
     for flag in ("--lda", "--synthetic", "--lda-only"):
         ap.add_argument(flag, action="store_true")
+    ap.add_argument("--heap", action="store_true",
+                    help="vmp.heap_for_arrays() in this process (Serial's sweeps) and its settings in the workers' "
+                         "environment from their start (vmp.inference.heap.WORKER_ENVIRON)")
     args = ap.parse_args(argv)
+    if args.heap:
+        print(f"vmp.heap_for_arrays() in the driver: {vmp.heap_for_arrays()}")
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         sys.exit("dask[distributed] is needed for this benchmark: pip install 'vmp[dask]'")
     print(f"{os.cpu_count()} cores; load average before: {os.getloadavg()[0]:.1f}")
+    if args.heap:
+        import dask
+
+        from vmp.inference.heap import WORKER_ENVIRON
+
+        dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON})
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         if not args.lda_only:

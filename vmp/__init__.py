@@ -16,6 +16,7 @@ from .inference import ConvergenceWarning as ConvergenceWarning, DivergenceWarni
 from .inference import ElboDecreaseWarning as ElboDecreaseWarning
 from .inference import Executor as Executor, Fit as Fit, FitResult as FitResult, Serial as Serial
 from .inference import Chunked as Chunked, DaskExecutor as DaskExecutor, State as State, load as load
+from .inference import heap_for_arrays as heap_for_arrays
 from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as PerNode
 from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
 from .inference import Adaptive as Adaptive, Schedule as Schedule

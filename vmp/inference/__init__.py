@@ -3,6 +3,7 @@ from .executor import Executor as Executor
 from .executor import Serial as Serial
 from .executor_chunked import Chunked as Chunked
 from .executor_dask import DaskExecutor as DaskExecutor
+from .heap import heap_for_arrays as heap_for_arrays
 from .loop import ConvergenceWarning as ConvergenceWarning
 from .loop import DivergenceWarning as DivergenceWarning
 from .loop import ElboDecreaseWarning as ElboDecreaseWarning

@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 
 from .executor import Serial
+from .heap import heap_for_arrays
 from .partition import rows_bound, rows_context
 from .sparse import sparse
 from .state import State
@@ -48,30 +49,18 @@ class _Holder:
         return self._plan
 
 
-#: glibc's mallopt parameters: arrays up to MMAP_THRESHOLD come from the heap, which is given
-#: back to the system above TRIM_THRESHOLD of free memory at its top
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-MMAP_THRESHOLD, TRIM_THRESHOLD = 32 << 20, 64 << 20
 _TUNED: list = []
 
 
 def _heap_for_arrays() -> None:
-    """On a glibc worker (once per process): serve arrays of up to 32 MB from the heap. Dask's
-    nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also freezes glibc's mmap
-    threshold at 128 kB, so that every temporary array above it is a fresh mmap whose pages
-    fault in again: the local step of a minibatch (many arrays of tokens x K) then costs about 3x
-    its CPU time in the driver (measured: 58 ms against 18.5 ms per step of news-corpus LDA)."""
-    if _TUNED:
-        return
-    _TUNED.append(True)
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
-        libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)
-    except (OSError, AttributeError):  # not glibc: its allocator's defaults
-        pass
+    """On a worker (once per process): ``heap.heap_for_arrays``. Dask's nanny starts workers
+    with MALLOC_TRIM_THRESHOLD_=65536, which also freezes glibc's mmap threshold at 128 kB, so
+    that every temporary array above it is a fresh mmap whose pages fault in again: the local
+    step of a minibatch (many arrays of tokens x K) then cost about 3x its CPU time in the driver
+    (measured: 58 ms against 18.5 ms per step of news-corpus LDA), and a batch sweep's N x K
+    arrays at N = 10^7 up to 2.5 s of system time a sweep."""
+    if not _TUNED:
+        _TUNED.append(heap_for_arrays(arenas=1))
 
 
 def _held(data: tuple, plate: str) -> _Holder:
