@@ -16,7 +16,7 @@ from __future__ import annotations
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
 #: arrays up to MMAP_THRESHOLD come from the heap; it is given back to the system above
 #: TRIM_THRESHOLD of free memory at its top
-MMAP_THRESHOLD, TRIM_THRESHOLD = 1 << 30, 1 << 30
+MMAP_THRESHOLD, TRIM_THRESHOLD = 1 << 30, 64 << 20
 
 
 def heap_for_arrays(max_bytes: int = MMAP_THRESHOLD, trim_bytes: int = TRIM_THRESHOLD,
