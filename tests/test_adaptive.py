@@ -51,12 +51,7 @@ def test_rate_converges_to_the_formula_on_a_one_node_model_with_known_noise():
     s = (N / S) ** 2 * S * (N - S) / (N - 1) * float(np.sum(np.var(x, axis=0)))
     offset = np.zeros(20)
     offset[0] = np.sqrt(s / 4)  # |E g|^2 = s / 4: the ideal rate 0.2
-    state = fit.state.updated({"mu": ((best[0] - offset, best[1]), node.family.moments((best[0] - offset, best[1])))})
-    rng = np.random.default_rng(1)
-    gradients = []
-    for _ in range(6000):
-        lam = steps.targets(fit.engine, fit.plan, state, fit.plan.draw(fit.engine, rng), [node])["mu"]
-        gradients.append(tuple(a - b for a, b in zip(lam, state.natural["mu"])))
+    gradients = _gradients(fit, best, offset)
     g = np.array([gr[0] for gr in gradients])
     assert np.allclose(g.mean(0), offset, atol=4 * np.sqrt(s / 20 / len(g)))  # the noise is the one stated
     assert np.sum(g.var(0)) == pytest.approx(s, rel=0.1)
@@ -66,6 +61,20 @@ def test_rate_converges_to_the_formula_on_a_one_node_model_with_known_noise():
         rho = _rates(schedule, gradients)
         assert np.mean(rho[1000:]) == pytest.approx(fixed, rel=0.08), schedule
     assert m / (m + s) < fixed < 2 * m / (m + s)
+
+
+def _gradients(fit, best, offset, draws: int = 6000) -> list:
+    """``draws`` noisy natural gradients lambda^temp - lambda of mu, at q = the batch target
+    ``best`` shifted by -``offset`` (so that E g = offset)."""
+    node = fit.engine.nodes["mu"]
+    natural = (best[0] - offset, best[1])
+    state = fit.state.updated({"mu": (natural, node.family.moments(natural))})
+    rng = np.random.default_rng(1)
+    out = []
+    for _ in range(draws):
+        lam = steps.targets(fit.engine, fit.plan, state, fit.plan.draw(fit.engine, rng), [node])["mu"]
+        out.append(tuple(a - b for a, b in zip(lam, state.natural["mu"])))
+    return out
 
 
 def _groups(sizes=(30, 60), d=20, seed=0):
@@ -98,12 +107,7 @@ def test_each_element_converges_to_its_own_formula_under_per_node_subsampling():
     m = s[0] / 4
     offset = np.zeros((2, d))
     offset[:, 0] = np.sqrt(m)
-    state = fit.state.updated({"mu": ((best[0] - offset, best[1]), node.family.moments((best[0] - offset, best[1])))})
-    rng = np.random.default_rng(1)
-    gradients = []
-    for _ in range(6000):
-        lam = steps.targets(fit.engine, fit.plan, state, fit.plan.draw(fit.engine, rng), [node])["mu"]
-        gradients.append(tuple(a - b for a, b in zip(lam, state.natural["mu"])))
+    gradients = _gradients(fit, best, offset)
     g = np.array([gr[0] for gr in gradients])
     assert np.allclose(g.mean(0), offset, atol=4 * np.sqrt(s.max() / d / len(g)))
     np.testing.assert_allclose(np.sum(g.var(0), axis=-1), s, rtol=0.1)  # the noise is the one stated
