@@ -94,16 +94,17 @@ def test_the_divergence_reads_the_expected_log_likelihoods_of_one_point_posterio
     assert np.allclose(d[seeds, [0, 1, 2]], 0.0) and np.all(np.delete(d, seeds, axis=0) > 0)
 
 
-def _bernoulli_mixture(n=60):
-    rng = np.random.default_rng(0)
+def _bernoulli_mixture(x: np.ndarray, mask: np.ndarray | None = None):
+    """Two components of bit vectors x (N x D), bits outside ``mask`` missing."""
+    n, d = x.shape
     with vmp.Model("bm") as model:
         pi = vmp.Dirichlet("pi", np.ones(2))
-        with vmp.Plate("K", 2), vmp.Plate("D", 4):
+        with vmp.Plate("K", 2), vmp.Plate("D", d):
             p = vmp.Beta("p", 1.0, 1.0)
         with vmp.Plate("N", n):
             zn = vmp.Categorical("z", pi)
-            with vmp.Plate("D", 4):
-                vmp.Bernoulli("x", p[zn, "K"], observed=rng.binomial(1, 0.5, size=(n, 4)))
+            with vmp.Plate("D", d):
+                vmp.Bernoulli("x", p[zn, "K"], observed=x if mask is None else np.where(mask, x, 5.0), mask=mask)
     return model
 
 
@@ -117,7 +118,7 @@ def test_which_gates_are_seeded_at_points():
     HMM (a chain's steps are one variable) and the Gaussian mixture (k-means++ on the points) are not."""
     x, _, _, _ = count_data(0)
     assert _seedable(models.multinomial_mixture(x, 3)) == {"p": True}
-    assert _seedable(_bernoulli_mixture()) == {"p": True}
+    assert _seedable(_bernoulli_mixture(np.random.default_rng(0).binomial(1, 0.5, size=(60, 4)))) == {"p": True}
     assert _seedable(models.lda(np.array([0, 0, 1]), np.array([0, 2, 1]), np.array([1, 2, 1]), 2, n_words=3)) \
         == {"beta": False}
     assert not any(_seedable(models.gaussian_mixture(np.random.default_rng(0).normal(size=(30, 2)), 2)).values())
@@ -129,14 +130,7 @@ def test_a_seed_with_missing_bits_adds_only_its_observed_bits():
     rng = np.random.default_rng(1)
     x = rng.binomial(1, 0.5, size=(40, 4)).astype(float)
     mask = rng.uniform(size=x.shape) > 0.3
-    with vmp.Model("bm") as model:
-        pi = vmp.Dirichlet("pi", np.ones(2))
-        with vmp.Plate("K", 2), vmp.Plate("D", 4):
-            p = vmp.Beta("p", 1.0, 1.0)
-        with vmp.Plate("N", 40):
-            zn = vmp.Categorical("z", pi)
-            with vmp.Plate("D", 4):
-                vmp.Bernoulli("x", p[zn, "K"], observed=np.where(mask, x, 5.0), mask=mask)
+    model = _bernoulli_mixture(x, mask)
     engine, state, gate = _prior_state(model)
     params = model["p"].family.parameters(seed_components(engine, state, np.random.default_rng(0), gate,
                                                           model["x"]).natural["p"])
