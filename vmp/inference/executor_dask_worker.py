@@ -60,7 +60,7 @@ def _heap_for_arrays() -> None:
     (measured: 58 ms against 18.5 ms per step of news-corpus LDA), and a batch sweep's N x K
     arrays at N = 10^7 up to 2.5 s of system time a sweep."""
     if not _TUNED:
-        _TUNED.append(heap_for_arrays(arenas=1))
+        _TUNED.append(heap_for_arrays())
 
 
 def _held(data: tuple, plate: str) -> _Holder:

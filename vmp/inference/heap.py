@@ -13,14 +13,13 @@ arrays are reused and a sweep takes 1.0 s every time.
 from __future__ import annotations
 
 #: glibc's mallopt parameters
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 #: arrays up to MMAP_THRESHOLD come from the heap; it is given back to the system above
 #: TRIM_THRESHOLD of free memory at its top
 MMAP_THRESHOLD, TRIM_THRESHOLD = 1 << 30, 64 << 20
 
 
-def heap_for_arrays(max_bytes: int = MMAP_THRESHOLD, trim_bytes: int = TRIM_THRESHOLD,
-                    arenas: int | None = None) -> bool:
+def heap_for_arrays(max_bytes: int = MMAP_THRESHOLD, trim_bytes: int = TRIM_THRESHOLD) -> bool:
     """Serve allocations of up to ``max_bytes`` from the heap, and give the heap's free top back
     to the system only above ``trim_bytes``, for this whole process (glibc's ``mallopt``; it also
     stops glibc from moving the threshold by itself). Returns whether the C library took both
@@ -32,16 +31,17 @@ def heap_for_arrays(max_bytes: int = MMAP_THRESHOLD, trim_bytes: int = TRIM_THRE
         import ctypes
 
         libc = ctypes.CDLL("libc.so.6")
-        ok = bool(libc.mallopt(M_MMAP_THRESHOLD, int(max_bytes))) and \
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, int(max_bytes))) and \
             bool(libc.mallopt(M_TRIM_THRESHOLD, int(trim_bytes)))
-        return ok and (arenas is None or bool(libc.mallopt(M_ARENA_MAX, int(arenas))))
     except (OSError, AttributeError):
         return False
 
 
-#: the same settings as environment variables of processes about to start (glibc reads them at
-#: start-up, so they also cover the threads' arenas, which ``mallopt`` after start does not): for
-#: Dask workers, ``dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON})``
-#: before the cluster starts (a Nanny's ``env=`` is set after its worker has started: too late)
+#: the same settings as environment variables of processes about to start, with every thread in
+#: the main malloc arena (``MALLOC_ARENA_MAX=1``: a thread's own arena serves an array above
+#: 64 MB by a fresh mmap whatever the threshold, and ``mallopt`` after start cannot move a thread
+#: that has one): for Dask workers, ``dask.config.set({"distributed.nanny.pre-spawn-environ":
+#: WORKER_ENVIRON})`` before the cluster starts (a Nanny's ``env=`` is set after its worker has
+#: started: too late)
 WORKER_ENVIRON = {"MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD), "MALLOC_TRIM_THRESHOLD_": str(TRIM_THRESHOLD),
                   "MALLOC_ARENA_MAX": "1"}
