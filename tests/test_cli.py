@@ -142,6 +142,17 @@ def test_fit_gaussian_mixture_on_a_csv(points_csv, tmp_path, capsys):
     assert json.loads((report / "history.json").read_text())["method"] == "batch"
 
 
+def test_fit_stochastic_stops_at_tol(points_csv, capsys):
+    """--tol ends a stochastic fit by the learning-curve rule (vmp.inference.stopping) before
+    --iterations, and says so."""
+    proc = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
+                "--minibatch", "data:20", "--iterations", 400, "--evaluate-every", 5, "--tol", 0.05)
+    assert proc.returncode == 0, proc.stderr
+    assert "learning curve" in proc.stdout and "converged after" in proc.stdout
+    steps = int(proc.stdout.split("converged after ")[1].split()[0])
+    assert 35 <= steps < 400
+
+
 def test_fit_stochastic_minibatch(points_csv, tmp_path, capsys):
     report = tmp_path / "rep"
     proc = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
@@ -280,7 +291,8 @@ def test_stochastic_option_errors(capsys, points_csv):
     assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--rho1", 0), 2, "--rho1")
     assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--tau", -1), 2, "--tau >= 0")
     assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--update", "sideways"), 2, "--update")
-    assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--tol", 1e-3), 2, "--tol")
+    assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--tol", 1e-3, "--evaluate-every", 0), 2,
+                         "--tol", "--evaluate-every")
     assert_clean_failure(call(capsys, *base, "--minibatch", "data:5", "--kappa", 0.7), 2,
                          "--minibatch, --kappa apply to --method stochastic")
     assert_clean_failure(call(capsys, *base, "--method", "svi"), 2, "--method")

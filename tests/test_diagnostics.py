@@ -226,7 +226,7 @@ def test_summary_of_a_stochastic_fit(svi):
     model, result = svi
     text = summary(result, model)
     assert "method: stochastic, update per-node; diverged: no" in text
-    assert "no convergence test" in text and "60 iterations" in text
+    assert "stopped at the iteration limit" in text and "ran 60 iterations" in text
     line = next(l for l in text.splitlines() if l.startswith("last step size rho:"))
     for node, rho in result.history["rho"].items():
         assert f"{node} {rho[-1]:.4g}" in line

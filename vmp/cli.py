@@ -205,8 +205,9 @@ def check_method_options(args) -> None:
             raise UsageError(f"{', '.join(wrong)} appl{'y' if len(wrong) > 1 else 'ies'} to "
                              f"--method stochastic, not batch")
         return
-    if _given(args, "tol"):
-        raise UsageError("--tol applies to --method batch; stochastic VMP runs --iterations steps")
+    if _given(args, "tol") and args.evaluate_every == 0:
+        raise UsageError("--tol stops a stochastic fit from its evaluated bounds: give --evaluate-every "
+                         "above 0 (default 10)")
     if _given(args, "minibatch") and _given(args, "per_node"):
         raise UsageError("give one of --minibatch and --per-node, not both")
     if not _given(args, "minibatch") and not _given(args, "per_node"):
@@ -296,7 +297,8 @@ def _fit_stochastic(model, args):
     every = 10 if args.evaluate_every is None else args.evaluate_every
     return model.fit(method="stochastic", subsample=_subsample(args),
                      update=args.update or "per-node", step=_step(args),
-                     iterations=args.iterations, evaluate_every=every, seed=args.seed, **_state_options(args))
+                     iterations=args.iterations, evaluate_every=every, tol=args.tol, seed=args.seed,
+                     **_state_options(args))
 
 
 #: name -> function(model, parsed arguments) -> FitResult
@@ -793,7 +795,9 @@ def _fit_options(p) -> None:
                    help="batch: sweeps at most (default: 1000, warning if the fit has not converged "
                         "by then); stochastic: steps (default: 200)")
     p.add_argument("--tol", type=_positive_float, default=None,
-                   help="batch: stop when the relative ELBO change is below this (default: 1e-6)")
+                   help="batch: stop when the relative ELBO change is below this (default: 1e-6); "
+                        "stochastic: stop when the learning curve of the evaluated bounds leaves at most "
+                        "this relative to gain (default: run --iterations steps)")
     g = p.add_argument_group("stochastic VMP (--method stochastic)")
     g.add_argument("--minibatch", type=_plate_size, metavar="PLATE:SIZE",
                    help="SVI: each step draws SIZE elements of the data plate PLATE (e.g. data:50)")

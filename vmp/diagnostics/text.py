@@ -22,13 +22,13 @@ def _convergence(result) -> list[str]:
     diverged = bool(getattr(result, "diverged", False))
     if diverged:
         head = f"fit: DIVERGED after {steps}"
-    elif method == "stochastic":
+    elif method == "stochastic" and not result.converged:
         head = f"fit: ran {steps} of stochastic VMP"
     else:
         head = f"fit: {'converged' if result.converged else 'NOT converged'} after {steps}"
     lines = [f"{head} ({result.message})"]
-    if method == "stochastic" and not diverged:
-        lines[0] += "; stochastic VMP has no convergence test"
+    if method == "stochastic" and not diverged and not result.converged:
+        lines[0] += "; stopped at the iteration limit (tol= ends a stochastic fit when its bound stops improving)"
     how = f"method: {method}"
     if extra.get("update"):
         how += f", update {extra['update']}"
