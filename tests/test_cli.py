@@ -153,6 +153,54 @@ def test_fit_stochastic_stops_at_tol(points_csv, capsys):
     assert 35 <= steps < 400
 
 
+def test_fit_n_init_keeps_the_best_of_the_seeds(tmp_path, capsys):
+    """--n-init N fits from seeds SEED..SEED+N-1 and keeps the best final bound: the same fits
+    made one by one through the API, and the summary lists every start's bound."""
+    from vmp.cli import blobs
+    from vmp.models import gaussian_mixture
+
+    x, _ = blobs(200, 0)
+    data = tmp_path / "points.csv"
+    data.write_text("a,b\n" + "\n".join(f"{u:.17g},{v:.17g}" for u, v in x) + "\n")
+    report = tmp_path / "rep"
+    proc = call(capsys, "fit", "gaussian_mixture", data, "-k", 4, "--seed", 1, "--n-init", 3,
+                "--report", report)
+    assert proc.returncode == 0, proc.stderr
+    assert "best of 3 starts (seeds 1 to 3)" in proc.stdout
+    finals = [gaussian_mixture(x, 4).fit(tol=1e-6, seed=s).final_elbo for s in (1, 2, 3)]
+    assert len({round(b, 6) for b in finals}) > 1, "the seeds should reach different optima here"
+    listed = proc.stdout.split("their final ELBOs: ")[1].splitlines()[0].split(", ")
+    assert [float(b) for b in listed] == pytest.approx(finals, rel=1e-5)
+    h = json.loads((report / "history.json").read_text())
+    assert h["final_elbo"] == pytest.approx(max(finals), rel=1e-12)
+
+
+def test_fit_stochastic_adaptive_steps(points_csv, tmp_path, capsys):
+    """--adaptive passes vmp.Adaptive(): the recorded step sizes are the ones an API fit with
+    step=vmp.Adaptive() takes, not a Robbins-Monro schedule's."""
+    report = tmp_path / "rep"
+    proc = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
+                "--minibatch", "data:20", "--adaptive", "--iterations", 30, "--report", report)
+    assert proc.returncode == 0, proc.stderr
+    assert "adaptive steps" in proc.stdout
+    from vmp.cli import read_table
+    from vmp.models import gaussian_mixture
+
+    x = np.asarray(read_table(points_csv).values, float)
+    api = gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 20),
+                                     step=vmp.Adaptive(), iterations=30, evaluate_every=10, seed=0)
+    h = json.loads((report / "history.json").read_text())
+    assert h["history"]["rho"]["mu"] == pytest.approx(list(api.history["rho"]["mu"]), rel=1e-12)
+    rm = vmp.RobbinsMonro(tau=1.0, kappa=0.6)
+    assert h["history"]["rho"]["mu"] != pytest.approx([rm(t) for t in range(1, 31)])
+    sto = ("fit", "gaussian_mixture", points_csv, "-k", 2, "--iterations", 5)
+    assert_clean_failure(call(capsys, *sto, "--method", "stochastic", "--minibatch", "data:5", "--adaptive",
+                              "--kappa", 0.7), 2, "--adaptive", "--kappa")
+    assert_clean_failure(call(capsys, *sto, "--adaptive"), 2, "--adaptive applies to --method stochastic")
+    assert_clean_failure(call(capsys, *sto, "--n-init", 2, "--checkpoint", tmp_path / "c.npz"), 2,
+                         "--n-init", "--checkpoint")
+
+
 def test_fit_stochastic_minibatch(points_csv, tmp_path, capsys):
     report = tmp_path / "rep"
     proc = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",

@@ -189,12 +189,12 @@ SPECS: dict[str, ModelSpec] = {
 # ----- inference methods --------------------------------------------------------------------
 #: the stochastic-only options of ``vmp fit`` (dest -> flag), refused with --method batch
 STOCHASTIC_OPTIONS = {"minibatch": "--minibatch", "per_node": "--per-node", "update": "--update",
-                      "kappa": "--kappa", "tau": "--tau", "rho1": "--rho1",
+                      "kappa": "--kappa", "tau": "--tau", "rho1": "--rho1", "adaptive": "--adaptive",
                       "evaluate_every": "--evaluate-every"}
 
 
 def _given(args, dest: str) -> bool:
-    return getattr(args, dest, None) is not None
+    return getattr(args, dest, None) not in (None, False)
 
 
 def check_method_options(args) -> None:
@@ -204,6 +204,10 @@ def check_method_options(args) -> None:
         if wrong:
             raise UsageError(f"{', '.join(wrong)} appl{'y' if len(wrong) > 1 else 'ies'} to "
                              f"--method stochastic, not batch")
+    if (getattr(args, "n_init", None) or 1) > 1 and (_given(args, "checkpoint") or _given(args, "resume")):
+        raise UsageError("--n-init restarts the fit from new seeds: it does not combine with --checkpoint "
+                         "or --resume")
+    if args.method == "batch":
         return
     if _given(args, "tol") and args.evaluate_every == 0:
         raise UsageError("--tol stops a stochastic fit from its evaluated bounds: give --evaluate-every "
@@ -250,8 +254,15 @@ def check_minibatch(model, args) -> None:
 
 
 def _step(args):
-    from .inference import RobbinsMonro
+    from .inference import Adaptive, RobbinsMonro
 
+    if getattr(args, "adaptive", False):
+        given = [flag for dest, flag in (("tau", "--tau"), ("kappa", "--kappa"), ("rho1", "--rho1"))
+                 if _given(args, dest)]
+        if given:
+            raise UsageError(f"--adaptive sets every step size from the gradients: {', '.join(given)} "
+                             f"set{'s' if len(given) == 1 else ''} a Robbins-Monro schedule instead")
+        return Adaptive()
     tau = 1.0 if args.tau is None else args.tau
     kappa = 0.6 if args.kappa is None else args.kappa
     rho1 = 1.0 if args.rho1 is None else args.rho1
@@ -290,7 +301,8 @@ def _state_options(args) -> dict:
 
 def _fit_batch(model, args):
     tol = 1e-6 if args.tol is None else args.tol
-    return model.fit(method="batch", iterations=args.iterations, tol=tol, seed=args.seed, **_state_options(args))
+    return model.fit(method="batch", iterations=args.iterations, tol=tol, seed=args.seed,
+                     n_init=args.n_init, **_state_options(args))
 
 
 def _fit_stochastic(model, args):
@@ -298,7 +310,7 @@ def _fit_stochastic(model, args):
     return model.fit(method="stochastic", subsample=_subsample(args),
                      update=args.update or "per-node", step=_step(args),
                      iterations=args.iterations, evaluate_every=every, tol=args.tol, seed=args.seed,
-                     **_state_options(args))
+                     n_init=args.n_init, **_state_options(args))
 
 
 #: name -> function(model, parsed arguments) -> FitResult
@@ -306,11 +318,14 @@ METHODS: dict[str, Callable] = {"batch": _fit_batch, "stochastic": _fit_stochast
 
 
 def _describe_method(args) -> str:
+    starts = f", best of {args.n_init} starts (seeds {args.seed} to {args.seed + args.n_init - 1})" \
+        if args.n_init > 1 else ""
     if args.method == "batch":
-        return "batch VMP"
+        return "batch VMP" + starts
     sub = (f"minibatches of {args.minibatch[1]} {args.minibatch[0]} elements"
            if args.minibatch is not None else f"{args.per_node} children per node")
-    return f"stochastic VMP ({sub}, {args.update or 'per-node'} update)"
+    step = ", adaptive steps" if args.adaptive else ""
+    return f"stochastic VMP ({sub}, {args.update or 'per-node'} update{step}){starts}"
 
 
 # ----- the demo: one entry per inference method compared -------------------------------------
@@ -798,6 +813,9 @@ def _fit_options(p) -> None:
                    help="batch: stop when the relative ELBO change is below this (default: 1e-6); "
                         "stochastic: stop when the learning curve of the evaluated bounds leaves at most "
                         "this relative to gain (default: run --iterations steps)")
+    p.add_argument("--n-init", type=_positive_int, default=1, metavar="N",
+                   help="fit N times from seeds SEED, SEED + 1, ... and keep the fit with the best final "
+                        "bound (local optima: mixtures, LDA, HMMs; default: 1)")
     g = p.add_argument_group("stochastic VMP (--method stochastic)")
     g.add_argument("--minibatch", type=_plate_size, metavar="PLATE:SIZE",
                    help="SVI: each step draws SIZE elements of the data plate PLATE (e.g. data:50)")
@@ -812,6 +830,9 @@ def _fit_options(p) -> None:
                    help="forgetting rate, in [0, 1]; (0.5, 1] for convergence (default: 0.6)")
     g.add_argument("--rho1", type=_finite_float, metavar="RHO1",
                    help="first step size, in (0, 1] (default: 1)")
+    g.add_argument("--adaptive", action="store_true",
+                   help="step sizes from each node's own gradients (vmp.Adaptive, Ranganath et al. "
+                        "2013) instead of --tau/--kappa/--rho1")
     g.add_argument("--evaluate-every", type=_positive_int, metavar="K",
                    help="evaluate the full ELBO every K steps (default: 10)")
     s = p.add_argument_group("state (checkpoint and resume)")

@@ -51,6 +51,10 @@ def _convergence(result) -> list[str]:
     if seconds is not None:
         line += f"; {seconds:.3g} s"
     lines.append(line)
+    starts = extra.get("n_init_bounds")
+    if starts is not None and len(starts) > 1:
+        lines.append(f"kept the best of {len(starts)} starts (n_init); their final ELBOs: "
+                     + ", ".join(_number(float(b)) for b in starts))
     history = getattr(result, "history", None) or {}
     accesses = np.asarray(history.get("accesses", []), dtype=float)
     if accesses.size and np.isfinite(accesses[-1]):
