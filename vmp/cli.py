@@ -834,7 +834,8 @@ def _fit_options(p) -> None:
                    help="step sizes from each node's own gradients (vmp.Adaptive, Ranganath et al. "
                         "2013) instead of --tau/--kappa/--rho1")
     g.add_argument("--evaluate-every", type=_positive_int, metavar="K",
-                   help="evaluate the full ELBO every K steps (default: 10)")
+                   help="evaluate the bound every K steps (default: 10); with --minibatch on a fixed "
+                        "subsample of the data plate, with its standard error")
     s = p.add_argument_group("state (checkpoint and resume)")
     s.add_argument("--checkpoint", metavar="PATH",
                    help="write the fit's state to PATH (.npz) at the end, on Ctrl-C/SIGTERM and every "
