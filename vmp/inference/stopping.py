@@ -18,8 +18,9 @@ inflating the variance by (1 + r) / (1 - r)) plus TOL_NOISE_Z residual standard 
 future evaluation carries the noise the past ones carry. The fit stops when the headroom is at
 most tol |b_t| at TOL_PATIENCE evaluations in a row. TOL_Z and TOL_NOISE_Z trade an early stop
 against a late one; they were chosen on replayed runs for the most stops within 10% of the
-step at which the bound stops improving, in either direction, with no early stop leaving much
-rise (docs/stochastic.md, "Stopping a stochastic fit").
+step at which the bound stops improving, in either direction, with at most one early stop
+leaving more than 2 tol of rise (docs/stochastic.md, "Stopping a stochastic fit", also for the
+held-out runs).
 """
 from __future__ import annotations
 
