@@ -16,8 +16,11 @@ a flat prior). The headroom is the averaged c - b_t plus TOL_Z standard deviatio
 fits' covariances and the spread between curves, the residuals' lag-1 autocorrelation r
 inflating the variance by (1 + r) / (1 - r)) plus TOL_NOISE_Z residual standard deviations: a
 future evaluation carries the noise the past ones carry. The fit stops when the headroom is at
-most tol |b_t| at TOL_PATIENCE evaluations in a row (docs/stochastic.md, "Stopping a stochastic
-fit", for the replay that chose these constants).
+most tol |b_t| at TOL_PATIENCE evaluations in a row. TOL_Z and TOL_NOISE_Z trade an early stop
+against a late one; they were chosen on replayed runs for the most stops within 10% of the
+step at which the bound stops improving, in either direction, with at most one early stop
+leaving more than 2 tol of rise (docs/stochastic.md, "Stopping a stochastic fit", also for the
+held-out runs).
 """
 from __future__ import annotations
 
@@ -30,17 +33,19 @@ TOL_SCALES = np.geomspace(0.01, 1.0, 30)
 #: the fit reads the evaluations from step TOL_HISTORY * t on, and at least the last TOL_MIN
 TOL_HISTORY, TOL_MIN = 0.5, 6
 #: standard deviations of the limit and of an evaluation's noise counted against stopping
-TOL_Z, TOL_NOISE_Z = 2.0, 2.0
+TOL_Z, TOL_NOISE_Z = 1.5, 1.5
 #: evaluations in a row whose headroom must be within tol
 TOL_PATIENCE = 2
 #: at most this many evaluations enter a fit (evenly thinned beyond), so a check costs O(1)
 TOL_POINTS = 256
 
 
-def headroom(steps: np.ndarray, values: np.ndarray) -> tuple[float, int]:
-    """How far a later evaluation may still exceed the last one, at an upper limit, from the
-    learning curves fitted to ``values`` (evaluated bounds at ``steps`` > 0, increasing); and
-    the number of evaluations the curves were fitted to. Needs at least TOL_MIN values."""
+def headroom(steps: np.ndarray, values: np.ndarray, z: float = TOL_Z,
+             noise_z: float = TOL_NOISE_Z) -> tuple[float, int]:
+    """How far a later evaluation may still exceed the last one, at an upper limit (``z`` sds
+    of the limit, ``noise_z`` of an evaluation), from the learning curves fitted to ``values``
+    (evaluated bounds at ``steps`` > 0, increasing); and the number of evaluations the curves
+    were fitted to. Needs at least TOL_MIN values."""
     steps, values = np.asarray(steps, float), np.asarray(values, float)
     if len(values) < TOL_MIN:
         raise ValueError(f"headroom needs at least {TOL_MIN} evaluations, got {len(values)}")
@@ -67,10 +72,11 @@ def headroom(steps: np.ndarray, values: np.ndarray) -> tuple[float, int]:
     w /= w.sum()
     mean = float(w @ gap)
     sd = float(np.sqrt(w @ (var_limit + (gap - mean) ** 2)))
-    return mean + TOL_Z * sd + TOL_NOISE_Z * float(np.sqrt(s2)), n
+    return mean + z * sd + noise_z * float(np.sqrt(s2)), n
 
 
-def stop_at(steps: np.ndarray, values: np.ndarray, tol: float) -> tuple[float, int] | None:
+def stop_at(steps: np.ndarray, values: np.ndarray, tol: float, z: float = TOL_Z,
+            noise_z: float = TOL_NOISE_Z) -> tuple[float, int] | None:
     """(headroom, evaluations fitted) when the rule ends a fit whose evaluations after step 0
     are ``values`` at ``steps``: the headroom of the last TOL_PATIENCE prefixes is at most
     tol |b| each; else None. Fewer than TOL_MIN + TOL_PATIENCE - 1 evaluations never stop."""
@@ -80,7 +86,7 @@ def stop_at(steps: np.ndarray, values: np.ndarray, tol: float) -> tuple[float, i
     found = None
     for k in range(TOL_PATIENCE):
         end = len(values) - k
-        room = headroom(steps[:end], values[:end])
+        room = headroom(steps[:end], values[:end], z, noise_z)
         if not room[0] <= tol * abs(values[end - 1]):
             return None
         found = found or room
