@@ -322,6 +322,17 @@ def test_per_element_rates_step_each_element_under_both_options():
         assert np.ptp(r) > 0.01, update
 
 
+def _recording(seen: list, **options) -> vmp.Adaptive:
+    """vmp.Adaptive(**options) that appends each rate it gives to ``seen``."""
+    class Recording(vmp.Adaptive):
+        def rate(self, t, gradient, st):
+            rho, new = super().rate(t, gradient, st)
+            seen.append(rho)
+            return rho, new
+
+    return Recording(**options)
+
+
 def test_elements_that_read_all_their_children_step_with_rate_one():
     """Under PerNode(C) an element with N_j <= C children reads them all (scale 1): its target
     is batch VMP's, and under option (a) its step is the coordinate update, rate 1; the rule's
@@ -330,15 +341,8 @@ def test_elements_that_read_all_their_children_step_with_rate_one():
     one snapshot and keeps the rule (here group 0's gradient is 0 after its first sweep)."""
     for update in ("per-node", "global"):
         seen = []
-
-        class Spy(vmp.Adaptive):
-            def rate(self, t, gradient, st):
-                rho, new = super().rate(t, gradient, st)
-                seen.append(rho)
-                return rho, new
-
         model, _, _ = _groups(sizes=(8, 60))
-        fit = model.stochastic(subsample=vmp.PerNode(children=10), update=update, step=Spy(per="element"),
+        fit = model.stochastic(subsample=vmp.PerNode(children=10), update=update, step=_recording(seen, per="element"),
                                iterations=6, progress=False)
         for _ in range(6):
             best = fit.engine.target(fit.state, fit.engine.nodes["mu"])
@@ -374,19 +378,13 @@ def test_the_plan_names_the_exact_elements_of_a_gathered_node():
 def test_backoff_multiplies_the_adaptive_rate():
     raw = []
 
-    class Spy(vmp.Adaptive):
-        def rate(self, t, gradient, st):
-            rho, st = super().rate(t, gradient, st)
-            raw.append(rho)
-            return rho, st
-
     class RejectThird(vmp.Monitor):
         def check_step(self, node, old, new, st):
             st = {"n": st.get("n", 0) + 1}
             return ("rejected for the test" if st["n"] == 3 else None), st
 
     model, _ = _one_node()
-    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", S), step=Spy(), iterations=8,
+    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", S), step=_recording(raw), iterations=8,
                        monitors=[RejectThird(action="backoff", factor=4.0)], progress=False)
     rho = result.history["rho"]["mu"]
     assert np.allclose(rho[:3], raw[:3]) and np.allclose(rho[3:], np.array(raw[3:]) / 4.0)
