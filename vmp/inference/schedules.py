@@ -144,7 +144,9 @@ class Adaptive(Schedule):
     parameters. ``per="auto"`` (the default): per element where each element draws its own
     children and the nodes step one after the other (PerNode, option (a)), per node otherwise
     (a Minibatch's elements share one draw; option (b)'s simultaneous steps were worse per
-    element on MovieLens, docs/stochastic.md).
+    element on MovieLens, docs/stochastic.md). Under PerNode and option (a), an element whose
+    draw is all its children (N_i <= C: Paquet eq. (6) with scale 1, batch VMP's target) steps
+    with rate 1, its coordinate update; its averages still take its gradients.
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
     averages see every gradient. A node stepped slice by slice (coupled elements under option
