@@ -322,14 +322,61 @@ def test_per_element_rates_step_each_element_under_both_options():
         assert np.ptp(r) > 0.01, update
 
 
+def _recording(seen: list, **options) -> vmp.Adaptive:
+    """vmp.Adaptive(**options) that appends each rate it gives to ``seen``."""
+    class Recording(vmp.Adaptive):
+        def rate(self, t, gradient, st):
+            rho, new = super().rate(t, gradient, st)
+            seen.append(rho)
+            return rho, new
+
+    return Recording(**options)
+
+
+def test_elements_that_read_all_their_children_step_with_rate_one():
+    """Under PerNode(C) an element with N_j <= C children reads them all (scale 1): its target
+    is batch VMP's, and under option (a) its step is the coordinate update, rate 1; the rule's
+    ratio would stay below 1 there (its averages remember the gradients before the target was
+    reached). Group 0 (8 rows, C = 10) is exact, group 1 (60 rows) is not. Option (b) steps from
+    one snapshot and keeps the rule (here group 0's gradient is 0 after its first sweep)."""
+    for update in ("per-node", "global"):
+        seen = []
+        model, _, _ = _groups(sizes=(8, 60))
+        fit = model.stochastic(subsample=vmp.PerNode(children=10), update=update, step=_recording(seen, per="element"),
+                               iterations=6, progress=False)
+        for _ in range(6):
+            best = fit.engine.target(fit.state, fit.engine.nodes["mu"])
+            fit.step()
+            if update == "per-node":
+                for a, b in zip(fit.state.natural["mu"], best):
+                    np.testing.assert_allclose(a[0], b[0], rtol=1e-12)
+        rho = np.array(seen)
+        exact = fit.state.extra["schedules"]["mu"]["exact"]
+        if update == "per-node":
+            assert exact.tolist() == [True, False] and np.all(rho[:, 0] == 1.0)
+        else:
+            assert exact is None
+        assert np.all(rho[1:, 1] < 1.0)
+
+
+def test_the_plan_names_the_exact_elements_of_a_gathered_node():
+    """Users (items) with at most C ratings read all of them: PerNodePlan.exact against counts
+    of the rating rows; u's averages keep that mask under option (a)."""
+    rng = np.random.default_rng(0)
+    rows, cols = rng.integers(8, size=50), rng.integers(9, size=50)
+    for c in (2, 5, 9):
+        model = _mf(True)
+        fit = model.stochastic(subsample=vmp.PerNode(children=c), step=vmp.Adaptive(), iterations=1, progress=False)
+        fit.step()
+        for name, index, size in (("u", rows, 8), ("v", cols, 9)):
+            expected = np.bincount(index, minlength=size) <= c
+            np.testing.assert_array_equal(fit.plan.exact(fit.engine, fit.engine.nodes[name], 1), expected)
+            np.testing.assert_array_equal(fit.state.extra["schedules"][name]["exact"], expected)
+        assert 0 < np.sum(fit.state.extra["schedules"]["u"]["exact"]) < 8 or c != 5  # both kinds of users
+
+
 def test_backoff_multiplies_the_adaptive_rate():
     raw = []
-
-    class Spy(vmp.Adaptive):
-        def rate(self, t, gradient, st):
-            rho, st = super().rate(t, gradient, st)
-            raw.append(rho)
-            return rho, st
 
     class RejectThird(vmp.Monitor):
         def check_step(self, node, old, new, st):
@@ -337,7 +384,7 @@ def test_backoff_multiplies_the_adaptive_rate():
             return ("rejected for the test" if st["n"] == 3 else None), st
 
     model, _ = _one_node()
-    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", S), step=Spy(), iterations=8,
+    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", S), step=_recording(raw), iterations=8,
                        monitors=[RejectThird(action="backoff", factor=4.0)], progress=False)
     rho = result.history["rho"]["mu"]
     assert np.allclose(rho[:3], raw[:3]) and np.allclose(rho[3:], np.array(raw[3:]) / 4.0)

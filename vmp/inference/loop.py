@@ -176,6 +176,7 @@ class Fit:
         names = [n.name for n in plan.stepped]
         self.schedules = per_node(RobbinsMonro() if o.step is None else o.step, names)
         self.axes = {n.name: _independent_axes(engine, n) for n in plan.stepped}
+        self.nodes = {n.name: n for n in plan.stepped}
         if resume is None:
             state, count = initialize(engine, rng, o.init, plan), 0
             if o.update == "global" and o.init != "prior":
@@ -238,7 +239,8 @@ class Fit:
         backoff = dict(extra["backoff"])
         sched = {n: extra.get("schedules", {}).get(n) for n in self.schedules}
         own = plan.element_draws and o.update == "per-node"
-        sched = {n: s.start(self.axes[n], own) if sched[n] is None else sched[n] for n, s in self.schedules.items()}
+        sched = {n: s.start(self.axes[n], own, plan.exact(engine, self.nodes[n], self.axes[n]) if own else None)
+                 if sched[n] is None else sched[n] for n, s in self.schedules.items()}
         if o.update == "global":
             count += self._prime(state, state, sched, plan.stepped)
         rho = dict.fromkeys(self.schedules, np.nan)

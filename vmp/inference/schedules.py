@@ -33,9 +33,9 @@ class Schedule(ABC):
     def __call__(self, t: int) -> float:
         """rho_t for step t = 1, 2, ..."""
 
-    def start(self, axes: int = 0, own_draws: bool = False) -> Any:
-        """The schedule's state before the first step, as plain data; ``axes`` and
-        ``own_draws`` as in :meth:`Adaptive.start`."""
+    def start(self, axes: int = 0, own_draws: bool = False, exact=None) -> Any:
+        """The schedule's state before the first step, as plain data; ``axes``, ``own_draws``
+        and ``exact`` as in :meth:`Adaptive.start`."""
         return None
 
     def samples_wanted(self, st: Any) -> int:
@@ -144,7 +144,9 @@ class Adaptive(Schedule):
     parameters. ``per="auto"`` (the default): per element where each element draws its own
     children and the nodes step one after the other (PerNode, option (a)), per node otherwise
     (a Minibatch's elements share one draw; option (b)'s simultaneous steps were worse per
-    element on MovieLens, docs/stochastic.md).
+    element on MovieLens, docs/stochastic.md). Under PerNode and option (a), an element whose
+    draw is all its children (N_i <= C: Paquet eq. (6) with scale 1, batch VMP's target) steps
+    with rate 1, its coordinate update; its averages still take its gradients.
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
     averages see every gradient. A node stepped slice by slice (coupled elements under option
@@ -176,15 +178,18 @@ class Adaptive(Schedule):
     def __call__(self, t: int) -> float:
         raise VMPError("vmp.Adaptive() sets rho from the fit's gradients: use it as step= of a stochastic fit")
 
-    def start(self, axes: int = 0, own_draws: bool = False) -> dict:
+    def start(self, axes: int = 0, own_draws: bool = False, exact=None) -> dict:
         """``axes``: how many leading axes of the node's natural parameters are plates whose
         elements may each keep their own averages; ``own_draws``: whether each element draws its
         own children and steps before the next node's target is read (PerNode, option (a)).
         ``per="element"`` keeps averages per element of those plates, ``per="auto"`` does so
-        when ``own_draws``, ``per="node"`` never."""
+        when ``own_draws``, ``per="node"`` never. ``exact``: a boolean array over those plates,
+        the elements whose draw is all their children (N_i <= C); with averages per element and
+        ``own_draws`` they step with rate 1."""
         per_element = self.per == "element" or (self.per == "auto" and own_draws)
+        keep = per_element and own_draws and axes > 0 and exact is not None and bool(np.any(exact))
         return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
-                "axes": axes if per_element else 0}
+                "axes": axes if per_element else 0, "exact": np.asarray(exact, dtype=bool) if keep else None}
 
     def samples_wanted(self, st: dict | None) -> int:
         return self.samples if st is None or st["g"] is None else 0
@@ -192,11 +197,11 @@ class Adaptive(Schedule):
     def prime(self, gradients: list, st: dict) -> dict:
         """gbar, hbar = the sample means of g and g^T g over ``gradients`` (Ranganath et al.
         2013, Algorithm 1, initialization); tau_1 = their number."""
-        n, axes = len(gradients), st.get("axes", 0)
+        n, axes, exact = len(gradients), st.get("axes", 0), st.get("exact")
         g = tuple(sum(parts) / n for parts in zip(*gradients))
         h = sum(_square(x, axes) for x in gradients) / n
         tau = float(max(n, self.min_tau))
-        return {"g": g, "h": h, "tau": tau if axes == 0 else np.full(np.shape(h), tau), "axes": axes}
+        return {"g": g, "h": h, "tau": tau if axes == 0 else np.full(np.shape(h), tau), "axes": axes, "exact": exact}
 
     def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple:
         if gradient is None or st is None or (st["g"] is None and self.samples):
@@ -208,9 +213,9 @@ class Adaptive(Schedule):
         w = 1.0 / st["tau"]
         g = tuple((1.0 - along(w, a)) * a + along(w, a) * b for a, b in zip(st["g"], gradient))
         h = (1.0 - w) * st["h"] + w * _square(gradient, axes)
-        rho = _ratio(g, h, axes)
+        rho = _ratio(g, h, axes, st.get("exact"))
         tau = np.maximum(st["tau"] * (1.0 - rho) + 1.0, self.min_tau)
-        return rho, {"g": g, "h": h, "tau": float(tau) if axes == 0 else tau, "axes": axes}
+        return rho, {"g": g, "h": h, "tau": float(tau) if axes == 0 else tau, "axes": axes, "exact": st.get("exact")}
 
     def rate_before(self, t: int, st: dict):
         """gbar^T gbar / hbar of the averages so far: the rate the rule gave after the last
@@ -220,7 +225,7 @@ class Adaptive(Schedule):
             return 1.0
         if st is None or st["g"] is None:
             raise VMPError("vmp.Adaptive(): rate_before() needs the averages started by prime()")
-        return _ratio(st["g"], st["h"], st.get("axes", 0))
+        return _ratio(st["g"], st["h"], st.get("axes", 0), st.get("exact"))
 
 
 def _square(arrays, axes: int = 0):
@@ -230,12 +235,14 @@ def _square(arrays, axes: int = 0):
     return sum(np.sum(np.square(a), axis=tuple(range(axes, a.ndim))) for a in arrays)
 
 
-def _ratio(g: tuple, h, axes: int):
-    """min(1, gbar^T gbar / hbar), 1 where hbar = 0 (per element of the first ``axes`` axes)."""
+def _ratio(g: tuple, h, axes: int, exact=None):
+    """min(1, gbar^T gbar / hbar), 1 where hbar = 0 or the element is ``exact`` (per element of
+    the first ``axes`` axes)."""
     if axes == 0:
         return min(1.0, _square(g) / h) if h > 0 else 1.0
     sq = _square(g, axes)
-    return np.where(h > 0, np.minimum(1.0, sq / np.where(h > 0, h, 1.0)), 1.0)
+    ok = h > 0 if exact is None else (h > 0) & ~exact
+    return np.where(ok, np.minimum(1.0, sq / np.where(ok, h, 1.0)), 1.0)
 
 
 @dataclass(frozen=True)

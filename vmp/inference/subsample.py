@@ -124,6 +124,11 @@ class Plan(ABC):
         """What a checkpoint keeps of the plan (plain data)."""
         return {}
 
+    def exact(self, engine, node, axes: int):
+        """Which elements of ``node``'s first ``axes`` plates read all their children in every
+        draw (their target is the batch one), a boolean array; None where the plan cannot say."""
+        return None
+
 
 def accesses(engine, contexts: dict) -> int:
     """Observed-node elements read through ``contexts`` {factor child name: Context | None}."""
@@ -197,6 +202,20 @@ class PerNodePlan(Plan):
 
     def accesses(self, engine, draw, node):
         return accesses(engine, draw.contexts[node.name])
+
+    def exact(self, engine, node, axes: int):
+        """Elements with at most C children in every child factor: N_i <= C, scale 1, the batch
+        target (Paquet eq. (6) with every child drawn)."""
+        if axes == 0:
+            return None
+        out = np.ones(node.plate_shape[:axes], dtype=bool)
+        for f in engine.touching[node.name]:
+            sampler = None if f.child is node else self.samplers[(node.name, f.child.name)]
+            if isinstance(sampler, _GatherSampler):
+                out &= (sampler.counts <= self.children).reshape((-1,) + (1,) * (axes - 1))
+            elif sampler is not None:
+                out &= sampler.size <= self.children
+        return out
 
 
 class Minibatch(Subsample):

@@ -1,0 +1,109 @@
+"""Where vmp.Adaptive's rate is right and where it is low: synthetic gradient streams.
+
+Ranganath et al. (2013)'s rule minimizes the expected distance to the step's own target. Two
+experiments with vmp.Adaptive() itself (its ``rate`` on hand-made gradients):
+
+- fixed target: g_t = lambda* - lambda_t + noise. The best any rates can do is the running mean
+  of the targets, squared error s / t (s = tr Cov of the noise); the table gives t * rho_t and
+  the error over s / t (mean of 20 seeds), and the error of twice the rule.
+- two coupled blocks (a bilinear model's u and v in miniature): T_u = mu v + b + noise,
+  T_v = mu u + b + noise, under option (a) (v reads the new u) and (b) (one snapshot). Along the
+  slow joint mode a node's mean gradient is delta times its distance to the joint optimum
+  (delta = 1 - mu under (b), 1 - mu^2 under (a)); minimizing the expected distance to the
+  optimum after one step gives the paper's rate divided by delta. Columns: rho_t = t^-0.6, the
+  rule, the rule / delta with the true delta (its memory kept at the rule's own rate), the
+  rule x 2 with its memory following the larger rate. Error: squared distance to the fixed
+  point over that of the start (mean of 10 seeds).
+
+    python examples/adaptive_coupled.py
+"""
+from __future__ import annotations
+
+import sys
+import pathlib
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import vmp  # noqa: E402
+
+
+def fixed_target(d: int = 20, snr: float = 0.1, steps: int = 400, seed: int = 0, scale: float = 1.0):
+    """(rates, squared errors, s) of the rule (times ``scale``, its memory following the rate
+    taken) on g_t = lambda* - lambda_t + noise, |lambda*|^2 / s = snr."""
+    rng = np.random.default_rng(seed)
+    star, s = np.ones(d), d / snr
+    lam, schedule = np.zeros(d), vmp.Adaptive()
+    st, rates, errors = schedule.start(), [], []
+    for t in range(1, steps + 1):
+        g = star - lam + np.sqrt(s / d) * rng.normal(size=d)
+        tau = st["tau"]
+        rho, st = schedule.rate(t, (g,), st)
+        if scale != 1:
+            rho = min(1.0, scale * rho)
+            st["tau"] = max(tau * (1 - rho) + 1, schedule.min_tau)
+        lam = lam + rho * g
+        rates.append(rho)
+        errors.append(float(np.sum((lam - star) ** 2)))
+    return np.array(rates), np.array(errors), s
+
+
+def coupled(mu: float, option: str, rule: str, delta: float = 1.0, d: int = 50, snr: float = 0.05,
+            steps: int = 100, seed: int = 0) -> float:
+    """Squared distance to the fixed point u = v = b / (1 - mu) after ``steps``, over the start's."""
+    rng = np.random.default_rng(seed)
+    b = np.ones(d)
+    star, sigma = b / (1 - mu), np.sqrt(1 / snr)
+    x = {"u": np.zeros(d), "v": np.zeros(d)}
+    other = {"u": "v", "v": "u"}
+    schedule = vmp.Adaptive()
+    st = {n: schedule.start() for n in x}
+
+    def rate(n, g, t):
+        if rule == "t^-0.6":
+            return t ** -0.6
+        tau = st[n]["tau"]
+        rho, st[n] = schedule.rate(t, (g,), st[n])
+        if rule == "x2":  # the memory follows the larger rate: tau_(t+1) = tau_t (1 - 2 rho) + 1
+            rho = min(1.0, 2 * rho)
+            st[n]["tau"] = max(tau * (1 - rho) + 1, schedule.min_tau)
+        return min(1.0, rho / delta) if rule == "rule / delta" else rho
+
+    for t in range(1, steps + 1):
+        if option == "b":
+            g = {n: mu * x[other[n]] + b + sigma * rng.normal(size=d) - x[n] for n in x}
+            r = {n: rate(n, g[n], t) for n in x}
+            x = {n: x[n] + r[n] * g[n] for n in x}
+        else:
+            for n in ("u", "v"):
+                g = mu * x[other[n]] + b + sigma * rng.normal(size=d) - x[n]
+                x[n] = x[n] + rate(n, g, t) * g
+    return float(sum(np.sum((x[n] - star) ** 2) for n in x) / (2 * d * star[0] ** 2))
+
+
+def main() -> int:
+    print("| |E g_1|^2 / s | t rho_t at t = 10, 50, 100, 400 | error / (s / t) at the same t | the same, rule x 2 |")
+    print("|---|---|---|---|")
+    at = np.array([10, 50, 100, 400])
+    for snr in (1.0, 0.1, 0.01):
+        runs = [fixed_target(snr=snr, seed=k) for k in range(20)]
+        rho, err = np.mean([r[0] for r in runs], 0), np.mean([r[1] for r in runs], 0)
+        s = runs[0][2]
+        err2 = np.mean([fixed_target(snr=snr, seed=k, scale=2.0)[1] for k in range(20)], 0)
+        print(f"| {snr:g} | {', '.join(f'{v:.2f}' for v in rho[at - 1] * at)} | "
+              f"{', '.join(f'{v:.2f}' for v in err[at - 1] / (s / at))} | "
+              f"{', '.join(f'{v:.3g}' for v in err2[at - 1] / (s / at))} |")
+    rules = ("t^-0.6", "rule", "rule / delta", "x2")
+    print("\n| option | mu | delta | " + " | ".join(rules) + " |")
+    print("|---|---|---|" + "---|" * len(rules))
+    for option in ("a", "b"):
+        for mu in (0.0, 0.5, 0.9):
+            delta = 1 - mu if option == "b" else 1 - mu ** 2
+            cells = [np.mean([coupled(mu, option, rule, delta, seed=k) for k in range(10)]) for rule in rules]
+            print(f"| ({option}) | {mu} | {delta:.2f} | " + " | ".join(f"{c:.3g}" for c in cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
