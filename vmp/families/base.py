@@ -188,10 +188,13 @@ class Family(ABC):
         return ok
 
     @classmethod
-    def symmetrize(cls, message: Arrays) -> Arrays:
+    def symmetrize(cls, message: Arrays, exact: frozenset = frozenset()) -> Arrays:
         """The message with every matrix component (u = x x^T, u = Lambda) replaced by its symmetric
-        part: <eta, u> is unchanged for symmetric u, and q's natural parameters stay symmetric."""
-        return tuple(symmetric_part(m) if n == 2 else m for m, n in zip(message, cls.event_ndims))
+        part: <eta, u> is unchanged for symmetric u, and q's natural parameters stay symmetric.
+        The components in ``exact`` are exactly symmetric as formed (the caller knows how): kept
+        as they are, which is what their symmetric part is, without reading them."""
+        return tuple(m if i in exact or n != 2 else symmetric_part(m)
+                     for i, (m, n) in enumerate(zip(message, cls.event_ndims)))
 
     # ----- points -------------------------------------------------------------------------
     @classmethod

@@ -482,7 +482,9 @@ class CompiledFactor:
         """coef times two gathers over one data plate R (as in dot(u[rows], v[cols])) without
         forming per-datum moments: sum_r w_r A[rows_r] (x) B[cols_r] = A (x) (S B) with the
         sparse S = P_rows^T diag(w) P_cols; coef multiplies a scalar operand (E[tau]) where
-        there is one. Returns None where the pattern does not apply."""
+        there is one. Returns None where the pattern does not apply, else (the array, whether it
+        is exactly symmetric in its last two axes: a message that is S B for a symmetric moment B,
+        unpacked from its unique entries, times numbers only)."""
         lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
         if target is not None and isinstance(target.leaf, GatherLeaf):
             if len(lazy) != 1:
@@ -518,9 +520,11 @@ class CompiledFactor:
         m1 = y.shape[0]
         inputs = [(y, g2.letters)] + glob
         if node_level:
-            return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:])))
+            exact = (all(np.ndim(v) == 0 for v, _ in glob) and _symmetric(g2.leaf, g2.comp, y)
+                     and set(output[-2:]) == set(g2.letters[-2:]))
+            return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:]))), exact
         inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
-        return scale(coef, contract_to(inputs, output, shape))
+        return scale(coef, contract_to(inputs, output, shape)), False
 
     def _held(self, la, lb, comp, w, ctx=None) -> bool:
         """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
@@ -585,15 +589,16 @@ class CompiledFactor:
         return pair
 
     def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None, coef: float = 1.0):
-        """coef times the contraction of ``ops`` (times the weight) to ``output``; (array, node_level)."""
+        """coef times the contraction of ``ops`` (times the weight) to ``output``; (array,
+        node_level, exact: known to be exactly symmetric in its last two axes)."""
         if not select:
             fused = self._fused(ops, weight, output, shape, target, ctx, coef)
             if fused is not None:
-                return fused, target is not None and isinstance(target.leaf, GatherLeaf)
+                return fused[0], target is not None and isinstance(target.leaf, GatherLeaf), fused[1]
         inputs, scaled = self._materialize(ops, weight, output, select or {}, ctx, coef)
         inputs = self._reduce_plates(inputs, output, ctx)
         out = contract_to(inputs, output, shape)
-        return (out if scaled else scale(coef, out)), False
+        return (out if scaled else scale(coef, out)), False, False
 
     @staticmethod
     def _stamp(ops: list[Operand], ctx) -> tuple:
@@ -675,7 +680,7 @@ class CompiledFactor:
         return tuple(data)
 
     def _sum_messages(self, node, weight, plate, index, ctx, only):
-        total = None
+        total = symmetric = None
         for leaf in self.targets if only is None else only:
             if leaf.node is not node:
                 continue
@@ -687,6 +692,7 @@ class CompiledFactor:
                 ax = node.plates.index(plate)
                 msg = tuple(np.take(m, index, axis=ax) for m in full)
                 total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
+                symmetric = set()
                 continue
             axis = None if plate is None else leaf.plates.index(plate)
             if axis is not None:
@@ -694,6 +700,7 @@ class CompiledFactor:
                 node_shapes = [s[:axis] + s[axis + 1:] for s in node_shapes]
             acc = [None] * len(shapes)
             acc_node = [None] * len(shapes)
+            exact = [True] * len(shapes)  # per component: every part exactly symmetric as formed
             keep = plate is None and memoizable(ctx)
             read: list = [[] for _ in shapes]  # per component: (term, operand position, stamp)
             fold: list = [[] for _ in shapes]  # per component: the parts of folded.product
@@ -710,10 +717,12 @@ class CompiledFactor:
                 if axis is not None:
                     select = {o.letters[axis]: index}
                     out = out.replace(o.letters[axis], "")
-                grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
+                grad, node_level, born = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
                 target = acc_node if node_level else acc
                 target[o.comp] = (target[o.comp] or []) + [grad]
+                exact[o.comp] = exact[o.comp] and node_level and born
             for comp, parts in enumerate(fold):
+                exact[comp] = exact[comp] and not parts
                 if folded.worth(parts):
                     grad = folded.product(parts, len(self.child_letters), weight, ctx, self.plate_of, shapes[comp],
                                           self._folded)
@@ -733,11 +742,14 @@ class CompiledFactor:
                 msg = tuple(np.zeros(s) if a is None else a if a.shape == tuple(s) else np.zeros(s) + a
                             for a, s in zip(acc_node, node_shapes))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
+            known = {comp for comp, e in enumerate(exact) if e and acc_node[comp] is not None}
+            symmetric = known if symmetric is None else symmetric & known
         if total is None:
             return None
         if node.clamp is not None and node is not self.child:
             total = node.clamp.free(total, ctx, plate, index)
-        return node.family.symmetrize(total)
+            symmetric = set()
+        return node.family.symmetrize(total, frozenset(symmetric))
 
     def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True,
              ctx: Context | None = None):
