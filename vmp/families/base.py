@@ -136,6 +136,14 @@ class Family(ABC):
         raise NotImplementedError(f"{cls.name}: E[log h(x)] has no closed form here")
 
     @classmethod
+    def optimum(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
+        """A(eta) - E[log h(x)] = H[q] + <eta, E[u]>, one value per plate element: the bound's
+        terms that read a node (its factors' expected log-densities, linear in E[u], plus its
+        entropy) when eta is the sum of those factors' messages, i.e. right after its coordinate
+        update (Winn & Bishop eq. (5)). A family with a cheaper closed form overrides it."""
+        return cls.entropy(natural, moments) + cls.inner(natural, moments)
+
+    @classmethod
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """H[q] = A(eta) - <eta, E[u]> - E[log h(x)]."""
         if moments is None:

@@ -79,6 +79,14 @@ class Gaussian(Family):
         return 0.5 * quad - 0.5 * f.logdet() + 0.5 * d * LOG2PI
 
     @classmethod
+    def optimum(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
+        """A(eta) = 1/2 eta_1^T E[x] - 1/2 log|Lambda| + D/2 log 2 pi (E[x] = Lambda^-1 eta_1; h = 1),
+        from the moments and the kept factorization: no pass over E[x x^T]."""
+        d = natural[0].shape[-1]
+        quad = np.einsum("...i,...i->...", natural[0], moments[0])
+        return 0.5 * quad - 0.5 * factor(natural[1], scale=-2.0).logdet() + 0.5 * d * LOG2PI
+
+    @classmethod
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """H = D/2 (1 + log 2 pi) - 1/2 log|Lambda|."""
         d = natural[0].shape[-1]

@@ -752,12 +752,14 @@ class CompiledFactor:
         return node.family.symmetrize(total, frozenset(symmetric))
 
     def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True,
-             ctx: Context | None = None):
-        """Weighted E[log p(child | parents)], summed (or per child plate element)."""
+             ctx: Context | None = None, skip: frozenset = frozenset()):
+        """Weighted E[log p(child | parents)], summed (or per child plate element), without the
+        terms ``skip`` (those :meth:`standing` found: the bound adds them through the node's
+        optimum)."""
         weight = self._kept(self._weight(weight, ctx), ctx)
         out = self.child_letters if per_element else ""
         shape = (self.child_shape if ctx is None else ctx.shape(self.child.plates)) if per_element else ()
-        done: set = set()
+        done: set = set(skip)
         total = 0.0
         if cached and not per_element and memoizable(ctx):
             for key in reversed(list(self._cache)):
@@ -785,6 +787,35 @@ class CompiledFactor:
                 continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
         return total
+
+    def held(self, node) -> tuple | None:
+        """The messages to ``node`` that :meth:`_remember` keeps, as those objects (per leaf and
+        component), for :meth:`standing`; None where a term reads ``node`` through an affine
+        map (a Bernoulli's indicator (1 - p, p)): there a term is not <message, E[u]>."""
+        mine = [leaf for leaf in self.targets if leaf.node is node]
+        if any(isinstance(leaf, IndicatorLeaf) for leaf in mine):
+            return None
+        ids = {id(leaf) for leaf in mine}
+        return tuple((key, entry[2], entry[3]) for key, entry in self._cache.items() if key[0] in ids)
+
+    def standing(self, node, weight, ctx: Context | None, held: tuple) -> frozenset | None:
+        """The terms that read ``node`` if the messages ``held`` (:meth:`held`) are still kept,
+        with the weight the bound uses and the moments they read, and between them cover every
+        such term: their sum is then <message, E[u(node)]>. None otherwise."""
+        if restricted(ctx):
+            return None
+        weight = self._kept(self._weight(weight, ctx), ctx)
+        terms: set = set()
+        for key, grads, node_grads in held:
+            entry = self._cache.get(key)
+            if entry is None or entry[1] is not weight or entry[2] is not grads or entry[3] is not node_grads:
+                return None
+            if not all(self._same(stamp, self._stamp(self._rest(ti, i), ctx)) for ti, i, stamp in entry[0]):
+                return None
+            terms.update(ti for ti, _, _ in entry[0])
+        reading = {ti for ti, t in enumerate(self.terms) if any(o.leaf is not None and o.leaf.node is node
+                                                                 for o in t.operands)}
+        return frozenset(terms) if terms == reading else None
 
     def _reads_of(self, leaf) -> list:
         """(term index, operand position, term, operand, the other operands) for every operand
