@@ -229,6 +229,7 @@ class CompiledFactor:
         self._node_rests: dict = {}  # node name -> _rests_of
         self._rest_ops: dict = {}  # (term, operand) -> the term's other operands
         self._leaf_reads: dict = {}  # id(leaf) -> _reads_of
+        self._reading: dict = {}  # node name -> the terms that read it (standing)
         self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
@@ -813,8 +814,10 @@ class CompiledFactor:
             if not all(self._same(stamp, self._stamp(self._rest(ti, i), ctx)) for ti, i, stamp in entry[0]):
                 return None
             terms.update(ti for ti, _, _ in entry[0])
-        reading = {ti for ti, t in enumerate(self.terms) if any(o.leaf is not None and o.leaf.node is node
-                                                                 for o in t.operands)}
+        reading = self._reading.get(node.name)
+        if reading is None:
+            reading = self._reading[node.name] = {ti for ti, t in enumerate(self.terms)
+                                                  if any(o.leaf is not None and o.leaf.node is node for o in t.operands)}
         return frozenset(terms) if terms == reading else None
 
     def _reads_of(self, leaf) -> list:
