@@ -62,6 +62,10 @@ class Family(ABC):
     unit_base_measure: ClassVar[bool] = True
     #: may a node of this family be latent (have a q)
     latent: ClassVar[bool] = True
+    #: True when ``optimum`` reads fewer numbers than the inner products <message, E[u]> it
+    #: replaces (the Gaussian's: E[x] and the kept factorization, never E[x x^T]): the bound
+    #: right after such a node's update takes it (``Engine._at_optimum``)
+    closed_optimum: ClassVar[bool] = False
     #: the number of innermost plate axes whose elements are one variable, not independent ones
     #: (a Markov chain's time axis): ``log_normalizer``, ``entropy`` and the log-density are
     #: per element only as terms of a sum over these axes, and ``valid`` answers for them whole

@@ -20,6 +20,7 @@ class Gaussian(Family):
     support = constraints.real_vector
     arg_constraints = {"mean": constraints.real_vector, "precision": constraints.positive_definite}
     location = True
+    closed_optimum = True
     example_event = (2,)
 
     @staticmethod

@@ -108,8 +108,8 @@ class Engine:
         of the messages its factors keep (full data, this process, no multiplicity, no clamp),
         for the bound at the node's optimum (:meth:`_at_optimum`); else None."""
         contexts = ctx.values() if isinstance(ctx, dict) else [ctx]
-        if plate is not None or type(self.executor) is not Serial or node.weights is not None \
-                or node.clamp is not None or any(restricted(c) for c in contexts):
+        if not node.family.closed_optimum or plate is not None or type(self.executor) is not Serial \
+                or node.weights is not None or node.clamp is not None or any(restricted(c) for c in contexts):
             return None
         factors = self.touching[node.name]
         held = [f.held(node) for f in factors]
