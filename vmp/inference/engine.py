@@ -111,7 +111,9 @@ class Engine:
         if not node.family.closed_optimum or plate is not None or type(self.executor) is not Serial \
                 or node.weights is not None or node.clamp is not None or any(restricted(c) for c in contexts):
             return None
-        factors = self.touching[node.name]
+        factors = self.touching[node.name]  # its own factor and its children's: what target summed
+        if self.factors[node.name] not in factors:
+            return None
         held = [f.held(node) for f in factors]
         return None if any(h is None for h in held) else (node, total, list(zip(factors, held)))
 
