@@ -200,3 +200,23 @@ def test_symmetric_moments_travel_packed(monkeypatch):
     p = _linalg.pack_symmetric(state.moments["v"][1])
     assert p.shape == (n, k * (k + 1) // 2)
     np.testing.assert_array_equal(_linalg.unpack_symmetric(p, k), state.moments["v"][1])
+
+
+def test_a_message_known_symmetric_is_not_checked(monkeypatch):
+    """S^T E[uu^T] unpacked from its unique entries and times E[tau] is exactly symmetric as
+    formed: the message to v is not read again to test that (``Family.symmetrize``'s
+    ``exact``), and it is exactly symmetric; a message formed otherwise (the prior's, where the
+    precision is a constant) is still tested."""
+    from vmp.families import _linalg, base
+
+    model = _model(6, m=300, n=400, r=3000, k=3)
+    engine = Engine(model)
+    seen = []
+    monkeypatch.setattr(base, "symmetric_part", lambda a: seen.append(a.shape) or _linalg.symmetric_part(a))
+    msg = engine.factors["r"].messages(model["v"], ctx=Context(state=model.state))
+    assert not seen
+    np.testing.assert_array_equal(msg[1], np.swapaxes(msg[1], -1, -2))
+    _same(msg, _fresh(model, "r", "v", model.state))
+    seen.clear()
+    _fresh(model, "v", "v", model.state)
+    assert seen == [(400, 3, 3)]

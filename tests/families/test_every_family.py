@@ -120,6 +120,17 @@ def test_entropy_and_log_density_match_scipy(f):
 
 
 @TABLE
+def test_optimum_is_the_log_normalizer_less_the_base_measure(f):
+    """Family.optimum = H[q] + <eta, E[u]> = A(eta) - E[log h(x)] (per variable): the bound's
+    terms of a node right after its coordinate update."""
+    eta = f.example()
+    moments = f.moments(eta)
+    want = f.log_normalizer(eta) - f.expected_log_base_measure(eta, moments)
+    np.testing.assert_allclose(_per_variable(f, f.optimum(eta, moments), eta), _per_variable(f, want, eta),
+                               rtol=1e-12, atol=1e-12)
+
+
+@TABLE
 def test_one_element_to_scipy_is_scipy_itself(f):
     eta = f.example()
     one = tuple(e[0] for e in eta)

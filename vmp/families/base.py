@@ -62,6 +62,10 @@ class Family(ABC):
     unit_base_measure: ClassVar[bool] = True
     #: may a node of this family be latent (have a q)
     latent: ClassVar[bool] = True
+    #: True when ``optimum`` reads fewer numbers than the inner products <message, E[u]> it
+    #: replaces (the Gaussian's: E[x] and the kept factorization, never E[x x^T]): the bound
+    #: right after such a node's update takes it (``Engine._at_optimum``)
+    closed_optimum: ClassVar[bool] = False
     #: the number of innermost plate axes whose elements are one variable, not independent ones
     #: (a Markov chain's time axis): ``log_normalizer``, ``entropy`` and the log-density are
     #: per element only as terms of a sum over these axes, and ``valid`` answers for them whole
@@ -136,6 +140,14 @@ class Family(ABC):
         raise NotImplementedError(f"{cls.name}: E[log h(x)] has no closed form here")
 
     @classmethod
+    def optimum(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
+        """A(eta) - E[log h(x)] = H[q] + <eta, E[u]>, one value per plate element: the bound's
+        terms that read a node (its factors' expected log-densities, linear in E[u], plus its
+        entropy) when eta is the sum of those factors' messages, i.e. right after its coordinate
+        update (Winn & Bishop eq. (5)). A family with a cheaper closed form overrides it."""
+        return cls.entropy(natural, moments) + cls.inner(natural, moments)
+
+    @classmethod
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """H[q] = A(eta) - <eta, E[u]> - E[log h(x)]."""
         if moments is None:
@@ -188,10 +200,13 @@ class Family(ABC):
         return ok
 
     @classmethod
-    def symmetrize(cls, message: Arrays) -> Arrays:
+    def symmetrize(cls, message: Arrays, exact: frozenset = frozenset()) -> Arrays:
         """The message with every matrix component (u = x x^T, u = Lambda) replaced by its symmetric
-        part: <eta, u> is unchanged for symmetric u, and q's natural parameters stay symmetric."""
-        return tuple(symmetric_part(m) if n == 2 else m for m, n in zip(message, cls.event_ndims))
+        part: <eta, u> is unchanged for symmetric u, and q's natural parameters stay symmetric.
+        The components in ``exact`` are exactly symmetric as formed (the caller knows how): kept
+        as they are, which is what their symmetric part is, without reading them."""
+        return tuple(m if i in exact or n != 2 else symmetric_part(m)
+                     for i, (m, n) in enumerate(zip(message, cls.event_ndims)))
 
     # ----- points -------------------------------------------------------------------------
     @classmethod

@@ -20,6 +20,7 @@ class Gaussian(Family):
     support = constraints.real_vector
     arg_constraints = {"mean": constraints.real_vector, "precision": constraints.positive_definite}
     location = True
+    closed_optimum = True
     example_event = (2,)
 
     @staticmethod
@@ -77,6 +78,14 @@ class Gaussian(Family):
         mean = f.solve(natural[0]) if f.vectorized else np.einsum("...ij,...j->...i", f.inv(), natural[0])
         quad = np.einsum("...i,...i->...", natural[0], mean)
         return 0.5 * quad - 0.5 * f.logdet() + 0.5 * d * LOG2PI
+
+    @classmethod
+    def optimum(cls, natural: Arrays, moments: Arrays) -> np.ndarray:
+        """A(eta) = 1/2 eta_1^T E[x] - 1/2 log|Lambda| + D/2 log 2 pi (E[x] = Lambda^-1 eta_1; h = 1),
+        from the moments and the kept factorization: no pass over E[x x^T]."""
+        d = natural[0].shape[-1]
+        quad = np.einsum("...i,...i->...", natural[0], moments[0])
+        return 0.5 * quad - 0.5 * factor(natural[1], scale=-2.0).logdet() + 0.5 * d * LOG2PI
 
     @classmethod
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:

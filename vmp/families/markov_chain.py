@@ -150,7 +150,7 @@ class CategoricalMarkovChain(Family):
         return u.sum(-1) + p.sum((-2, -1))
 
     @classmethod
-    def symmetrize(cls, message: Arrays) -> Arrays:
+    def symmetrize(cls, message: Arrays, exact: frozenset = frozenset()) -> Arrays:
         """The message as it is: E[z_t z_{t+1}^T] is not symmetric (j -> k is not k -> j)."""
         return tuple(message)
 

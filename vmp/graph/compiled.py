@@ -229,6 +229,7 @@ class CompiledFactor:
         self._node_rests: dict = {}  # node name -> _rests_of
         self._rest_ops: dict = {}  # (term, operand) -> the term's other operands
         self._leaf_reads: dict = {}  # id(leaf) -> _reads_of
+        self._reading: dict = {}  # node name -> the terms that read it (standing)
         self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
@@ -482,7 +483,9 @@ class CompiledFactor:
         """coef times two gathers over one data plate R (as in dot(u[rows], v[cols])) without
         forming per-datum moments: sum_r w_r A[rows_r] (x) B[cols_r] = A (x) (S B) with the
         sparse S = P_rows^T diag(w) P_cols; coef multiplies a scalar operand (E[tau]) where
-        there is one. Returns None where the pattern does not apply."""
+        there is one. Returns None where the pattern does not apply, else (the array, whether it
+        is exactly symmetric in its last two axes: a message that is S B for a symmetric moment B,
+        unpacked from its unique entries, times numbers only)."""
         lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
         if target is not None and isinstance(target.leaf, GatherLeaf):
             if len(lazy) != 1:
@@ -518,9 +521,11 @@ class CompiledFactor:
         m1 = y.shape[0]
         inputs = [(y, g2.letters)] + glob
         if node_level:
-            return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:])))
+            exact = (all(np.ndim(v) == 0 for v, _ in glob) and _symmetric(g2.leaf, g2.comp, y)
+                     and set(output[-2:]) == set(g2.letters[-2:]))
+            return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:]))), exact
         inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
-        return scale(coef, contract_to(inputs, output, shape))
+        return scale(coef, contract_to(inputs, output, shape)), False
 
     def _held(self, la, lb, comp, w, ctx=None) -> bool:
         """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
@@ -585,15 +590,16 @@ class CompiledFactor:
         return pair
 
     def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None, coef: float = 1.0):
-        """coef times the contraction of ``ops`` (times the weight) to ``output``; (array, node_level)."""
+        """coef times the contraction of ``ops`` (times the weight) to ``output``; (array,
+        node_level, exact: known to be exactly symmetric in its last two axes)."""
         if not select:
             fused = self._fused(ops, weight, output, shape, target, ctx, coef)
             if fused is not None:
-                return fused, target is not None and isinstance(target.leaf, GatherLeaf)
+                return fused[0], target is not None and isinstance(target.leaf, GatherLeaf), fused[1]
         inputs, scaled = self._materialize(ops, weight, output, select or {}, ctx, coef)
         inputs = self._reduce_plates(inputs, output, ctx)
         out = contract_to(inputs, output, shape)
-        return (out if scaled else scale(coef, out)), False
+        return (out if scaled else scale(coef, out)), False, False
 
     @staticmethod
     def _stamp(ops: list[Operand], ctx) -> tuple:
@@ -675,7 +681,7 @@ class CompiledFactor:
         return tuple(data)
 
     def _sum_messages(self, node, weight, plate, index, ctx, only):
-        total = None
+        total = symmetric = None
         for leaf in self.targets if only is None else only:
             if leaf.node is not node:
                 continue
@@ -687,6 +693,7 @@ class CompiledFactor:
                 ax = node.plates.index(plate)
                 msg = tuple(np.take(m, index, axis=ax) for m in full)
                 total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
+                symmetric = set()
                 continue
             axis = None if plate is None else leaf.plates.index(plate)
             if axis is not None:
@@ -694,6 +701,7 @@ class CompiledFactor:
                 node_shapes = [s[:axis] + s[axis + 1:] for s in node_shapes]
             acc = [None] * len(shapes)
             acc_node = [None] * len(shapes)
+            exact = [True] * len(shapes)  # per component: every part exactly symmetric as formed
             keep = plate is None and memoizable(ctx)
             read: list = [[] for _ in shapes]  # per component: (term, operand position, stamp)
             fold: list = [[] for _ in shapes]  # per component: the parts of folded.product
@@ -710,10 +718,12 @@ class CompiledFactor:
                 if axis is not None:
                     select = {o.letters[axis]: index}
                     out = out.replace(o.letters[axis], "")
-                grad, node_level = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
+                grad, node_level, born = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
                 target = acc_node if node_level else acc
                 target[o.comp] = (target[o.comp] or []) + [grad]
+                exact[o.comp] = exact[o.comp] and node_level and born
             for comp, parts in enumerate(fold):
+                exact[comp] = exact[comp] and not parts
                 if folded.worth(parts):
                     grad = folded.product(parts, len(self.child_letters), weight, ctx, self.plate_of, shapes[comp],
                                           self._folded)
@@ -733,19 +743,24 @@ class CompiledFactor:
                 msg = tuple(np.zeros(s) if a is None else a if a.shape == tuple(s) else np.zeros(s) + a
                             for a, s in zip(acc_node, node_shapes))
             total = msg if total is None else tuple(a + b for a, b in zip(total, msg))
+            known = {comp for comp, e in enumerate(exact) if e and acc_node[comp] is not None}
+            symmetric = known if symmetric is None else symmetric & known
         if total is None:
             return None
         if node.clamp is not None and node is not self.child:
             total = node.clamp.free(total, ctx, plate, index)
-        return node.family.symmetrize(total)
+            symmetric = set()
+        return node.family.symmetrize(total, frozenset(symmetric))
 
     def elog(self, weight: np.ndarray | None = None, per_element: bool = False, cached: bool = True,
-             ctx: Context | None = None):
-        """Weighted E[log p(child | parents)], summed (or per child plate element)."""
+             ctx: Context | None = None, skip: frozenset = frozenset()):
+        """Weighted E[log p(child | parents)], summed (or per child plate element), without the
+        terms ``skip`` (those :meth:`standing` found: the bound adds them through the node's
+        optimum)."""
         weight = self._kept(self._weight(weight, ctx), ctx)
         out = self.child_letters if per_element else ""
         shape = (self.child_shape if ctx is None else ctx.shape(self.child.plates)) if per_element else ()
-        done: set = set()
+        done: set = set(skip)
         total = 0.0
         if cached and not per_element and memoizable(ctx):
             for key in reversed(list(self._cache)):
@@ -773,6 +788,37 @@ class CompiledFactor:
                 continue
             total = total + t.coef * self._evaluate(t.operands, weight, out, shape, ctx=ctx)[0]
         return total
+
+    def held(self, node) -> tuple | None:
+        """The messages to ``node`` that :meth:`_remember` keeps, as those objects (per leaf and
+        component), for :meth:`standing`; None where a term reads ``node`` through an affine
+        map (a Bernoulli's indicator (1 - p, p)): there a term is not <message, E[u]>."""
+        mine = [leaf for leaf in self.targets if leaf.node is node]
+        if any(isinstance(leaf, IndicatorLeaf) for leaf in mine):
+            return None
+        ids = {id(leaf) for leaf in mine}
+        return tuple((key, entry[2], entry[3]) for key, entry in self._cache.items() if key[0] in ids)
+
+    def standing(self, node, weight, ctx: Context | None, held: tuple) -> frozenset | None:
+        """The terms that read ``node`` if the messages ``held`` (:meth:`held`) are still kept,
+        with the weight the bound uses and the moments they read, and between them cover every
+        such term: their sum is then <message, E[u(node)]>. None otherwise."""
+        if restricted(ctx):
+            return None
+        weight = self._kept(self._weight(weight, ctx), ctx)
+        terms: set = set()
+        for key, grads, node_grads in held:
+            entry = self._cache.get(key)
+            if entry is None or entry[1] is not weight or entry[2] is not grads or entry[3] is not node_grads:
+                return None
+            if not all(self._same(stamp, self._stamp(self._rest(ti, i), ctx)) for ti, i, stamp in entry[0]):
+                return None
+            terms.update(ti for ti, _, _ in entry[0])
+        reading = self._reading.get(node.name)
+        if reading is None:
+            reading = self._reading[node.name] = {ti for ti, t in enumerate(self.terms)
+                                                  if any(o.leaf is not None and o.leaf.node is node for o in t.operands)}
+        return frozenset(terms) if terms == reading else None
 
     def _reads_of(self, leaf) -> list:
         """(term index, operand position, term, operand, the other operands) for every operand

@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import ConvergenceError
-from ..graph.leaves import Context
+from ..graph.leaves import Context, restricted
 from .executor import Children, Executor, Serial, add
 from .executor_chunked import Chunked
 from .state import State
@@ -70,6 +70,7 @@ class Engine:
                 self.touching[node.name].append(f)
             for name, plates in f.coupled.items():
                 self.coupled[name] |= plates
+        self._summed = None  # the last target that is a sum of kept messages (_summed_messages)
 
     # ----- the update -------------------------------------------------------------------
     def factor_weight(self, f, weights: dict | None = None) -> np.ndarray | None:
@@ -91,13 +92,48 @@ class Engine:
         optimum); with ``plate``/``index`` only that slice of the node. ``ctx`` (a Context, or a
         dict from factor child names to Contexts) restricts and scales each factor's messages.
         The sum over the children's factors runs through the executor."""
+        self._summed = None
         kept = self.executor.local_target(self, state, node, ctx, weights, plate, index)
         if kept is not None:
             return kept
         prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
         children = Children(self, state, node, weights, plate, index)
         total = _plus(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
-        return self.own_multiplicity(node, total, plate, index, ctx)
+        total = self.own_multiplicity(node, total, plate, index, ctx)
+        self._summed = self._summed_messages(node, total, plate, ctx)
+        return total
+
+    def _summed_messages(self, node, total, plate, ctx):
+        """(node, lambda^temp, [(factor, its kept messages to node)]) when ``total`` is the sum
+        of the messages its factors keep (full data, this process, no multiplicity, no clamp),
+        for the bound at the node's optimum (:meth:`_at_optimum`); else None."""
+        contexts = ctx.values() if isinstance(ctx, dict) else [ctx]
+        if not node.family.closed_optimum or plate is not None or type(self.executor) is not Serial \
+                or node.weights is not None or node.clamp is not None or any(restricted(c) for c in contexts):
+            return None
+        factors = self.touching[node.name]  # its own factor and its children's: what target summed
+        if self.factors[node.name] not in factors:
+            return None
+        held = [f.held(node) for f in factors]
+        return None if any(h is None for h in held) else (node, total, list(zip(factors, held)))
+
+    def _at_optimum(self, state: State, weights, ctx):
+        """(node, {factor: the terms that read it}) if q(node) in ``state`` is the last target,
+        whose factors still keep the messages it summed: the bound's terms that read the node
+        plus its entropy are then A(lambda) - E[log h] (``Family.optimum``), read from the
+        moments without the inner products <message, E[u]>. None otherwise."""
+        if self._summed is None:
+            return None
+        node, total, factors = self._summed
+        if state.natural.get(node.name) is not total:
+            return None
+        skip = {}
+        for f, held in factors:
+            terms = f.standing(node, self.factor_weight(f, weights), ctx, held)
+            if terms is None:
+                return None
+            skip[f.child.name] = terms
+        return node, skip
 
     def own_multiplicity(self, node, total, plate=None, index=None, ctx=None):
         """Divide by m_i, node i's own multiplicity (Paquet eq. (5))."""
@@ -218,11 +254,18 @@ class Engine:
                              f"the local nodes)")
         ctx = Context(state=state)
         done, total = self.executor.bound(self, state, weights)
+        optimum = self._at_optimum(state, weights, ctx) if cached and not done else None
+        skip = {} if optimum is None else optimum[1]
         for f in self.factors.values():
             if f.child.name not in done:
-                total += float(f.elog(self.factor_weight(f, weights), cached=cached, ctx=ctx))
+                total += float(f.elog(self.factor_weight(f, weights), cached=cached, ctx=ctx,
+                                      skip=skip.get(f.child.name, frozenset())))
         for node in self.hidden:
-            if node.name not in done:
+            if node.name in done:
+                continue
+            if optimum is not None and node is optimum[0]:
+                total += float(np.sum(node.family.optimum(state.natural[node.name], state.moments[node.name])))
+            else:
                 total += self.entropy(state, node)
         return total
 
