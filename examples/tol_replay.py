@@ -20,9 +20,18 @@ series, at evaluation spacings 1, 2, 5 and 10 steps and tol 3e-4, 1e-3 (and 1e-4
 - the spread of the free per-step minibatch bound (``history["bound_estimate"]``) against
   tol |b|.
 
+With ``--realistic`` (only): realistic fits held out from every choice (``REALISTIC_CONFIGS``:
+N = 100,000 points in D = 2 to 5 dimensions, K = 5 to 10 components of varying overlap,
+Minibatch(100), 2,500 to 3,000 steps, seeds 0 to 5, the bound at every step on a 500-row
+evaluation subsample, about 11 to 18 s of CPU per run), replayed at spacings 1, 5, 10, 25 and tol
+1e-4, 3e-4, 1e-3: per configuration the table above plus the lateness in steps, in evaluations
+and as a fraction of P, and the runs whose trend was flat over the last half before it climbed
+again; ``--phase`` adds the phase-aware history tried (:func:`knee_stop`) on the training half.
+
     python examples/tol_replay.py [--grid] [--record] [--record-held-out]
-    (JSON cached in docs/figures/tol_replay.json and tol_replay_heldout.json; held-out groups
-    missing from the JSON are recorded)
+    python examples/tol_replay.py --realistic [--phase]
+    (JSON cached in docs/figures/tol_replay.json, tol_replay_heldout.json and
+    tol_replay_realistic.json; groups missing from the JSON are recorded)
 """
 from __future__ import annotations
 
@@ -40,7 +49,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
-from vmp.inference.stopping import TOL_MIN, TOL_NOISE_Z, TOL_PATIENCE, TOL_Z, stop_at  # noqa: E402
+from vmp.inference.stopping import (TOL_HISTORY, TOL_MIN, TOL_NOISE_Z, TOL_PATIENCE, TOL_Z,  # noqa: E402
+                                    headroom, stop_at)
 from vmp.models import gaussian_mixture  # noqa: E402
 
 OUT = ROOT / "docs" / "figures" / "tol_replay.json"
@@ -204,6 +214,47 @@ def curve_stop(it, b, tol, every, z=TOL_Z, noise_z=TOL_NOISE_Z) -> int | None:
                  if stop_at(its[:j + 1], vals[:j + 1], tol, z, noise_z) is not None), None)
 
 
+def knee(s: np.ndarray, y: np.ndarray, z: float) -> int:
+    """The phase-aware history tried (not kept): the index of the knee of the best two-slope
+    (hinge) least-squares fit to ``y`` at ``s`` with a smaller slope after it, when it lowers the
+    SSE of one line by more than z^2 residual variances (inflated for lag-1 autocorrelation as
+    in the rule); else 0."""
+    n = len(y)
+    if n < 2 * TOL_MIN:
+        return 0
+    x = (s - s[0]) / (s[-1] - s[0])
+
+    def fit(*columns):
+        design = np.column_stack([np.ones(n), x, *columns])
+        coef = np.linalg.lstsq(design, y, rcond=None)[0]
+        return coef, y - design @ coef
+
+    sse1 = float(np.sum(fit()[1] ** 2))
+    hinges = [(float(res @ res), k, res) for k in range(TOL_MIN // 2, n - TOL_MIN)
+              for coef, res in [fit(np.maximum(x - x[k], 0.0))] if coef[2] < 0]
+    if not hinges:
+        return 0
+    sse, k, res = min(hinges, key=lambda h: h[0])
+    r = float(np.clip(res[1:] @ res[:-1] / max(res @ res, np.finfo(float).tiny), 0.0, 0.95))
+    return k if sse1 - sse > z ** 2 * sse / (n - 3) * (1 + r) / (1 - r) else 0
+
+
+def knee_stop(it, b, tol, every, z=4.0) -> int | None:
+    """vmp's rule with the curves fitted from the knee (:func:`knee`) of the evaluations since
+    t/2 when there is one: the headroom of the suffix from the knee (at least TOL_MIN)."""
+    keep = (it > 0) & (it % every == 0)
+    its, vals = it[keep].astype(float), b[keep]
+
+    def flat(end: int) -> bool:
+        s, v = its[:end], vals[:end]
+        first = min(int(np.searchsorted(s, TOL_HISTORY * s[-1])), len(s) - TOL_MIN)
+        first += min(knee(s[first:], v[first:], z), len(s) - TOL_MIN - first)
+        return headroom(s[first:], v[first:])[0] <= tol * abs(v[-1])
+
+    return next((int(its[j]) for j in range(TOL_MIN + TOL_PATIENCE - 2, len(vals))
+                 if all(flat(j + 1 - k) for k in range(TOL_PATIENCE))), None)
+
+
 RULES = {
     f"curves, z = {TOL_Z:g} + {TOL_NOISE_Z:g} (vmp)": curve_stop,
     "curves, z = 2 + 2 (before)": partial(curve_stop, z=2.0, noise_z=2.0),
@@ -276,7 +327,10 @@ def lateness(rows: list[dict], key: str) -> str:
         late = np.array([r["stop"] - r["trend"] for r in sel], float)
         every = np.array([r["every"] for r in sel], float)
         frac = late / np.array([r["trend"] for r in sel], float)
-        out.append(f"{v:g}: {np.median(late):.0f} ({np.median(late / every):.1f} ev, {np.median(frac):.2f} P)")
+        within = sum(abs(r["stop"] - r["trend"]) <= 0.1 * r["trend"] for r in sel)
+        early = sum(r["stop"] < 0.9 * r["trend"] for r in sel)
+        out.append(f"{v:g}: {np.median(late):.0f} ({np.median(late / every):.1f} ev, {np.median(frac):.2f} P; "
+                   f"within {within}, early {early} of {len(sel)})")
     return "; ".join(out)
 
 
@@ -304,6 +358,36 @@ def realistic_tables(groups: dict, tols=(1e-4, 3e-4, 1e-3), spacings=(1, 5, 10, 
         print(f"- {name}: per spacing {lateness(rows, 'every')}; per tol {lateness(rows, 'tol')}")
 
 
+def misleading(data, tol: float, after: int = 50) -> int:
+    """Runs whose trend, at some step s from ``after`` on and before 0.9 P, rose by at most tol |b|
+    since s/2 (flat over the last half, with hindsight and without noise) and then still rises by
+    more than 2 tol |b|: a rule reading the bound since t/2 cannot tell such an s from P."""
+    count = 0
+    for it, b in data:
+        steps, y = trend(it, b)
+        level, plateau = tol * abs(y[-1]), plateau_trend(it, b, tol)
+        flat = y - y[np.searchsorted(steps, steps / 2)] <= level
+        count += bool(np.any(flat & (y[-1] - y > 2 * level) & (steps < 0.9 * plateau) & (steps >= after)))
+    return count
+
+
+def phase(first, recorded) -> None:
+    """The phase-aware history (:func:`knee_stop`) against vmp's rule on the training half:
+    seeds 0 to 11 of the first recordings and seeds 0 to 2 of each realistic configuration."""
+    sets = [("first recordings, seeds 0-11", first, (3e-4, 1e-3, 1e-4), (1, 2, 5, 10))]
+    sets += [(f"{name}, seeds 0-2", [(np.arange(len(runs[s])), np.array(runs[s])) for s in "012"],
+              (1e-4, 3e-4, 1e-3), (1, 5, 10, 25)) for name, runs in recorded.items()]
+    rules = {"vmp": curve_stop, **{f"knee z = {z:g}": partial(knee_stop, z=z) for z in (2.0, 3.0, 4.0)}}
+    print("\n| rule | " + " | ".join(name for name, *_ in sets) + " |\n|---|" + "---|" * len(sets))
+    for label, rule in rules.items():
+        cells = []
+        for _, data, tols, spacings in sets:
+            t = summary(cases(rule, data, tols, spacings), "trend")
+            cells.append(f"{t['within']} of {t['cases']}, early {t['early']} "
+                         f"({sum(x > 2 for x in t['left'])} > 2 tol, max {max(t['left'], default=0):.1f})")
+        print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--record", action="store_true", help="record the 12 runs again")
@@ -311,6 +395,7 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", action="store_true", help="replay the choice of TOL_Z and TOL_NOISE_Z")
     ap.add_argument("--realistic", action="store_true",
                     help="only the realistic fits (recorded when missing from their JSON)")
+    ap.add_argument("--phase", action="store_true", help="with --realistic: the phase-aware history tried")
     args = ap.parse_args(argv)
     if args.realistic:
         kept = json.loads(REALISTIC.read_text()) if REALISTIC.exists() else {}
@@ -319,10 +404,14 @@ def main(argv=None) -> int:
         c0 = time.process_time()
         recorded = json.loads(REALISTIC.read_text())
         groups = {name: [(np.arange(len(b)), np.array(b)) for b in runs.values()] for name, runs in recorded.items()}
+        first = [(np.array(r["iteration"]), np.array(r["elbo"])) for r in json.loads(OUT.read_text()).values()]
         realistic_tables(groups)
-        first = json.loads(OUT.read_text())
-        realistic_tables({"first recordings, seeds 0-11 (N=3000, 400 steps)":
-                          [(np.array(r["iteration"]), np.array(r["elbo"])) for r in first.values()]})
+        realistic_tables({"first recordings, seeds 0-11 (N=3000, 400 steps)": first})
+        for name, series in {**groups, "first recordings, seeds 0-11": first}.items():
+            print(f"flat over the last half, then more than 2 tol of rise, {name}:",
+                  {tol: f"{misleading(series, tol)} of {len(series)}" for tol in (1e-4, 3e-4, 1e-3)})
+        if args.phase:
+            phase(first, recorded)
         print(f"{time.process_time() - c0:.1f} s CPU")
         return 0
     if args.record or not OUT.exists():
