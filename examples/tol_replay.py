@@ -22,8 +22,9 @@ series, at evaluation spacings 1, 2, 5 and 10 steps and tol 3e-4, 1e-3 (and 1e-4
 
 With ``--realistic`` (only): realistic fits held out from every choice (``REALISTIC_CONFIGS``:
 N = 100,000 points in D = 2 to 5 dimensions, K = 5 to 10 components of varying overlap,
-Minibatch(100), 2,500 to 3,000 steps, seeds 0 to 5, the bound at every step on a 500-row
-evaluation subsample, about 11 to 18 s of CPU per run), replayed at spacings 1, 5, 10, 25 and tol
+Minibatch(100), 2,500 to 3,000 steps, seeds 0 to 5; and one with Minibatch(1000), 1,500 steps,
+seeds 0 to 3; the bound at every step on 5 minibatches' rows, about 11 to 18 s of CPU per run),
+replayed at spacings 1, 5, 10, 25 and tol
 1e-4, 3e-4, 1e-3: per configuration the table above plus the lateness in steps, in evaluations
 and as a fraction of P, and the runs whose trend was flat over the last half before it climbed
 again; ``--phase`` adds the phase-aware history tried (:func:`knee_stop`) on the training half.
@@ -70,12 +71,13 @@ CONFIGS = [
 
 
 #: realistic fits, recorded after the rule was chosen and held out from any choice: N = 100,000
-#: points, Minibatch(100): (name, dimensions D, components K, separation of the centres in
-#: units of the blobs' scale, RobbinsMonro kappa (None: the default 0.6), steps, seeds)
+#: points: (name, dimensions D, components K, separation of the centres in units of the blobs'
+#: scale, RobbinsMonro kappa (None: the default 0.6), steps, seeds, minibatch)
 REALISTIC_CONFIGS = [
-    ("D=2 K=5 separated (4)", 2, 5, 4.0, None, 2500, range(6)),
-    ("D=3 K=8 overlapping (2.5), kappa 0.7", 3, 8, 2.5, 0.7, 3000, range(6)),
-    ("D=5 K=10 overlapping (1.5)", 5, 10, 1.5, None, 3000, range(6)),
+    ("D=2 K=5 separated (4)", 2, 5, 4.0, None, 2500, range(6), 100),
+    ("D=3 K=8 overlapping (2.5), kappa 0.7", 3, 8, 2.5, 0.7, 3000, range(6), 100),
+    ("D=5 K=10 overlapping (1.5)", 5, 10, 1.5, None, 3000, range(6), 100),
+    ("D=2 K=5 separated (4), Minibatch(1000)", 2, 5, 4.0, None, 1500, range(4), 1000),
 ]
 
 
@@ -91,9 +93,9 @@ def mixture_data(n: int, d: int, k: int, separation: float, seed: int) -> np.nda
 
 def record_realistic(kept: dict) -> dict:
     """The realistic fits, recording only the configurations not in ``kept``: the bound at every
-    step on the subsample of an evaluate_every=5 fit (500 rows), to 0.01."""
+    step on the subsample of an evaluate_every=5 fit (5 minibatches' rows), to 0.01."""
     out = {}
-    for name, d, k, separation, kappa, steps, seeds in REALISTIC_CONFIGS:
+    for name, d, k, separation, kappa, steps, seeds, size in REALISTIC_CONFIGS:
         if name in kept:
             out[name] = kept[name]
             continue
@@ -102,7 +104,7 @@ def record_realistic(kept: dict) -> dict:
             c0 = time.process_time()
             model = gaussian_mixture(mixture_data(100_000, d, k, separation, seed), k)
             more = {} if kappa is None else {"step": vmp.RobbinsMonro(kappa=kappa)}
-            r = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 100, evaluation_size=500),
+            r = model.fit(method="stochastic", subsample=vmp.Minibatch("data", size, evaluation_size=5 * size),
                           evaluate_every=1, seed=seed, progress=False, iterations=steps, **more)
             ev = r.history["evaluations"]
             assert list(ev["iteration"]) == list(range(steps + 1))
@@ -371,12 +373,24 @@ def misleading(data, tol: float, after: int = 50) -> int:
     return count
 
 
+def wander(data, tol: float = 3e-4) -> tuple[float, float]:
+    """Over the last half of each run, the range of the evaluations' moving average (a tenth of
+    that half wide), in tol |b|: the least and the largest over the runs."""
+    ranges = []
+    for _, b in data:
+        half = b[len(b) // 2:]
+        width = max(1, len(half) // 10)
+        mean = np.convolve(half, np.ones(width) / width, "valid")
+        ranges.append((mean.max() - mean.min()) / (tol * abs(b[-1])))
+    return min(ranges), max(ranges)
+
+
 def phase(first, recorded) -> None:
     """The phase-aware history (:func:`knee_stop`) against vmp's rule on the training half:
     seeds 0 to 11 of the first recordings and seeds 0 to 2 of each realistic configuration."""
     sets = [("first recordings, seeds 0-11", first, (3e-4, 1e-3, 1e-4), (1, 2, 5, 10))]
     sets += [(f"{name}, seeds 0-2", [(np.arange(len(runs[s])), np.array(runs[s])) for s in "012"],
-              (1e-4, 3e-4, 1e-3), (1, 5, 10, 25)) for name, runs in recorded.items()]
+              (1e-4, 3e-4, 1e-3), (1, 5, 10, 25)) for name, runs in recorded.items() if "1000" not in name]
     rules = {"vmp": curve_stop, **{f"knee z = {z:g}": partial(knee_stop, z=z) for z in (2.0, 3.0, 4.0)}}
     print("\n| rule | " + " | ".join(name for name, *_ in sets) + " |\n|---|" + "---|" * len(sets))
     for label, rule in rules.items():
@@ -410,6 +424,7 @@ def main(argv=None) -> int:
         for name, series in {**groups, "first recordings, seeds 0-11": first}.items():
             print(f"flat over the last half, then more than 2 tol of rise, {name}:",
                   {tol: f"{misleading(series, tol)} of {len(series)}" for tol in (1e-4, 3e-4, 1e-3)})
+            print("  range of the moving average over the last half, in 3e-4 |b|: %.1f to %.1f" % wander(series))
         if args.phase:
             phase(first, recorded)
         print(f"{time.process_time() - c0:.1f} s CPU")
