@@ -425,6 +425,12 @@ def main(argv=None) -> int:
             print(f"flat over the last half, then more than 2 tol of rise, {name}:",
                   {tol: f"{misleading(series, tol)} of {len(series)}" for tol in (1e-4, 3e-4, 1e-3)})
             print("  range of the moving average over the last half, in 3e-4 |b|: %.1f to %.1f" % wander(series))
+        for name, series in groups.items():
+            for tol in (3e-3, 1e-2):
+                t = summary(cases(curve_stop, series, [tol], [1, 5, 10, 25]), "trend")
+                print(f"{name}, tol {tol:g}: within {t['within']} of {t['cases']}, early {t['early']} "
+                      f"(max {max(t['left'], default=0):.1f} tol left); flat over the last half, then more "
+                      f"than 2 tol of rise: {misleading(series, tol)} of {len(series)}")
         if args.phase:
             phase(first, recorded)
         print(f"{time.process_time() - c0:.1f} s CPU")
