@@ -20,9 +20,19 @@ series, at evaluation spacings 1, 2, 5 and 10 steps and tol 3e-4, 1e-3 (and 1e-4
 - the spread of the free per-step minibatch bound (``history["bound_estimate"]``) against
   tol |b|.
 
+With ``--realistic`` (only): realistic fits held out from every choice (``REALISTIC_CONFIGS``:
+N = 100,000 points in D = 2 to 5 dimensions, K = 5 to 10 components of varying overlap,
+Minibatch(100), 2,500 to 3,000 steps, seeds 0 to 5; and one with Minibatch(1000), 1,500 steps,
+seeds 0 to 3; the bound at every step on 5 minibatches' rows, about 11 to 18 s of CPU per run),
+replayed at spacings 1, 5, 10, 25 and tol
+1e-4, 3e-4, 1e-3: per configuration the table above plus the lateness in steps, in evaluations
+and as a fraction of P, and the runs whose trend was flat over the last half before it climbed
+again; ``--phase`` adds the phase-aware history tried (:func:`knee_stop`) on the training half.
+
     python examples/tol_replay.py [--grid] [--record] [--record-held-out]
-    (JSON cached in docs/figures/tol_replay.json and tol_replay_heldout.json; held-out groups
-    missing from the JSON are recorded)
+    python examples/tol_replay.py --realistic [--phase]
+    (JSON cached in docs/figures/tol_replay.json, tol_replay_heldout.json and
+    tol_replay_realistic.json; groups missing from the JSON are recorded)
 """
 from __future__ import annotations
 
@@ -40,11 +50,13 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
-from vmp.inference.stopping import TOL_MIN, TOL_NOISE_Z, TOL_PATIENCE, TOL_Z, stop_at  # noqa: E402
+from vmp.inference.stopping import (TOL_HISTORY, TOL_MIN, TOL_NOISE_Z, TOL_PATIENCE, TOL_Z,  # noqa: E402
+                                    headroom, stop_at)
 from vmp.models import gaussian_mixture  # noqa: E402
 
 OUT = ROOT / "docs" / "figures" / "tol_replay.json"
 HELD_OUT = ROOT / "docs" / "figures" / "tol_replay_heldout.json"
+REALISTIC = ROOT / "docs" / "figures" / "tol_replay_realistic.json"
 
 #: configurations recorded after the rule was chosen on seeds 0 to 11 of the first one:
 #: (name, points, components, minibatch, step, seeds)
@@ -56,6 +68,50 @@ CONFIGS = [
     ("Adaptive", 3000, 3, 500, ("adaptive",), range(4)),
     ("N=3000 K=3 S=500, seeds 18-29 (recorded after TOL_Z = 1.5 was chosen)", 3000, 3, 500, None, range(18, 30)),
 ]
+
+
+#: realistic fits, recorded after the rule was chosen and held out from any choice: N = 100,000
+#: points: (name, dimensions D, components K, separation of the centres in units of the blobs'
+#: scale, RobbinsMonro kappa (None: the default 0.6), steps, seeds, minibatch)
+REALISTIC_CONFIGS = [
+    ("D=2 K=5 separated (4)", 2, 5, 4.0, None, 2500, range(6), 100),
+    ("D=3 K=8 overlapping (2.5), kappa 0.7", 3, 8, 2.5, 0.7, 3000, range(6), 100),
+    ("D=5 K=10 overlapping (1.5)", 5, 10, 1.5, None, 3000, range(6), 100),
+    ("D=2 K=5 separated (4), Minibatch(1000)", 2, 5, 4.0, None, 1500, range(4), 1000),
+]
+
+
+def mixture_data(n: int, d: int, k: int, separation: float, seed: int) -> np.ndarray:
+    """n points of k axis-aligned Gaussian blobs in d dimensions: centres separation * N(0, I),
+    scales U(0.5, 1.5) per axis, weights Dir(5)."""
+    rng = np.random.default_rng(1000 + seed)
+    centres = separation * rng.normal(size=(k, d))
+    scales = rng.uniform(0.5, 1.5, size=(k, d))
+    z = rng.choice(k, size=n, p=rng.dirichlet(np.full(k, 5.0)))
+    return centres[z] + scales[z] * rng.normal(size=(n, d))
+
+
+def record_realistic(kept: dict) -> dict:
+    """The realistic fits, recording only the configurations not in ``kept``: the bound at every
+    step on the subsample of an evaluate_every=5 fit (5 minibatches' rows), to 0.01."""
+    out = {}
+    for name, d, k, separation, kappa, steps, seeds, size in REALISTIC_CONFIGS:
+        if name in kept:
+            out[name] = kept[name]
+            continue
+        runs = {}
+        for seed in seeds:
+            c0 = time.process_time()
+            model = gaussian_mixture(mixture_data(100_000, d, k, separation, seed), k)
+            more = {} if kappa is None else {"step": vmp.RobbinsMonro(kappa=kappa)}
+            r = model.fit(method="stochastic", subsample=vmp.Minibatch("data", size, evaluation_size=5 * size),
+                          evaluate_every=1, seed=seed, progress=False, iterations=steps, **more)
+            ev = r.history["evaluations"]
+            assert list(ev["iteration"]) == list(range(steps + 1))
+            runs[str(seed)] = [round(float(v), 2) for v in ev["elbo"]]
+            print(f"{name}, seed {seed}: {time.process_time() - c0:.1f} s CPU", flush=True)
+        out[name] = runs
+    return out
 
 
 def blobs(n: int, seed: int) -> np.ndarray:
@@ -160,6 +216,47 @@ def curve_stop(it, b, tol, every, z=TOL_Z, noise_z=TOL_NOISE_Z) -> int | None:
                  if stop_at(its[:j + 1], vals[:j + 1], tol, z, noise_z) is not None), None)
 
 
+def knee(s: np.ndarray, y: np.ndarray, z: float) -> int:
+    """The phase-aware history tried (not kept): the index of the knee of the best two-slope
+    (hinge) least-squares fit to ``y`` at ``s`` with a smaller slope after it, when it lowers the
+    SSE of one line by more than z^2 residual variances (inflated for lag-1 autocorrelation as
+    in the rule); else 0."""
+    n = len(y)
+    if n < 2 * TOL_MIN:
+        return 0
+    x = (s - s[0]) / (s[-1] - s[0])
+
+    def fit(*columns):
+        design = np.column_stack([np.ones(n), x, *columns])
+        coef = np.linalg.lstsq(design, y, rcond=None)[0]
+        return coef, y - design @ coef
+
+    sse1 = float(np.sum(fit()[1] ** 2))
+    hinges = [(float(res @ res), k, res) for k in range(TOL_MIN // 2, n - TOL_MIN)
+              for coef, res in [fit(np.maximum(x - x[k], 0.0))] if coef[2] < 0]
+    if not hinges:
+        return 0
+    sse, k, res = min(hinges, key=lambda h: h[0])
+    r = float(np.clip(res[1:] @ res[:-1] / max(res @ res, np.finfo(float).tiny), 0.0, 0.95))
+    return k if sse1 - sse > z ** 2 * sse / (n - 3) * (1 + r) / (1 - r) else 0
+
+
+def knee_stop(it, b, tol, every, z=4.0) -> int | None:
+    """vmp's rule with the curves fitted from the knee (:func:`knee`) of the evaluations since
+    t/2 when there is one: the headroom of the suffix from the knee (at least TOL_MIN)."""
+    keep = (it > 0) & (it % every == 0)
+    its, vals = it[keep].astype(float), b[keep]
+
+    def flat(end: int) -> bool:
+        s, v = its[:end], vals[:end]
+        first = min(int(np.searchsorted(s, TOL_HISTORY * s[-1])), len(s) - TOL_MIN)
+        first += min(knee(s[first:], v[first:], z), len(s) - TOL_MIN - first)
+        return headroom(s[first:], v[first:])[0] <= tol * abs(v[-1])
+
+    return next((int(its[j]) for j in range(TOL_MIN + TOL_PATIENCE - 2, len(vals))
+                 if all(flat(j + 1 - k) for k in range(TOL_PATIENCE))), None)
+
+
 RULES = {
     f"curves, z = {TOL_Z:g} + {TOL_NOISE_Z:g} (vmp)": curve_stop,
     "curves, z = 2 + 2 (before)": partial(curve_stop, z=2.0, noise_z=2.0),
@@ -167,16 +264,17 @@ RULES = {
 }
 
 
-def cases(rule, data, tols, spacings, end=400) -> list[dict]:
-    """Every (run, tol, spacing): the stop (``end`` when the rule never stops), P under both
-    definitions, and the trend's rise left at the stop in tol |b|."""
+def cases(rule, data, tols, spacings) -> list[dict]:
+    """Every (run, tol, spacing): the stop (the run's last step when the rule never stops), P
+    under both definitions, and the trend's rise left at the stop in tol |b|."""
     out = []
     for tol in tols:
         for every in spacings:
             for it, b in data:
                 stop = rule(it, b, tol, every)
-                stop = end if stop is None else stop
-                out.append({"tol": tol, "every": every, "stop": stop, "left": rise_left(it, b, stop, tol),
+                out.append({"tol": tol, "every": every, "stopped": stop is not None,
+                            "stop": int(it[-1]) if stop is None else stop,
+                            "left": rise_left(it, b, int(it[-1]) if stop is None else stop, tol),
                             **{name: p(it, b, tol) for name, p in PLATEAUS.items()}})
     return out
 
@@ -223,12 +321,120 @@ def grid(data, tols, spacings) -> None:
                   f"{sum(x > 2 for x in t['left'])} | {max(t['left'], default=0):.1f} |", flush=True)
 
 
+def lateness(rows: list[dict], key: str) -> str:
+    """Medians of stop - P (trend) in steps, in evaluations and as a fraction of P, per ``key``."""
+    out = []
+    for v in dict.fromkeys(r[key] for r in rows):
+        sel = [r for r in rows if r[key] == v]
+        late = np.array([r["stop"] - r["trend"] for r in sel], float)
+        every = np.array([r["every"] for r in sel], float)
+        frac = late / np.array([r["trend"] for r in sel], float)
+        within = sum(abs(r["stop"] - r["trend"]) <= 0.1 * r["trend"] for r in sel)
+        early = sum(r["stop"] < 0.9 * r["trend"] for r in sel)
+        out.append(f"{v:g}: {np.median(late):.0f} ({np.median(late / every):.1f} ev, {np.median(frac):.2f} P; "
+                   f"within {within}, early {early} of {len(sel)})")
+    return "; ".join(out)
+
+
+def realistic_tables(groups: dict, tols=(1e-4, 3e-4, 1e-3), spacings=(1, 5, 10, 25)) -> None:
+    """vmp's rule on the realistic fits, held out: per configuration, then the lateness per
+    spacing and per tol, with the first recordings at the same spacings for comparison."""
+    print("\n| configuration | cases | P (trend), range | within 10%, trend P | within 10%, last P | early "
+          "(trend P) | rise left at early stops (tol), median / max | never stopped | stop - P, median "
+          "steps | (stop - P) / P, median |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    every = {}
+    for name, series in groups.items():
+        rows = cases(curve_stop, series, tols, spacings)
+        every[name] = rows
+        t, last = summary(rows, "trend"), summary(rows, "last")
+        left = f"{np.median(t['left']):.1f} / {max(t['left']):.1f}" if t["left"] else "-"
+        ps = [r["trend"] for r in rows]
+        late = [r["stop"] - r["trend"] for r in rows]
+        frac = [(r["stop"] - r["trend"]) / r["trend"] for r in rows]
+        print(f"| {name} ({len(series)} runs) | {len(rows)} | {min(ps)}-{max(ps)} | **{t['within']}** | "
+              f"{last['within']} | {t['early']} | {left} | {sum(not r['stopped'] for r in rows)} | "
+              f"{np.median(late):.0f} | {np.median(frac):.2f} |", flush=True)
+    print("\nlateness, stop - P (trend): median steps (evaluations, fraction of P)")
+    for name, rows in every.items():
+        print(f"- {name}: per spacing {lateness(rows, 'every')}; per tol {lateness(rows, 'tol')}")
+
+
+def misleading(data, tol: float, after: int = 50) -> int:
+    """Runs whose trend, at some step s from ``after`` on and before 0.9 P, rose by at most tol |b|
+    since s/2 (flat over the last half, with hindsight and without noise) and then still rises by
+    more than 2 tol |b|: a rule reading the bound since t/2 cannot tell such an s from P."""
+    count = 0
+    for it, b in data:
+        steps, y = trend(it, b)
+        level, plateau = tol * abs(y[-1]), plateau_trend(it, b, tol)
+        flat = y - y[np.searchsorted(steps, steps / 2)] <= level
+        count += bool(np.any(flat & (y[-1] - y > 2 * level) & (steps < 0.9 * plateau) & (steps >= after)))
+    return count
+
+
+def wander(data, tol: float = 3e-4) -> tuple[float, float]:
+    """Over the last half of each run, the range of the evaluations' moving average (a tenth of
+    that half wide), in tol |b|: the least and the largest over the runs."""
+    ranges = []
+    for _, b in data:
+        half = b[len(b) // 2:]
+        width = max(1, len(half) // 10)
+        mean = np.convolve(half, np.ones(width) / width, "valid")
+        ranges.append((mean.max() - mean.min()) / (tol * abs(b[-1])))
+    return min(ranges), max(ranges)
+
+
+def phase(first, recorded) -> None:
+    """The phase-aware history (:func:`knee_stop`) against vmp's rule on the training half:
+    seeds 0 to 11 of the first recordings and seeds 0 to 2 of each realistic configuration."""
+    sets = [("first recordings, seeds 0-11", first, (3e-4, 1e-3, 1e-4), (1, 2, 5, 10))]
+    sets += [(f"{name}, seeds 0-2", [(np.arange(len(runs[s])), np.array(runs[s])) for s in "012"],
+              (1e-4, 3e-4, 1e-3), (1, 5, 10, 25)) for name, runs in recorded.items() if "1000" not in name]
+    rules = {"vmp": curve_stop, **{f"knee z = {z:g}": partial(knee_stop, z=z) for z in (2.0, 3.0, 4.0)}}
+    print("\n| rule | " + " | ".join(name for name, *_ in sets) + " |\n|---|" + "---|" * len(sets))
+    for label, rule in rules.items():
+        cells = []
+        for _, data, tols, spacings in sets:
+            t = summary(cases(rule, data, tols, spacings), "trend")
+            cells.append(f"{t['within']} of {t['cases']}, early {t['early']} "
+                         f"({sum(x > 2 for x in t['left'])} > 2 tol, max {max(t['left'], default=0):.1f})")
+        print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--record", action="store_true", help="record the 12 runs again")
     ap.add_argument("--record-held-out", action="store_true", help="record the held-out runs again")
     ap.add_argument("--grid", action="store_true", help="replay the choice of TOL_Z and TOL_NOISE_Z")
+    ap.add_argument("--realistic", action="store_true",
+                    help="only the realistic fits (recorded when missing from their JSON)")
+    ap.add_argument("--phase", action="store_true", help="with --realistic: the phase-aware history tried")
     args = ap.parse_args(argv)
+    if args.realistic:
+        kept = json.loads(REALISTIC.read_text()) if REALISTIC.exists() else {}
+        if set(kept) != {c[0] for c in REALISTIC_CONFIGS}:
+            REALISTIC.write_text(json.dumps(record_realistic(kept)))
+        c0 = time.process_time()
+        recorded = json.loads(REALISTIC.read_text())
+        groups = {name: [(np.arange(len(b)), np.array(b)) for b in runs.values()] for name, runs in recorded.items()}
+        first = [(np.array(r["iteration"]), np.array(r["elbo"])) for r in json.loads(OUT.read_text()).values()]
+        realistic_tables(groups)
+        realistic_tables({"first recordings, seeds 0-11 (N=3000, 400 steps)": first})
+        for name, series in {**groups, "first recordings, seeds 0-11": first}.items():
+            print(f"flat over the last half, then more than 2 tol of rise, {name}:",
+                  {tol: f"{misleading(series, tol)} of {len(series)}" for tol in (1e-4, 3e-4, 1e-3)})
+            print("  range of the moving average over the last half, in 3e-4 |b|: %.1f to %.1f" % wander(series))
+        for name, series in groups.items():
+            for tol in (3e-3, 1e-2):
+                t = summary(cases(curve_stop, series, [tol], [1, 5, 10, 25]), "trend")
+                print(f"{name}, tol {tol:g}: within {t['within']} of {t['cases']}, early {t['early']} "
+                      f"(max {max(t['left'], default=0):.1f} tol left); flat over the last half, then more "
+                      f"than 2 tol of rise: {misleading(series, tol)} of {len(series)}")
+        if args.phase:
+            phase(first, recorded)
+        print(f"{time.process_time() - c0:.1f} s CPU")
+        return 0
     if args.record or not OUT.exists():
         OUT.write_text(json.dumps(record(range(12), 400)))
     kept = {} if args.record_held_out or not HELD_OUT.exists() else json.loads(HELD_OUT.read_text())

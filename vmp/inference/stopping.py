@@ -20,7 +20,10 @@ most tol |b_t| at TOL_PATIENCE evaluations in a row. TOL_Z and TOL_NOISE_Z trade
 against a late one; they were chosen on replayed runs for the most stops within 10% of the
 step at which the bound stops improving, in either direction, with at most one early stop
 leaving more than 2 tol of rise (docs/stochastic.md, "Stopping a stochastic fit", also for the
-held-out runs).
+held-out runs). Where the bound approaches its plateau smoothly the rule is late by about 5 to 7
+evaluations, whatever P; on realistic fits with small minibatches (N = 100,000, Minibatch(100))
+the bound wanders and climbs in steps by more than tol, and the rule is within 10% of P on 26 of
+216 replayed cases (the same section).
 """
 from __future__ import annotations
 
