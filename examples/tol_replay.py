@@ -259,7 +259,7 @@ def knee_stop(it, b, tol, every, z=4.0) -> int | None:
 
 RULES = {
     f"curves, z = {TOL_Z:g} + {TOL_NOISE_Z:g} (vmp)": curve_stop,
-    "curves, z = 2 + 2 (before)": partial(curve_stop, z=2.0, noise_z=2.0),
+    "curves, z = 1.5 + 1.5 (tried: more within, more early stops)": partial(curve_stop, z=1.5, noise_z=1.5),
     "window of 5, 2 in a row (first)": window_stop,
 }
 

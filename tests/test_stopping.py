@@ -69,14 +69,14 @@ def test_headroom_does_not_depend_on_the_units_of_steps_and_bound():
 def test_headroom_covers_the_rise_left_near_the_limit(theta):
     """Monte Carlo: on 300 noisy curves (noise sd 0.5) that end 1.0 below their limit of 100,
     with a time constant in the rule's range, the headroom is above the rise left (100 - y_t)
-    in at least 80% of draws (measured 85% at theta = 1, 99% at 0.3; 95% and 100% with the
-    earlier TOL_Z = TOL_NOISE_Z = 2) and above it by at most 10 noise sds on average (measured
-    1.2 and 5.9): an upper limit, not an unbounded one."""
+    in at least 90% of draws (measured 95% at theta = 1, 100% at 0.3; 85% and 99% with the
+    tried TOL_Z = TOL_NOISE_Z = 1.5) and above it by at most 10 noise sds on average (measured
+    2.2 and 7.5): an upper limit, not an unbounded one."""
     rng = np.random.default_rng(2)
     draws = [_curve(rng, theta=theta, left=1.0) for _ in range(300)]
     rooms = np.array([headroom(s, y)[0] for s, y in draws])
     left = np.array([100.0 - y[-1] for _, y in draws])
-    assert np.mean(rooms >= left) >= 0.8
+    assert np.mean(rooms >= left) >= 0.9
     assert np.mean(rooms - left) <= 10 * 0.5
 
 
@@ -143,18 +143,19 @@ def _replayed_stop(steps, b, tol, every) -> int | None:
 
 SPACINGS, TOLS = (1, 2, 5, 10), (3e-4, 1e-3, 1e-4)
 #: early stops (before 0.9 P) may leave at most this much rise of the trend, in tol |b|
-LEFT = 3.5
+LEFT = 2.0
 
 
 def test_tol_stops_near_where_the_bound_stops_improving_over_seeds():
     """The rule replayed on the 12 recorded runs at tol 3e-4, 1e-3 and 1e-4, evaluations every
     1, 2, 5 and 10 steps (144 cases; a run that never stops counts as stopping at 400), against P, the
     step at which the trend stops improving by more than tol: within 10% of P (two-sided) on at
-    least 14 cases (measured 17; with the earlier constants TOL_Z = TOL_NOISE_Z = 2: 10), never
-    on the first 7 evaluations, at most 10 stops before 0.9 P (measured 8) each leaving at most
-    LEFT = 3.5 tol of rise (measured 1.2 to 3.3), and a median lateness of at most 45 steps
-    (measured 39): docs/stochastic.md, "Stopping a stochastic fit". Most stops are late: the goal
-    of the issue, within 10% on most runs, is not met."""
+    least 8 cases (measured 10), never on the first 7 evaluations, at most 2 stops before 0.9 P
+    (measured 1) each leaving at most LEFT = 2 tol of rise (measured 1.2), and a median lateness
+    of at most 55 steps (measured 45.5): docs/stochastic.md, "Stopping a stochastic fit". With
+    TOL_Z = TOL_NOISE_Z = 1.5 it is within 10% on 17 but stops early 8 times here and leaves up
+    to 19 tol on held-out runs; the safer constants are kept. Most stops are late: the goal of
+    the issue, within 10% on most runs, is not met."""
     within, early, lags = 0, [], []
     for seed in range(12):
         steps, b = _series(seed)
@@ -169,7 +170,7 @@ def test_tol_stops_near_where_the_bound_stops_improving_over_seeds():
                     left = (trend[-1] - trend[int(np.searchsorted(steps, stop))]) / (tol * abs(trend[-1]))
                     early.append(left)
                     assert left <= LEFT, (seed, tol, every, stop, plateau, left)
-    assert within >= 14 and len(early) <= 10 and np.median(lags) <= 45, (within, early, np.median(lags))
+    assert within >= 8 and len(early) <= 2 and np.median(lags) <= 55, (within, early, np.median(lags))
 
 
 def test_a_fit_with_tol_stops_where_the_replay_does():
