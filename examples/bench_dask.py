@@ -195,7 +195,8 @@ def main(argv=None) -> int:
         ap.add_argument(flag, action="store_true")
     ap.add_argument("--heap", action="store_true",
                     help="vmp.heap_for_arrays() in this process (Serial's sweeps) and its settings in the workers' "
-                         "environment from their start (vmp.inference.heap.WORKER_ENVIRON)")
+                         "environment from their start (vmp.inference.heap.worker_environ(): Dask's defaults, one "
+                         "BLAS thread per worker, kept)")
     args = ap.parse_args(argv)
     if args.heap:
         print(f"vmp.heap_for_arrays() in the driver: {vmp.heap_for_arrays()}")
@@ -207,9 +208,9 @@ def main(argv=None) -> int:
     if args.heap:
         import dask
 
-        from vmp.inference.heap import WORKER_ENVIRON
+        from vmp.inference.heap import worker_environ
 
-        dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON})
+        dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ()})
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address="127.0.0.1:0") as cluster, Client(cluster) as client:
         if not args.lda_only:

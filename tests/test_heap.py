@@ -33,3 +33,15 @@ def test_a_freed_large_array_is_reused_without_page_faults():
     assert tuned == "True" and faults < 8
     _, untuned = _faults("default")
     assert untuned >= 16  # a fresh mmap: 32 MB fault in again (4 kB or 2 MB pages)
+
+
+def test_worker_environ_keeps_dasks_one_blas_thread_per_worker():
+    """Setting WORKER_ENVIRON alone as the nanny's pre-spawn environment dropped Dask's
+    OMP_NUM_THREADS=1 (and MKL's, OpenBLAS's): each worker's BLAS then ran a thread per core."""
+    dask = pytest.importorskip("dask")
+    from vmp.inference.heap import WORKER_ENVIRON, worker_environ
+
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {"OMP_NUM_THREADS": 1, "MALLOC_TRIM_THRESHOLD_": 65536}}):
+        env = worker_environ()
+    assert env["OMP_NUM_THREADS"] == 1
+    assert {k: env[k] for k in WORKER_ENVIRON} == WORKER_ENVIRON

@@ -40,8 +40,18 @@ def heap_for_arrays(max_bytes: int = MMAP_THRESHOLD, trim_bytes: int = TRIM_THRE
 #: the same settings as environment variables of processes about to start, with every thread in
 #: the main malloc arena (``MALLOC_ARENA_MAX=1``: a thread's own arena serves an array above
 #: 64 MB by a fresh mmap whatever the threshold, and ``mallopt`` after start cannot move a thread
-#: that has one): for Dask workers, ``dask.config.set({"distributed.nanny.pre-spawn-environ":
-#: WORKER_ENVIRON})`` before the cluster starts (a Nanny's ``env=`` is set after its worker has
-#: started: too late)
+#: that has one): for Dask workers, merged into Dask's own by :func:`worker_environ` (a Nanny's
+#: ``env=`` is set after its worker has started: too late)
 WORKER_ENVIRON = {"MALLOC_MMAP_THRESHOLD_": str(MMAP_THRESHOLD), "MALLOC_TRIM_THRESHOLD_": str(TRIM_THRESHOLD),
                   "MALLOC_ARENA_MAX": "1"}
+
+
+def worker_environ() -> dict:
+    """Dask's ``distributed.nanny.pre-spawn-environ`` as now configured (by default one BLAS
+    and OpenMP thread per worker: ``OMP_NUM_THREADS=1`` ...) with :data:`WORKER_ENVIRON` on top:
+    for ``dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ()})`` before
+    the cluster starts. Setting :data:`WORKER_ENVIRON` alone replaces Dask's defaults, and each
+    worker's BLAS then starts a thread per core."""
+    import dask
+
+    return {**dask.config.get("distributed.nanny.pre-spawn-environ", default={}), **WORKER_ENVIRON}
