@@ -4,9 +4,10 @@ repetition (``time.process_time``; one BLAS thread each; ``vmp.heap_for_arrays()
 
 - ``cache``: arithmetic on a 16 kB array that stays in each core's L1/L2 cache (no memory
   traffic): slows down only if the two vCPUs share a physical core or the host's time;
+- ``bandwidth``: z = x + y over arrays of ``rows`` x K float64 (three streams through memory, one
+  addition per element: bounded by memory bandwidth alone);
 - ``stream``: a pass over arrays of ``rows`` x K float64 (``rows`` = N/2 = 5 x 10^6, K = 10: the
-  size of a Dask worker's q(z) at N = 10^7), exp and a sum per row as in q(z)'s moments: bounded
-  by memory bandwidth;
+  size of a Dask worker's q(z) at N = 10^7), exp and a sum per row as in q(z)'s moments;
 - ``moments``: q(z)'s moments themselves (``Categorical.moments``) on those rows.
 
     python examples/contention.py --rows 5000000 --k 10 --reps 5
@@ -37,6 +38,12 @@ def _work(kind: str, rows: int, k: int):
                 np.add(out, a, out=out)
         return run
     x = rng.normal(size=(rows, k))
+    if kind == "bandwidth":
+        y, z = rng.normal(size=(rows, k)), np.empty((rows, k))
+
+        def run():
+            np.add(x, y, out=z)  # 3 x rows x K x 8 bytes through memory, one addition each
+        return run
     if kind == "stream":
         def run():
             e = np.exp(x)
@@ -81,7 +88,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=5_000_000)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--kinds", default="cache,stream,moments")
+    ap.add_argument("--kinds", default="cache,bandwidth,stream,moments")
     a = ap.parse_args()
     print(f"{os.cpu_count()} CPUs; rows = {a.rows:,}, K = {a.k} ({a.rows * a.k * 8 / 1e6:.0f} MB per array); "
           f"load average before {os.getloadavg()[0]:.2f}")
@@ -90,7 +97,9 @@ def main() -> None:
     for kind in a.kinds.split(","):
         alone = measure(kind, a.rows, a.k, a.reps, 1)[0]
         both = measure(kind, a.rows, a.k, a.reps, 2)
-        print(f"| {kind} | {alone:.3f} | {both[0]:.3f}, {both[1]:.3f} | {max(both) / alone:.2f}x |")
+        rate = f" ({3 * a.rows * a.k * 8 / 1e9 / alone:.1f} GB/s alone, {3 * a.rows * a.k * 8 / 1e9 / max(both):.1f} each together)" \
+            if kind == "bandwidth" else ""
+        print(f"| {kind}{rate} | {alone:.3f} | {both[0]:.3f}, {both[1]:.3f} | {max(both) / alone:.2f}x |")
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
 

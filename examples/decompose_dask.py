@@ -28,13 +28,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
+from bench_dask import data  # noqa: E402  (the same points as bench_dask.py)
 from models import gaussian_mixture  # noqa: E402
-
-
-def data(n: int, k: int, d: int, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    centers = 5.0 * rng.normal(size=(k, d))
-    return centers[rng.integers(k, size=n)] + rng.normal(size=(n, d))
 
 
 def _environ() -> dict:
