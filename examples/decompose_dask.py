@@ -7,7 +7,7 @@
 
 Per sweep (a step and its bound, median of ``--sweeps`` after a warm-up sweep): wall seconds,
 CPU seconds of this process (Serial) or of the busiest worker (``time.process_time`` there), and
-for the workers the compute time of each kind of task from Dask's task stream (the worker's
+the involuntary context switches of that process, for the workers the compute time of each kind of task from Dask's task stream (the worker's
 CPU outside its tasks is Dask's own: messages, heartbeats, (de)serialization), plus the
 worker's BLAS threads as its environment sets them.
 
@@ -36,6 +36,14 @@ def _environ() -> dict:
     return {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MALLOC_ARENA_MAX")}
 
 
+def _usage() -> tuple[float, int]:
+    """(CPU seconds, involuntary context switches: times the kernel took the core away) of this
+    process."""
+    import resource
+
+    return time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
+
+
 def timed(x: np.ndarray, k: int, count: int, client=None) -> dict:
     """Median wall and CPU seconds per sweep, and per kind of task its median compute seconds per
     sweep on the busiest worker."""
@@ -43,18 +51,19 @@ def timed(x: np.ndarray, k: int, count: int, client=None) -> dict:
     fit = gaussian_mixture(x, k).batch(seed=0, progress=False, executor=executor)
     fit.step()
     fit.evaluate()
-    wall, cpu, tasks = [], [], []
+    wall, cpu, tasks, switches = [], [], [], []
     for _ in range(count):
-        work = client.run(time.process_time) if client else None
+        work = client.run(_usage) if client else _usage()
         t0, c0 = time.perf_counter(), time.process_time()
         with (_Stream(client) if client else _Nothing()) as s:
             fit.step()
             fit.evaluate()
         wall.append(time.perf_counter() - t0)
         if client:
-            after = client.run(time.process_time)
-            busiest = max(after, key=lambda w: after[w] - work[w])
-            cpu.append(after[busiest] - work[busiest])
+            after = client.run(_usage)
+            busiest = max(after, key=lambda w: after[w][0] - work[w][0])
+            cpu.append(after[busiest][0] - work[busiest][0])
+            switches.append(after[busiest][1] - work[busiest][1])
             per = collections.Counter()
             for t in s.data:
                 if t.get("worker") != busiest:
@@ -65,8 +74,9 @@ def timed(x: np.ndarray, k: int, count: int, client=None) -> dict:
             tasks.append(per)
         else:
             cpu.append(time.process_time() - c0)
+            switches.append(_usage()[1] - work[1])
     kinds = sorted({k for p in tasks for k in p})
-    return {"wall": float(np.median(wall)), "cpu": float(np.median(cpu)),
+    return {"wall": float(np.median(wall)), "cpu": float(np.median(cpu)), "switches": float(np.median(switches)),
             "tasks": {k: float(np.median([p.get(k, 0.0) for p in tasks])) for k in kinds}}
 
 
@@ -127,11 +137,13 @@ def main(argv=None) -> int:
             env = client.run(_environ)
             rows.append((f"Dask, {workers} worker(s), N/2 rows each", timed(xs, args.k, args.sweeps, client)))
             print(f"{label}: worker environment {next(iter(env.values()))}")
-    print("| run | wall s per sweep | CPU s (busiest process) | tasks' compute s on it | its CPU outside tasks |")
-    print("|---|---|---|---|---|")
+    print("| run | wall s per sweep | CPU s (busiest process) | tasks' compute s on it | its CPU outside tasks "
+          "| its involuntary context switches |")
+    print("|---|---|---|---|---|---|")
     for label, r in rows:
         busy = sum(v for k, v in r["tasks"].items() if k.endswith(":compute"))
-        print(f"| {label} | {r['wall']:.3f} | {r['cpu']:.3f} | {busy:.3f} | {r['cpu'] - busy if r['tasks'] else 0:.3f} |")
+        print(f"| {label} | {r['wall']:.3f} | {r['cpu']:.3f} | {busy:.3f} | {r['cpu'] - busy if r['tasks'] else 0:.3f} "
+              f"| {r['switches']:.0f} |")
     for label, r in rows:
         if r["tasks"]:
             print(f"{label}: " + ", ".join(f"{k} {v:.3f}" for k, v in r["tasks"].items() if v > 0.0005))
