@@ -183,12 +183,14 @@ class Cholesky:
         for j in range(d - 1, -1, -1):
             inv = 1.0 / s[j, j]
             if j == d - 1:
-                out[j, j] = inv * inv
+                np.multiply(inv, inv, out=out[j, j])
                 continue
-            off = np.einsum("ikb,kb->ib", out[j + 1:, j + 1:], s[j + 1:, j]) * -inv
-            out[j + 1:, j] = off
+            off = out[j + 1:, j]  # formed in place: no temporaries (the same operations)
+            np.einsum("ikb,kb->ib", out[j + 1:, j + 1:], s[j + 1:, j], out=off)
+            off *= -inv
             out[j, j + 1:] = off
-            out[j, j] = (inv - np.einsum("kb,kb->b", s[j + 1:, j], off)) * inv
+            np.subtract(inv, np.einsum("kb,kb->b", s[j + 1:, j], off), out=out[j, j])
+            out[j, j] *= inv
         return out
 
     def inv(self) -> np.ndarray:
@@ -208,8 +210,9 @@ class Cholesky:
         s, d = self._inv_stack(), self.d
         bt = np.ascontiguousarray(np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T)
         x = np.einsum("ijb,jb->ib", s, bt)
+        row = np.empty_like(x)
         for i in range(d):
-            s[i] += x[i] * x
+            s[i] += np.multiply(x[i], x, out=row)
         return (np.ascontiguousarray(_stack_first(x, self.plates)),
                 np.ascontiguousarray(_stack_first(s, self.plates)))
 
