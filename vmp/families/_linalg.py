@@ -210,9 +210,8 @@ class Cholesky:
         s, d = self._inv_stack(), self.d
         bt = np.ascontiguousarray(np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T)
         x = np.einsum("ijb,jb->ib", s, bt)
-        row = np.empty_like(x)
         for i in range(d):
-            s[i] += np.multiply(x[i], x, out=row)
+            s[i] += x[i] * x
         return (np.ascontiguousarray(_stack_first(x, self.plates)),
                 np.ascontiguousarray(_stack_first(s, self.plates)))
 
