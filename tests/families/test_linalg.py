@@ -303,3 +303,15 @@ def test_a_marked_stack_is_factorized_from_its_lower_triangle():
     np.testing.assert_array_equal(_linalg.factor(b, scale=-2.0).logdet(), Cholesky(b, scale=-2.0).logdet())
     small = np.array(a[:3])
     assert _linalg.mark_symmetric(small) is small and small.flags.writeable  # not a column-loop stack
+
+
+def test_a_mark_keeps_no_stack_alive():
+    import gc
+    import weakref
+
+    a = _linalg.mark_symmetric(-0.5 * _spd((300,), 3, seed=16))
+    ref = weakref.ref(a)
+    assert _linalg._marked(a)
+    del a
+    gc.collect()
+    assert ref() is None

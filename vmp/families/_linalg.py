@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 
 import numpy as np
 from scipy import special
@@ -76,17 +77,18 @@ _exact: list = []
 
 def mark_symmetric(a: np.ndarray) -> np.ndarray:
     """Record that ``a`` (plates + (D, D)) is exactly symmetric, so that ``factor`` reads one
-    triangle of it. Kept only for stacks the column loop serves and that own their data, made
-    read-only while kept (as ``factor`` does), so that the mark cannot outlive the values."""
+    triangle of it. Kept only for stacks the column loop serves and that own their data, by
+    weak reference (a mark keeps no array alive), made read-only while kept (as ``factor``
+    does), so that the mark cannot outlive the values."""
     if isinstance(a, np.ndarray) and a.ndim >= 3 and a.flags.owndata and vectorized(a.shape):
         a.flags.writeable = False
-        _exact.insert(0, a)
+        _exact.insert(0, weakref.ref(a))
         del _exact[EXACT_MEMO:]
     return a
 
 
 def _marked(a: np.ndarray) -> bool:
-    return any(m is a for m in _exact) and not a.flags.writeable
+    return any(m() is a for m in _exact) and not a.flags.writeable
 
 
 def vectorized(shape: tuple[int, ...]) -> bool:
