@@ -220,3 +220,18 @@ def test_a_message_known_symmetric_is_not_checked(monkeypatch):
     seen.clear()
     _fresh(model, "v", "v", model.state)
     assert seen == [(400, 3, 3)]
+
+
+def test_a_batch_target_is_marked_exactly_symmetric():
+    """lambda^temp of a Gaussian is the prior's message plus the children's, each exactly
+    symmetric: the engine marks it (``Family.summed_symmetric``), so that its factorization
+    reads one triangle, and the fit's numbers are those of the symmetric part."""
+    from vmp.families import _linalg
+
+    model = _model(7, m=300, n=400, r=3000, k=3)
+    engine = Engine(model)
+    lam = engine.target(model.state, model["v"])
+    assert _linalg._marked(lam[1]) and not _linalg._marked(lam[0])
+    np.testing.assert_array_equal(lam[1], np.swapaxes(lam[1], -1, -2))
+    np.testing.assert_array_equal(_linalg.factor(lam[1], scale=-2.0).logdet(),
+                                  _linalg.Cholesky(lam[1], scale=-2.0).logdet())

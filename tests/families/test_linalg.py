@@ -261,3 +261,57 @@ def test_gaussian_sample_is_mu_plus_cholesky_of_sigma_times_z():
         z = np.random.default_rng(13).standard_normal((n, d))
         expect = np.einsum("...ij,...j->...i", cov, eta[0]) + np.einsum("...ij,...j->...i", np.linalg.cholesky(cov), z)
         np.testing.assert_allclose(Gaussian.sample(eta, np.random.default_rng(13)), expect, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("spread", [1e1, 1e8, 1e14], ids=["well", "ill", "near-singular"])
+@pytest.mark.parametrize("d", [1, 5, 10])
+def test_an_exactly_symmetric_stack_factorizes_from_one_triangle_to_the_same_bits(d, spread):
+    """``exact``: scale * a from one triangle is scale * (a + a^T) / 2 to the last bit for an
+    exactly symmetric a, including broken elements (NaN, inf, indefinite)."""
+    a = -0.5 * _spd((300,), d, seed=14, spread=spread)
+    a = 0.5 * (a + np.swapaxes(a, -1, -2))
+    a[3] = -a[3]
+    a[4, 0, 0] = np.nan
+    a[5, -1, 0] = a[5, 0, -1] = np.inf
+    with np.errstate(all="ignore"):
+        one, both = Cholesky(a, scale=-2.0, exact=True), Cholesky(a, scale=-2.0)
+    np.testing.assert_array_equal(one.ok, both.ok)
+    np.testing.assert_array_equal(np.tril(one.lower() if one.ok.all() else np.moveaxis(one._l, -1, 0)),
+                                  np.tril(both.lower() if both.ok.all() else np.moveaxis(both._l, -1, 0)))
+    good = a[6:]
+    one, both = Cholesky(good, scale=-2.0, exact=True), Cholesky(good, scale=-2.0)
+    for x, y in zip(one.inv_outer(good[:, 0]), both.inv_outer(good[:, 0])):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(one.logdet(), both.logdet())
+    if spread < 1e10:
+        np.testing.assert_allclose(one.inv(), _per_element(np.linalg.inv, -2.0 * good), rtol=1e-6 * spread / 1e1,
+                                   atol=1e-12)
+
+
+def test_a_marked_stack_is_factorized_from_its_lower_triangle():
+    """``mark_symmetric``: ``factor`` trusts the mark (it reads the lower triangle only; an
+    asymmetric stack marked by mistake shows it), keeps the stack read-only, and a stack made
+    writable again loses the mark."""
+    a = -0.5 * _spd((300,), 4, seed=15)
+    a = a + np.tril(np.full((4, 4), -0.01), -1)  # asymmetric: the mark is a promise it breaks
+    lower = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2)
+    assert _linalg.mark_symmetric(a) is a and not a.flags.writeable
+    np.testing.assert_array_equal(_linalg.factor(a, scale=-2.0).logdet(), Cholesky(lower, scale=-2.0).logdet())
+    b = a.copy()
+    _linalg.mark_symmetric(b)
+    b.flags.writeable = True
+    np.testing.assert_array_equal(_linalg.factor(b, scale=-2.0).logdet(), Cholesky(b, scale=-2.0).logdet())
+    small = np.array(a[:3])
+    assert _linalg.mark_symmetric(small) is small and small.flags.writeable  # not a column-loop stack
+
+
+def test_a_mark_keeps_no_stack_alive():
+    import gc
+    import weakref
+
+    a = _linalg.mark_symmetric(-0.5 * _spd((300,), 3, seed=16))
+    ref = weakref.ref(a)
+    assert _linalg._marked(a)
+    del a
+    gc.collect()
+    assert ref() is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import weakref
 
 import numpy as np
 from scipy import special
@@ -69,6 +70,27 @@ def symmetric_part(a: np.ndarray) -> np.ndarray:
     return sym(a)
 
 
+#: how many arrays ``mark_symmetric`` keeps
+EXACT_MEMO = 4
+_exact: list = []
+
+
+def mark_symmetric(a: np.ndarray) -> np.ndarray:
+    """Record that ``a`` (plates + (D, D)) is exactly symmetric, so that ``factor`` reads one
+    triangle of it. Kept only for stacks the column loop serves and that own their data, by
+    weak reference (a mark keeps no array alive), made read-only while kept (as ``factor``
+    does), so that the mark cannot outlive the values."""
+    if isinstance(a, np.ndarray) and a.ndim >= 3 and a.flags.owndata and vectorized(a.shape):
+        a.flags.writeable = False
+        _exact.insert(0, weakref.ref(a))
+        del _exact[EXACT_MEMO:]
+    return a
+
+
+def _marked(a: np.ndarray) -> bool:
+    return any(m() is a for m in _exact) and not a.flags.writeable
+
+
 def vectorized(shape: tuple[int, ...]) -> bool:
     """Does a stack of this shape (plates + (D, D)) go through the column loop."""
     d = shape[-1]
@@ -76,16 +98,19 @@ def vectorized(shape: tuple[int, ...]) -> bool:
     return 0 < d <= VECTOR_ORDER and VECTOR_BATCH <= n and n * d * d <= VECTOR_MAX
 
 
-def _lower_stack(a: np.ndarray, scale: float | None = None) -> np.ndarray:
+def _lower_stack(a: np.ndarray, scale: float | None = None, exact: bool = False) -> np.ndarray:
     """The lower triangle of (plates..., D, D) laid out as (D, D, B), C-contiguous, a column at a
     time (the upper triangle is left unset: the column loop never reads it); with ``scale``,
-    of scale * (a + a^T) / 2."""
+    of scale * (a + a^T) / 2, which for ``a`` known to be exactly symmetric (``exact``) is
+    scale * a, the same numbers from one triangle (a_ij + a_ij = 2 a_ij exactly)."""
     d = a.shape[-1]
     flat = a.reshape(-1, d, d)
     s = np.empty((d, d, flat.shape[0]))
     for j in range(d):
         if scale is None:
             s[j:, j] = flat[:, j:, j].T
+        elif exact:
+            np.multiply(flat[:, j:, j].T, scale, out=s[j:, j])
         else:
             np.add(flat[:, j:, j].T, flat[:, j, j:].T, out=s[j:, j])
             s[j:, j] *= 0.5 * scale
@@ -104,16 +129,18 @@ class Cholesky:
     whether the factorization succeeded (all pivots finite and positive). On the LAPACK path a
     failure raises ``numpy.linalg.LinAlgError``, as ``numpy.linalg.cholesky``. ``vectorize``
     forces a path (None: by VECTOR_BATCH and VECTOR_ORDER). With ``scale``, the matrix
-    factorized is scale * sym(a), formed while the stack is laid out (the same numbers).
+    factorized is scale * sym(a), formed while the stack is laid out (the same numbers);
+    ``exact`` says that ``a`` is exactly symmetric, so that one triangle is read for it.
     """
 
-    def __init__(self, a: np.ndarray, vectorize: bool | None = None, scale: float | None = None):
+    def __init__(self, a: np.ndarray, vectorize: bool | None = None, scale: float | None = None,
+                 exact: bool = False):
         a = np.asarray(a, dtype=float)
         self.plates, self.d = a.shape[:-2], a.shape[-1]
         self.vectorized = vectorized(a.shape) if vectorize is None else vectorize
         self.a = a if scale is None or self.vectorized else scale * sym(a)
         if self.vectorized:
-            self._l = self._factor(_lower_stack(a, scale))
+            self._l = self._factor(_lower_stack(a, scale, exact))
             diag = np.diagonal(self._l).T  # (D, B)
             self._diag = diag
             self.ok = np.all(np.isfinite(diag) & (diag > 0), axis=0).reshape(self.plates)
@@ -158,12 +185,14 @@ class Cholesky:
         for j in range(d - 1, -1, -1):
             inv = 1.0 / s[j, j]
             if j == d - 1:
-                out[j, j] = inv * inv
+                np.multiply(inv, inv, out=out[j, j])
                 continue
-            off = np.einsum("ikb,kb->ib", out[j + 1:, j + 1:], s[j + 1:, j]) * -inv
-            out[j + 1:, j] = off
+            off = out[j + 1:, j]  # formed in place: no temporaries (the same operations)
+            np.einsum("ikb,kb->ib", out[j + 1:, j + 1:], s[j + 1:, j], out=off)
+            off *= -inv
             out[j, j + 1:] = off
-            out[j, j] = (inv - np.einsum("kb,kb->b", s[j + 1:, j], off)) * inv
+            np.subtract(inv, np.einsum("kb,kb->b", s[j + 1:, j], off), out=out[j, j])
+            out[j, j] *= inv
         return out
 
     def inv(self) -> np.ndarray:
@@ -280,7 +309,7 @@ def factor(a: np.ndarray, scale: float | None = None) -> Cholesky | Shared:
         if arr is a and sc == scale and (not a.flags.writeable if copy is None else np.array_equal(copy, seen)):
             return f
     if small is None:
-        f = Cholesky(a, scale=scale)
+        f = Cholesky(a, scale=scale, exact=scale is not None and _marked(a))
     else:
         f = Shared(Cholesky(small, vectorize=True, scale=scale), a.shape[:-2])
     if isinstance(a, np.ndarray) and seen.size <= FACTOR_MEMO_SIZE:

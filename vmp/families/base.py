@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from . import constraints
-from ._linalg import inner, symmetric_part
+from ._linalg import inner, mark_symmetric, symmetric_part
 
 Arrays = tuple[np.ndarray, ...]
 
@@ -207,6 +207,14 @@ class Family(ABC):
         as they are, which is what their symmetric part is, without reading them."""
         return tuple(m if i in exact or n != 2 else symmetric_part(m)
                      for i, (m, n) in enumerate(zip(message, cls.event_ndims)))
+
+    @classmethod
+    def summed_symmetric(cls, total: Arrays) -> Arrays:
+        """lambda^temp summed from messages that :meth:`symmetrize` made exactly symmetric (and
+        divided by a multiplicity per element): so is the sum, elementwise. Its matrix
+        components are marked so (``_linalg.mark_symmetric``), so that their factorization
+        reads one triangle (the same numbers)."""
+        return tuple(mark_symmetric(m) if n == 2 else m for m, n in zip(total, cls.event_ndims))
 
     # ----- points -------------------------------------------------------------------------
     @classmethod

@@ -155,6 +155,11 @@ class CategoricalMarkovChain(Family):
         return tuple(message)
 
     @classmethod
+    def summed_symmetric(cls, total: Arrays) -> Arrays:
+        """Nothing to mark (see :meth:`symmetrize`)."""
+        return tuple(total)
+
+    @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
         """No NaN or +inf, and at least one possible state at every step; a chain is one
         variable, so it is valid or not as a whole (the answer repeated at each of its steps).

@@ -99,7 +99,7 @@ class Engine:
         prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
         children = Children(self, state, node, weights, plate, index)
         total = _plus(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
-        total = self.own_multiplicity(node, total, plate, index, ctx)
+        total = node.family.summed_symmetric(self.own_multiplicity(node, total, plate, index, ctx))
         self._summed = self._summed_messages(node, total, plate, ctx)
         return total
 
