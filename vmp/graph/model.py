@@ -95,43 +95,34 @@ class Model:
         (a networkx.DiGraph)."""
         import networkx as nx  # imported on first use: it costs a tenth of a second at import vmp
 
+        from .dag import structure
+
         self._resolve()
+        nodes, edges = structure(self)
         g = nx.DiGraph()
-        for node in self.nodes.values():
-            g.add_node(node.name, expr=node, kind="observed" if node.observed else "latent")
-
-        def visit(expr: Expression, child: str, role: str) -> None:
-            from .expressions import Constant
-            from .node import Node
-
-            if isinstance(expr, Constant):
-                return
-            key = expr.name
-            if not isinstance(expr, Node):
-                g.add_node(key, expr=expr, kind="deterministic")
-                for inner in expr.inputs():
-                    visit(inner, key, role)
-            g.add_edge(key, child, role=role)
-
-        for node in self.nodes.values():
-            for role, expr in node.parents.items():
-                visit(expr, node.name, role)
+        for name, attrs in nodes.items():
+            g.add_node(name, **attrs)
+        for parent, child, role in edges:
+            g.add_edge(parent, child, role=role)
         return g
 
     def compile(self):
         """Check the graph (acyclic, conjugate, plates) and bind every factor. Cached."""
         if self._compiled is None:
-            import networkx as nx
+            from .dag import structure, topological_order
 
-            g = self.graph
-            if not nx.is_directed_acyclic_graph(g):
-                cycle = " -> ".join(u for u, _ in nx.find_cycle(g))
+            self._resolve()
+            full = topological_order(*structure(self))
+            if full is None:
+                import networkx as nx
+
+                cycle = " -> ".join(u for u, _ in nx.find_cycle(self.graph))
                 raise GraphError(f"model '{self.name}': the graph has a cycle: {cycle}")
             from .compiled import CompiledFactor
 
             from .missing import resolve
 
-            order = [n for n in nx.topological_sort(g) if n in self.nodes]
+            order = [n for n in full if n in self.nodes]
             given = getattr(self, "_kept", None)
             keep = resolve(self, order) if given is None else given
             factors = {name: CompiledFactor(node) for name, node in self.nodes.items()}
