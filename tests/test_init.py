@@ -77,3 +77,48 @@ def test_kmeanspp_draws_the_centers_of_the_direct_formula():
         r = np.random.default_rng(seed)
         x = r.normal(size=(3000, d)) + r.choice([-4.0, 0.0, 4.0], size=(3000, 1))
         np.testing.assert_array_equal(kmeanspp(x, 6, np.random.default_rng(seed)), direct(x, 6, np.random.default_rng(seed)))
+
+
+def _ready_models():
+    from .rule_cases import CASES
+    from .test_bound_paths import _models
+
+    return {**{f"case {k}": (lambda f=f: f()[0]) for k, f in CASES.items()}, **_models()}
+
+
+def test_every_initial_moment_is_the_moments_of_its_natural_parameters():
+    """A prior's moments are computed only when read (``init._settle``): whatever the order, the
+    initial State holds, for every node, exactly Family.moments of its natural parameters, at the
+    prior (init='prior') and after the symmetry breaking (fails when the prior's moments are kept
+    past a perturbation, or never computed)."""
+    from vmp.inference.engine import Engine
+    from vmp.inference.init import initialize
+
+    for name, build in sorted(_ready_models().items()):
+        engine = Engine(build())
+        for init in ("prior", None):
+            state = initialize(engine, np.random.default_rng(2), init)
+            assert set(state.moments) == set(state.natural) == {n.name for n in engine.hidden}, name
+            for node in engine.hidden:
+                fresh = node.family.moments(tuple(state.natural[node.name]))
+                assert len(state.moments[node.name]) == len(fresh) > 0, (name, node.name)
+                for kept, new in zip(state.moments[node.name], fresh):
+                    np.testing.assert_array_equal(kept, new, err_msg=f"{name}: {node.name}")
+
+
+def test_a_perturbed_prior_has_no_moments_computed():
+    """Matrix factorization's u and v start at a draw from their prior: the prior's moments,
+    which nothing reads before the draw, are not computed (one moments call each, of the draw)."""
+    from unittest import mock
+
+    from vmp.families.gaussian import Gaussian
+    from vmp.inference.engine import Engine
+    from vmp.inference.init import initialize
+    from vmp.models import matrix_factorization
+
+    rng = np.random.default_rng(0)
+    model = matrix_factorization(np.arange(60) % 12, np.arange(60) % 10, rng.normal(size=60), n_factors=2)
+    engine = Engine(model)
+    with mock.patch.object(Gaussian, "moments", wraps=Gaussian.moments) as moments:
+        initialize(engine, np.random.default_rng(1))
+    assert moments.call_count == 2
