@@ -165,6 +165,24 @@ def test_rate_shrinks_with_noise_and_a_fit_converges_with_it():
     assert np.allclose(model["mu"].mean, post_mean, atol=0.05)
 
 
+def _recording(seen: list, primed: bool = False, **options) -> vmp.Adaptive:
+    """vmp.Adaptive(**options) that appends (gradient, rate) to ``seen`` at each step, and with
+    ``primed`` (None, the rate after the start) when its averages are started."""
+    class Recording(vmp.Adaptive):
+        def rate(self, t, gradient, st):
+            rho, new = super().rate(t, gradient, st)
+            seen.append((gradient, rho))
+            return rho, new
+
+        def prime(self, gradients, st):
+            st = super().prime(gradients, st)
+            if primed:
+                seen.append((None, self.rate_before(0, st)))
+            return st
+
+    return Recording(**options)
+
+
 class _Recording(vmp.Adaptive):
     """Adaptive that keeps the gradients it is primed with and the first it is stepped with."""
 
@@ -265,20 +283,8 @@ def test_a_coupled_node_steps_along_the_gradient_its_averages_take(per):
     per="element" rho_t is one rate per user (u's K coordinates share the user's drawn ratings),
     and the history records their mean."""
     seen = []
-
-    class Spy(vmp.Adaptive):
-        def rate(self, t, gradient, st):
-            rho, new = super().rate(t, gradient, st)
-            seen.append((gradient, rho))
-            return rho, new
-
-        def prime(self, gradients, st):
-            st = super().prime(gradients, st)
-            seen.append((None, self.rate_before(0, st)))
-            return st
-
     model = _mf(True)
-    fit = model.stochastic(subsample=vmp.PerNode(children=2), step={"u": Spy(samples=5, per=per),
+    fit = model.stochastic(subsample=vmp.PerNode(children=2), step={"u": _recording(seen, primed=True, samples=5, per=per),
                            "default": vmp.Constant(0.5)}, iterations=6, progress=False)
     before = []
     for _ in range(6):
@@ -302,15 +308,8 @@ def test_per_element_rates_step_each_element_under_both_options():
     rate from the rule (option (a)) and from one snapshot (option (b))."""
     for update in ("per-node", "global"):
         seen = []
-
-        class Spy(vmp.Adaptive):
-            def rate(self, t, gradient, st):
-                rho, new = super().rate(t, gradient, st)
-                seen.append((gradient, rho))
-                return rho, new
-
         model, _, _ = _groups()
-        fit = model.stochastic(subsample=vmp.PerNode(children=10), update=update, step=Spy(per="element"),
+        fit = model.stochastic(subsample=vmp.PerNode(children=10), update=update, step=_recording(seen, per="element"),
                                iterations=5, progress=False)
         for _ in range(5):
             old = fit.state.natural["mu"]
@@ -320,17 +319,6 @@ def test_per_element_rates_step_each_element_under_both_options():
             for a, b, d in zip(old, fit.state.natural["mu"], g):
                 np.testing.assert_allclose(b, a + along(r, a) * d, rtol=1e-9, atol=1e-9 * np.abs(a).max())
         assert np.ptp(r) > 0.01, update
-
-
-def _recording(seen: list, **options) -> vmp.Adaptive:
-    """vmp.Adaptive(**options) that appends each rate it gives to ``seen``."""
-    class Recording(vmp.Adaptive):
-        def rate(self, t, gradient, st):
-            rho, new = super().rate(t, gradient, st)
-            seen.append(rho)
-            return rho, new
-
-    return Recording(**options)
 
 
 def test_elements_that_read_all_their_children_step_with_rate_one():
@@ -350,7 +338,7 @@ def test_elements_that_read_all_their_children_step_with_rate_one():
             if update == "per-node":
                 for a, b in zip(fit.state.natural["mu"], best):
                     np.testing.assert_allclose(a[0], b[0], rtol=1e-12)
-        rho = np.array(seen)
+        rho = np.array([r for _, r in seen])
         exact = fit.state.extra["schedules"]["mu"]["exact"]
         if update == "per-node":
             assert exact.tolist() == [True, False] and np.all(rho[:, 0] == 1.0)
@@ -387,6 +375,7 @@ def test_backoff_multiplies_the_adaptive_rate():
     result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", S), step=_recording(raw), iterations=8,
                        monitors=[RejectThird(action="backoff", factor=4.0)], progress=False)
     rho = result.history["rho"]["mu"]
+    raw = [r for _, r in raw]
     assert np.allclose(rho[:3], raw[:3]) and np.allclose(rho[3:], np.array(raw[3:]) / 4.0)
     assert result.state.extra["backoff"]["mu"] == 0.25
 
