@@ -87,10 +87,9 @@ def _ready_models():
 
 
 def test_every_initial_moment_is_the_moments_of_its_natural_parameters():
-    """A prior's moments are computed only when read (``init._settle``): whatever the order, the
-    initial State holds, for every node, exactly Family.moments of its natural parameters, at the
-    prior (init='prior') and after the symmetry breaking (fails when the prior's moments are kept
-    past a perturbation, or never computed)."""
+    """The initial State holds, for every node, exactly Family.moments of its natural parameters,
+    at the prior (init='prior') and after the symmetry breaking (fails when a prior's moments are
+    kept past a perturbation, or never computed)."""
     from vmp.inference.engine import Engine
     from vmp.inference.init import initialize
 
@@ -105,20 +104,3 @@ def test_every_initial_moment_is_the_moments_of_its_natural_parameters():
                 for kept, new in zip(state.moments[node.name], fresh):
                     np.testing.assert_array_equal(kept, new, err_msg=f"{name}: {node.name}")
 
-
-def test_a_perturbed_prior_has_no_moments_computed():
-    """Matrix factorization's u and v start at a draw from their prior: the prior's moments,
-    which nothing reads before the draw, are not computed (one moments call each, of the draw)."""
-    from unittest import mock
-
-    from vmp.families.gaussian import Gaussian
-    from vmp.inference.engine import Engine
-    from vmp.inference.init import initialize
-    from vmp.models import matrix_factorization
-
-    rng = np.random.default_rng(0)
-    model = matrix_factorization(np.arange(60) % 12, np.arange(60) % 10, rng.normal(size=60), n_factors=2)
-    engine = Engine(model)
-    with mock.patch.object(Gaussian, "moments", wraps=Gaussian.moments) as moments:
-        initialize(engine, np.random.default_rng(1))
-    assert moments.call_count == 2

@@ -35,23 +35,19 @@ def initialize(engine, rng: np.random.Generator, init: Any = None, plan=None) ->
     computed per minibatch and never over the whole plate) and the symmetry breaking reads the
     plan's evaluation subsample. Under option (b) the loop then runs :func:`first_sweep`."""
     local = plan is not None and plan.local_step
-    state, deferred = State(), {}
+    state = State()
     for node in plan.stepped if local else engine.hidden:
-        parents = {n.name for expr in node.parents.values() for n in random_nodes(expr)}
-        state = _settle(state, deferred, parents)
-        natural = engine.factors[node.name].messages(node, ctx=Context(state=state))
-        state = state.updated({node.name: (natural, ())})
-        deferred[node.name] = node
+        state = _set(state, node, engine.factors[node.name].messages(node, ctx=Context(state=state)))
     if init == "prior":
-        return _settle(state, deferred)
+        return state
     if init is not None and not isinstance(init, dict):
         raise GraphError("init= takes 'prior' or a dict from node names to initial means/probabilities")
-    state = _break_symmetry(engine, state, rng, plan.evaluation if local else None, deferred)
+    state = _break_symmetry(engine, state, rng, plan.evaluation if local else None)
     for name, value in (init or {}).items():
         if engine.model[name].name not in state.natural and not engine.model[name].observed:
             raise GraphError(f"init: node '{name}' is local to the minibatch plate; its q is computed per minibatch")
-        state = _set_mean(state, engine.model[name], np.asarray(value, float), deferred)
-    return _settle(state, deferred)
+        state = _set_mean(state, engine.model[name], np.asarray(value, float))
+    return state
 
 
 def first_sweep(engine, plan, state: State, rng: np.random.Generator) -> tuple[State, int]:
@@ -91,27 +87,15 @@ def _points(child, rows, event: tuple):
     return data if child.mask is None else data[_rows(child.mask, rows).reshape(-1)]
 
 
-def _set(state: State, node, natural, deferred: dict) -> State:
-    deferred.pop(node.name, None)
+def _set(state: State, node, natural) -> State:
     return state.updated({node.name: (natural, node.family.moments(tuple(natural)))})
 
 
-def _settle(state: State, deferred: dict, names=None) -> State:
-    """``state`` with the moments of the ``deferred`` nodes (those among ``names``; all when
-    None) computed: a prior's moments wait until something reads them, so that those of a node
-    moved by the symmetry breaking before any read are never computed."""
-    due = [name for name in deferred if names is None or name in names]
-    if not due:
-        return state
-    return state.updated({name: (state.natural[name], deferred.pop(name).family.moments(tuple(state.natural[name])))
-                          for name in due})
-
-
-def _set_mean(state: State, node, value: np.ndarray, deferred: dict) -> State:
+def _set_mean(state: State, node, value: np.ndarray) -> State:
     if node.observed:
         raise GraphError(f"init: node '{node.name}' is observed")
     try:
-        return _set(state, node, node.family.with_mean(state.natural[node.name], value), deferred)
+        return _set(state, node, node.family.with_mean(state.natural[node.name], value))
     except NotImplementedError:
         raise GraphError(f"init: cannot set the mean of {node.family.name} node '{node.name}'; give a node of "
                          f"a family with a location (Gaussian, Normal) or over categories (Categorical, "
@@ -132,17 +116,15 @@ def _expressions(engine):
                 yield node, expr, top
 
 
-def _break_symmetry(engine, state: State, rng, rows=None, deferred: dict | None = None) -> State:
+def _break_symmetry(engine, state: State, rng, rows=None) -> State:
     """Break the symmetry of gated components, then set each gate's selector from them.
 
     Gaussian components that are the gated mean of observed data start at k-means++ centers;
     components of i.i.d. points that are their observed child's only random parent at seeds drawn
     by k-means++ in the model's divergence (:func:`seeding.seed_components`); other gated
     Gaussians, and the Gaussians of an inner product, start at a draw from their prior. The schedule runs parents before children, so the first sweep starts from these
-    responsibilities (an E-step from k-means++ centers, as EM and scikit-learn do). The moments
-    of ``deferred`` nodes are computed before anything reads them (seeding, the E-step).
+    responsibilities (an E-step from k-means++ centers, as EM and scikit-learn do).
     """
-    deferred = {} if deferred is None else deferred
     done, selectors = set(), []
     for child, expr, top in _expressions(engine):
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
@@ -150,15 +132,15 @@ def _break_symmetry(engine, state: State, rng, rows=None, deferred: dict | None 
             direct = p.family.location and expr is top and child.observed and p.plates == (expr.gated_plate,)
             data = _points(child, rows, p.event_shape) if direct else None
             if direct and data.shape[0] >= expr.gated_plate.size:
-                state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng), deferred)
+                state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
                 done.add(p.name)
             elif seedable(expr, child, top) and _count(expr.selector, rows) >= expr.gated_plate.size:
-                state = seed_components(engine, _settle(state, deferred), rng, expr, child, rows)
+                state = seed_components(engine, state, rng, expr, child, rows)
                 done.add(p.name)
             else:
                 moved = p.family.perturb(state.natural[p.name], rng, _concentration(expr.selector))
                 if moved is not None:
-                    state = _set(state, p, moved, deferred)
+                    state = _set(state, p, moved)
                     done.add(p.name)
         if isinstance(expr, Gate) and expr.node.name in done and not expr.selector.observed \
                 and expr.selector not in selectors:
@@ -166,9 +148,8 @@ def _break_symmetry(engine, state: State, rng, rows=None, deferred: dict | None 
         if isinstance(expr, Dot):
             for n in random_nodes(expr):
                 if (n.family.location or n.family.allocates) and n.name not in done and n.name in state.natural:
-                    state = _set(state, n, n.family.perturb(state.natural[n.name], rng), deferred)
+                    state = _set(state, n, n.family.perturb(state.natural[n.name], rng))
                     done.add(n.name)
-    state = _settle(state, deferred)
     for z in sorted(selectors, key=engine.hidden.index, reverse=True):
         if z.name in state.natural:
             state = state.updated({z.name: engine.coordinate(state, z)})
