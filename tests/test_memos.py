@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vmp.graph.compiled import CompiledFactor
+from vmp.factors.terms import DIRECT
+from vmp.graph.compiled import CompiledFactor, ScaledProduct, kept_value
 from vmp.graph.leaves import Context
 from vmp.inference.engine import Engine
 from vmp.models import matrix_factorization
@@ -235,3 +236,21 @@ def test_a_batch_target_is_marked_exactly_symmetric():
     np.testing.assert_array_equal(lam[1], np.swapaxes(lam[1], -1, -2))
     np.testing.assert_array_equal(_linalg.factor(lam[1], scale=-2.0).logdet(),
                                   _linalg.Cholesky(lam[1], scale=-2.0).logdet())
+
+
+def test_a_message_kept_as_a_scaled_product_reads_as_formed():
+    """Above DIRECT elements the item factors' message E[tau] c S^T E[uu^T] is kept as its
+    factors (``ScaledProduct``), not as the array sent out: the engine adds the prior's message
+    into that array in place, and the bound still reads the message as it was formed."""
+    model = _model(5, m=40, n=1400, r=6000, k=5)
+    f = Engine(model).factors["r"]
+    ctx = Context(state=model.state)
+    sent = f.messages(model["v"], ctx=ctx)
+    assert sent[1].size > DIRECT and sent[1].flags.writeable
+    kept = f._cache[(id(next(leaf for leaf in f.targets if leaf.node is model["v"])), 1)][3]
+    assert isinstance(kept, ScaledProduct) and not kept.y.flags.writeable
+    np.testing.assert_array_equal(kept.value(), sent[1])
+    formed = sent[1].copy()
+    np.add(sent[1], 1.0, out=sent[1])  # as Engine.target adds the prior's message
+    np.testing.assert_array_equal(kept_value(kept), formed)
+    np.testing.assert_allclose(f.elog(ctx=ctx), CompiledFactor(model["r"]).elog(ctx=ctx), rtol=1e-12)

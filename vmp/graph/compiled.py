@@ -162,6 +162,29 @@ def _product(a, b):
     return [(ca * cb, oa + ob) for (ca, oa), (cb, ob) in itertools.product(a, b)]
 
 
+class ScaledProduct:
+    """A message s Y kept by its factor as its two factors: Y a kept sparse product
+    (``CompiledFactor._product``, read-only) and s a number (E[tau] times the term's
+    coefficient). The bound reads a kept message only where the node is not at its optimum;
+    ``value`` forms it again there with the same numbers (y * s, as ``contract_to`` formed it),
+    so the array sent to the engine is not kept, and the prior's message is added into it in
+    place (one array of the message's size per update instead of two)."""
+
+    __slots__ = ("y", "s")
+
+    def __init__(self, y: np.ndarray, s):
+        y.flags.writeable = False
+        self.y, self.s = y, s
+
+    def value(self) -> np.ndarray:
+        return self.y * self.s
+
+
+def kept_value(kept):
+    """A kept message as an array (a ``ScaledProduct`` formed again)."""
+    return kept.value() if isinstance(kept, ScaledProduct) else kept
+
+
 class AllocationBinding:
     """The moments of m = sum_k u_k v_k for a factor's terms: E[m] = sum_k E[u_k] E[v_k], and
     E[log m] as the allocation bound (see the module docstring)."""
@@ -485,7 +508,8 @@ class CompiledFactor:
         sparse S = P_rows^T diag(w) P_cols; coef multiplies a scalar operand (E[tau]) where
         there is one. Returns None where the pattern does not apply, else (the array, whether it
         is exactly symmetric in its last two axes: a message that is S B for a symmetric moment B,
-        unpacked from its unique entries, times numbers only)."""
+        unpacked from its unique entries, times numbers only, and the message as a
+        ``ScaledProduct`` where it is S B times one number, else None)."""
         lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
         if target is not None and isinstance(target.leaf, GatherLeaf):
             if len(lazy) != 1:
@@ -523,9 +547,11 @@ class CompiledFactor:
         if node_level:
             exact = (all(np.ndim(v) == 0 for v, _ in glob) and _symmetric(g2.leaf, g2.comp, y)
                      and set(output[-2:]) == set(g2.letters[-2:]))
-            return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:]))), exact
+            made = (ScaledProduct(y, glob[0][0]) if coef == 1.0 and len(glob) == 1 and np.ndim(glob[0][0]) == 0
+                    and g2.letters == output else None)  # contract_to's array-times-scalar case
+            return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:]))), exact, made
         inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
-        return scale(coef, contract_to(inputs, output, shape)), False
+        return scale(coef, contract_to(inputs, output, shape)), False, None
 
     def _held(self, la, lb, comp, w, ctx=None) -> bool:
         """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
@@ -591,15 +617,16 @@ class CompiledFactor:
 
     def _evaluate(self, ops, weight, output, shape, target=None, select=None, ctx=None, coef: float = 1.0):
         """coef times the contraction of ``ops`` (times the weight) to ``output``; (array,
-        node_level, exact: known to be exactly symmetric in its last two axes)."""
+        node_level, exact: known to be exactly symmetric in its last two axes, the array as a
+        ``ScaledProduct`` or None)."""
         if not select:
             fused = self._fused(ops, weight, output, shape, target, ctx, coef)
             if fused is not None:
-                return fused[0], target is not None and isinstance(target.leaf, GatherLeaf), fused[1]
+                return fused[0], target is not None and isinstance(target.leaf, GatherLeaf), fused[1], fused[2]
         inputs, scaled = self._materialize(ops, weight, output, select or {}, ctx, coef)
         inputs = self._reduce_plates(inputs, output, ctx)
         out = contract_to(inputs, output, shape)
-        return (out if scaled else scale(coef, out)), False, False
+        return (out if scaled else scale(coef, out)), False, False, None
 
     @staticmethod
     def _stamp(ops: list[Operand], ctx) -> tuple:
@@ -702,6 +729,7 @@ class CompiledFactor:
             acc = [None] * len(shapes)
             acc_node = [None] * len(shapes)
             exact = [True] * len(shapes)  # per component: every part exactly symmetric as formed
+            recipe = [None] * len(shapes)  # per component: its last node-level part as a ScaledProduct
             keep = plate is None and memoizable(ctx)
             read: list = [[] for _ in shapes]  # per component: (term, operand position, stamp)
             fold: list = [[] for _ in shapes]  # per component: the parts of folded.product
@@ -718,9 +746,12 @@ class CompiledFactor:
                 if axis is not None:
                     select = {o.letters[axis]: index}
                     out = out.replace(o.letters[axis], "")
-                grad, node_level, born = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx, t.coef)
+                grad, node_level, born, made = self._evaluate(rest, weight, out, shapes[o.comp], o, select, ctx,
+                                                              t.coef)
                 target = acc_node if node_level else acc
                 target[o.comp] = (target[o.comp] or []) + [grad]
+                if node_level:
+                    recipe[o.comp] = made
                 exact[o.comp] = exact[o.comp] and node_level and born
             for comp, parts in enumerate(fold):
                 exact[comp] = exact[comp] and not parts
@@ -733,9 +764,12 @@ class CompiledFactor:
                     grad = self._evaluate(rest, weight, o.letters, shapes[comp], o, None, ctx, coef)[0]
                     acc[comp] = (acc[comp] or []) + [grad]
             acc = [None if a is None else accumulate(a) for a in acc]
+            parts_node = acc_node
             acc_node = [None if a is None else accumulate(a) for a in acc_node]
-            if keep:
-                self._remember(leaf, read, weight, acc, acc_node)
+            if keep:  # a message of one ScaledProduct that accumulate returned as it came is kept as that
+                self._remember(leaf, read, weight, acc, [
+                    r if r is not None and len(p) == 1 and a is p[0] else a
+                    for a, p, r in zip(acc_node, parts_node, recipe)])
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
                 msg = tuple(m if a is None else m + a for m, a in zip(leaf.to_node(filled, ctx), acc_node))
@@ -773,7 +807,7 @@ class CompiledFactor:
                 if grads is not None:
                     total = total + inner_product(grads, o.value(ctx, self.plate_of))
                 if node_grads is not None:
-                    total = total + inner_product(node_grads, moments_of(o.leaf.node, ctx)[o.comp])
+                    total = total + inner_product(kept_value(node_grads), moments_of(o.leaf.node, ctx)[o.comp])
                 done |= terms
         for ti, t in enumerate(self.terms):
             if ti in done:

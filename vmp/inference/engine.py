@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import ConvergenceError
+from ..factors.terms import plus
 from ..graph.leaves import Context, restricted
 from .executor import Children, Executor, Serial, add
 from .executor_chunked import Chunked
@@ -43,14 +44,15 @@ def with_state(ctx, state: State):
 
 def _plus(prior, children):
     """prior + children, added into the children's sum where it is a fresh array of the full
-    shape (a message the executor built for this call; kept messages are read-only)."""
+    shape (a message the executor built for this call, or one its factor keeps as a
+    ``ScaledProduct``; kept arrays are read-only)."""
     if not isinstance(prior, tuple) or not isinstance(children, tuple):
         return add(prior, children)
     out = []
     for p, c in zip(prior, children):
         if isinstance(c, np.ndarray) and c.flags.writeable and c.flags.owndata and c.dtype == np.float64 \
                 and np.shape(p) == c.shape:
-            out.append(np.add(p, c, out=c))
+            out.append(plus(p, c, out=c))
         else:
             out.append(add(p, c))
     return tuple(out)
