@@ -254,3 +254,19 @@ def test_a_message_kept_as_a_scaled_product_reads_as_formed():
     np.add(sent[1], 1.0, out=sent[1])  # as Engine.target adds the prior's message
     np.testing.assert_array_equal(kept_value(kept), formed)
     np.testing.assert_allclose(f.elog(ctx=ctx), CompiledFactor(model["r"]).elog(ctx=ctx), rtol=1e-12)
+
+
+def test_the_count_of_a_term_reading_no_plate_letter_is_kept():
+    """The noise precision's N/2 (its E[log tau] term reads no rating) sums ones over the data
+    plate: the ones are kept read-only per shape, so their sum is kept too, and the message
+    equals a fresh factor's after the moments move."""
+    model = _model(6)
+    f = Engine(model).factors["r"]
+    state = model.state
+    f.messages(model["tau"], ctx=Context(state=state))
+    ones = f._ones_kept[(300,)]
+    assert not ones.flags.writeable and np.all(ones == 1.0)
+    for step in range(3):
+        state = _moved(state, model, "uv"[step % 2], step)
+        _same(f.messages(model["tau"], ctx=Context(state=state)), _fresh(model, "r", "tau", state))
+        assert f._ones_kept[(300,)] is ones

@@ -30,6 +30,9 @@ from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorL
 PLATE_LETTERS = string.ascii_uppercase
 #: sparse matrices kept per pair of gathers (one per weight array: ones, the data, a policy's)
 PAIRS_KEPT = 4
+#: arrays of ones kept per factor (one per shape of the plates a term does not read: the full
+#: data plate, and a minibatch's sizes)
+ONES_KEPT = 4
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
 
 
@@ -254,6 +257,7 @@ class CompiledFactor:
         self._leaf_reads: dict = {}  # id(leaf) -> _reads_of
         self._reading: dict = {}  # node name -> the terms that read it (standing)
         self._reduced: dict = {}  # _reduce_plates: (subscripts) -> (weak operands, sum)
+        self._ones_kept: dict = {}  # _ones: shape -> read-only ones, in order of last use
         self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
         self._kept_memo: tuple = (None, None)
         self._folded: dict = {}  # folded.product's data, rows last; folded.reduction's stacks
@@ -453,7 +457,7 @@ class CompiledFactor:
         present = set("".join(s for _, s in fixed)) | set(output) | set(select)
         missing = "".join(ch for ch in self.child_letters if ch not in present)
         if missing:
-            fixed.append((np.ones([self._size(ch, ctx) for ch in missing]), missing))
+            fixed.append((self._ones(tuple(self._size(ch, ctx) for ch in missing)), missing))
         if coef == 1.0:
             return fixed, True
         sizes = {ch: n for v, letters in fixed for ch, n in zip(letters, np.shape(v))}
@@ -466,6 +470,19 @@ class CompiledFactor:
             return fixed, False
         fixed[k] = (coef * fixed[k][0], fixed[k][1])
         return fixed, True
+
+    def _ones(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Ones over child plates that a term does not read (its count of elements, as the N/2
+        of E[log tau]), read-only and kept per shape (the last ONES_KEPT), so that
+        ``_reduce_plates`` keeps their sum instead of forming N ones and summing them per message."""
+        ones = self._ones_kept.pop(shape, None)
+        if ones is None:
+            ones = np.ones(shape)
+            ones.flags.writeable = False
+        self._ones_kept[shape] = ones
+        if len(self._ones_kept) > ONES_KEPT:
+            del self._ones_kept[next(iter(self._ones_kept))]
+        return ones
 
     def _reduce_plates(self, inputs: list, output: str, ctx=None) -> list:
         """The operands over the child's plates contracted first, over those plates, to what the
