@@ -171,7 +171,8 @@ def test_path_steps_by_matrix_products_equal_einsum(subs):
 
 @pytest.mark.parametrize("shape, small", [((50_000, 10), (1, 10)), ((50_000, 10), (1, 1)), ((3_000, 10, 4), (1, 10, 4)),
                                           ((3_000, 10, 4), (1, 1, 4)), ((3_000, 10, 4), (1, 10, 1)),
-                                          ((50_000, 7), (50_000, 1)), ((30, 10), (1, 10)), ((40_001, 3), (1, 3))])
+                                          ((50_000, 7), (50_000, 1)), ((30, 10), (1, 10)), ((40_001, 3), (1, 3)),
+                                          ((9_724, 5, 5), (1, 5, 5)), ((9_724, 5), (1, 5)), ((4_099, 9), (1, 9))])
 def test_plus_adds_a_broadcast_by_long_rows_with_the_same_bits(shape, small):
     """a + b where one side is a broadcast: the same bits as numpy's a + b, either way round,
     into a new array or in place."""
