@@ -242,7 +242,7 @@ def test_a_broadcast_stack_is_factorized_at_its_own_size(plates, small):
     np.testing.assert_allclose(f.lower(), np.linalg.cholesky(-2.0 * full), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(f.solve(b), g.solve(b), rtol=1e-12, atol=1e-14)
     for x, y in zip(f.inv_outer(b), g.inv_outer(b)):
-        assert x.shape == y.shape
+        assert x.shape == y.shape and y.flags.c_contiguous  # the layout every reader wants
         np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
     natural = (b, a)
     np.testing.assert_allclose(Gaussian.log_normalizer(natural), Gaussian.log_normalizer((b, full)), rtol=1e-12)

@@ -122,6 +122,15 @@ def _stack_first(t: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
     return np.moveaxis(t, -1, 0).reshape(plates + t.shape[:-1])
 
 
+def _rows_first(t: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
+    """(D, B) -> plates + (D,), C-contiguous, written a column at a time (numpy's copy of the
+    whole transposition loops over rows of D elements: 48 against 26 us at B = 9,724, D = 5)."""
+    out = np.empty((t.shape[1], t.shape[0]))
+    for i in range(t.shape[0]):
+        out[:, i] = t[i]
+    return out.reshape(plates + (t.shape[0],))
+
+
 class Cholesky:
     """A = L L^T for a stack of positive-definite matrices (plates + (D, D)), computed once.
 
@@ -217,8 +226,7 @@ class Cholesky:
         for i in range(d):
             s[i, i:] += x[i] * x[i:]
             s[i + 1:, i] = s[i, i + 1:]
-        return (np.ascontiguousarray(_stack_first(x, self.plates)),
-                np.ascontiguousarray(_stack_first(s, self.plates)))
+        return _rows_first(x, self.plates), np.ascontiguousarray(_stack_first(s, self.plates))
 
     def lower(self) -> np.ndarray:
         """L (zeros above the diagonal), shaped plates + (D, D)."""
