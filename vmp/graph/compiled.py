@@ -177,7 +177,7 @@ class ScaledProduct:
 
     def __init__(self, y: np.ndarray, s):
         y.flags.writeable = False
-        self.y, self.s = y, s
+        self.y, self.s = y, np.array(s)  # s may be a q's moment (a 0-d array): kept as it was
 
     def value(self) -> np.ndarray:
         return self.y * self.s
