@@ -77,6 +77,8 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=0, help="--adaptive: vmp.Adaptive(samples=...), the Monte Carlo start")
     ap.add_argument("--per", default="auto", choices=["auto", "element", "node"],
                     help="--adaptive: vmp.Adaptive(per=...): one rate per plate element or per node")
+    ap.add_argument("--coupled", action="store_true",
+                    help="--adaptive: vmp.Adaptive(coupled=True), the rule times the factor of the gradients' agreement")
     ap.add_argument("--seed", type=int, default=0, help="the fits' seed (keys name it when not 0)")
     ap.add_argument("--backoff", action="store_true",
                     help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
@@ -128,10 +130,10 @@ def adaptive(args) -> int:
     for option in args.options:
         for c in [] if args.replot else args.children:
             key = (f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
-                   f"{'' if args.samples == 0 else f' samples={args.samples}'}{'' if args.per == 'auto' else f' per={args.per}'}{_seed(args)}")
+                   f"{'' if args.samples == 0 else f' samples={args.samples}'}{'' if args.per == 'auto' else f' per={args.per}'}{' coupled' if args.coupled else ''}{_seed(args)}")
             model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
             t0, c0 = time.perf_counter(), time.process_time()
-            schedule = vmp.Adaptive(samples=args.samples, per=args.per)
+            schedule = vmp.Adaptive(samples=args.samples, per=args.per, coupled=args.coupled)
             trace: dict = {}
             res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
                             step=schedule, iterations=10 ** 6, evaluate_every=args.every, seed=args.seed, monitors=monitors,
@@ -154,7 +156,7 @@ def adaptive(args) -> int:
     return 0
 
 
-TRACE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
+TRACE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
 def _seed(args) -> str:
@@ -168,7 +170,8 @@ def _trace(t: int, fit, schedule, trace: dict) -> bool:
         for name, st in fit.state.extra["schedules"].items():
             r = np.ravel(schedule.rate_before(t, st))
             trace.setdefault(name, {})[t] = {"mean": float(r.mean()), "q": np.quantile(r, [0.1, 0.5, 0.9]).tolist(),
-                                             "first": r[:3].tolist()}
+                                             "first": r[:3].tolist(), **({"f": float(np.exp(st["log_f"]))}
+                                                                         if "log_f" in st else {})}
     return True
 
 

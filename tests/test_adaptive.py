@@ -11,6 +11,7 @@ from models import gaussian_mixture
 from tests.golden_fits import _blobs, _mf
 from vmp.inference import steps
 from vmp.inference.engine import along
+from vmp.inference.schedules import _ratio
 
 N, S = 200, 20
 
@@ -389,6 +390,8 @@ def test_adaptive_refuses_what_it_cannot_do():
         vmp.Adaptive(min_tau=1)
     with pytest.raises(vmp.VMPError, match="per="):
         vmp.Adaptive(per="user")
+    with pytest.raises(vmp.VMPError, match="horizon"):
+        vmp.Adaptive(coupled=True, horizon=0)
     with pytest.raises(vmp.VMPError, match="step="):
         vmp.Adaptive()(3)
     with pytest.raises(vmp.VMPError, match="gradient"):
@@ -404,3 +407,97 @@ def test_a_resumed_fit_may_switch_to_adaptive():
                      progress=False)
     assert more.iterations == 10 and first.state.extra["schedules"]["u"] is None
     assert more.state.extra["schedules"]["u"]["g"] is not None
+
+
+def _self_coupled(delta: float, seed: int, steps: int, schedule, d: int = 50, snr: float = 0.05, noise: float = 1.0):
+    """One block whose target moves with it: g_t = b - delta lambda_t + noise (a bilinear pair's
+    slow joint mode in miniature: the target mu lambda + b + noise with delta = 1 - mu), |b|^2 /
+    tr Cov = snr. Returns (the rates, the factors f = exp(log f) after each step)."""
+    rng = np.random.default_rng(seed)
+    b, sigma = np.ones(d), noise / np.sqrt(snr)
+    lam, st, rates, factors = np.zeros(d), schedule.start(), [], []
+    for t in range(1, steps + 1):
+        g = b - delta * lam + sigma * rng.normal(size=d)
+        rho, st = schedule.rate(t, (g,), st)
+        [st] = schedule.pool([st])
+        lam = lam + rho * g
+        rates.append(rho)
+        factors.append(np.exp(st.get("log_f", 0.0)))
+    return np.array(rates), np.array(factors)
+
+
+def test_coupled_factor_approaches_one_over_delta():
+    """coupled=True: along a mode of contraction delta the rate minimizing the distance to the
+    fixed point is the paper's rate over delta, where E[g_t^T z_t] = 0; the factor f (geometric
+    mean over 10 seeds after 1,000 steps) comes within 25% of 1 / delta for delta = 1/2 to 1/10,
+    and stays below 1.5 without coupling (delta = 1, where the rule's rate is the right one)."""
+    schedule = vmp.Adaptive(coupled=True)
+    for delta in (1.0, 0.5, 0.25, 0.1):
+        f = np.exp(np.mean([np.log(_self_coupled(delta, k, 1000, schedule)[1][-1]) for k in range(10)]))
+        if delta == 1.0:
+            assert f < 1.5
+        else:
+            assert f == pytest.approx(1 / delta, rel=0.25), delta
+
+
+def test_coupled_rate_is_the_rules_times_the_factor_and_one_without_noise():
+    """The coupled rate is min(1, f x the paper's rate), f >= 1 shared by the nodes it steps;
+    zero noise gives 1."""
+    rule, coupled = vmp.Adaptive(), vmp.Adaptive(coupled=True)
+    plain, _ = _self_coupled(0.25, 0, 300, rule)
+    rates, factors = _self_coupled(0.25, 0, 300, coupled)
+    assert np.all(factors >= 1.0) and factors[-1] > 2
+    assert np.all(rates <= 1.0) and np.mean(rates[100:]) > 2 * np.mean(plain[100:])
+    ones, _ = _self_coupled(0.25, 0, 50, coupled, noise=0.0)
+    assert np.all(ones == pytest.approx(1.0, abs=1e-12))
+    g = (np.array([3.0, -1.0]), np.array([[0.5]]))
+    assert np.all(_rates(coupled, [g] * 40) == pytest.approx(1.0, abs=1e-12))
+    rng = np.random.default_rng(1)
+    gradients = [(rng.normal(size=3) + 0.3,) for _ in range(50)]
+    st, base = coupled.start(), rule.start()
+    for t, gr in enumerate(gradients, 1):
+        st["log_f"] = 0.7
+        rho, st = coupled.rate(t, gr, st)
+        _, base = rule.rate(t, gr, base)
+        assert rho == pytest.approx(min(1.0, np.exp(0.7) * _ratio(base["g"], base["h"], 0)), rel=1e-12)
+
+
+def test_coupled_nodes_share_one_factor_from_their_pooled_agreement():
+    """In a fit the factor is updated once per step from the sum over the nodes stepped with the
+    one schedule object (log f <- max(0, log f + gain sum g^T z / sum |g| |z|)); a dict of two
+    objects keeps two factors."""
+    seen = []
+
+    class Spy(vmp.Adaptive):
+        def pool(self, states):
+            out = super().pool(states)
+            seen.append((states, out))
+            return out
+
+    schedule = Spy(coupled=True)
+    model = _mf(True)
+    model.fit(method="stochastic", subsample=vmp.PerNode(children=2), update="global", step=schedule, iterations=15,
+              progress=False)
+    assert len(seen) == 15 and all(len(before) == 2 for before, _ in seen)
+    moved = 0
+    for before, after in seen[1:]:
+        agree, norm = sum(s["agree"] for s in before), sum(s["norm"] for s in before)
+        expected = max(0.0, before[0]["log_f"] + 0.5 * agree / norm)
+        assert [s["log_f"] for s in after] == pytest.approx([expected] * 2, rel=1e-12, abs=1e-15)
+        moved += expected != before[0]["log_f"]
+    assert moved > 3
+    state = model.state.extra["schedules"]
+    assert state["u"]["log_f"] == state["v"]["log_f"]
+    seen.clear()
+    model = _mf(True)
+    model.fit(method="stochastic", subsample=vmp.PerNode(children=2), update="global",
+              step={"u": Spy(coupled=True), "v": Spy(coupled=True)}, iterations=15, progress=False)
+    assert len(seen) == 30 and all(len(before) == 1 for before, _ in seen)
+
+
+def test_a_resumed_fit_may_switch_to_coupled():
+    model = _mf(True)
+    first = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(), iterations=5, progress=False)
+    more = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(coupled=True), iterations=10,
+                     resume=first, progress=False)
+    assert more.iterations == 10 and more.state.extra["schedules"]["u"]["z"] is not None
