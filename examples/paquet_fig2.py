@@ -17,10 +17,12 @@ the defaults, dotted) with the fixed-rate runs in ``paquet_fig2_adaptive.png`` (
 
     python examples/paquet_fig2.py --adaptive --accesses 1e7 [--children 1 2 5 20] [--replot]
 
-``--samples n`` (the Monte Carlo start) and ``--per element`` (one rate per user and per item)
-run those options of vmp.Adaptive, under keys that name them. Every adaptive run records
-``rate_trace``: each node's rate after steps 1, 2, 3, 5, 10, 20, 50, 100 (mean, 10/50/90%
-quantiles over its elements, elements 0 to 2).
+``--samples n`` (the Monte Carlo start), ``--per element`` (one rate per user and per item) and
+``--coupled`` (the rule times the factor shared by u and v, vmp.Adaptive(coupled=True)) run
+those options of vmp.Adaptive, under keys that name them (the coupled runs dash-dotted in the
+figure). Every adaptive run records ``rate_trace``: each node's rate after steps 1, 2, 3, 5, 10,
+20, 50, 100, 200, 500, 1000 (mean, 10/50/90% quantiles over its elements, elements 0 to 2; and
+the factor f of a coupled run).
 """
 from __future__ import annotations
 
@@ -151,7 +153,8 @@ def adaptive(args) -> int:
             print(f"{key:24s} rmse {err:8.4g}  final ELBO {ev['elbo'][-1]:12.6g}  {res.iterations} its  "
                   f"{'DIVERGED ' if res.diverged else ''}{time.perf_counter() - t0:6.1f}s", flush=True)
     print(table(runs, saved))
-    plot({**saved, **{k: v for k, v in runs.items() if k.endswith(" adaptive")}}, out.with_suffix(".png"))
+    plot({**saved, **{k: v for k, v in runs.items() if k.endswith((" adaptive", " adaptive coupled"))}},
+         out.with_suffix(".png"))
     print(f"wrote {out} and {out.with_suffix('.png')}")
     return 0
 
@@ -227,7 +230,7 @@ def plot(runs: dict, out: pathlib.Path) -> None:
             with np.errstate(over="ignore", invalid="ignore"):
                 neg = -np.array(run["elbo"], float)
             ok = np.isfinite(neg) & (neg > 0)
-            style = "-" if "rho1=1 " in key + " " else (":" if "adaptive" in key else "--")
+            style = "-" if "rho1=1 " in key + " " else ("-." if "coupled" in key else (":" if "adaptive" in key else "--"))
             shown = np.minimum(neg[ok], CEILING)
             line, = ax.plot(acc[ok], shown, style, label=key[4:] + (" (diverged)" if run["diverged"] else ""))
             if run["diverged"] or np.any(neg[ok] > CEILING):

@@ -154,23 +154,31 @@ class Adaptive(Schedule):
     with rate 1, its coordinate update; its averages still take its gradients.
 
     ``coupled=True``: the rate above times a factor f >= 1 shared by all the nodes stepped with
-    this schedule, for the coupling the one-step rule misses (docs/stochastic.md, "Why the level
-    is low"). The rule minimizes the distance to the node's own target; along a slow joint mode
-    (contraction delta per unit of rho) the distance to the joint optimum is minimized by the
-    rule's rate over delta. That rate is where the gradient g_t is orthogonal to the remaining
-    error lambda* - lambda_(t+1) (d/drho E|lambda_t + rho g_t - lambda*|^2 = 0), and the
-    remaining error is what the later steps travel: the sum of the later gradients. So the test
-    is the agreement of each gradient with the discounted sum of the earlier ones (Kesten 1958's
-    sign test, pooled over all the coupled nodes' natural parameters)::
+    this schedule object, for the coupling the one-step rule misses (docs/stochastic.md, "Why
+    the level is low"); ``per="auto"`` then means one rate per node under both options. The rule
+    minimizes the distance to the node's own target; along a slow joint mode (contraction delta
+    per unit of rho) the distance to the joint optimum is minimized by the rule's rate over
+    delta. That rate is where the step's gradient is orthogonal to the error it leaves
+    (d/drho E|lambda_t + rho g_t - lambda*|^2 = 0), and that error is what the later steps
+    travel; in a stationary stretch E[g_t^T g_(t+k)] = E[g_(t-k)^T g_t], so the test reads the
+    agreement of each gradient with the discounted sum of the earlier ones (Kesten 1958's test of
+    successive steps, pooled over all the nodes' natural parameters)::
 
-        z_t     = (1 - rho_(t-1) / horizon) z_(t-1) + g_(t-1)               (per node; z_1 = 0)
-        log f  <- max(0, log f + gain * sum_nodes g_t^T z_t / sum_nodes |g_t| |z_t|)   (after each step)
+        z_t    = (1 - rho_(t-1) / horizon) z_(t-1) + g_(t-1)              (per node; z_1 = 0)
+        A_t    = sum_nodes g_t^T z_t / sum_nodes |g_t| |z_t|
+        log f <- min(cap, max(0, log f + min(gain / horizon, gain rhobar_t A_t)))   (after each step)
 
-    In a linear model with one mode of contraction delta, E[g_t^T z_t] is proportional to
-    delta / (1/horizon + delta) (delta e^2 (1 - rho delta) - rho s), zero at the rate
-    |m|^2 / (delta (|m|^2 + s)) for horizon -> infinity (e the distance to the optimum along the
-    mode, m = delta e, s the noise); ``horizon`` (in units of the sum of rho) sets the slowest
-    mode the test sees at half weight (delta = 1 / horizon).
+    For one mode of contraction delta at a constant rate, sum_k E[g_t^T g_(t-k)] (1 - rho /
+    horizon)^(k-1) is proportional to delta e^2 (1 - rho delta) - rho s (e its distance to the
+    optimum, s the noise): zero at the rate |m|^2 / (delta (|m|^2 + s)), m = delta e, below
+    zero (f falls to 1, the rule's rate) on a fixed target with noise only. ``horizon`` (in
+    units of the sum of rho) sets the slowest mode the test sees at half weight (delta = 1 /
+    horizon). rhobar_t is the nodes' mean rate: f moves on the iterate's time scale (by at most
+    ``gain`` per unit of the sum of rho), so the noise of A_t, large when the nodes have few
+    natural parameters, does not pile up against the floor f = 1 at small rates; it rises by at
+    most gain / horizon per step and falls without that limit (too large a rate is the costlier
+    error); cap = -log of the smallest rule rate of the nodes, beyond which no rate changes.
+    Elements stepped with rate 1 for exactness are left out of A_t (f does not move them).
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
     averages see every gradient. A node stepped slice by slice (coupled elements under option
@@ -184,7 +192,7 @@ class Adaptive(Schedule):
     per: str = "auto"
     coupled: bool = False
     horizon: float = 10.0
-    gain: float = 0.5
+    gain: float = 5.0
 
     needs_gradient = True
 
@@ -220,7 +228,7 @@ class Adaptive(Schedule):
         st = {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
               "axes": axes if per_element else 0, "exact": np.asarray(exact, dtype=bool) if keep else None}
         if self.coupled:
-            st.update(z=None, agree=0.0, norm=0.0, log_f=0.0)
+            st.update(z=None, agree=0.0, norm=0.0, log_f=0.0, cap=0.0)
         return st
 
     def samples_wanted(self, st: dict | None) -> int:
@@ -240,7 +248,7 @@ class Adaptive(Schedule):
             raise VMPError("vmp.Adaptive(): rate() needs the gradient and averages started by prime()")
         axes = st.get("axes", 0)
         if self.coupled and "log_f" not in st:  # a fit resumed from another schedule's state
-            st = {**st, "z": None, "agree": 0.0, "norm": 0.0, "log_f": 0.0}
+            st = {**st, "z": None, "agree": 0.0, "norm": 0.0, "log_f": 0.0, "cap": 0.0}
         if st["g"] is None:  # samples=0: the first gradient starts the averages, rho_1 = 1
             st = self.prime([gradient], st)
             st["tau"] = np.ones_like(st["tau"]) if axes else 1.0
@@ -252,31 +260,38 @@ class Adaptive(Schedule):
         new = {**st, "g": g, "h": h, "tau": float(tau) if axes == 0 else tau}
         if not self.coupled:
             return rho, new
+        exact = st.get("exact")
+        free = np.ones(np.shape(rho), dtype=bool) if exact is None else ~exact
+        least = float(np.min(np.where(free, rho, 1.0)))
+        cap = -np.log(least) if least > 0 else 0.0
         rho = np.minimum(1.0, np.exp(st["log_f"]) * rho)
-        return (float(rho) if axes == 0 else rho), {**new, **self._agreement(gradient, rho, st)}
+        return (float(rho) if axes == 0 else rho), {**new, **self._agreement(gradient, rho, free, st), "cap": cap}
 
-    def _agreement(self, gradient: tuple, rho, st: dict) -> dict:
-        """g_t^T z_t and |g_t| |z_t| of this step over the elements stepped with rho < 1, and
-        z_(t+1) (``coupled=True``)."""
+    def _agreement(self, gradient: tuple, rho, free, st: dict) -> dict:
+        """g_t^T z_t and |g_t| |z_t| of this step over the ``free`` elements (those not stepped
+        with rate 1 by exactness), and z_(t+1) (``coupled=True``)."""
         z = st["z"]
-        free = np.asarray(rho) < 1.0  # a larger f would not move the elements at rate 1
-        seen = tuple(along(free, a) * a for a in gradient)
+        seen = gradient if np.all(free) else tuple(along(free, a) * a for a in gradient)
         agree = 0.0 if z is None else float(sum(np.sum(a * b) for a, b in zip(seen, z)))
         norm = 0.0 if z is None else float(np.sqrt(_square(seen) * _square(z)))
         keep = np.maximum(0.0, 1.0 - np.asarray(rho) / self.horizon)
         z = tuple(a.copy() for a in gradient) if z is None else \
             tuple(along(keep, b) * b + a for a, b in zip(gradient, z))
-        return {"z": z, "agree": agree, "norm": norm}
+        return {"z": z, "agree": agree, "norm": norm, "taken": float(np.mean(rho))}
 
     def pool(self, states: list) -> list:
-        """log f <- max(0, log f + gain * sum g^T z / sum |g| |z|) over the nodes' states of the
-        step (``coupled=True``; see the class docstring); every node takes the new f."""
+        """log f <- min(cap, max(0, log f + min(gain / horizon, gain rhobar A))) with A = sum g^T z /
+        sum |g| |z| over the nodes' states of the step (``coupled=True``; the class docstring);
+        every node takes the new f."""
         if not self.coupled or not states:
             return states
         norm = sum(st.get("norm", 0.0) for st in states)
         if norm <= 0:
             return states
-        log_f = max(0.0, states[0]["log_f"] + self.gain * sum(st["agree"] for st in states) / norm)
+        cap = max(st.get("cap", 0.0) for st in states)  # beyond it no node's rate changes
+        taken = float(np.mean([st.get("taken", 0.0) for st in states]))
+        step = min(self.gain / self.horizon, self.gain * taken * sum(st["agree"] for st in states) / norm)
+        log_f = min(cap, max(0.0, states[0]["log_f"] + step))
         return [{**st, "log_f": log_f, "agree": 0.0, "norm": 0.0} for st in states]
 
     def rate_before(self, t: int, st: dict):
