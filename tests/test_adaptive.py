@@ -531,3 +531,25 @@ def test_a_resumed_fit_may_switch_to_coupled():
     more = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(coupled=True), iterations=10,
                      resume=first, progress=False)
     assert more.iterations == 10 and more.state.extra["schedules"]["u"]["z"] is not None
+
+
+def test_coupled_agreement_leaves_out_the_exact_elements():
+    """Elements stepped with rate 1 for exactness (N_i <= C) do not vote on f: the agreement and
+    its norm are those of the other elements alone; the cap is set by the smallest rule rate
+    among them."""
+    schedule = vmp.Adaptive(coupled=True, per="element")
+    rng = np.random.default_rng(0)
+    st = schedule.start(axes=1, own_draws=True, exact=np.array([True, False, False]))
+    z = None
+    for t in range(1, 30):
+        g = (rng.normal(size=(3, 2)) + [0.5, 0.0],)
+        before = st["z"]
+        rho, st = schedule.rate(t, g, st)
+        assert rho[0] == 1.0
+        if before is not None:
+            free = g[0][1:], before[0][1:]
+            assert st["agree"] == pytest.approx(float(np.sum(free[0] * free[1])), rel=1e-12)
+            assert st["norm"] == pytest.approx(float(np.linalg.norm(free[0]) * np.linalg.norm(free[1])), rel=1e-12)
+        rule = _ratio(st["g"], st["h"], 1, np.array([True, False, False]))
+        assert st["cap"] == pytest.approx(-np.log(rule[1:].min()), rel=1e-12)
+        [st] = schedule.pool([st])

@@ -273,7 +273,8 @@ class Adaptive(Schedule):
         z = st["z"]
         seen = gradient if np.all(free) else tuple(along(free, a) * a for a in gradient)
         agree = 0.0 if z is None else float(sum(np.sum(a * b) for a, b in zip(seen, z)))
-        norm = 0.0 if z is None else float(np.sqrt(_square(seen) * _square(z)))
+        past = z if z is None or np.all(free) else tuple(along(free, b) * b for b in z)
+        norm = 0.0 if z is None else float(np.sqrt(_square(seen) * _square(past)))
         keep = np.maximum(0.0, 1.0 - np.asarray(rho) / self.horizon)
         z = tuple(a.copy() for a in gradient) if z is None else \
             tuple(along(keep, b) * b + a for a, b in zip(gradient, z))
