@@ -57,8 +57,12 @@ def coupled(mu: float, option: str, rule: str, delta: float = 1.0, d: int = 50, 
     star, sigma = b / (1 - mu), np.sqrt(1 / snr)
     x = {"u": np.zeros(d), "v": np.zeros(d)}
     other = {"u": "v", "v": "u"}
-    schedule = vmp.Adaptive()
+    schedule = vmp.Adaptive(coupled=rule == "coupled")
     st = {n: schedule.start() for n in x}
+
+    def pool():
+        if rule == "coupled":
+            st.update(zip(st, schedule.pool(list(st.values()))))
 
     def rate(n, g, t):
         if rule == "t^-0.6":
@@ -79,6 +83,7 @@ def coupled(mu: float, option: str, rule: str, delta: float = 1.0, d: int = 50, 
             for n in ("u", "v"):
                 g = mu * x[other[n]] + b + sigma * rng.normal(size=d) - x[n]
                 x[n] = x[n] + rate(n, g, t) * g
+        pool()
     return float(sum(np.sum((x[n] - star) ** 2) for n in x) / (2 * d * star[0] ** 2))
 
 
@@ -94,14 +99,16 @@ def main() -> int:
         print(f"| {snr:g} | {', '.join(f'{v:.2f}' for v in rho[at - 1] * at)} | "
               f"{', '.join(f'{v:.2f}' for v in err[at - 1] / (s / at))} | "
               f"{', '.join(f'{v:.3g}' for v in err2[at - 1] / (s / at))} |")
-    rules = ("t^-0.6", "rule", "rule / delta", "x2")
-    print("\n| option | mu | delta | " + " | ".join(rules) + " |")
-    print("|---|---|---|" + "---|" * len(rules))
-    for option in ("a", "b"):
-        for mu in (0.0, 0.5, 0.9):
-            delta = 1 - mu if option == "b" else 1 - mu ** 2
-            cells = [np.mean([coupled(mu, option, rule, delta, seed=k) for k in range(10)]) for rule in rules]
-            print(f"| ({option}) | {mu} | {delta:.2f} | " + " | ".join(f"{c:.3g}" for c in cells) + " |")
+    rules = ("t^-0.6", "rule", "rule / delta", "x2", "coupled")
+    print("\n| steps | option | mu | delta | " + " | ".join(rules) + " |")
+    print("|---|---|---|---|" + "---|" * len(rules))
+    for steps in (100, 400):
+        for option in ("a", "b"):
+            for mu in (0.0, 0.5, 0.9):
+                delta = 1 - mu if option == "b" else 1 - mu ** 2
+                cells = [np.mean([coupled(mu, option, rule, delta, steps=steps, seed=k) for k in range(10)])
+                         for rule in rules]
+                print(f"| {steps} | ({option}) | {mu} | {delta:.2f} | " + " | ".join(f"{c:.3g}" for c in cells) + " |")
     return 0
 
 

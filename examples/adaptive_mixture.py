@@ -13,7 +13,7 @@ reaches it.
     python examples/adaptive_mixture.py [--n 5000] [--k 5] [--size 100] [--iterations 200] [--seeds 5]
     python examples/adaptive_mixture.py --model lda --n 300 --size 30 --iterations 100 --every 10
 
-``--samples n`` and ``--per element`` run those options of vmp.Adaptive; ``--reuse PATH`` takes
+``--samples n``, ``--per element`` and ``--coupled`` run those options of vmp.Adaptive; ``--reuse PATH`` takes
 the Robbins-Monro runs from a JSON this script wrote with the same data options (only the
 Adaptive runs are fitted).
 """
@@ -81,10 +81,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=None, help="default docs/figures/adaptive_<model>.json")
     ap.add_argument("--samples", type=int, default=0, help="vmp.Adaptive(samples=...)")
     ap.add_argument("--per", default="node", choices=["node", "element"], help="vmp.Adaptive(per=...)")
+    ap.add_argument("--coupled", action="store_true", help="vmp.Adaptive(coupled=True) (written to *_coupled.json)")
     ap.add_argument("--reuse", type=pathlib.Path, default=None,
                     help="take the Robbins-Monro runs from this JSON (written with the same data options)")
     args = ap.parse_args(argv)
-    args.out = args.out or ROOT / "docs" / "figures" / f"adaptive_{args.model}.json"
+    args.out = args.out or ROOT / "docs" / "figures" / f"adaptive_{args.model}{'_coupled' if args.coupled else ''}.json"
     runs: dict = {}
     rows = ["| seed | best RobbinsMonro (tau, kappa) | its final bound | Adaptive final bound | "
             "steps to 1%: RM / Adaptive (ratio) | steps to 0.1%: RM / Adaptive (ratio) |", "|---|---|---|---|---|---|"]
@@ -98,7 +99,7 @@ def main(argv=None) -> int:
                                                              vmp.RobbinsMonro(tau=tau, kappa=kappa))
                          for tau, kappa in GRID}
         seed_runs["Adaptive"] = run(build, plate, args.size, args.iterations, args.every, seed,
-                                    vmp.Adaptive(samples=args.samples, per=args.per))
+                                    vmp.Adaptive(samples=args.samples, per=args.per, coupled=args.coupled))
         runs[seed] = seed_runs
         best = max((key for key in seed_runs if key.startswith("RM")), key=lambda key: seed_runs[key]["final"])
         target = seed_runs[best]["final"]

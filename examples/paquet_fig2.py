@@ -17,10 +17,12 @@ the defaults, dotted) with the fixed-rate runs in ``paquet_fig2_adaptive.png`` (
 
     python examples/paquet_fig2.py --adaptive --accesses 1e7 [--children 1 2 5 20] [--replot]
 
-``--samples n`` (the Monte Carlo start) and ``--per element`` (one rate per user and per item)
-run those options of vmp.Adaptive, under keys that name them. Every adaptive run records
-``rate_trace``: each node's rate after steps 1, 2, 3, 5, 10, 20, 50, 100 (mean, 10/50/90%
-quantiles over its elements, elements 0 to 2).
+``--samples n`` (the Monte Carlo start), ``--per element`` (one rate per user and per item) and
+``--coupled`` (the rule times the factor shared by u and v, vmp.Adaptive(coupled=True)) run
+those options of vmp.Adaptive, under keys that name them (the coupled runs dash-dotted in the
+figure). Every adaptive run records ``rate_trace``: each node's rate after steps 1, 2, 3, 5, 10,
+20, 50, 100, 200, 500, 1000 (mean, 10/50/90% quantiles over its elements, elements 0 to 2; and
+the factor f of a coupled run).
 """
 from __future__ import annotations
 
@@ -77,6 +79,8 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=0, help="--adaptive: vmp.Adaptive(samples=...), the Monte Carlo start")
     ap.add_argument("--per", default="auto", choices=["auto", "element", "node"],
                     help="--adaptive: vmp.Adaptive(per=...): one rate per plate element or per node")
+    ap.add_argument("--coupled", action="store_true",
+                    help="--adaptive: vmp.Adaptive(coupled=True), the rule times the factor of the gradients' agreement")
     ap.add_argument("--seed", type=int, default=0, help="the fits' seed (keys name it when not 0)")
     ap.add_argument("--backoff", action="store_true",
                     help="--adaptive: DomainMonitor and ElboMonitor back off (factor 2) instead of the defaults")
@@ -128,10 +132,10 @@ def adaptive(args) -> int:
     for option in args.options:
         for c in [] if args.replot else args.children:
             key = (f"({'a' if option == 'per-node' else 'b'}) C={c} adaptive{'+backoff' if args.backoff else ''}"
-                   f"{'' if args.samples == 0 else f' samples={args.samples}'}{'' if args.per == 'auto' else f' per={args.per}'}{_seed(args)}")
+                   f"{'' if args.samples == 0 else f' samples={args.samples}'}{'' if args.per == 'auto' else f' per={args.per}'}{' coupled' if args.coupled else ''}{_seed(args)}")
             model = matrix_factorization(users, items, ratings, args.factors, factorized=True, noise_precision=1.0)
             t0, c0 = time.perf_counter(), time.process_time()
-            schedule = vmp.Adaptive(samples=args.samples, per=args.per)
+            schedule = vmp.Adaptive(samples=args.samples, per=args.per, coupled=args.coupled)
             trace: dict = {}
             res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
                             step=schedule, iterations=10 ** 6, evaluate_every=args.every, seed=args.seed, monitors=monitors,
@@ -149,12 +153,13 @@ def adaptive(args) -> int:
             print(f"{key:24s} rmse {err:8.4g}  final ELBO {ev['elbo'][-1]:12.6g}  {res.iterations} its  "
                   f"{'DIVERGED ' if res.diverged else ''}{time.perf_counter() - t0:6.1f}s", flush=True)
     print(table(runs, saved))
-    plot({**saved, **{k: v for k, v in runs.items() if k.endswith(" adaptive")}}, out.with_suffix(".png"))
+    plot({**saved, **{k: v for k, v in runs.items() if k.endswith((" adaptive", " adaptive coupled"))}},
+         out.with_suffix(".png"))
     print(f"wrote {out} and {out.with_suffix('.png')}")
     return 0
 
 
-TRACE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100)
+TRACE_STEPS = (1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
 def _seed(args) -> str:
@@ -168,7 +173,8 @@ def _trace(t: int, fit, schedule, trace: dict) -> bool:
         for name, st in fit.state.extra["schedules"].items():
             r = np.ravel(schedule.rate_before(t, st))
             trace.setdefault(name, {})[t] = {"mean": float(r.mean()), "q": np.quantile(r, [0.1, 0.5, 0.9]).tolist(),
-                                             "first": r[:3].tolist()}
+                                             "first": r[:3].tolist(), **({"f": float(np.exp(st["log_f"]))}
+                                                                         if "log_f" in st else {})}
     return True
 
 
@@ -224,7 +230,7 @@ def plot(runs: dict, out: pathlib.Path) -> None:
             with np.errstate(over="ignore", invalid="ignore"):
                 neg = -np.array(run["elbo"], float)
             ok = np.isfinite(neg) & (neg > 0)
-            style = "-" if "rho1=1 " in key + " " else (":" if "adaptive" in key else "--")
+            style = "-" if "rho1=1 " in key + " " else ("-." if "coupled" in key else (":" if "adaptive" in key else "--"))
             shown = np.minimum(neg[ok], CEILING)
             line, = ax.plot(acc[ok], shown, style, label=key[4:] + (" (diverged)" if run["diverged"] else ""))
             if run["diverged"] or np.any(neg[ok] > CEILING):

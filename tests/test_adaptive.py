@@ -11,6 +11,7 @@ from models import gaussian_mixture
 from tests.golden_fits import _blobs, _mf
 from vmp.inference import steps
 from vmp.inference.engine import along
+from vmp.inference.schedules import _ratio
 
 N, S = 200, 20
 
@@ -389,6 +390,8 @@ def test_adaptive_refuses_what_it_cannot_do():
         vmp.Adaptive(min_tau=1)
     with pytest.raises(vmp.VMPError, match="per="):
         vmp.Adaptive(per="user")
+    with pytest.raises(vmp.VMPError, match="horizon"):
+        vmp.Adaptive(coupled=True, horizon=0)
     with pytest.raises(vmp.VMPError, match="step="):
         vmp.Adaptive()(3)
     with pytest.raises(vmp.VMPError, match="gradient"):
@@ -404,3 +407,149 @@ def test_a_resumed_fit_may_switch_to_adaptive():
                      progress=False)
     assert more.iterations == 10 and first.state.extra["schedules"]["u"] is None
     assert more.state.extra["schedules"]["u"]["g"] is not None
+
+
+def _self_coupled(delta: float, seed: int, steps: int, schedule, d: int = 50, snr: float = 0.05, noise: float = 1.0):
+    """One block whose target moves with it: g_t = b - delta lambda_t + noise (a bilinear pair's
+    slow joint mode in miniature: the target mu lambda + b + noise with delta = 1 - mu), |b|^2 /
+    tr Cov = snr. Returns (the rates, the factors f = exp(log f) after each step)."""
+    rng = np.random.default_rng(seed)
+    b, sigma = np.ones(d), noise / np.sqrt(snr)
+    lam, st, rates, factors = np.zeros(d), schedule.start(), [], []
+    for t in range(1, steps + 1):
+        g = b - delta * lam + sigma * rng.normal(size=d)
+        rho, st = schedule.rate(t, (g,), st)
+        [st] = schedule.pool([st])
+        lam = lam + rho * g
+        rates.append(rho)
+        factors.append(np.exp(st.get("log_f", 0.0)))
+    return np.array(rates), np.array(factors)
+
+
+def test_agreement_of_a_stationary_mode_has_its_closed_form():
+    """At a constant rate rho along a mode of contraction delta (g = -delta e + n, e <- e + rho g,
+    noise variance sigma^2 per coordinate), stationary: E[g_t g_(t-k)] = -delta rho sigma^2
+    a^(k-1) / (2 - rho delta), a = 1 - rho delta, so with z_t = sum_k keep^(k-1) g_(t-k)
+    (keep = 1 - rho / horizon) E[g_t^T z_t] = -d delta rho sigma^2 / ((2 - rho delta) (1 -
+    keep a)): noise alone says "smaller", the more so the slower the mode."""
+    schedule, d, rho, sigma = vmp.Adaptive(coupled=True, horizon=4.0), 40, 0.2, 1.0
+    for delta in (1.0, 0.3):
+        rng = np.random.default_rng(0)
+        a, keep = 1 - rho * delta, 1 - rho / 4.0
+        e = rng.normal(size=d) * sigma * np.sqrt(rho / (delta * (2 - rho * delta)))  # the stationary spread
+        st, agree = schedule.start(), []
+        for t in range(20000):
+            g = -delta * e + sigma * rng.normal(size=d)
+            out = schedule._agreement((g,), rho, True, st)
+            st.update(out)
+            agree.append(out["agree"])
+            e = e + rho * g
+        expected = -d * delta * rho * sigma ** 2 / ((2 - rho * delta) * (1 - keep * a))
+        assert np.mean(agree[100:]) == pytest.approx(expected, rel=0.1), delta
+
+
+def test_coupled_rate_approaches_one_over_delta_t():
+    """One mode of contraction delta (the target moves with the iterate): the rate minimizing the
+    distance to the fixed point tends to 1 / (delta t) (stochastic approximation's optimal gain,
+    A^-1 / t with A = delta). coupled=True: delta t rho_t (mean over the last 200 of 1,000 steps,
+    10 seeds) lies in [1, 1.5] for delta = 1 to 1/10, the factor f stays below 1.1 without
+    coupling (delta = 1) and grows as delta falls; the paper's rule alone falls to about half of
+    1 / (delta t) at delta = 1/10."""
+    t = np.arange(1, 1001)
+    last = 0.0
+    for delta in (1.0, 0.5, 0.25, 0.1):
+        runs = [_self_coupled(delta, k, 1000, vmp.Adaptive(coupled=True)) for k in range(10)]
+        level = np.mean([(rho * t * delta)[-200:] for rho, _ in runs])
+        f = np.exp(np.mean([np.log(factors[-1]) for _, factors in runs]))
+        assert 1.0 <= level <= 1.5 and f > last, (delta, level, f)
+        assert f < 1.1 or delta < 1
+        last = f
+    rule = np.mean([(_self_coupled(0.1, k, 1000, vmp.Adaptive())[0] * t * 0.1)[-200:] for k in range(10)])
+    assert rule < 0.7
+
+
+def test_coupled_rate_is_the_rules_times_the_factor_and_one_without_noise():
+    """The coupled rate is min(1, f x the paper's rate), f >= 1; zero noise gives 1 (on a moving
+    target it comes to 1 by step 30)."""
+    rule, coupled = vmp.Adaptive(), vmp.Adaptive(coupled=True)
+    plain, _ = _self_coupled(0.25, 0, 300, rule)
+    rates, factors = _self_coupled(0.25, 0, 300, coupled)
+    assert np.all(factors >= 1.0) and factors.max() > 2
+    assert np.all(rates <= 1.0) and np.mean(rates[100:]) > 1.5 * np.mean(plain[100:])
+    ones, _ = _self_coupled(0.25, 0, 50, coupled, noise=0.0)  # the target moves: 0.986 at step 2, 1 by step 30
+    assert np.all(ones[30:] == pytest.approx(1.0, abs=1e-9)) and ones.min() > 0.98
+    g = (np.array([3.0, -1.0]), np.array([[0.5]]))
+    assert np.all(_rates(coupled, [g] * 40) == pytest.approx(1.0, abs=1e-12))
+    rng = np.random.default_rng(1)
+    gradients = [(rng.normal(size=3) + 0.3,) for _ in range(50)]
+    st, base = coupled.start(), rule.start()
+    for t, gr in enumerate(gradients, 1):
+        st["log_f"] = 0.7
+        rho, st = coupled.rate(t, gr, st)
+        _, base = rule.rate(t, gr, base)
+        assert rho == pytest.approx(min(1.0, np.exp(0.7) * _ratio(base["g"], base["h"], 0)), rel=1e-12)
+
+
+def test_coupled_nodes_share_one_factor_from_their_pooled_agreement():
+    """In a fit the factor is updated once per step from the sums over the nodes stepped with the
+    one schedule object (log f <- min(cap, max(0, log f + min(gain / horizon, gain rhobar sum
+    g^T z / sum |g| |z|)))); a dict of two objects keeps two factors."""
+    seen = []
+
+    class Spy(vmp.Adaptive):
+        def pool(self, states):
+            out = super().pool(states)
+            seen.append((states, out))
+            return out
+
+    schedule = Spy(coupled=True)
+    model = _mf(True)
+    model.fit(method="stochastic", subsample=vmp.PerNode(children=2), update="global", step=schedule, iterations=15,
+              progress=False)
+    names = list(model.state.extra["schedules"])
+    assert len(names) > 2 and len(seen) == 15 and all(len(before) == len(names) for before, _ in seen)
+    moved = 0
+    for before, after in seen[1:]:
+        agree, norm = sum(s["agree"] for s in before), sum(s["norm"] for s in before)
+        taken, cap = np.mean([s["taken"] for s in before]), max(s["cap"] for s in before)
+        expected = min(cap, max(0.0, before[0]["log_f"] + min(0.5, 5.0 * taken * agree / norm)))
+        assert [s["log_f"] for s in after] == pytest.approx([expected] * len(names), rel=1e-12, abs=1e-15)
+        moved += expected != before[0]["log_f"]
+    assert moved > 3
+    state = model.state.extra["schedules"]
+    assert len({state[n]["log_f"] for n in names}) == 1
+    seen.clear()
+    model = _mf(True)
+    model.fit(method="stochastic", subsample=vmp.PerNode(children=2), update="global",
+              step={"u": Spy(coupled=True), "default": Spy(coupled=True)}, iterations=15, progress=False)
+    assert len(seen) == 30 and sorted({len(before) for before, _ in seen}) == [1, len(names) - 1]
+
+
+def test_a_resumed_fit_may_switch_to_coupled():
+    model = _mf(True)
+    first = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(), iterations=5, progress=False)
+    more = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(coupled=True), iterations=10,
+                     resume=first, progress=False)
+    assert more.iterations == 10 and more.state.extra["schedules"]["u"]["z"] is not None
+
+
+def test_coupled_agreement_leaves_out_the_exact_elements():
+    """Elements stepped with rate 1 for exactness (N_i <= C) do not vote on f: the agreement and
+    its norm are those of the other elements alone; the cap is set by the smallest rule rate
+    among them."""
+    schedule = vmp.Adaptive(coupled=True, per="element")
+    rng = np.random.default_rng(0)
+    st = schedule.start(axes=1, own_draws=True, exact=np.array([True, False, False]))
+    z = None
+    for t in range(1, 30):
+        g = (rng.normal(size=(3, 2)) + [0.5, 0.0],)
+        before = st["z"]
+        rho, st = schedule.rate(t, g, st)
+        assert rho[0] == 1.0
+        if before is not None:
+            free = g[0][1:], before[0][1:]
+            assert st["agree"] == pytest.approx(float(np.sum(free[0] * free[1])), rel=1e-12)
+            assert st["norm"] == pytest.approx(float(np.linalg.norm(free[0]) * np.linalg.norm(free[1])), rel=1e-12)
+        rule = _ratio(st["g"], st["h"], 1, np.array([True, False, False]))
+        assert st["cap"] == pytest.approx(-np.log(rule[1:].min()), rel=1e-12)
+        [st] = schedule.pool([st])

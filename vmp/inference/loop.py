@@ -29,7 +29,7 @@ from .init import first_sweep, initialize
 from .interrupts import Interrupts
 from .progress import Progress
 from .result import FitResult, load
-from .schedules import RobbinsMonro, per_node
+from .schedules import RobbinsMonro, per_node, pool
 from .state import State
 from .stopping import TOL_PATIENCE, stop_at
 from .subsample import FullPlan, Subsample, sweep_accesses
@@ -274,7 +274,7 @@ class Fit:
         if plan.monotone:
             count += plan.per_sweep
         change = {n.name: steps.relative_change(state.natural[n.name], work.natural[n.name]) for n in plan.stepped}
-        extra.update(backoff=backoff, monitors=monitors, accesses=count, schedules=sched)
+        extra.update(backoff=backoff, monitors=monitors, accesses=count, schedules=pool(self.schedules, sched))
         self.recorder.step(t, count, time.perf_counter() - tick, rho, change, series)
         self._commit(work.updated({}, step=t, extra=extra))
 

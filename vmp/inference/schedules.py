@@ -55,6 +55,11 @@ class Schedule(ABC):
         slice by slice); the loop then gives that gradient to :meth:`rate` for the next state."""
         return self(t)
 
+    def pool(self, states: list) -> list:
+        """The states of the nodes stepped with this schedule after a step, given together (a
+        schedule that reads all nodes at once, as :class:`Adaptive` with ``coupled=True``)."""
+        return states
+
 
 @dataclass(frozen=True)
 class RobbinsMonro(Schedule):
@@ -148,6 +153,33 @@ class Adaptive(Schedule):
     draw is all its children (N_i <= C: Paquet eq. (6) with scale 1, batch VMP's target) steps
     with rate 1, its coordinate update; its averages still take its gradients.
 
+    ``coupled=True``: the rate above times a factor f >= 1 shared by all the nodes stepped with
+    this schedule object, for the coupling the one-step rule misses (docs/stochastic.md, "Why
+    the level is low"); ``per="auto"`` then means one rate per node under both options. The rule
+    minimizes the distance to the node's own target; along a slow joint mode (contraction delta
+    per unit of rho) the distance to the joint optimum is minimized by the rule's rate over
+    delta. That rate is where the step's gradient is orthogonal to the error it leaves
+    (d/drho E|lambda_t + rho g_t - lambda*|^2 = 0), and that error is what the later steps
+    travel; in a stationary stretch E[g_t^T g_(t+k)] = E[g_(t-k)^T g_t], so the test reads the
+    agreement of each gradient with the discounted sum of the earlier ones (Kesten 1958's test of
+    successive steps, pooled over all the nodes' natural parameters)::
+
+        z_t    = (1 - rho_(t-1) / horizon) z_(t-1) + g_(t-1)              (per node; z_1 = 0)
+        A_t    = sum_nodes g_t^T z_t / sum_nodes |g_t| |z_t|
+        log f <- min(cap, max(0, log f + min(gain / horizon, gain rhobar_t A_t)))   (after each step)
+
+    For one mode of contraction delta at a constant rate, sum_k E[g_t^T g_(t-k)] (1 - rho /
+    horizon)^(k-1) is proportional to delta e^2 (1 - rho delta) - rho s (e its distance to the
+    optimum, s the noise): zero at the rate |m|^2 / (delta (|m|^2 + s)), m = delta e, below
+    zero (f falls to 1, the rule's rate) on a fixed target with noise only. ``horizon`` (in
+    units of the sum of rho) sets the slowest mode the test sees at half weight (delta = 1 /
+    horizon). rhobar_t is the nodes' mean rate: f moves on the iterate's time scale (by at most
+    ``gain`` per unit of the sum of rho), so the noise of A_t, large when the nodes have few
+    natural parameters, does not pile up against the floor f = 1 at small rates; it rises by at
+    most gain / horizon per step and falls without that limit (too large a rate is the costlier
+    error); cap = -log of the smallest rule rate of the nodes, beyond which no rate changes.
+    Elements stepped with rate 1 for exactness are left out of A_t (f does not move them).
+
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
     averages see every gradient. A node stepped slice by slice (coupled elements under option
     (a)) learns its gradient only during the step, from the slices' own targets: it is stepped
@@ -158,6 +190,9 @@ class Adaptive(Schedule):
     samples: int = 0
     min_tau: float = 1.2
     per: str = "auto"
+    coupled: bool = False
+    horizon: float = 10.0
+    gain: float = 5.0
 
     needs_gradient = True
 
@@ -170,6 +205,8 @@ class Adaptive(Schedule):
         if self.samples == 0 and self.min_tau == 1:
             raise VMPError("Adaptive(samples=0, min_tau=1): started from one gradient, the paper's rule stays at "
                            "rho = 1 for ever; take min_tau > 1 or samples >= 2")
+        if not (self.horizon > 0 and self.gain > 0):
+            raise VMPError(f"Adaptive(horizon=, gain=) take numbers > 0, got {self.horizon!r}, {self.gain!r}")
         if self.per not in ("auto", "element", "node"):
             raise VMPError(f"Adaptive(per=) takes 'element' (one rate per plate element), 'node' (one rate per "
                            f"node) or 'auto' (per element under PerNode and option (a), else per node), "
@@ -186,10 +223,13 @@ class Adaptive(Schedule):
         when ``own_draws``, ``per="node"`` never. ``exact``: a boolean array over those plates,
         the elements whose draw is all their children (N_i <= C); with averages per element and
         ``own_draws`` they step with rate 1."""
-        per_element = self.per == "element" or (self.per == "auto" and own_draws)
+        per_element = self.per == "element" or (self.per == "auto" and own_draws and not self.coupled)
         keep = per_element and own_draws and axes > 0 and exact is not None and bool(np.any(exact))
-        return {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
-                "axes": axes if per_element else 0, "exact": np.asarray(exact, dtype=bool) if keep else None}
+        st = {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
+              "axes": axes if per_element else 0, "exact": np.asarray(exact, dtype=bool) if keep else None}
+        if self.coupled:
+            st.update(z=None, agree=0.0, norm=0.0, log_f=0.0, cap=0.0)
+        return st
 
     def samples_wanted(self, st: dict | None) -> int:
         return self.samples if st is None or st["g"] is None else 0
@@ -197,16 +237,18 @@ class Adaptive(Schedule):
     def prime(self, gradients: list, st: dict) -> dict:
         """gbar, hbar = the sample means of g and g^T g over ``gradients`` (Ranganath et al.
         2013, Algorithm 1, initialization); tau_1 = their number."""
-        n, axes, exact = len(gradients), st.get("axes", 0), st.get("exact")
+        n, axes = len(gradients), st.get("axes", 0)
         g = tuple(sum(parts) / n for parts in zip(*gradients))
         h = sum(_square(x, axes) for x in gradients) / n
         tau = float(max(n, self.min_tau))
-        return {"g": g, "h": h, "tau": tau if axes == 0 else np.full(np.shape(h), tau), "axes": axes, "exact": exact}
+        return {**st, "g": g, "h": h, "tau": tau if axes == 0 else np.full(np.shape(h), tau)}
 
     def rate(self, t: int, gradient: tuple | None, st: dict) -> tuple:
         if gradient is None or st is None or (st["g"] is None and self.samples):
             raise VMPError("vmp.Adaptive(): rate() needs the gradient and averages started by prime()")
         axes = st.get("axes", 0)
+        if self.coupled and "log_f" not in st:  # a fit resumed from another schedule's state
+            st = {**st, "z": None, "agree": 0.0, "norm": 0.0, "log_f": 0.0, "cap": 0.0}
         if st["g"] is None:  # samples=0: the first gradient starts the averages, rho_1 = 1
             st = self.prime([gradient], st)
             st["tau"] = np.ones_like(st["tau"]) if axes else 1.0
@@ -215,7 +257,43 @@ class Adaptive(Schedule):
         h = (1.0 - w) * st["h"] + w * _square(gradient, axes)
         rho = _ratio(g, h, axes, st.get("exact"))
         tau = np.maximum(st["tau"] * (1.0 - rho) + 1.0, self.min_tau)
-        return rho, {"g": g, "h": h, "tau": float(tau) if axes == 0 else tau, "axes": axes, "exact": st.get("exact")}
+        new = {**st, "g": g, "h": h, "tau": float(tau) if axes == 0 else tau}
+        if not self.coupled:
+            return rho, new
+        exact = st.get("exact")
+        free = np.ones(np.shape(rho), dtype=bool) if exact is None else ~exact
+        least = float(np.min(np.where(free, rho, 1.0)))
+        cap = -np.log(least) if least > 0 else 0.0
+        rho = np.minimum(1.0, np.exp(st["log_f"]) * rho)
+        return (float(rho) if axes == 0 else rho), {**new, **self._agreement(gradient, rho, free, st), "cap": cap}
+
+    def _agreement(self, gradient: tuple, rho, free, st: dict) -> dict:
+        """g_t^T z_t and |g_t| |z_t| of this step over the ``free`` elements (those not stepped
+        with rate 1 by exactness), and z_(t+1) (``coupled=True``)."""
+        z = st["z"]
+        seen = gradient if np.all(free) else tuple(along(free, a) * a for a in gradient)
+        agree = 0.0 if z is None else float(sum(np.sum(a * b) for a, b in zip(seen, z)))
+        past = z if z is None or np.all(free) else tuple(along(free, b) * b for b in z)
+        norm = 0.0 if z is None else float(np.sqrt(_square(seen) * _square(past)))
+        keep = np.maximum(0.0, 1.0 - np.asarray(rho) / self.horizon)
+        z = tuple(a.copy() for a in gradient) if z is None else \
+            tuple(along(keep, b) * b + a for a, b in zip(gradient, z))
+        return {"z": z, "agree": agree, "norm": norm, "taken": float(np.mean(rho))}
+
+    def pool(self, states: list) -> list:
+        """log f <- min(cap, max(0, log f + min(gain / horizon, gain rhobar A))) with A = sum g^T z /
+        sum |g| |z| over the nodes' states of the step (``coupled=True``; the class docstring);
+        every node takes the new f."""
+        if not self.coupled or not states:
+            return states
+        norm = sum(st.get("norm", 0.0) for st in states)
+        if norm <= 0:
+            return states
+        cap = max(st.get("cap", 0.0) for st in states)  # beyond it no node's rate changes
+        taken = float(np.mean([st.get("taken", 0.0) for st in states]))
+        step = min(self.gain / self.horizon, self.gain * taken * sum(st["agree"] for st in states) / norm)
+        log_f = min(cap, max(0.0, states[0]["log_f"] + step))
+        return [{**st, "log_f": log_f, "agree": 0.0, "norm": 0.0} for st in states]
 
     def rate_before(self, t: int, st: dict):
         """gbar^T gbar / hbar of the averages so far: the rate the rule gave after the last
@@ -225,7 +303,21 @@ class Adaptive(Schedule):
             return 1.0
         if st is None or st["g"] is None:
             raise VMPError("vmp.Adaptive(): rate_before() needs the averages started by prime()")
-        return _ratio(st["g"], st["h"], st.get("axes", 0), st.get("exact"))
+        rho = _ratio(st["g"], st["h"], st.get("axes", 0), st.get("exact"))
+        return np.minimum(1.0, np.exp(st.get("log_f", 0.0)) * rho) if self.coupled else rho
+
+
+def pool(schedules: dict, states: dict) -> dict:
+    """The nodes' schedule states after a step, each schedule's :meth:`Schedule.pool` given the
+    states of all the nodes it steps (one object given as ``step=``, or one value of a dict)."""
+    out = dict(states)
+    groups: dict = {}
+    for name, schedule in schedules.items():
+        if states.get(name) is not None:
+            groups.setdefault(id(schedule), (schedule, []))[1].append(name)
+    for schedule, names in groups.values():
+        out.update(zip(names, schedule.pool([states[n] for n in names])))
+    return out
 
 
 def _square(arrays, axes: int = 0):
