@@ -98,6 +98,26 @@ def vectorized(shape: tuple[int, ...]) -> bool:
     return 0 < d <= VECTOR_ORDER and VECTOR_BATCH <= n and n * d * d <= VECTOR_MAX
 
 
+#: a matrix broadcast over at least this many plate elements is applied by one BLAS product
+SHARED_BLAS = VECTOR_BATCH
+
+
+def matvec(m: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """m x per plate element, m shaped plates + (D, D) and x plates + (D,) (broadcast against
+    each other). When m is one matrix broadcast over at least SHARED_BLAS elements (stride 0: a
+    prior with fixed hyperparameters over a plate), one BLAS product x M^T over the rows of x
+    (einsum reads the stride-0 stack one element at a time; BLAS sums in its own order, so the
+    last bits may differ from einsum's); otherwise einsum."""
+    m, x = np.asarray(m), np.asarray(x)
+    d = m.shape[-1]
+    shape = np.broadcast_shapes(m.shape[:-1], x.shape)
+    if all(st == 0 or n == 1 for st, n in zip(m.strides[:-2], m.shape[:-2])) \
+            and math.prod(shape[:-1]) >= SHARED_BLAS:
+        rows = np.broadcast_to(x, shape).reshape(-1, d)
+        return (rows @ m[(0,) * (m.ndim - 2)].T).reshape(shape)
+    return np.einsum("...ij,...j->...i", m, x)
+
+
 def _lower_stack(a: np.ndarray, scale: float | None = None, exact: bool = False) -> np.ndarray:
     """The lower triangle of (plates..., D, D) laid out as (D, D, B), C-contiguous, a column at a
     time (the upper triangle is left unset: the column loop never reads it); with ``scale``,
@@ -281,13 +301,18 @@ class Shared:
 
     def inv_outer(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(x, A^-1 + x x^T) with x = A^-1 b, as :meth:`Cholesky.inv_outer`."""
-        cov = self.small.inv()
-        b = np.broadcast_to(b, self.plates + (self.d,))
-        if cov.size == self.d * self.d:  # one matrix for the whole stack: one product
-            x = b.reshape(-1, self.d) @ cov.reshape(self.d, self.d).T
-            x = x.reshape(b.shape)
-        else:
-            x = np.einsum("...ij,...j->...i", cov, b)
+        cov, d = self.small.inv(), self.d
+        b = np.broadcast_to(b, self.plates + (d,))
+        if cov.size == d * d:  # one matrix for the whole stack: one product, in the stack layout
+            c = cov.reshape(d, d)
+            x = c @ b.reshape(-1, d).T  # (D, B)
+            s = np.empty((d, d, x.shape[1]))
+            for i in range(d):  # on and above the diagonal, mirrored (as Cholesky.inv_outer)
+                np.multiply(x[i], x[i:], out=s[i, i:])
+                s[i, i:] += c[i, i:, None]
+                s[i + 1:, i] = s[i, i + 1:]
+            return _rows_first(x, self.plates), np.ascontiguousarray(_stack_first(s, self.plates))
+        x = np.einsum("...ij,...j->...i", cov, b)
         second = np.einsum("...i,...j->...ij", x, x)
         second += cov
         return x, second

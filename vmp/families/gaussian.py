@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import constraints
-from ._linalg import factor, inv_pd, sym, vectorized
+from ._linalg import factor, inv_pd, matvec, sym, vectorized
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -102,12 +102,13 @@ class Gaussian(Family):
     @classmethod
     def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
         """mu + L z with Sigma = L L^T and z standard normal (Sigma and L from the shared
-        factorizations, ``_linalg.factor``)."""
+        factorizations, ``_linalg.factor``; a Sigma shared by a plate applied by one product,
+        ``_linalg.matvec``)."""
         cov = inv_pd(natural[1], scale=-2.0)
-        mean = np.einsum("...ij,...j->...i", cov, natural[0])
+        mean = matvec(cov, natural[0])
         chol = factor(cov).lower() if vectorized(cov.shape) else np.linalg.cholesky(cov)
         z = rng.standard_normal(tuple(size) + mean.shape)
-        return mean + np.einsum("...ij,...j->...i", chol, z)
+        return mean + matvec(chol, z)
 
     @classmethod
     def to_scipy(cls, natural: Arrays):
@@ -134,7 +135,7 @@ class Gaussian(Family):
     @classmethod
     def with_mean(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
         """eta_1 = Lambda m = -2 eta_2 m, Lambda kept."""
-        lam_m = np.einsum("...ij,...j->...i", natural[1], np.broadcast_to(mean, natural[0].shape))
+        lam_m = matvec(natural[1], np.broadcast_to(mean, natural[0].shape))
         return -2.0 * lam_m, natural[1]
 
     @classmethod
