@@ -285,6 +285,21 @@ def test_gaussian_with_mean_of_a_broadcast_precision_is_lambda_m():
     assert eta[1] is eta_2
 
 
+@pytest.mark.parametrize("path", ["vectorized", "lapack", "shared"])
+@pytest.mark.parametrize("d", [1, 3, 5])
+def test_draw_is_the_mean_plus_the_cholesky_factor_of_the_inverse_times_z(path, d):
+    """``draw(b, z)`` = A^-1 b + C z with C = numpy's lower Cholesky factor of A^-1, per element."""
+    n = _linalg.VECTOR_BATCH + 10
+    a = _spd((1,) if path == "shared" else (n,), d, seed=25, spread=10.0)
+    a = np.broadcast_to(a, (n, d, d)) if path == "shared" else a
+    b, z = np.random.default_rng(26).normal(size=(2, n, d))
+    f = _linalg.factor(a) if path == "shared" else Cholesky(a, vectorize=path == "vectorized")
+    assert isinstance(f, _linalg.Shared) == (path == "shared") and f.vectorized == (path != "lapack")
+    cov = np.linalg.inv(a)
+    expect = np.array([c @ bi + np.linalg.cholesky(c) @ zi for c, bi, zi in zip(cov, b, z)])
+    np.testing.assert_allclose(f.draw(b, z), expect, rtol=1e-12, atol=1e-12)
+
+
 def test_gaussian_sample_is_mu_plus_cholesky_of_sigma_times_z():
     """sample = mu + L z with L the lower Cholesky factor of Sigma (numpy's), for a stack the
     column loop serves and for a broadcast prior."""

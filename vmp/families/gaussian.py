@@ -102,13 +102,20 @@ class Gaussian(Family):
     @classmethod
     def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
         """mu + L z with Sigma = L L^T and z standard normal (Sigma and L from the shared
-        factorizations, ``_linalg.factor``; a Sigma shared by a plate applied by one product,
+        factorizations, ``_linalg.factor``: one draw per element of a vectorized stack is
+        ``draw``, in the stack's layout; a Sigma shared by a plate applied by one product,
         ``_linalg.matvec``)."""
+        if not size and vectorized(np.shape(natural[1])):
+            f = factor(natural[1], scale=-2.0)
+            shape = f.plates + (f.d,)
+            if np.all(f.ok) and np.shape(natural[0]) == shape:
+                return f.draw(natural[0], rng.standard_normal(shape))
         cov = inv_pd(natural[1], scale=-2.0)
         mean = matvec(cov, natural[0])
         chol = factor(cov).lower() if vectorized(cov.shape) else np.linalg.cholesky(cov)
-        z = rng.standard_normal(tuple(size) + mean.shape)
-        return mean + matvec(chol, z)
+        x = matvec(chol, rng.standard_normal(tuple(size) + mean.shape))
+        x += mean
+        return x
 
     @classmethod
     def to_scipy(cls, natural: Arrays):
