@@ -305,11 +305,18 @@ class Shared:
         self.small, self.plates, self.d = small, plates, small.d
         self.ok = np.broadcast_to(small.ok, plates)
 
+    @functools.cached_property
+    def cov(self) -> np.ndarray:
+        """The inverse of the matrices the stack is broadcast from, formed once, read-only."""
+        cov = self.small.inv()
+        cov.flags.writeable = False
+        return cov
+
     def logdet(self) -> np.ndarray:
         return np.broadcast_to(self.small.logdet(), self.plates)
 
     def inv(self) -> np.ndarray:
-        return np.broadcast_to(self.small.inv(), self.plates + (self.d, self.d))
+        return np.broadcast_to(self.cov, self.plates + (self.d, self.d))
 
     def lower(self) -> np.ndarray:
         return np.broadcast_to(self.small.lower(), self.plates + (self.d, self.d))
@@ -317,7 +324,7 @@ class Shared:
     def draw(self, b: np.ndarray, z: np.ndarray) -> np.ndarray:
         """A^-1 b + C z as :meth:`Cholesky.draw`, with A^-1 and C formed once at the size of the
         matrices the stack is broadcast from and applied by ``matvec``."""
-        cov = self.small.inv()
+        cov = self.cov
         x = matvec(np.broadcast_to(Cholesky(cov, vectorize=True).lower(), self.plates + (self.d, self.d)), z)
         x += matvec(np.broadcast_to(cov, self.plates + (self.d, self.d)), b)
         return x
@@ -328,7 +335,7 @@ class Shared:
 
     def inv_outer(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(x, A^-1 + x x^T) with x = A^-1 b, as :meth:`Cholesky.inv_outer`."""
-        cov, d = self.small.inv(), self.d
+        cov, d = self.cov, self.d
         b = np.broadcast_to(b, self.plates + (d,))
         if cov.size == d * d:  # one matrix for the whole stack: one product, in the stack layout
             c = cov.reshape(d, d)
