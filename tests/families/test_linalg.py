@@ -242,12 +242,62 @@ def test_a_broadcast_stack_is_factorized_at_its_own_size(plates, small):
     np.testing.assert_allclose(f.lower(), np.linalg.cholesky(-2.0 * full), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(f.solve(b), g.solve(b), rtol=1e-12, atol=1e-14)
     for x, y in zip(f.inv_outer(b), g.inv_outer(b)):
-        assert x.shape == y.shape and y.flags.c_contiguous  # the layout every reader wants
+        assert x.shape == y.shape and x.flags.c_contiguous  # the layout every reader wants
         np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-14)
+    second = f.inv_outer(b)[1]
+    np.testing.assert_array_equal(second, np.swapaxes(second, -1, -2))  # exactly symmetric
     natural = (b, a)
     np.testing.assert_allclose(Gaussian.log_normalizer(natural), Gaussian.log_normalizer((b, full)), rtol=1e-12)
     bad = np.broadcast_to(np.eye(d) * [1.0, -1.0, 1.0, 1.0], plates + (d, d))
     assert not _linalg.factor(bad, scale=1.0).ok.any() and not Gaussian.valid((b, -0.5 * bad)).any()
+
+
+MATVEC = [((300,), (300,), True), ((1,), (7, 300), True), ((300,), (4, 300), True),
+          ((2, 300), (2, 300), False), ((10,), (10,), False), ((300,), (), True)]
+
+
+@pytest.mark.parametrize("plates, rows, one", MATVEC, ids=[f"{p}-{r}" for p, r, _ in MATVEC])
+def test_matvec_is_the_per_element_product(plates, rows, one, monkeypatch):
+    """``matvec``: m x per element, through one BLAS product when m is one matrix broadcast
+    over a large plate (einsum is then not called), through einsum otherwise."""
+    d = 5
+    small = _spd((1,) * len(plates) if one else plates[:-1] + (1,), d, seed=21)
+    m = np.broadcast_to(small, plates + (d, d))
+    x = np.random.default_rng(22).normal(size=rows + (d,))
+    shape = np.broadcast_shapes(m.shape[:-1], x.shape)
+    xb, mb = np.broadcast_to(x, shape), np.broadcast_to(m, shape + (d,))
+    expect = np.array([mb[i] @ xb[i] for i in np.ndindex(*shape[:-1])]).reshape(shape)
+    if one:
+        monkeypatch.setattr(np, "einsum", None)
+    got = _linalg.matvec(m, x)
+    assert got.shape == shape
+    np.testing.assert_allclose(got, expect, rtol=1e-12, atol=1e-12)
+
+
+def test_gaussian_with_mean_of_a_broadcast_precision_is_lambda_m():
+    """eta_1 = Lambda m per element when Lambda is one matrix broadcast over the plate."""
+    n, d = _linalg.VECTOR_BATCH + 10, 4
+    prec = _spd((1,), d, seed=23)
+    eta_2 = np.broadcast_to(-0.5 * prec, (n, d, d))
+    mean = np.random.default_rng(24).normal(size=(n, d))
+    eta = Gaussian.with_mean((np.zeros((n, d)), eta_2), mean)
+    np.testing.assert_allclose(eta[0], np.array([prec[0] @ m for m in mean]), rtol=1e-12, atol=1e-12)
+    assert eta[1] is eta_2
+
+
+@pytest.mark.parametrize("path", ["vectorized", "lapack", "shared"])
+@pytest.mark.parametrize("d", [1, 3, 5])
+def test_draw_is_the_mean_plus_the_cholesky_factor_of_the_inverse_times_z(path, d):
+    """``draw(b, z)`` = A^-1 b + C z with C = numpy's lower Cholesky factor of A^-1, per element."""
+    n = _linalg.VECTOR_BATCH + 10
+    a = _spd((1,) if path == "shared" else (n,), d, seed=25, spread=10.0)
+    a = np.broadcast_to(a, (n, d, d)) if path == "shared" else a
+    b, z = np.random.default_rng(26).normal(size=(2, n, d))
+    f = _linalg.factor(a) if path == "shared" else Cholesky(a, vectorize=path == "vectorized")
+    assert isinstance(f, _linalg.Shared) == (path == "shared") and f.vectorized == (path != "lapack")
+    cov = np.linalg.inv(a)
+    expect = np.array([c @ bi + np.linalg.cholesky(c) @ zi for c, bi, zi in zip(cov, b, z)])
+    np.testing.assert_allclose(f.draw(b, z), expect, rtol=1e-12, atol=1e-12)
 
 
 def test_gaussian_sample_is_mu_plus_cholesky_of_sigma_times_z():

@@ -98,6 +98,26 @@ def vectorized(shape: tuple[int, ...]) -> bool:
     return 0 < d <= VECTOR_ORDER and VECTOR_BATCH <= n and n * d * d <= VECTOR_MAX
 
 
+#: a matrix broadcast over at least this many plate elements is applied by one BLAS product
+SHARED_BLAS = VECTOR_BATCH
+
+
+def matvec(m: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """m x per plate element, m shaped plates + (D, D) and x plates + (D,) (broadcast against
+    each other). When m is one matrix broadcast over at least SHARED_BLAS elements (stride 0: a
+    prior with fixed hyperparameters over a plate), one BLAS product x M^T over the rows of x
+    (einsum reads the stride-0 stack one element at a time; BLAS sums in its own order, so the
+    last bits may differ from einsum's); otherwise einsum."""
+    m, x = np.asarray(m), np.asarray(x)
+    d = m.shape[-1]
+    shape = np.broadcast_shapes(m.shape[:-1], x.shape)
+    if all(st == 0 or n == 1 for st, n in zip(m.strides[:-2], m.shape[:-2])) \
+            and math.prod(shape[:-1]) >= SHARED_BLAS:
+        rows = np.broadcast_to(x, shape).reshape(-1, d)
+        return (rows @ m[(0,) * (m.ndim - 2)].T).reshape(shape)
+    return np.einsum("...ij,...j->...i", m, x)
+
+
 def _lower_stack(a: np.ndarray, scale: float | None = None, exact: bool = False) -> np.ndarray:
     """The lower triangle of (plates..., D, D) laid out as (D, D, B), C-contiguous, a column at a
     time (the upper triangle is left unset: the column loop never reads it); with ``scale``,
@@ -120,6 +140,11 @@ def _lower_stack(a: np.ndarray, scale: float | None = None, exact: bool = False)
 def _stack_first(t: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
     """(D, ..., B) -> plates + (D, ...)."""
     return np.moveaxis(t, -1, 0).reshape(plates + t.shape[:-1])
+
+
+def _stack_last(b: np.ndarray, plates: tuple[int, ...], d: int) -> np.ndarray:
+    """plates + (D,) -> (D, B), C-contiguous (vectors in the stack layout)."""
+    return np.ascontiguousarray(np.broadcast_to(b, plates + (d,)).reshape(-1, d).T)
 
 
 def _rows_first(t: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
@@ -221,12 +246,26 @@ class Cholesky:
             x = np.einsum("...ij,...j->...i", cov, b)
             return x, cov + x[..., :, None] * x[..., None, :]
         s, d = self._inv_stack(), self.d
-        bt = np.ascontiguousarray(np.broadcast_to(b, self.plates + (d,)).reshape(-1, d).T)
-        x = np.einsum("ijb,jb->ib", s, bt)
+        x = np.einsum("ijb,jb->ib", s, _stack_last(b, self.plates, d))
         for i in range(d):
             s[i, i:] += x[i] * x[i:]
             s[i + 1:, i] = s[i, i + 1:]
         return _rows_first(x, self.plates), np.ascontiguousarray(_stack_first(s, self.plates))
+
+    def draw(self, b: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """A^-1 b + C z with C C^T = A^-1, C lower (a draw from N(A^-1 b, A^-1) for z standard
+        normal), b and z shaped plates + (D,). On a vectorized stack A^-1 is formed in the stack
+        layout (:meth:`_inv_stack`), A^-1 b read from it, and C factorized from it in place."""
+        if not self.vectorized:
+            cov = self.inv()
+            x = np.einsum("...ij,...j->...i", np.linalg.cholesky(cov), z)
+            return x + np.einsum("...ij,...j->...i", cov, b)
+        s, d = self._inv_stack(), self.d
+        x = np.einsum("ijb,jb->ib", s, _stack_last(b, self.plates, d))
+        c, zt = self._factor(s), _stack_last(z, self.plates, d)  # C on and below the diagonal
+        for i in range(d):
+            x[i] += np.einsum("jb,jb->b", c[i, :i + 1], zt[:i + 1])
+        return _rows_first(x, self.plates)
 
     def lower(self) -> np.ndarray:
         """L (zeros above the diagonal), shaped plates + (D, D)."""
@@ -266,14 +305,29 @@ class Shared:
         self.small, self.plates, self.d = small, plates, small.d
         self.ok = np.broadcast_to(small.ok, plates)
 
+    @functools.cached_property
+    def cov(self) -> np.ndarray:
+        """The inverse of the matrices the stack is broadcast from, formed once, read-only."""
+        cov = self.small.inv()
+        cov.flags.writeable = False
+        return cov
+
     def logdet(self) -> np.ndarray:
         return np.broadcast_to(self.small.logdet(), self.plates)
 
     def inv(self) -> np.ndarray:
-        return np.broadcast_to(self.small.inv(), self.plates + (self.d, self.d))
+        return np.broadcast_to(self.cov, self.plates + (self.d, self.d))
 
     def lower(self) -> np.ndarray:
         return np.broadcast_to(self.small.lower(), self.plates + (self.d, self.d))
+
+    def draw(self, b: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """A^-1 b + C z as :meth:`Cholesky.draw`, with A^-1 and C formed once at the size of the
+        matrices the stack is broadcast from and applied by ``matvec``."""
+        cov = self.cov
+        x = matvec(np.broadcast_to(Cholesky(cov, vectorize=True).lower(), self.plates + (self.d, self.d)), z)
+        x += matvec(np.broadcast_to(cov, self.plates + (self.d, self.d)), b)
+        return x
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """A^-1 b: the shared inverse times each b."""
@@ -281,13 +335,18 @@ class Shared:
 
     def inv_outer(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(x, A^-1 + x x^T) with x = A^-1 b, as :meth:`Cholesky.inv_outer`."""
-        cov = self.small.inv()
-        b = np.broadcast_to(b, self.plates + (self.d,))
-        if cov.size == self.d * self.d:  # one matrix for the whole stack: one product
-            x = b.reshape(-1, self.d) @ cov.reshape(self.d, self.d).T
-            x = x.reshape(b.shape)
-        else:
-            x = np.einsum("...ij,...j->...i", cov, b)
+        cov, d = self.cov, self.d
+        b = np.broadcast_to(b, self.plates + (d,))
+        if cov.size == d * d:  # one matrix for the whole stack: one product, in the stack layout
+            c = cov.reshape(d, d)
+            x = c @ b.reshape(-1, d).T  # (D, B)
+            s = np.empty((d, d, x.shape[1]))
+            for i in range(d):  # on and above the diagonal, mirrored (as Cholesky.inv_outer)
+                np.multiply(x[i], x[i:], out=s[i, i:])
+                s[i, i:] += c[i, i:, None]
+                s[i + 1:, i] = s[i, i + 1:]
+            return _rows_first(x, self.plates), np.ascontiguousarray(_stack_first(s, self.plates))
+        x = np.einsum("...ij,...j->...i", cov, b)
         second = np.einsum("...i,...j->...ij", x, x)
         second += cov
         return x, second

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import constraints
-from ._linalg import factor, inv_pd, sym, vectorized
+from ._linalg import factor, inv_pd, matvec, sym, vectorized
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -102,12 +102,20 @@ class Gaussian(Family):
     @classmethod
     def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
         """mu + L z with Sigma = L L^T and z standard normal (Sigma and L from the shared
-        factorizations, ``_linalg.factor``)."""
+        factorizations, ``_linalg.factor``: one draw per element of a vectorized stack is
+        ``draw``, in the stack's layout; a Sigma shared by a plate applied by one product,
+        ``_linalg.matvec``)."""
+        if not size and vectorized(np.shape(natural[1])):
+            f = factor(natural[1], scale=-2.0)
+            shape = f.plates + (f.d,)
+            if np.all(f.ok) and np.shape(natural[0]) == shape:
+                return f.draw(natural[0], rng.standard_normal(shape))
         cov = inv_pd(natural[1], scale=-2.0)
-        mean = np.einsum("...ij,...j->...i", cov, natural[0])
+        mean = matvec(cov, natural[0])
         chol = factor(cov).lower() if vectorized(cov.shape) else np.linalg.cholesky(cov)
-        z = rng.standard_normal(tuple(size) + mean.shape)
-        return mean + np.einsum("...ij,...j->...i", chol, z)
+        x = matvec(chol, rng.standard_normal(tuple(size) + mean.shape))
+        x += mean
+        return x
 
     @classmethod
     def to_scipy(cls, natural: Arrays):
@@ -134,7 +142,7 @@ class Gaussian(Family):
     @classmethod
     def with_mean(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
         """eta_1 = Lambda m = -2 eta_2 m, Lambda kept."""
-        lam_m = np.einsum("...ij,...j->...i", natural[1], np.broadcast_to(mean, natural[0].shape))
+        lam_m = matvec(natural[1], np.broadcast_to(mean, natural[0].shape))
         return -2.0 * lam_m, natural[1]
 
     @classmethod
