@@ -146,16 +146,18 @@ class Adaptive(Schedule):
     ``per="element"``: gbar per element, hbar and tau per element of the node's first ``axes``
     plates (given to :meth:`start` by the loop: its plates before any whose elements meet in one
     factor), the rate an array over those plates; Ranganath et al.'s rule per block of natural
-    parameters. ``per="auto"`` (the default): per element where each element draws its own
-    children and the nodes step one after the other (PerNode, option (a)), per node otherwise
+    parameters. ``per="auto"`` (the default): with ``coupled=False``, per element where each
+    element draws its own children and the nodes step one after the other (PerNode, option
+    (a)), per node otherwise
     (a Minibatch's elements share one draw; option (b)'s simultaneous steps were worse per
     element on MovieLens, docs/stochastic.md). Under PerNode and option (a), an element whose
     draw is all its children (N_i <= C: Paquet eq. (6) with scale 1, batch VMP's target) steps
     with rate 1, its coordinate update; its averages still take its gradients.
 
-    ``coupled=True``: the rate above times a factor f >= 1 shared by all the nodes stepped with
-    this schedule object, for the coupling the one-step rule misses (docs/stochastic.md, "Why
-    the level is low"); ``per="auto"`` then means one rate per node under both options. The rule
+    ``coupled=True`` (the default; ``coupled=False`` is the paper's rule alone): the rate above
+    times a factor f >= 1 shared by all the nodes stepped with this schedule object, for the
+    coupling the one-step rule misses (docs/stochastic.md, "Why the level is low"); ``per="auto"``
+    then means one rate per node under both options. The rule
     minimizes the distance to the node's own target; along a slow joint mode (contraction delta
     per unit of rho) the distance to the joint optimum is minimized by the rule's rate over
     delta. That rate is where the step's gradient is orthogonal to the error it leaves
@@ -195,7 +197,7 @@ class Adaptive(Schedule):
     samples: int = 0
     min_tau: float = 1.2
     per: str = "auto"
-    coupled: bool = False
+    coupled: bool = True
     horizon: float = 10.0
     gain: float = 5.0
 
