@@ -1,7 +1,7 @@
 """Where vmp.Adaptive's rate is right and where it is low: synthetic gradient streams.
 
 Ranganath et al. (2013)'s rule minimizes the expected distance to the step's own target. Two
-experiments with vmp.Adaptive() itself (its ``rate`` on hand-made gradients):
+experiments with the rule itself, vmp.Adaptive(coupled=False) (its ``rate`` on hand-made gradients):
 
 - fixed target: g_t = lambda* - lambda_t + noise. The best any rates can do is the running mean
   of the targets, squared error s / t (s = tr Cov of the noise); the table gives t * rho_t and
@@ -34,7 +34,7 @@ def fixed_target(d: int = 20, snr: float = 0.1, steps: int = 400, seed: int = 0,
     taken) on g_t = lambda* - lambda_t + noise, |lambda*|^2 / s = snr."""
     rng = np.random.default_rng(seed)
     star, s = np.ones(d), d / snr
-    lam, schedule = np.zeros(d), vmp.Adaptive()
+    lam, schedule = np.zeros(d), vmp.Adaptive(coupled=False)
     st, rates, errors = schedule.start(), [], []
     for t in range(1, steps + 1):
         g = star - lam + np.sqrt(s / d) * rng.normal(size=d)

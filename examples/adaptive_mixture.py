@@ -4,8 +4,9 @@ Synthetic data as in bench_mixture.py (K seeded clusters in D dimensions), the m
 models.gaussian_mixture with K components, Minibatch(size) over its data; with ``--model lda``
 a corpus sampled from LDA as in bench_lda.py (``--n`` documents of 150 words over a
 vocabulary of 300, K topics), models.lda with K topics, Minibatch(size) over its documents.
-For every seed: vmp.Adaptive() (Ranganath et al. 2013, per node, no tuning) and
-vmp.RobbinsMonro(tau, kappa) for tau in {1, 10, 64}, kappa in {0.5, 0.7, 0.9} (rho_1 = 1). The
+For every seed: vmp.Adaptive(coupled=False) (Ranganath et al. 2013, per node, no tuning;
+``--coupled``: the default) and vmp.RobbinsMonro(tau, kappa) for tau in {1, 10, 64}, kappa in
+{0.5, 0.7, 0.9} (rho_1 = 1). The
 best Robbins-Monro run of a seed is the one with the highest bound after the last step; the
 table gives, for a level 1% (and 0.1%) below that bound, the first evaluated step at which each
 reaches it.

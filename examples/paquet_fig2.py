@@ -8,7 +8,7 @@ training RMSE of every run.
 
     python examples/paquet_fig2.py [ratings.csv] [--iterations 300] [--out docs/figures/paquet_fig2.png]
 
-With ``--adaptive`` it runs vmp.Adaptive() (Ranganath et al. 2013, per node, no tuning) for the
+With ``--adaptive`` it runs the rule alone, vmp.Adaptive(coupled=False) (Ranganath et al. 2013, no tuning), for the
 same options and C, each until ``--accesses`` observed-node accesses, and compares its bound
 with the fixed-rate runs saved in ``--out``'s JSON at 10^6 and 10^7 accesses (log-linear
 interpolation; "-" where a run did not get that far), and draws them (the runs of
@@ -18,7 +18,7 @@ the defaults, dotted) with the fixed-rate runs in ``paquet_fig2_adaptive.png`` (
     python examples/paquet_fig2.py --adaptive --accesses 1e7 [--children 1 2 5 20] [--replot]
 
 ``--samples n`` (the Monte Carlo start), ``--per element`` (one rate per user and per item) and
-``--coupled`` (the rule times the factor shared by u and v, vmp.Adaptive(coupled=True)) run
+``--coupled`` (the rule times the factor shared by u and v, vmp.Adaptive()'s default) run
 those options of vmp.Adaptive, under keys that name them (the coupled runs dash-dotted in the
 figure). Every adaptive run records ``rate_trace``: each node's rate after steps 1, 2, 3, 5, 10,
 20, 50, 100, 200, 500, 1000 (mean, 10/50/90% quantiles over its elements, elements 0 to 2; and
@@ -72,7 +72,8 @@ def main(argv=None) -> int:
     ap.add_argument("--center", action="store_true", help="subtract the mean rating")
     ap.add_argument("--out", type=pathlib.Path, default=ROOT / "docs" / "figures" / "paquet_fig2.png")
     ap.add_argument("--replot", action="store_true", help="redraw the figure from the saved JSON")
-    ap.add_argument("--adaptive", action="store_true", help="run vmp.Adaptive() and compare with the saved runs")
+    ap.add_argument("--adaptive", action="store_true",
+                    help="run vmp.Adaptive(coupled=False) and compare with the saved runs")
     ap.add_argument("--accesses", type=float, default=1e7, help="--adaptive: accesses each run goes to")
     ap.add_argument("--children", type=int, nargs="+", default=[1, 2, 5, 20])
     ap.add_argument("--options", nargs="+", default=["per-node", "global"], choices=["per-node", "global"])

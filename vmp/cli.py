@@ -831,8 +831,8 @@ def _fit_options(p) -> None:
     g.add_argument("--rho1", type=_finite_float, metavar="RHO1",
                    help="first step size, in (0, 1] (default: 1)")
     g.add_argument("--adaptive", action="store_true",
-                   help="step sizes from each node's own gradients (vmp.Adaptive, Ranganath et al. "
-                        "2013) instead of --tau/--kappa/--rho1")
+                   help="step sizes from the gradients (vmp.Adaptive(): each node's rate from Ranganath et al. "
+                        "2013 times a factor the nodes share) instead of --tau/--kappa/--rho1")
     g.add_argument("--evaluate-every", type=_positive_int, metavar="K",
                    help="evaluate the bound every K steps (default: 10); with --minibatch on a fixed "
                         "subsample of the data plate, with its standard error")

@@ -703,7 +703,7 @@ def fit(model, *, method: str = "batch", iterations: int | None = None, n_init: 
     upper limit, at most tol relative for a later evaluation to gain, at TOL_PATIENCE = 2
     evaluations in a row (:mod:`vmp.inference.stopping`); never before 7 evaluations; default
     None: run the iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
-    et al. 2013).
+    et al. 2013), times a factor its nodes share (``coupled=True``, the default).
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
     resumed fit; default BATCH_ITERATIONS = 1000 for batch VMP, which warns with a

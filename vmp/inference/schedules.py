@@ -146,16 +146,18 @@ class Adaptive(Schedule):
     ``per="element"``: gbar per element, hbar and tau per element of the node's first ``axes``
     plates (given to :meth:`start` by the loop: its plates before any whose elements meet in one
     factor), the rate an array over those plates; Ranganath et al.'s rule per block of natural
-    parameters. ``per="auto"`` (the default): per element where each element draws its own
-    children and the nodes step one after the other (PerNode, option (a)), per node otherwise
+    parameters. ``per="auto"`` (the default): with ``coupled=False``, per element where each
+    element draws its own children and the nodes step one after the other (PerNode, option
+    (a)), per node otherwise
     (a Minibatch's elements share one draw; option (b)'s simultaneous steps were worse per
     element on MovieLens, docs/stochastic.md). Under PerNode and option (a), an element whose
     draw is all its children (N_i <= C: Paquet eq. (6) with scale 1, batch VMP's target) steps
     with rate 1, its coordinate update; its averages still take its gradients.
 
-    ``coupled=True``: the rate above times a factor f >= 1 shared by all the nodes stepped with
-    this schedule object, for the coupling the one-step rule misses (docs/stochastic.md, "Why
-    the level is low"); ``per="auto"`` then means one rate per node under both options. The rule
+    ``coupled=True`` (the default; ``coupled=False`` is the paper's rule alone): the rate above
+    times a factor f >= 1 shared by all the nodes stepped with this schedule object, for the
+    coupling the one-step rule misses (docs/stochastic.md, "Why the level is low"); ``per="auto"``
+    then means one rate per node under both options. The rule
     minimizes the distance to the node's own target; along a slow joint mode (contraction delta
     per unit of rho) the distance to the joint optimum is minimized by the rule's rate over
     delta. That rate is where the step's gradient is orthogonal to the error it leaves
@@ -166,7 +168,7 @@ class Adaptive(Schedule):
 
         z_t    = (1 - rho_(t-1) / horizon) z_(t-1) + g_(t-1)              (per node; z_1 = 0)
         A_t    = sum_nodes g_t^T z_t / sum_nodes |g_t| |z_t|
-        log f <- min(cap, max(0, log f + min(gain / horizon, gain rhobar_t A_t)))   (after each step)
+        log f <- min(cap, max(0, log f + min(1 / horizon, gain rhobar_t A_t)))   (after each step)
 
     For one mode of contraction delta at a constant rate, sum_k E[g_t^T g_(t-k)] (1 - rho /
     horizon)^(k-1) is proportional to delta e^2 (1 - rho delta) - rho s (e its distance to the
@@ -175,9 +177,14 @@ class Adaptive(Schedule):
     units of the sum of rho) sets the slowest mode the test sees at half weight (delta = 1 /
     horizon). rhobar_t is the nodes' mean rate: f moves on the iterate's time scale (by at most
     ``gain`` per unit of the sum of rho), so the noise of A_t, large when the nodes have few
-    natural parameters, does not pile up against the floor f = 1 at small rates; it rises by at
-    most gain / horizon per step and falls without that limit (too large a rate is the costlier
-    error); cap = -log of the smallest rule rate of the nodes, beyond which no rate changes.
+    natural parameters, does not pile up against the floor f = 1 at small rates; it rises at
+    most e-fold per ``horizon`` steps and falls without that limit (too large a rate is the
+    costlier error): z discounts by 1 - rho / horizon >= 1 - 1 / horizon a step, so it takes at
+    least ``horizon`` steps to renew, and a rise of f is read by A only once z holds the
+    gradients it caused; faster, f outruns its test (the first version rose by gain / horizon =
+    0.5 a step: under option (a) on MovieLens f went 1 -> 10 in 6 steps, the rates reached 1
+    before A turned, and the bound fell up to 40-fold before it recovered, docs/stochastic.md);
+    cap = -log of the smallest rule rate of the nodes, beyond which no rate changes.
     Elements stepped with rate 1 for exactness are left out of A_t (f does not move them).
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
@@ -190,7 +197,7 @@ class Adaptive(Schedule):
     samples: int = 0
     min_tau: float = 1.2
     per: str = "auto"
-    coupled: bool = False
+    coupled: bool = True
     horizon: float = 10.0
     gain: float = 5.0
 
@@ -281,7 +288,7 @@ class Adaptive(Schedule):
         return {"z": z, "agree": agree, "norm": norm, "taken": float(np.mean(rho))}
 
     def pool(self, states: list) -> list:
-        """log f <- min(cap, max(0, log f + min(gain / horizon, gain rhobar A))) with A = sum g^T z /
+        """log f <- min(cap, max(0, log f + min(1 / horizon, gain rhobar A))) with A = sum g^T z /
         sum |g| |z| over the nodes' states of the step (``coupled=True``; the class docstring);
         every node takes the new f."""
         if not self.coupled or not states:
@@ -291,7 +298,7 @@ class Adaptive(Schedule):
             return states
         cap = max(st.get("cap", 0.0) for st in states)  # beyond it no node's rate changes
         taken = float(np.mean([st.get("taken", 0.0) for st in states]))
-        step = min(self.gain / self.horizon, self.gain * taken * sum(st["agree"] for st in states) / norm)
+        step = min(1.0 / self.horizon, self.gain * taken * sum(st["agree"] for st in states) / norm)
         log_f = min(cap, max(0.0, states[0]["log_f"] + step))
         return [{**st, "log_f": log_f, "agree": 0.0, "norm": 0.0} for st in states]
 
