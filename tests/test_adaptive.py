@@ -408,6 +408,25 @@ def test_adaptive_refuses_what_it_cannot_do():
         _mf(True).fit(method="stochastic", subsample=vmp.PerNode(2), step="adaptive")
 
 
+@pytest.mark.parametrize("options, name", [(dict(coupled="yes"), "coupled="), (dict(coupled=1), "coupled="),
+                                           (dict(horizon=0), "horizon="), (dict(gain=-1), "gain="),
+                                           (dict(gain=np.inf), "gain="), (dict(horizon=np.nan), "horizon="),
+                                           (dict(horizon="10"), "horizon=")])
+def test_adaptive_names_the_option_it_refuses(options, name):
+    """Each bad option is refused at declaration by name, as an OptionError (a truthy string for
+    ``coupled`` would otherwise turn the factor on, an infinite gain move f on a zero agreement)."""
+    with pytest.raises(vmp.OptionError, match=f"Adaptive\\({name}\\)") as caught:
+        vmp.Adaptive(**options)
+    other = {"coupled=": ("horizon=", "gain="), "horizon=": ("gain=",), "gain=": ("horizon=",)}[name]
+    assert not any(o in str(caught.value) for o in other)
+
+
+def test_warmup_refuses_adaptive_and_says_it_starts_at_one():
+    with pytest.raises(vmp.OptionError, match="rho_1 = 1"):
+        vmp.Warmup(10, then=vmp.Adaptive())
+    assert vmp.Adaptive(coupled=np.bool_(False)).coupled == False  # noqa: E712 (numpy's bool is a bool)
+
+
 def test_a_resumed_fit_may_switch_to_adaptive():
     model = _mf(True)
     first = model.fit(method="stochastic", subsample=vmp.PerNode(2), iterations=5, progress=False)

@@ -106,7 +106,8 @@ class Warmup(Schedule):
 
     def __post_init__(self):
         if getattr(self.then, "needs_gradient", False):
-            raise VMPError(f"Warmup(then={self.then!r}): a schedule that reads the gradient cannot follow a warm-up")
+            raise OptionError(f"Warmup(then={self.then!r}): a schedule that reads the gradient cannot follow a "
+                              f"warm-up; vmp.Adaptive() takes a full first step (rho_1 = 1) by itself")
 
     def __call__(self, t: int) -> float:
         return 1.0 if t <= self.iterations else self.then(t - self.iterations)
@@ -205,19 +206,24 @@ class Adaptive(Schedule):
 
     def __post_init__(self):
         if not self.min_tau >= 1:
-            raise VMPError(f"Adaptive(min_tau=) takes a number >= 1 (the shortest memory), got {self.min_tau!r}")
+            raise OptionError(f"Adaptive(min_tau=) takes a number >= 1 (the shortest memory), got {self.min_tau!r}")
         if int(self.samples) != self.samples or self.samples < 0 or self.samples == 1:
-            raise VMPError(f"Adaptive(samples=) takes 0 (start from the first step's gradient) or an integer >= 2 "
-                           f"(the gradients drawn to start the averages), got {self.samples!r}")
+            raise OptionError(f"Adaptive(samples=) takes 0 (start from the first step's gradient) or an integer >= 2 "
+                              f"(the gradients drawn to start the averages), got {self.samples!r}")
         if self.samples == 0 and self.min_tau == 1:
-            raise VMPError("Adaptive(samples=0, min_tau=1): started from one gradient, the paper's rule stays at "
-                           "rho = 1 for ever; take min_tau > 1 or samples >= 2")
-        if not (self.horizon > 0 and self.gain > 0):
-            raise VMPError(f"Adaptive(horizon=, gain=) take numbers > 0, got {self.horizon!r}, {self.gain!r}")
+            raise OptionError("Adaptive(samples=0, min_tau=1): started from one gradient, the paper's rule stays at "
+                              "rho = 1 for ever; take min_tau > 1 or samples >= 2")
+        if not isinstance(self.coupled, (bool, np.bool_)):
+            raise OptionError(f"Adaptive(coupled=) takes True (the rule's rate times a factor the nodes share) or "
+                              f"False (the paper's rule alone), got {self.coupled!r}")
+        for name in ("horizon", "gain"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float, np.number)) and np.isfinite(value) and value > 0):
+                raise OptionError(f"Adaptive({name}=) takes a finite number > 0, got {value!r}")
         if self.per not in ("auto", "element", "node"):
-            raise VMPError(f"Adaptive(per=) takes 'element' (one rate per plate element), 'node' (one rate per "
-                           f"node) or 'auto' (per element under PerNode and option (a), else per node), "
-                           f"got {self.per!r}")
+            raise OptionError(f"Adaptive(per=) takes 'element' (one rate per plate element), 'node' (one rate per "
+                              f"node) or 'auto' (per element under PerNode and option (a), else per node), "
+                              f"got {self.per!r}")
 
     def __call__(self, t: int) -> float:
         raise VMPError("vmp.Adaptive() sets rho from the fit's gradients: use it as step= of a stochastic fit")
