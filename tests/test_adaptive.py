@@ -565,6 +565,30 @@ def test_coupled_nodes_share_one_factor_from_their_pooled_agreement():
     assert len(seen) == 30 and sorted({len(before) for before, _ in seen}) == [1, len(names) - 1]
 
 
+@pytest.mark.parametrize("update", ["per-node", "global"])
+def test_history_records_the_coupled_rate_taken(update):
+    """``history["rho"]`` of a coupled fit is the rate each node stepped with, min(1, f x the
+    rule's) with the f of the step's start: from the averages after the step's gradient, or for
+    a node stepped slice by slice under option (a) from those before it (``rate_before``)."""
+    model = _mf(True)
+    fit = model.stochastic(subsample=vmp.PerNode(children=2), update=update, step=vmp.Adaptive(), iterations=25,
+                           seed=0, progress=False)
+    sliced = {n.name for n in fit.plan.stepped if update == "per-node" and fit.engine.coupled_plate(n) is not None}
+    factors = []
+    for _ in range(25):
+        before = dict(fit.state.extra.get("schedules") or {})
+        fit.step()
+        after, rho = fit.state.extra["schedules"], fit.result().history["rho"]
+        for name, st in after.items():
+            old = before.get(name)
+            f = np.exp(old["log_f"]) if old else 1.0
+            read = old if name in sliced else st
+            rule = 1.0 if read is None or read["g"] is None else _ratio(read["g"], read["h"], read["axes"], read["exact"])
+            assert rho[name][-1] == pytest.approx(float(np.mean(np.minimum(1.0, f * rule))), rel=1e-12)
+            factors.append(f)
+    assert max(factors) > 1.05
+
+
 def test_a_resumed_fit_may_switch_to_coupled():
     model = _mf(True)
     first = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=_rule(), iterations=5, progress=False)
