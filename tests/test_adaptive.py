@@ -372,7 +372,8 @@ def test_the_plan_names_the_exact_elements_of_a_gathered_node():
         assert 0 < np.sum(fit.state.extra["schedules"]["u"]["exact"]) < 8 or c != 5  # both kinds of users
 
 
-def test_backoff_multiplies_the_adaptive_rate():
+@pytest.mark.parametrize("coupled", [False, True])
+def test_backoff_multiplies_the_adaptive_rate(coupled):
     raw = []
 
     class RejectThird(vmp.Monitor):
@@ -381,8 +382,8 @@ def test_backoff_multiplies_the_adaptive_rate():
             return ("rejected for the test" if st["n"] == 3 else None), st
 
     model, _ = _one_node()
-    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", S), step=_recording(raw), iterations=8,
-                       monitors=[RejectThird(action="backoff", factor=4.0)], progress=False)
+    result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", S), step=_recording(raw, coupled=coupled),
+                       iterations=8, monitors=[RejectThird(action="backoff", factor=4.0)], progress=False)
     rho = result.history["rho"]["mu"]
     raw = [r for _, r in raw]
     assert np.allclose(rho[:3], raw[:3]) and np.allclose(rho[3:], np.array(raw[3:]) / 4.0)
