@@ -115,7 +115,8 @@ class Warmup(Schedule):
 
 @dataclass(frozen=True)
 class Adaptive(Schedule):
-    """Ranganath, Wang, Blei & Xing (2013)'s adaptive learning rate, per node (or per plate element).
+    """Ranganath, Wang, Blei & Xing (2013)'s adaptive learning rate, per node (or per plate element),
+    by default times a factor f >= 1 that the nodes of one schedule object share (``coupled``).
 
     With g_t = lambda^temp_t - lambda_t the node's noisy natural gradient (all its natural
     parameter arrays as one vector), Ranganath et al. 2013, Sec. 3.2 and Algorithm 1:
