@@ -188,6 +188,9 @@ class Adaptive(Schedule):
     before A turned, and the bound fell up to 40-fold before it recovered, docs/stochastic.md);
     cap = -log of the smallest rule rate of the nodes, beyond which no rate changes.
     Elements stepped with rate 1 for exactness are left out of A_t (f does not move them).
+    rhobar_t and z's discount read the rate :meth:`rate` returns with the step's gradient,
+    before a monitor's back-off: the rate the node takes at this step, or, for a node stepped
+    slice by slice (below), the rate it will take at the next one.
 
     Each stepped node keeps its own averages. A monitor's back-off factor multiplies rho_t; the
     averages see every gradient. A node stepped slice by slice (coupled elements under option
