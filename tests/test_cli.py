@@ -207,7 +207,7 @@ def test_fit_stochastic_minibatch(points_csv, tmp_path, capsys):
                 "--minibatch", "data:20", "--kappa", 0.7, "--tau", 2, "--rho1", 0.9,
                 "--iterations", 40, "--evaluate-every", 10, "--report", report)
     assert proc.returncode == 0, proc.stderr
-    assert "stochastic VMP (minibatches of 20 data elements, per-node update)" in proc.stdout
+    assert "stochastic VMP (minibatches of 20 (data plate), per-node update)" in proc.stdout
     assert "method: stochastic, update per-node" in proc.stdout and "last step size rho" in proc.stdout
     h = json.loads((report / "history.json").read_text())
     assert h["method"] == "stochastic" and h["iterations"] == 40

@@ -322,7 +322,7 @@ def _describe_method(args) -> str:
         if args.n_init > 1 else ""
     if args.method == "batch":
         return "batch VMP" + starts
-    sub = (f"minibatches of {args.minibatch[1]} {args.minibatch[0]} elements"
+    sub = (f"minibatches of {args.minibatch[1]} ({args.minibatch[0]} plate)"
            if args.minibatch is not None else f"{args.per_node} children per node")
     step = ", adaptive steps" if args.adaptive else ""
     return f"stochastic VMP ({sub}, {args.update or 'per-node'} update{step}){starts}"
