@@ -250,6 +250,7 @@ class CompiledFactor:
         self._cache: dict = {}
         self._patterns: dict = {}
         self._products: dict = {}
+        self._routes: dict = {}  # _fused: (id(ops), id(target), output) -> (ops, target, _route)
         self._constant: dict = {}
         self._constant_terms: dict = {}
         self._node_rests: dict = {}  # node name -> _rests_of
@@ -527,32 +528,22 @@ class CompiledFactor:
         is exactly symmetric in its last two axes: a message that is S B for a symmetric moment B,
         unpacked from its unique entries, times numbers only, and the message as a
         ``ScaledProduct`` where it is S B times one number, else None)."""
-        lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
-        if target is not None and isinstance(target.leaf, GatherLeaf):
-            if len(lazy) != 1:
-                return None
-            g1, g2, node_level = target, lazy[0], True
-        else:
-            if len(lazy) != 2:
-                return None
-            g1, g2 = lazy
-            node_level = False
-        r = g1.letters[0]
-        if (g2.letters[0] != r or g1.leaf.node is g2.leaf.node or self.child_letters != r
-                or (r in output) != node_level):
+        key = (id(ops), id(target), output)
+        held = self._routes.get(key)
+        if held is None or held[0] is not ops or held[1] is not target:
+            held = self._routes[key] = (ops, target, self._route(ops, output, target))
+        route = held[2]
+        if route is None:
             return None
+        g1, g2, node_level, reads = route
         w = weight
         glob = []
-        for o in ops:
-            if o is g1 or o is g2:
-                continue
-            if r not in o.letters:
-                glob.append((o.value(ctx, self.plate_of), o.letters))
-            elif o.letters == r:
+        for o, per_datum in reads:
+            if per_datum:
                 v = o.value(ctx, self.plate_of)
                 w = v if w is None else w * v
             else:
-                return None
+                glob.append((o.value(ctx, self.plate_of), o.letters))
         k = next((k for k, (v, _) in enumerate(glob) if np.ndim(v) == 0), None)
         if k is not None and coef != 1.0:
             glob[k], coef = (coef * glob[k][0], glob[k][1]), 1.0
@@ -569,6 +560,33 @@ class CompiledFactor:
             return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:]))), exact, made
         inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
         return scale(coef, contract_to(inputs, output, shape)), False, None
+
+    def _route(self, ops: list[Operand], output: str, target: Operand | None) -> tuple | None:
+        """``_fused``'s pattern, which depends on structure alone (the operands, the target, the
+        output letters): None where it does not apply, else (g1, g2, node_level, the other
+        operands each with whether it is per datum, over the data plate R alone, in order)."""
+        lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
+        if target is not None and isinstance(target.leaf, GatherLeaf):
+            if len(lazy) != 1:
+                return None
+            g1, g2, node_level = target, lazy[0], True
+        else:
+            if len(lazy) != 2:
+                return None
+            g1, g2 = lazy
+            node_level = False
+        r = g1.letters[0]
+        if (g2.letters[0] != r or g1.leaf.node is g2.leaf.node or self.child_letters != r
+                or (r in output) != node_level):
+            return None
+        reads = []
+        for o in ops:
+            if o is g1 or o is g2:
+                continue
+            if r in o.letters and o.letters != r:
+                return None
+            reads.append((o, r in o.letters))
+        return g1, g2, node_level, reads
 
     def _held(self, la, lb, comp, w, ctx=None) -> bool:
         """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
