@@ -250,7 +250,8 @@ class CompiledFactor:
         self._cache: dict = {}
         self._patterns: dict = {}
         self._products: dict = {}
-        self._routes: dict = {}  # _fused: (id(ops), id(target), output) -> (ops, target, _route)
+        self._routes: dict = {}
+        self._layouts: dict = {}  # _materialize: (id(ops), output, weight is None) -> (ops, _layout)  # _fused: (id(ops), id(target), output) -> (ops, target, _route)
         self._constant: dict = {}
         self._constant_terms: dict = {}
         self._node_rests: dict = {}  # node name -> _rests_of
@@ -439,24 +440,26 @@ class CompiledFactor:
         reading one leaf component share one array (so that contract sees x (x) x as such).
         ``coef`` multiplies the smallest operand read once (not a pass over the result); the
         second value says whether it found one."""
-        values: dict = {}
-        inputs = []
-        for o in ops:
-            key = (id(o.leaf), o.comp) if o.leaf is not None else id(o)
-            if key not in values:
-                values[key] = o.value(ctx, self.plate_of)
-            inputs.append((values[key], o.letters))
+        key = (id(ops), output, weight is None)
+        held = None if select else self._layouts.get(key)
+        if held is None or held[0] is not ops:
+            held = (ops,) + self._layout(ops, weight is not None, output, select)
+            if not select:
+                self._layouts[key] = held
+        _, reads, which, missing = held
+        values = [o.value(ctx, self.plate_of) for o in reads]
+        inputs = [(values[k], o.letters) for k, o in zip(which, ops)]
         if weight is not None:
             inputs.append((weight, self.child_letters))
-        fixed = []
-        for v, letters in inputs:
-            for ch, idx in select.items():
-                if ch in letters:
-                    v = np.take(v, idx, axis=letters.index(ch))
-                    letters = letters.replace(ch, "")
-            fixed.append((v, letters))
-        present = set("".join(s for _, s in fixed)) | set(output) | set(select)
-        missing = "".join(ch for ch in self.child_letters if ch not in present)
+        fixed = inputs
+        if select:
+            fixed = []
+            for v, letters in inputs:
+                for ch, idx in select.items():
+                    if ch in letters:
+                        v = np.take(v, idx, axis=letters.index(ch))
+                        letters = letters.replace(ch, "")
+                fixed.append((v, letters))
         if missing:
             fixed.append((self._ones(tuple(self._size(ch, ctx) for ch in missing)), missing))
         if coef == 1.0:
@@ -471,6 +474,20 @@ class CompiledFactor:
             return fixed, False
         fixed[k] = (coef * fixed[k][0], fixed[k][1])
         return fixed, True
+
+    def _layout(self, ops: list[Operand], weighted: bool, output: str, select: dict) -> tuple:
+        """``_materialize``'s structure: the operands read (one per leaf component: those that
+        read one share one array), the one each operand takes, and the child letters that no
+        operand, the weight, the output or ``select`` carries (their ones are added)."""
+        first: dict = {}
+        which = []
+        for o in ops:
+            key = (id(o.leaf), o.comp) if o.leaf is not None else id(o)
+            which.append(first.setdefault(key, len(first)))
+        reads = list({k: o for o, k in zip(ops, which)}.values())
+        letters = [o.letters for o in ops] + ([self.child_letters] if weighted else [])
+        present = set("".join(letters)) | set(output) | set(select)
+        return reads, which, "".join(ch for ch in self.child_letters if ch not in present)
 
     def _ones(self, shape: tuple[int, ...]) -> np.ndarray:
         """Ones over child plates that a term does not read (its count of elements, as the N/2
