@@ -850,8 +850,7 @@ class CompiledFactor:
         total = 0.0
         if cached and not per_element and memoizable(ctx):
             for key in reversed(list(self._cache)):
-                reads, w, grads, node_grads = self._cache[key]
-                terms = {ti for ti, _, _ in reads}
+                reads, w, grads, node_grads, terms = self._cache[key]
                 if w is not weight or terms & done or not all(
                         self._same(stamp, self._stamp(self._rest(ti, i), ctx)) for ti, i, stamp in reads):
                     continue
@@ -899,7 +898,7 @@ class CompiledFactor:
                 return None
             if not all(self._same(stamp, self._stamp(self._rest(ti, i), ctx)) for ti, i, stamp in entry[0]):
                 return None
-            terms.update(ti for ti, _, _ in entry[0])
+            terms |= entry[4]
         reading = self._reading.get(node.name)
         if reading is None:
             reading = self._reading[node.name] = {ti for ti, t in enumerate(self.terms)
@@ -936,7 +935,7 @@ class CompiledFactor:
                 for kept in (acc[comp], acc_node[comp]):
                     if isinstance(kept, np.ndarray):
                         kept.flags.writeable = False  # the message it sums into must not change it
-                self._cache[key] = (reads, weight, acc[comp], acc_node[comp])
+                self._cache[key] = (reads, weight, acc[comp], acc_node[comp], frozenset(terms))
 
     def nodes(self) -> list:
         return list({id(l.node): l.node for l in self.targets}.values())
