@@ -49,6 +49,8 @@ class Term:
 #: contractions; stochastic steps add one set per distinct minibatch shape)
 PLAN_CACHE_SIZE = 512
 _PLANS: dict = {}
+#: ``contract_to``'s routes by (the operands' letters, the output's): structure alone
+_ROUTES: dict = {}
 #: intermediates above this many elements (2 MB, about a core's share of cache) are avoided by
 #: chunking the largest axis
 MAX_INTERMEDIATE = 2**18
@@ -305,24 +307,42 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
     """
     if not inputs:
         return np.broadcast_to(1.0, shape)
-    letters = [s for _, s in inputs]
-    present = set("".join(letters))
-    kept = output if present.issuperset(output) else "".join(ch for ch in output if ch in present)
+    key = (tuple(s for _, s in inputs), output)
+    route = _ROUTES.get(key)
+    if route is None:
+        if len(_ROUTES) >= 8 * PLAN_CACHE_SIZE:
+            _ROUTES.clear()
+        route = _ROUTES[key] = _route(key[0], output)
+    subs, case, expand = route
     arrays = [a for a, _ in inputs]
-    subs = ",".join(letters) + "->" + kept
-    if len(inputs) == 1 and inputs[0][1] == kept:
+    if case == 1:
         # nothing to contract (a prior's broadcast precision stays a broadcast): a view, as
         # einsum's, so that no caller sums into the operand (a view does not own its data)
         out = np.asarray(arrays[0]).view()
-    elif len(inputs) == 2 and inputs[0][1] == kept and inputs[1][1] == "" and np.ndim(arrays[1]) == 0:
+    elif case == 2 and np.ndim(arrays[1]) == 0:
         out = arrays[0] * arrays[1]  # an array times a scalar (a message times E[tau]): one pass
     else:
         out = contract(subs, *arrays)
-    if kept != output:
-        expand = tuple(i for i, ch in enumerate(output) if ch not in present)
+    if expand is not None:
         out = np.expand_dims(out, expand)
         out = np.broadcast_to(out, shape)
     return out
+
+
+def _route(letters: tuple[str, ...], output: str) -> tuple:
+    """``contract_to``'s structure, from the operands' letters and the output's: the einsum
+    subscripts, the case (1: one operand already in the output's letters, 2: an array in them
+    times a 0-d operand where it is one, 0: a contraction) and the output axes no operand carries
+    (None if none)."""
+    present = set("".join(letters))
+    kept = output if present.issuperset(output) else "".join(ch for ch in output if ch in present)
+    case = 0
+    if len(letters) == 1 and letters[0] == kept:
+        case = 1
+    elif len(letters) == 2 and letters[0] == kept and letters[1] == "":
+        case = 2
+    expand = None if kept == output else tuple(i for i, ch in enumerate(output) if ch not in present)
+    return ",".join(letters) + "->" + kept, case, expand
 
 
 def compact(a: np.ndarray) -> np.ndarray:

@@ -250,6 +250,8 @@ class CompiledFactor:
         self._cache: dict = {}
         self._patterns: dict = {}
         self._products: dict = {}
+        self._routes: dict = {}
+        self._layouts: dict = {}  # _materialize: (id(ops), output, weight is None) -> (ops, _layout)  # _fused: (id(ops), id(target), output) -> (ops, target, _route)
         self._constant: dict = {}
         self._constant_terms: dict = {}
         self._node_rests: dict = {}  # node name -> _rests_of
@@ -438,24 +440,26 @@ class CompiledFactor:
         reading one leaf component share one array (so that contract sees x (x) x as such).
         ``coef`` multiplies the smallest operand read once (not a pass over the result); the
         second value says whether it found one."""
-        values: dict = {}
-        inputs = []
-        for o in ops:
-            key = (id(o.leaf), o.comp) if o.leaf is not None else id(o)
-            if key not in values:
-                values[key] = o.value(ctx, self.plate_of)
-            inputs.append((values[key], o.letters))
+        key = (id(ops), output, weight is None)
+        held = None if select else self._layouts.get(key)
+        if held is None or held[0] is not ops:
+            held = (ops,) + self._layout(ops, weight is not None, output, select)
+            if not select:
+                self._layouts[key] = held
+        _, reads, which, missing = held
+        values = [o.value(ctx, self.plate_of) for o in reads]
+        inputs = [(values[k], o.letters) for k, o in zip(which, ops)]
         if weight is not None:
             inputs.append((weight, self.child_letters))
-        fixed = []
-        for v, letters in inputs:
-            for ch, idx in select.items():
-                if ch in letters:
-                    v = np.take(v, idx, axis=letters.index(ch))
-                    letters = letters.replace(ch, "")
-            fixed.append((v, letters))
-        present = set("".join(s for _, s in fixed)) | set(output) | set(select)
-        missing = "".join(ch for ch in self.child_letters if ch not in present)
+        fixed = inputs
+        if select:
+            fixed = []
+            for v, letters in inputs:
+                for ch, idx in select.items():
+                    if ch in letters:
+                        v = np.take(v, idx, axis=letters.index(ch))
+                        letters = letters.replace(ch, "")
+                fixed.append((v, letters))
         if missing:
             fixed.append((self._ones(tuple(self._size(ch, ctx) for ch in missing)), missing))
         if coef == 1.0:
@@ -470,6 +474,20 @@ class CompiledFactor:
             return fixed, False
         fixed[k] = (coef * fixed[k][0], fixed[k][1])
         return fixed, True
+
+    def _layout(self, ops: list[Operand], weighted: bool, output: str, select: dict) -> tuple:
+        """``_materialize``'s structure: the operands read (one per leaf component: those that
+        read one share one array), the one each operand takes, and the child letters that no
+        operand, the weight, the output or ``select`` carries (their ones are added)."""
+        first: dict = {}
+        which = []
+        for o in ops:
+            key = (id(o.leaf), o.comp) if o.leaf is not None else id(o)
+            which.append(first.setdefault(key, len(first)))
+        reads = list({k: o for o, k in zip(ops, which)}.values())
+        letters = [o.letters for o in ops] + ([self.child_letters] if weighted else [])
+        present = set("".join(letters)) | set(output) | set(select)
+        return reads, which, "".join(ch for ch in self.child_letters if ch not in present)
 
     def _ones(self, shape: tuple[int, ...]) -> np.ndarray:
         """Ones over child plates that a term does not read (its count of elements, as the N/2
@@ -527,32 +545,22 @@ class CompiledFactor:
         is exactly symmetric in its last two axes: a message that is S B for a symmetric moment B,
         unpacked from its unique entries, times numbers only, and the message as a
         ``ScaledProduct`` where it is S B times one number, else None)."""
-        lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
-        if target is not None and isinstance(target.leaf, GatherLeaf):
-            if len(lazy) != 1:
-                return None
-            g1, g2, node_level = target, lazy[0], True
-        else:
-            if len(lazy) != 2:
-                return None
-            g1, g2 = lazy
-            node_level = False
-        r = g1.letters[0]
-        if (g2.letters[0] != r or g1.leaf.node is g2.leaf.node or self.child_letters != r
-                or (r in output) != node_level):
+        key = (id(ops), id(target), output)
+        held = self._routes.get(key)
+        if held is None or held[0] is not ops or held[1] is not target:
+            held = self._routes[key] = (ops, target, self._route(ops, output, target))
+        route = held[2]
+        if route is None:
             return None
+        g1, g2, node_level, reads = route
         w = weight
         glob = []
-        for o in ops:
-            if o is g1 or o is g2:
-                continue
-            if r not in o.letters:
-                glob.append((o.value(ctx, self.plate_of), o.letters))
-            elif o.letters == r:
+        for o, per_datum in reads:
+            if per_datum:
                 v = o.value(ctx, self.plate_of)
                 w = v if w is None else w * v
             else:
-                return None
+                glob.append((o.value(ctx, self.plate_of), o.letters))
         k = next((k for k, (v, _) in enumerate(glob) if np.ndim(v) == 0), None)
         if k is not None and coef != 1.0:
             glob[k], coef = (coef * glob[k][0], glob[k][1]), 1.0
@@ -569,6 +577,33 @@ class CompiledFactor:
             return scale(coef, contract_to(inputs, output, (m1,) + tuple(shape[1:]))), exact, made
         inputs.append((g1.leaf.source(g1.comp, ctx), g1.letters))
         return scale(coef, contract_to(inputs, output, shape)), False, None
+
+    def _route(self, ops: list[Operand], output: str, target: Operand | None) -> tuple | None:
+        """``_fused``'s pattern, which depends on structure alone (the operands, the target, the
+        output letters): None where it does not apply, else (g1, g2, node_level, the other
+        operands each with whether it is per datum, over the data plate R alone, in order)."""
+        lazy = [o for o in ops if isinstance(o.leaf, GatherLeaf)]
+        if target is not None and isinstance(target.leaf, GatherLeaf):
+            if len(lazy) != 1:
+                return None
+            g1, g2, node_level = target, lazy[0], True
+        else:
+            if len(lazy) != 2:
+                return None
+            g1, g2 = lazy
+            node_level = False
+        r = g1.letters[0]
+        if (g2.letters[0] != r or g1.leaf.node is g2.leaf.node or self.child_letters != r
+                or (r in output) != node_level):
+            return None
+        reads = []
+        for o in ops:
+            if o is g1 or o is g2:
+                continue
+            if r in o.letters and o.letters != r:
+                return None
+            reads.append((o, r in o.letters))
+        return g1, g2, node_level, reads
 
     def _held(self, la, lb, comp, w, ctx=None) -> bool:
         """Is S_ab @ (lb's moment ``comp``) with weights ``w`` kept from an earlier message."""
@@ -815,8 +850,7 @@ class CompiledFactor:
         total = 0.0
         if cached and not per_element and memoizable(ctx):
             for key in reversed(list(self._cache)):
-                reads, w, grads, node_grads = self._cache[key]
-                terms = {ti for ti, _, _ in reads}
+                reads, w, grads, node_grads, terms = self._cache[key]
                 if w is not weight or terms & done or not all(
                         self._same(stamp, self._stamp(self._rest(ti, i), ctx)) for ti, i, stamp in reads):
                     continue
@@ -864,7 +898,7 @@ class CompiledFactor:
                 return None
             if not all(self._same(stamp, self._stamp(self._rest(ti, i), ctx)) for ti, i, stamp in entry[0]):
                 return None
-            terms.update(ti for ti, _, _ in entry[0])
+            terms |= entry[4]
         reading = self._reading.get(node.name)
         if reading is None:
             reading = self._reading[node.name] = {ti for ti, t in enumerate(self.terms)
@@ -901,7 +935,7 @@ class CompiledFactor:
                 for kept in (acc[comp], acc_node[comp]):
                     if isinstance(kept, np.ndarray):
                         kept.flags.writeable = False  # the message it sums into must not change it
-                self._cache[key] = (reads, weight, acc[comp], acc_node[comp])
+                self._cache[key] = (reads, weight, acc[comp], acc_node[comp], frozenset(terms))
 
     def nodes(self) -> list:
         return list({id(l.node): l.node for l in self.targets}.values())
