@@ -250,8 +250,8 @@ class CompiledFactor:
         self._cache: dict = {}
         self._patterns: dict = {}
         self._products: dict = {}
-        self._routes: dict = {}
-        self._layouts: dict = {}  # _materialize: (id(ops), output, weight is None) -> (ops, _layout)  # _fused: (id(ops), id(target), output) -> (ops, target, _route)
+        self._routes: dict = {}  # _fused: (id(ops), id(target), output) -> (ops, target, _route)
+        self._layouts: dict = {}  # _materialize: (id(ops), output, weight is None) -> (ops, _layout)
         self._constant: dict = {}
         self._constant_terms: dict = {}
         self._node_rests: dict = {}  # node name -> _rests_of
