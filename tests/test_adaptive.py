@@ -605,7 +605,6 @@ def test_coupled_agreement_leaves_out_the_exact_elements():
     schedule = vmp.Adaptive(coupled=True, per="element")
     rng = np.random.default_rng(0)
     st = schedule.start(axes=1, own_draws=True, exact=np.array([True, False, False]))
-    z = None
     for t in range(1, 30):
         g = (rng.normal(size=(3, 2)) + [0.5, 0.0],)
         before = st["z"]
