@@ -468,3 +468,25 @@ def test_no_worker_listed_yet_places_tasks_anywhere(client, monkeypatch):
     serial = mixture().fit(seed=3, progress=False, **options)
     dask = mixture().fit(seed=3, progress=False, executor=vmp.DaskExecutor(client), **options)
     assert worst_relative(dask.state, serial.state) < 1e-10
+
+
+ADAPTIVE = {
+    "minibatch": ("mixture", lambda: dict(subsample=vmp.Minibatch("data", 10))),
+    "pernode_a": ("mf", lambda: dict(subsample=vmp.PerNode(children=3))),
+    "pernode_b": ("mf", lambda: dict(subsample=vmp.PerNode(children=3), update="global")),
+}
+
+
+@pytest.mark.parametrize("fit", sorted(ADAPTIVE))
+def test_adaptive_steps_are_the_serial_ones(client, fit):
+    """vmp.Adaptive() (its gradients, averages and the factor its nodes share) takes the same
+    steps on a cluster as in one process: the same rates, states and bounds."""
+    name, options = ADAPTIVE[fit]
+    build = MODELS[name][0]
+    kwargs = dict(method="stochastic", iterations=6, evaluate_every=2, seed=3, progress=False)
+    serial = build().fit(step=vmp.Adaptive(), **options(), **kwargs)
+    dask = build().fit(step=vmp.Adaptive(), executor=vmp.DaskExecutor(client), **options(), **kwargs)
+    assert worst_relative(dask.state, serial.state) < 1e-10
+    np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-10)
+    for node, rates in serial.history["rho"].items():
+        np.testing.assert_allclose(dask.history["rho"][node], rates, rtol=1e-10, err_msg=node)
