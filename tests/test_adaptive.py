@@ -579,15 +579,23 @@ def test_history_records_the_coupled_rate_taken(update):
     for _ in range(25):
         before = dict(fit.state.extra.get("schedules") or {})
         fit.step()
-        after, rho = fit.state.extra["schedules"], fit.result().history["rho"]
+        after, history = fit.state.extra["schedules"], fit.result().history
+        rho = history["rho"]
         for name, st in after.items():
             old = before.get(name)
             f = np.exp(old["log_f"]) if old else 1.0
             read = old if name in sliced else st
             rule = 1.0 if read is None or read["g"] is None else _ratio(read["g"], read["h"], read["axes"], read["exact"])
             assert rho[name][-1] == pytest.approx(float(np.mean(np.minimum(1.0, f * rule))), rel=1e-12)
+            assert history["adaptive_factor"][name][-1] == pytest.approx(f, rel=1e-12)
             factors.append(f)
     assert max(factors) > 1.05
+    assert len(history["adaptive_factor"]["u"]) == 25
+
+
+def test_the_rule_alone_records_no_factor():
+    fit = _mf(True).fit(method="stochastic", subsample=vmp.PerNode(2), step=_rule(), iterations=3, progress=False)
+    assert "adaptive_factor" not in fit.history
 
 
 def test_a_resumed_fit_may_switch_to_coupled():

@@ -13,7 +13,9 @@
     bound_estimate (T,)  minibatch fits: each step's noisy bound (Hoffman et al.), free
     events        [{"iteration", "source", "node", "action", "message"}, ...]
 
-Policies add per-step series under their own keys (``temperature``, ``effective_batch``).
+Policies add per-step series under their own keys (``temperature``, ``effective_batch``);
+``vmp.Adaptive(coupled=True)`` adds ``adaptive_factor`` {node: (T,)}, the factor f its nodes
+share, as the step's rate read it (rho = min(1, f x the rule's rate) times any back-off).
 ``vmp.diagnostics`` reads this; only the recorder writes it.
 """
 from __future__ import annotations
@@ -41,7 +43,11 @@ class Recorder:
     def step(self, t: int, accesses: int, seconds: float, rho: dict, change: dict, series: dict) -> None:
         h = self.raw
         for key, value in series.items():
-            h.setdefault(key, []).append(value)
+            if isinstance(value, dict):  # one value per node
+                for name, v in value.items():
+                    h.setdefault(key, {}).setdefault(name, []).append(v)
+            else:
+                h.setdefault(key, []).append(value)
         h["step_seconds"].append(seconds)
         h["iteration"].append(t)
         h["accesses"].append(accesses)

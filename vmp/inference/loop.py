@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 import time
 import warnings
 from dataclasses import dataclass, field, replace
@@ -274,6 +275,9 @@ class Fit:
         if plan.monotone:
             count += plan.per_sweep
         change = {n.name: steps.relative_change(state.natural[n.name], work.natural[n.name]) for n in plan.stepped}
+        factor = {name: math.exp(st["log_f"]) for name, st in sched.items() if isinstance(st, dict) and "log_f" in st}
+        if factor:
+            series["adaptive_factor"] = factor
         extra.update(backoff=backoff, monitors=monitors, accesses=count, schedules=pool(self.schedules, sched))
         self.recorder.step(t, count, time.perf_counter() - tick, rho, change, series)
         self._commit(work.updated({}, step=t, extra=extra))
