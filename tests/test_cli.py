@@ -193,6 +193,30 @@ def test_fit_stochastic_adaptive_steps(points_csv, tmp_path, capsys):
     assert h["history"]["rho"]["mu"] == pytest.approx(list(api.history["rho"]["mu"]), rel=1e-12)
     rm = vmp.RobbinsMonro(tau=1.0, kappa=0.6)
     assert h["history"]["rho"]["mu"] != pytest.approx([rm(t) for t in range(1, 31)])
+
+
+def test_fit_stochastic_adaptive_rule(points_csv, tmp_path, capsys):
+    """--adaptive-rule passes vmp.Adaptive(coupled=False): its recorded step sizes are that
+    API fit's, not the coupled default's; it is refused beside --adaptive."""
+    report = tmp_path / "rep"
+    proc = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
+                "--minibatch", "data:20", "--adaptive-rule", "--iterations", 30, "--report", report)
+    assert proc.returncode == 0, proc.stderr
+    assert "adaptive steps (the rule alone)" in proc.stdout
+    from vmp.cli import read_table
+    from vmp.models import gaussian_mixture
+
+    x = np.asarray(read_table(points_csv).values, float)
+    fits = {coupled: gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 20),
+                                                step=vmp.Adaptive(coupled=coupled), iterations=30,
+                                                evaluate_every=10, seed=0) for coupled in (False, True)}
+    h = json.loads((report / "history.json").read_text())
+    assert h["history"]["rho"]["mu"] == pytest.approx(list(fits[False].history["rho"]["mu"]), rel=1e-12)
+    assert h["history"]["rho"]["mu"] != pytest.approx(list(fits[True].history["rho"]["mu"]), rel=1e-12)
+    assert "adaptive_factor" not in h["history"]
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
+                              "--minibatch", "data:20", "--adaptive-rule", "--adaptive"), 2,
+                         "--adaptive-rule", "--adaptive")
     sto = ("fit", "gaussian_mixture", points_csv, "-k", 2, "--iterations", 5)
     assert_clean_failure(call(capsys, *sto, "--method", "stochastic", "--minibatch", "data:5", "--adaptive",
                               "--kappa", 0.7), 2, "--adaptive", "--kappa")

@@ -190,6 +190,7 @@ SPECS: dict[str, ModelSpec] = {
 #: the stochastic-only options of ``vmp fit`` (dest -> flag), refused with --method batch
 STOCHASTIC_OPTIONS = {"minibatch": "--minibatch", "per_node": "--per-node", "update": "--update",
                       "kappa": "--kappa", "tau": "--tau", "rho1": "--rho1", "adaptive": "--adaptive",
+                      "adaptive_rule": "--adaptive-rule",
                       "evaluate_every": "--evaluate-every"}
 
 
@@ -256,13 +257,14 @@ def check_minibatch(model, args) -> None:
 def _step(args):
     from .inference import Adaptive, RobbinsMonro
 
-    if getattr(args, "adaptive", False):
-        given = [flag for dest, flag in (("tau", "--tau"), ("kappa", "--kappa"), ("rho1", "--rho1"))
-                 if _given(args, dest)]
+    if getattr(args, "adaptive", False) or getattr(args, "adaptive_rule", False):
+        flag = "--adaptive-rule" if getattr(args, "adaptive_rule", False) else "--adaptive"
+        given = [f for dest, f in (("tau", "--tau"), ("kappa", "--kappa"), ("rho1", "--rho1"),
+                                   ("adaptive", "--adaptive")) if f != flag and _given(args, dest)]
         if given:
-            raise UsageError(f"--adaptive sets every step size from the gradients: {', '.join(given)} "
-                             f"set{'s' if len(given) == 1 else ''} a Robbins-Monro schedule instead")
-        return Adaptive()
+            raise UsageError(f"{flag} sets every step size from the gradients: {', '.join(given)} "
+                             f"set{'s' if len(given) == 1 else ''} another schedule")
+        return Adaptive(coupled=flag == "--adaptive")
     tau = 1.0 if args.tau is None else args.tau
     kappa = 0.6 if args.kappa is None else args.kappa
     rho1 = 1.0 if args.rho1 is None else args.rho1
@@ -324,7 +326,8 @@ def _describe_method(args) -> str:
         return "batch VMP" + starts
     sub = (f"minibatches of {args.minibatch[1]} ({args.minibatch[0]} plate)"
            if args.minibatch is not None else f"{args.per_node} children per node")
-    step = ", adaptive steps" if args.adaptive else ""
+    step = (", adaptive steps (the rule alone)" if getattr(args, "adaptive_rule", False)
+            else ", adaptive steps" if args.adaptive else "")
     return f"stochastic VMP ({sub}, {args.update or 'per-node'} update{step}){starts}"
 
 
@@ -833,6 +836,9 @@ def _fit_options(p) -> None:
     g.add_argument("--adaptive", action="store_true",
                    help="step sizes from the gradients (vmp.Adaptive(): each node's rate from Ranganath et al. "
                         "2013 times a factor the nodes share) instead of --tau/--kappa/--rho1")
+    g.add_argument("--adaptive-rule", action="store_true",
+                   help="as --adaptive, with Ranganath et al.'s rule alone (vmp.Adaptive(coupled=False): "
+                        "for a fit with one small stepped node)")
     g.add_argument("--evaluate-every", type=_positive_int, metavar="K",
                    help="evaluate the bound every K steps (default: 10); with --minibatch on a fixed "
                         "subsample of the data plate, with its standard error")
