@@ -154,7 +154,8 @@ class Adaptive(Schedule):
     (a Minibatch's elements share one draw; option (b)'s simultaneous steps were worse per
     element on MovieLens, docs/stochastic.md). Under PerNode and option (a), an element whose
     draw is all its children (N_i <= C: Paquet eq. (6) with scale 1, batch VMP's target) steps
-    with rate 1, its coordinate update; its averages still take its gradients.
+    with rate 1, its coordinate update; its averages still take its gradients. With one rate per
+    node (``coupled=True``), a node whose elements all read all their children steps with rate 1.
 
     ``coupled=True`` (the default; ``coupled=False`` is the paper's rule alone): the rate above
     times a factor f >= 1 shared by all the nodes stepped with this schedule object, for the
@@ -239,11 +240,14 @@ class Adaptive(Schedule):
         ``per="element"`` keeps averages per element of those plates, ``per="auto"`` does so
         when ``own_draws``, ``per="node"`` never. ``exact``: a boolean array over those plates,
         the elements whose draw is all their children (N_i <= C); with averages per element and
-        ``own_draws`` they step with rate 1."""
+        ``own_draws`` they step with rate 1, and so does a node with one rate whose elements all
+        are (its target is batch VMP's: the coordinate update)."""
         per_element = self.per == "element" or (self.per == "auto" and own_draws and not self.coupled)
         keep = per_element and own_draws and axes > 0 and exact is not None and bool(np.any(exact))
+        whole = own_draws and exact is not None and np.size(exact) > 0 and bool(np.all(exact))
+        mask = np.asarray(exact, dtype=bool) if keep else (np.asarray(True) if whole else None)
         st = {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
-              "axes": axes if per_element else 0, "exact": np.asarray(exact, dtype=bool) if keep else None}
+              "axes": axes if per_element else 0, "exact": mask}
         if self.coupled:
             st.update(z=None, agree=0.0, norm=0.0, log_f=0.0, cap=0.0)
         return st
@@ -278,7 +282,7 @@ class Adaptive(Schedule):
         if not self.coupled:
             return rho, new
         exact = st.get("exact")
-        free = np.ones(np.shape(rho), dtype=bool) if exact is None else ~exact
+        free = np.ones(np.shape(rho), dtype=bool) if exact is None else np.logical_not(exact)
         least = float(np.min(np.where(free, rho, 1.0)))
         cap = -np.log(least) if least > 0 else 0.0
         rho = np.minimum(1.0, np.exp(st["log_f"]) * rho)
@@ -348,7 +352,7 @@ def _ratio(g: tuple, h, axes: int, exact=None):
     """min(1, gbar^T gbar / hbar), 1 where hbar = 0 or the element is ``exact`` (per element of
     the first ``axes`` axes)."""
     if axes == 0:
-        return min(1.0, _square(g) / h) if h > 0 else 1.0
+        return min(1.0, _square(g) / h) if h > 0 and not (exact is not None and exact) else 1.0
     sq = _square(g, axes)
     ok = h > 0 if exact is None else (h > 0) & ~exact
     return np.where(ok, np.minimum(1.0, sq / np.where(ok, h, 1.0)), 1.0)
