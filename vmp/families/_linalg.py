@@ -263,6 +263,9 @@ class Cholesky:
         s, d = self._inv_stack(), self.d
         x = np.einsum("ijb,jb->ib", s, _stack_last(b, self.plates, d))
         c, zt = self._factor(s), _stack_last(z, self.plates, d)  # C on and below the diagonal
+        pivots = np.diagonal(c).T  # (D, B): A^-1 as formed may fail to factorize where A is near singular
+        if not np.all(np.isfinite(pivots) & (pivots > 0)):
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
         for i in range(d):
             x[i] += np.einsum("jb,jb->b", c[i, :i + 1], zt[:i + 1])
         return _rows_first(x, self.plates)
