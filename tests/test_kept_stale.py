@@ -108,8 +108,38 @@ def _mixture(_) -> list:
     return _snap(model, model.fit(iterations=10, tol=0, seed=2, progress=False))
 
 
+def _clamped(_) -> list:
+    """A masked observed Gaussian with a child (its observed rows clamped), a fixed precision
+    shared by the plate (``Shared``), from the prior's draws."""
+    rng = np.random.default_rng(3)
+    n, d = 600, 4
+    x, mask = rng.normal(size=(n, d)), rng.random(n) > 0.2
+    with vmp.Model("clamped") as model:
+        mu = vmp.Gaussian("mu", np.zeros(d), np.eye(d))
+        with vmp.Plate("N", n):
+            xn = vmp.Gaussian("x", mu, np.eye(d) + 0.3, observed=x, mask=mask)
+            vmp.Gaussian("y", xn, 2.0 * np.eye(d), observed=x + rng.normal(size=(n, d)))
+    return _snap(model, model.fit(iterations=8, tol=0, seed=1, init="prior", progress=False))
+
+
+def _labelled(_) -> list:
+    """Minibatches of a mixture with 20 of 400 labels observed (the selector clamped)."""
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 2, 400)
+    known = np.arange(400) < 20
+    with vmp.Model("semi") as model:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            mu, tau = vmp.Normal("mu", 0.0, 0.01), vmp.Gamma("tau", 1.0, 1.0)
+        with vmp.Plate("N", 400):
+            z = vmp.Categorical("z", pi, observed=np.where(known, labels, 0), mask=known)
+            vmp.Normal("x", mu[z], tau[z], observed=np.where(labels == 0, -3.0, 3.0) + rng.normal(size=400))
+    return _snap(model, model.fit(method="stochastic", subsample=vmp.Minibatch("N", 100), iterations=8,
+                                  evaluate_every=2, seed=1, progress=False))
+
+
 FITS = {"set_data": _refits, "annealing": _annealed, "minibatch": _minibatch, "n_init": _restarts,
-        "resume": _resumed, "mixture": _mixture}
+        "resume": _resumed, "mixture": _mixture, "clamp": _clamped, "labelled": _labelled}
 
 
 def _run(name, tmp_path):
