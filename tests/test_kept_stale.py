@@ -1,7 +1,7 @@
 """The structure caches of a bound factor (vmp/graph/compiled.py: a message kept as a
 ``ScaledProduct``, ``_fused``'s routes, ``_materialize``'s layouts, the kept ones, and
 ``terms._ROUTES``) never go stale: fits that change the data (``set_data``, same size, resized,
-masked), reweight the messages (annealing), restrict the contexts (Minibatch), resume into a new
+masked), reweight the messages (annealing, local tempering), restrict the contexts (Minibatch), resume into a new
 model object, restart (n_init) or read the bound off a node's optimum (a mixture's selector)
 give the same bits as the same fits with every one of those caches disabled."""
 from __future__ import annotations
@@ -101,11 +101,17 @@ def _resumed(model, tmp_path) -> list:
     return _snap(fresh, fresh.fit(iterations=8, tol=0, seed=1, progress=False, resume=tmp_path / "c.npz"))
 
 
-def _mixture(_) -> list:
+def _mixture(_, **options) -> list:
     rng = np.random.default_rng(0)
     x = np.concatenate([rng.normal(-2, 1, (300, 2)), rng.normal(3, 1, (300, 2))])
     model = gaussian_mixture(x, 3)
-    return _snap(model, model.fit(iterations=10, tol=0, seed=2, progress=False))
+    return _snap(model, model.fit(seed=2, progress=False, **(options or dict(iterations=10, tol=0))))
+
+
+def _tempered(_) -> list:
+    """Minibatches of a mixture, each datum at its own temperature (LocalTempering)."""
+    return _mixture(_, method="stochastic", subsample=vmp.Minibatch("data", 100), iterations=8, evaluate_every=2,
+                    policies=[vmp.LocalTempering([1.0, 2.0, 4.0])])
 
 
 def _clamped(_) -> list:
@@ -139,7 +145,8 @@ def _labelled(_) -> list:
 
 
 FITS = {"set_data": _refits, "annealing": _annealed, "minibatch": _minibatch, "n_init": _restarts,
-        "resume": _resumed, "mixture": _mixture, "clamp": _clamped, "labelled": _labelled}
+        "resume": _resumed, "mixture": _mixture, "clamp": _clamped, "labelled": _labelled,
+        "tempering": _tempered}
 
 
 def _run(name, tmp_path):
