@@ -26,13 +26,15 @@ def _spd(plates, d, seed=0, spread=1e3):
     return (q * eig[..., None, :]) @ np.swapaxes(q, -1, -2)
 
 
+@pytest.mark.parametrize("shared", [True, False], ids=["shared", "own"])
 @pytest.mark.parametrize("d", range(1, 7))
 @pytest.mark.parametrize("plates, small", BROADCAST, ids=[f"{p}<-{s}" for p, s in BROADCAST])
-def test_second_moment_of_a_shared_precision_is_per_element_numpy(plates, small, d):
+def test_second_moment_of_a_shared_precision_is_per_element_numpy(plates, small, d, shared):
     """(E[x], E[xx^T]) = (A^-1 b, A^-1 + x x^T) per element, E[xx^T] exactly symmetric, for a
     non-identity precision broadcast over a plate (the one-matrix stack-layout path and the
-    einsum path)."""
-    a = np.broadcast_to(_spd(small, d, seed=d), plates + (d, d))
+    einsum path) and for one precision per element (the column loop, LAPACK below its batch)."""
+    a = np.broadcast_to(_spd(small, d, seed=d), plates + (d, d)) if shared else _spd(plates, d, seed=d)
+    assert isinstance(_linalg.factor(a), _linalg.Shared) == (shared and _linalg.vectorized(a.shape))
     b = np.random.default_rng(d + 1).normal(size=plates + (d,))
     x, xx = _linalg.factor(a).inv_outer(b)
     cov = np.linalg.inv(np.ascontiguousarray(a))

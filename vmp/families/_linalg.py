@@ -255,7 +255,9 @@ class Cholesky:
     def draw(self, b: np.ndarray, z: np.ndarray) -> np.ndarray:
         """A^-1 b + C z with C C^T = A^-1, C lower (a draw from N(A^-1 b, A^-1) for z standard
         normal), b and z shaped plates + (D,). On a vectorized stack A^-1 is formed in the stack
-        layout (:meth:`_inv_stack`), A^-1 b read from it, and C factorized from it in place."""
+        layout (:meth:`_inv_stack`), A^-1 b read from it, and C factorized from it in place; where
+        that fails (A near singular: A^-1 as formed is not positive definite) a LinAlgError, as
+        on the LAPACK path."""
         if not self.vectorized:
             cov = self.inv()
             x = np.einsum("...ij,...j->...i", np.linalg.cholesky(cov), z)
