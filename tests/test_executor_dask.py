@@ -490,3 +490,19 @@ def test_adaptive_steps_are_the_serial_ones(client, fit):
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-10)
     for node, rates in serial.history["rho"].items():
         np.testing.assert_allclose(dask.history["rho"][node], rates, rtol=1e-10, err_msg=node)
+
+
+@pytest.mark.parametrize("fit", ["batch", "minibatch"])
+def test_a_message_kept_as_a_scaled_product_on_workers_is_the_serial_one(client, fit):
+    """v's message (1,400 x 5 x 5, above DIRECT) is kept as a ``ScaledProduct`` by the factor
+    each worker holds; the driver adds the prior into the array sent back in place: the bounds
+    and q as in the serial fit."""
+    rng = np.random.default_rng(5)
+    data = rng.integers(0, 40, 6000), rng.integers(0, 1400, 6000), rng.normal(size=6000)
+    options = (dict(iterations=8, tol=0) if fit == "batch" else
+               dict(method="stochastic", subsample=vmp.Minibatch("ratings", 1500), iterations=8, evaluate_every=2))
+    build = lambda: matrix_factorization(*data, n_factors=5, n_users=40, n_items=1400)  # noqa: E731
+    serial = build().fit(seed=1, progress=False, **options)
+    dask = build().fit(seed=1, progress=False, executor=vmp.DaskExecutor(client), **options)
+    assert worst_relative(dask.state, serial.state) < 1e-10
+    np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-12)

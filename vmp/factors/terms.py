@@ -397,7 +397,7 @@ def plus(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndar
             if small.size < other.size and compact(full).size == full.size:
                 unit = _unit_of(full, small)
                 if unit is not None:
-                    target = np.empty(full.shape) if out is None else out
+                    target = np.empty(full.shape, dtype=np.result_type(a, b)) if out is None else out
                     _add_rows(full.reshape(-1), unit, target.reshape(-1))
                     return target
     return np.add(a, b, out=out)

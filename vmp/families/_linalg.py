@@ -255,7 +255,9 @@ class Cholesky:
     def draw(self, b: np.ndarray, z: np.ndarray) -> np.ndarray:
         """A^-1 b + C z with C C^T = A^-1, C lower (a draw from N(A^-1 b, A^-1) for z standard
         normal), b and z shaped plates + (D,). On a vectorized stack A^-1 is formed in the stack
-        layout (:meth:`_inv_stack`), A^-1 b read from it, and C factorized from it in place."""
+        layout (:meth:`_inv_stack`), A^-1 b read from it, and C factorized from it in place; where
+        that fails (A near singular: A^-1 as formed is not positive definite) a LinAlgError, as
+        on the LAPACK path."""
         if not self.vectorized:
             cov = self.inv()
             x = np.einsum("...ij,...j->...i", np.linalg.cholesky(cov), z)
@@ -263,6 +265,9 @@ class Cholesky:
         s, d = self._inv_stack(), self.d
         x = np.einsum("ijb,jb->ib", s, _stack_last(b, self.plates, d))
         c, zt = self._factor(s), _stack_last(z, self.plates, d)  # C on and below the diagonal
+        pivots = np.diagonal(c).T  # (D, B): A^-1 as formed may fail to factorize where A is near singular
+        if not np.all(np.isfinite(pivots) & (pivots > 0)):
+            raise np.linalg.LinAlgError("Matrix is not positive definite")
         for i in range(d):
             x[i] += np.einsum("jb,jb->b", c[i, :i + 1], zt[:i + 1])
         return _rows_first(x, self.plates)
