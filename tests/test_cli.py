@@ -175,54 +175,53 @@ def test_fit_n_init_keeps_the_best_of_the_seeds(tmp_path, capsys):
     assert h["final_elbo"] == pytest.approx(max(finals), rel=1e-12)
 
 
+def _adaptive_fit(flag, points_csv, tmp_path, capsys):
+    """``vmp fit`` with ``flag`` on a mixture by minibatches: (the process, its recorded history)."""
+    report = tmp_path / "rep"
+    proc = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
+                "--minibatch", "data:20", flag, "--iterations", 30, "--report", report)
+    assert proc.returncode == 0, proc.stderr
+    return proc, json.loads((report / "history.json").read_text())["history"]
+
+
+def _api_rates(points_csv, step) -> list:
+    """mu's step sizes in the same fit made through the API with ``step``."""
+    from vmp.cli import read_table
+    from vmp.models import gaussian_mixture
+
+    x = np.asarray(read_table(points_csv).values, float)
+    fit = gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 20), step=step,
+                                     iterations=30, evaluate_every=10, seed=0)
+    return list(fit.history["rho"]["mu"])
+
+
 def test_fit_stochastic_adaptive_steps(points_csv, tmp_path, capsys):
     """--adaptive passes vmp.Adaptive(): the recorded step sizes are the ones an API fit with
     step=vmp.Adaptive() takes, not a Robbins-Monro schedule's."""
-    report = tmp_path / "rep"
-    proc = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
-                "--minibatch", "data:20", "--adaptive", "--iterations", 30, "--report", report)
-    assert proc.returncode == 0, proc.stderr
+    proc, h = _adaptive_fit("--adaptive", points_csv, tmp_path, capsys)
     assert "adaptive steps" in proc.stdout
-    from vmp.cli import read_table
-    from vmp.models import gaussian_mixture
-
-    x = np.asarray(read_table(points_csv).values, float)
-    api = gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 20),
-                                     step=vmp.Adaptive(), iterations=30, evaluate_every=10, seed=0)
-    h = json.loads((report / "history.json").read_text())
-    assert h["history"]["rho"]["mu"] == pytest.approx(list(api.history["rho"]["mu"]), rel=1e-12)
+    assert h["rho"]["mu"] == pytest.approx(_api_rates(points_csv, vmp.Adaptive()), rel=1e-12)
     rm = vmp.RobbinsMonro(tau=1.0, kappa=0.6)
-    assert h["history"]["rho"]["mu"] != pytest.approx([rm(t) for t in range(1, 31)])
-
-
-def test_fit_stochastic_adaptive_rule(points_csv, tmp_path, capsys):
-    """--adaptive-rule passes vmp.Adaptive(coupled=False): its recorded step sizes are that
-    API fit's, not the coupled default's; it is refused beside --adaptive."""
-    report = tmp_path / "rep"
-    proc = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
-                "--minibatch", "data:20", "--adaptive-rule", "--iterations", 30, "--report", report)
-    assert proc.returncode == 0, proc.stderr
-    assert "adaptive steps (the rule alone)" in proc.stdout
-    from vmp.cli import read_table
-    from vmp.models import gaussian_mixture
-
-    x = np.asarray(read_table(points_csv).values, float)
-    fits = {coupled: gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 20),
-                                                step=vmp.Adaptive(coupled=coupled), iterations=30,
-                                                evaluate_every=10, seed=0) for coupled in (False, True)}
-    h = json.loads((report / "history.json").read_text())
-    assert h["history"]["rho"]["mu"] == pytest.approx(list(fits[False].history["rho"]["mu"]), rel=1e-12)
-    assert h["history"]["rho"]["mu"] != pytest.approx(list(fits[True].history["rho"]["mu"]), rel=1e-12)
-    assert "adaptive_factor" not in h["history"]
-    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
-                              "--minibatch", "data:20", "--adaptive-rule", "--adaptive"), 2,
-                         "--adaptive-rule", "--adaptive")
+    assert h["rho"]["mu"] != pytest.approx([rm(t) for t in range(1, 31)])
     sto = ("fit", "gaussian_mixture", points_csv, "-k", 2, "--iterations", 5)
     assert_clean_failure(call(capsys, *sto, "--method", "stochastic", "--minibatch", "data:5", "--adaptive",
                               "--kappa", 0.7), 2, "--adaptive", "--kappa")
     assert_clean_failure(call(capsys, *sto, "--adaptive"), 2, "--adaptive applies to --method stochastic")
     assert_clean_failure(call(capsys, *sto, "--n-init", 2, "--checkpoint", tmp_path / "c.npz"), 2,
                          "--n-init", "--checkpoint")
+
+
+def test_fit_stochastic_adaptive_rule(points_csv, tmp_path, capsys):
+    """--adaptive-rule passes vmp.Adaptive(coupled=False): its recorded step sizes are that
+    API fit's, not the coupled default's; it is refused beside --adaptive."""
+    proc, h = _adaptive_fit("--adaptive-rule", points_csv, tmp_path, capsys)
+    assert "adaptive steps (the rule alone)" in proc.stdout
+    assert h["rho"]["mu"] == pytest.approx(_api_rates(points_csv, vmp.Adaptive(coupled=False)), rel=1e-12)
+    assert h["rho"]["mu"] != pytest.approx(_api_rates(points_csv, vmp.Adaptive(coupled=True)), rel=1e-12)
+    assert "adaptive_factor" not in h
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
+                              "--minibatch", "data:20", "--adaptive-rule", "--adaptive"), 2,
+                         "--adaptive-rule", "--adaptive")
 
 
 def test_fit_stochastic_minibatch(points_csv, tmp_path, capsys):
