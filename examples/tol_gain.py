@@ -22,9 +22,9 @@ evaluation spacings 1, 2, 5, 10 and tol 3e-4, 1e-3 (1e-4 on seeds 0-11), beside 
 - the bound's rise since t/2 extrapolated with G's decay (:func:`decay`);
 - both G and the curves (stop when both say so).
 
-    python examples/tol_gain.py [--grid] [--record] [--held-out] [--realistic SEED ...]
+    python examples/tol_gain.py [--grid] [--record] [--held-out] [--realistic SEED ... [--config C]]
     (raw recordings cached in .cache/tol_gain/*.npz, not committed; about 2.5 s of CPU per
-    N = 3,000 run, 11-12 s per realistic run; replaying: 64 s, --grid: about 10 min)
+    N = 3,000 run, 11-14 s per realistic run; replaying: 66 s, --grid: about 10 min)
 """
 from __future__ import annotations
 
@@ -348,7 +348,8 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", action="store_true", help="the choice of the constants on seeds 0-11")
     ap.add_argument("--held-out", action="store_true", help="record the held-out runs (tol_replay.CONFIGS)")
     ap.add_argument("--realistic", type=int, nargs="*", default=[],
-                    help="record these seeds of the first realistic configuration (2,500 steps, ~15 s each)")
+                    help="record these seeds of a realistic configuration (about 11 to 25 s of CPU each)")
+    ap.add_argument("--config", type=int, default=0, help="which of tol_replay.REALISTIC_CONFIGS (default 0)")
     args = ap.parse_args(argv)
     CACHE.mkdir(parents=True, exist_ok=True)
     if args.held_out:
@@ -359,12 +360,13 @@ def main(argv=None) -> int:
                     c0 = time.process_time()
                     np.savez(path, **record(blobs(n, seed), k, size, seed, 400, _step(step)))
                     print(f"{name}, seed {seed}: {time.process_time() - c0:.1f} s CPU", flush=True)
-    name, d, k, separation, kappa, steps, _, size = REALISTIC_CONFIGS[0]
+    name, d, k, separation, kappa, steps, _, size = REALISTIC_CONFIGS[args.config]
     for seed in args.realistic:
-        path = CACHE / f"real0_{seed}.npz"
+        path = CACHE / f"real{args.config}_{seed}.npz"
         if not path.exists():
             c0 = time.process_time()
-            np.savez(path, **record(mixture_data(100_000, d, k, separation, seed), k, size, seed, steps))
+            np.savez(path, **record(mixture_data(100_000, d, k, separation, seed), k, size, seed, steps,
+                                    None if kappa is None else RobbinsMonro(kappa=kappa)))
             print(f"{name}, seed {seed}: {time.process_time() - c0:.1f} s CPU", flush=True)
     for seed in range(12):
         path = CACHE / f"train_{seed}.npz"
@@ -389,12 +391,11 @@ def main(argv=None) -> int:
         table(f"held out before ({len(before)} runs), tol 3e-4, 1e-3", before, (3e-4, 1e-3), (1, 2, 5, 10))
         last = list(held.values())[-1]
         table(f"held out, seeds 18-29 ({len(last)} runs), tol 3e-4, 1e-3", last, (3e-4, 1e-3), (1, 2, 5, 10))
-    real = sorted(CACHE.glob("real0_*.npz"))
-    if real:
-        _, d, k, *_ = REALISTIC_CONFIGS[0]
-        fam_r = families_of(d, k)
-        table(f"{REALISTIC_CONFIGS[0][0]}, Minibatch(100), seeds {[p.stem[6:] for p in real]}, tol 1e-4, 3e-4, 1e-3",
-              [Replay(load(p), fam_r) for p in real], (1e-4, 3e-4, 1e-3), (1, 5, 10, 25))
+    for c, (name, d, k, *_) in enumerate(REALISTIC_CONFIGS):
+        real = sorted(CACHE.glob(f"real{c}_*.npz"))
+        if real:
+            table(f"{name}, seeds {[p.stem.split('_')[1] for p in real]}, tol 1e-4, 3e-4, 1e-3",
+                  [Replay(load(p), families_of(d, k)) for p in real], (1e-4, 3e-4, 1e-3), (1, 5, 10, 25))
     print(f"{time.process_time() - c0:.1f} s CPU")
     return 0
 
