@@ -24,7 +24,7 @@ evaluation spacings 1, 2, 5, 10 and tol 3e-4, 1e-3 (1e-4 on seeds 0-11), beside 
 
     python examples/tol_gain.py [--grid] [--record] [--held-out] [--realistic SEED ... [--config C]]
     (raw recordings cached in .cache/tol_gain/*.npz, not committed; about 2.5 s of CPU per
-    N = 3,000 run, 11-14 s per realistic run; replaying: 66 s, --grid: about 10 min)
+    N = 3,000 run, 11-14 s per realistic run; replaying: 66 s, --grid: a few minutes more)
 """
 from __future__ import annotations
 
