@@ -248,12 +248,10 @@ class Fit:
         monitors = list(extra["monitors"])
         work, skipped = state, False
         redraws = max((p.redraws for p in o.policies), default=0)
-        self.gradients = grads = {}
         if o.update == "global":
             targets = self._valid_targets(work, draw, plan.stepped, glob, redraws, t, extra)
             skipped = targets is None
             for node in [] if skipped else plan.stepped:
-                grads[node.name] = _gradient(targets[node.name], work.natural[node.name])
                 r = self._rate(t, node, work, targets[node.name], sched, backoff, rho)
                 work = self._apply(work, node, engine.blend(work.natural[node.name], targets[node.name], r),
                                    t, monitors, backoff)
@@ -266,7 +264,6 @@ class Fit:
                     lam = self._valid_targets(work, draw, [node], glob, redraws, t, extra)
                     if lam is None:
                         continue
-                    grads[node.name] = _gradient(lam[node.name], work.natural[node.name])
                     new = engine.blend(work.natural[node.name], lam[node.name],
                                        self._rate(t, node, work, lam[node.name], sched, backoff, rho))
                 work = self._apply(work, node, new, t, monitors, backoff)
