@@ -263,3 +263,24 @@ def test_observed_only_families_refuse_a_latent_node(f):
     p = f.parameters(f.example())
     with vmp.Model("m"), vmp.Plate("n", 3), pytest.raises(vmp.GraphError, match="'bad_node'.*observed"):
         cls("bad_node", **{k: p[k] for k in _natural_keys(f)}, **getattr(cls, "example_arguments", {}))
+
+
+@TABLE
+def test_kl_is_the_expected_log_density_ratio_by_monte_carlo(f):
+    """Family.kl(eta, eta') = E_eta[log q_eta(x) - log q_eta'(x)] (the base measure cancels),
+    against the mean over draws x ~ q_eta of <eta - eta', u(x)> - A(eta) + A(eta'), within 5
+    standard errors; 0 at eta' = eta. eta' is halfway to another valid eta (the domain is convex)."""
+    eta = f.example()
+    plates = f.plate_shape(eta)
+    other = f.random_natural(np.random.default_rng(3), plates, _event(f, eta))
+    other = tuple(0.5 * (a + b) for a, b in zip(eta, other))
+    assert f.valid(other).all()
+    x = f.sample(eta, np.random.default_rng(11), size=(4000,))
+    u = f.statistics(x, _event(f, eta))
+    diff = tuple(a - b for a, b in zip(eta, other))
+    draws = _per_variable(f, np.moveaxis(f.inner(diff, u) - f.log_normalizer(eta) + f.log_normalizer(other), 0, -1), eta)
+    kl = _per_variable(f, f.kl(eta, other), eta)
+    assert np.all(kl > 0)
+    se = draws.std(axis=-1) / np.sqrt(draws.shape[-1])
+    assert np.all(np.abs(kl - draws.mean(axis=-1)) <= 5 * se + 1e-12), (kl, draws.mean(axis=-1), se)
+    np.testing.assert_allclose(f.kl(eta, eta), 0.0, atol=1e-9)

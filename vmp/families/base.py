@@ -156,6 +156,16 @@ class Family(ABC):
         return h if cls.unit_base_measure else h - cls.expected_log_base_measure(natural, moments)
 
     @classmethod
+    def kl(cls, natural: Arrays, other: Arrays, moments: Arrays | None = None) -> np.ndarray:
+        """KL(q_eta || q_eta') = A(eta') - A(eta) - <eta' - eta, E_eta[u]>, one value per plate
+        element (the Bregman divergence of the log-normalizer; Winn & Bishop: the bound still to
+        gain by moving a conjugate node from eta to its coordinate optimum eta')."""
+        if moments is None:
+            moments = cls.moments(natural)
+        step = tuple(np.subtract(b, a) for a, b in zip(natural, other))
+        return cls.log_normalizer(other) - cls.log_normalizer(natural) - cls.inner(step, moments)
+
+    @classmethod
     def mean(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """E[x] in the user's parameterization; by default E[u_0] (x itself for most
         families; probabilities for a Categorical)."""
