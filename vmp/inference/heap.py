@@ -73,8 +73,10 @@ def keep_freed_heap(nbytes: int = KEEP_BYTES) -> bool:
     went back to the system and came back page by page in that fit's first sweeps (about 1,400
     minor faults and 2-3 ms on MovieLens at K = 5). After this block, freed arrays of up to
     ``nbytes`` stay for reuse. Nothing is set (``mallopt`` stays untouched, glibc keeps adjusting
-    its thresholds as after any freed array of that size); returns whether the block was taken
-    now (False after the first call, and where the C library is not glibc's)."""
+    its thresholds as after any freed array of that size; where they were fixed, by
+    :func:`heap_for_arrays` or a ``MALLOC_*_THRESHOLD_`` variable, the block changes nothing);
+    returns whether the block was taken now (False after the first call, and where the C library
+    is not glibc's)."""
     if _KEPT:
         return False
     _KEPT.append(nbytes)
