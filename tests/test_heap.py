@@ -83,12 +83,12 @@ def _refit_faults(mode: str) -> tuple[str, int]:
 def test_a_refit_reuses_the_last_fits_freed_arrays_without_page_faults():
     """keep_freed_heap: 12 MB freed at the heap's top stays with the process (glibc's trim
     threshold at twice the freed block), so the next 12 MB of arrays fault nothing in; without
-    it glibc gives them back (trim threshold about 4 MB after 2 MB arrays) and 3,000 pages of
-    4 kB fault in again."""
+    it glibc gives them back (trim threshold about 4 MB after 2 MB arrays) and they fault in
+    again (3,040 pages of 4 kB here)."""
     kept, faults = _refit_faults("kept")
-    assert kept == "True" and faults < 64
     _, default = _refit_faults("default")
-    assert default > 1000
+    assert default >= 6  # 12 MB fault in again (4 kB or 2 MB pages)
+    assert kept == "True" and faults <= default // 8
 
 
 def test_a_fit_keeps_the_heap_once_per_process():
