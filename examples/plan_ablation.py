@@ -90,7 +90,7 @@ def elog(self, weight=None, per_element=False, cached=True, ctx=None, skip=froze
     if plan is None:  # recorded with the normal checks
         done, keys = set(skip), []
         for key in reversed(list(self._cache)):
-            reads, w, _, _ = self._cache[key]
+            reads, w, _, _, _ = self._cache[key]
             terms = {ti for ti, _, _ in reads}
             if w is not weight or terms & done or not all(
                     self._same(stamp, self._stamp(self._rest(ti, i), ctx)) for ti, i, stamp in reads):
@@ -103,7 +103,7 @@ def elog(self, weight=None, per_element=False, cached=True, ctx=None, skip=froze
     keys, rest = plan
     total = 0.0
     for key in keys:
-        reads, _, grads, node_grads = self._cache[key]
+        reads, _, grads, node_grads, _ = self._cache[key]
         o = self.terms[reads[0][0]].operands[reads[0][1]]
         if grads is not None:
             total = total + inner_product(grads, o.value(ctx, self.plate_of))

@@ -252,6 +252,31 @@ def test_a_broadcast_stack_is_factorized_at_its_own_size(plates, small):
     assert not _linalg.factor(bad, scale=1.0).ok.any() and not Gaussian.valid((b, -0.5 * bad)).any()
 
 
+@pytest.mark.parametrize("mean", ["zero", "one"])
+def test_a_broadcast_stack_with_one_mean_has_the_moments_of_the_column_loop_bit_for_bit(mean):
+    """A prior over a plate (one precision, one mean for every element): ``Shared.inv_outer``
+    forms one E[x x^T] and copies it; each element's bits are those the column loop gives it
+    when the elements' means differ (a changed last element leaves the others' bits alone)."""
+    d, n = 5, 300
+    one = -0.5 * _spd((1,), d, seed=11)
+    a = np.broadcast_to(one, (n, d, d))
+    m = np.zeros(d) if mean == "zero" else np.random.default_rng(12).normal(size=d)
+    b = np.broadcast_to(_linalg.matvec(-2.0 * one, m)[0], (n, d))
+    apart = b.copy()
+    apart[-1] += 1.0  # a second mean: the column loop over every element
+    f = _linalg.factor(a, scale=-2.0)
+    assert isinstance(f, _linalg.Shared)
+    x, second = f.inv_outer(b)
+    y, loop = f.inv_outer(apart)
+    assert second.flags.c_contiguous and second.flags.writeable and second.shape == (n, d, d)
+    np.testing.assert_array_equal(x.view(np.uint64)[:-1], y.view(np.uint64)[:-1])
+    np.testing.assert_array_equal(second.view(np.uint64)[:-1], loop.view(np.uint64)[:-1])
+    np.testing.assert_array_equal(second.view(np.uint64)[-1], second.view(np.uint64)[0])
+    cov = np.linalg.inv(-2.0 * one[0])
+    for got, mu in ((second[0], cov @ b[0]), (loop[-1], cov @ apart[-1])):
+        np.testing.assert_allclose(got, cov + np.outer(mu, mu), rtol=1e-12, atol=1e-14)
+
+
 MATVEC = [((300,), (300,), True), ((1,), (7, 300), True), ((300,), (4, 300), True),
           ((2, 300), (2, 300), False), ((10,), (10,), False), ((300,), (), True)]
 

@@ -345,16 +345,42 @@ class Shared:
         if cov.size == d * d:  # one matrix for the whole stack: one product, in the stack layout
             c = cov.reshape(d, d)
             x = c @ b.reshape(-1, d).T  # (D, B)
-            s = np.empty((d, d, x.shape[1]))
-            for i in range(d):  # on and above the diagonal, mirrored (as Cholesky.inv_outer)
-                np.multiply(x[i], x[i:], out=s[i, i:])
-                s[i, i:] += c[i, i:, None]
-                s[i + 1:, i] = s[i, i + 1:]
+            if _same_columns(x):  # one mean for the whole stack (a prior's): its one second moment, copied
+                return _rows_first(x, self.plates), _copies(_outer_plus(x[:, :1], c)[..., 0], self.plates)
+            s = _outer_plus(x, c)
             return _rows_first(x, self.plates), np.ascontiguousarray(_stack_first(s, self.plates))
         x = np.einsum("...ij,...j->...i", cov, b)
         second = np.einsum("...i,...j->...ij", x, x)
         second += cov
         return x, second
+
+
+def _outer_plus(x: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """x x^T + C per column of x (D, B), in the stack layout (D, D, B): on and above the
+    diagonal, mirrored (as Cholesky.inv_outer)."""
+    d = c.shape[0]
+    s = np.empty((d, d, x.shape[1]))
+    for i in range(d):
+        np.multiply(x[i], x[i:], out=s[i, i:])
+        s[i, i:] += c[i, i:, None]
+        s[i + 1:, i] = s[i, i + 1:]
+    return s
+
+
+def _same_columns(x: np.ndarray) -> bool:
+    """Whether every column of x (D, B) holds the same bits as the first (then so does every
+    column of anything computed from x column by column)."""
+    if x.shape[1] < 2:
+        return False
+    bits = x.view(np.uint64)
+    return bool((bits[:, 1] == bits[:, 0]).all() and (bits == bits[:, :1]).all())
+
+
+def _copies(m: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
+    """plates + m.shape: m in every element, C-contiguous and writable."""
+    out = np.empty(plates + m.shape)
+    out[...] = m
+    return out
 
 
 def _shared(a: np.ndarray) -> np.ndarray | None:

@@ -25,6 +25,7 @@ from ..errors import ConvergenceError, VMPError
 from . import steps
 from .engine import Engine
 from .executor import Executor
+from .heap import keep_freed_heap
 from .history import Recorder
 from .init import first_sweep, initialize
 from .interrupts import Interrupts
@@ -157,6 +158,7 @@ class Fit:
     """
 
     def __init__(self, model, **options):
+        keep_freed_heap()
         self.opts = o = Options(**options)
         self.model = model
         self.engine = engine = Engine(model, o.executor)
