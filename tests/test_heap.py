@@ -23,8 +23,16 @@ print(tuned, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
 
 
+def _glibc_defaults() -> dict:
+    """os.environ without what fixes glibc's thresholds: a Dask LocalCluster leaves
+    MALLOC_TRIM_THRESHOLD_ in os.environ, and any MALLOC_*_ variable or glibc.malloc tunable
+    fixes both thresholds"""
+    return {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+
+
 def _faults(mode: str) -> tuple[str, int]:
-    out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True,
+                         env=_glibc_defaults()).stdout
     tuned, faults = out.split()
     return tuned, int(faults)
 
@@ -70,11 +78,8 @@ print(kept, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 
 
 def _refit_faults(mode: str) -> tuple[str, int]:
-    # glibc's defaults: a Dask LocalCluster leaves MALLOC_TRIM_THRESHOLD_ in os.environ, and any
-    # such variable fixes both thresholds
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     out = subprocess.run([sys.executable, "-c", REFIT, mode], capture_output=True, text=True, check=True,
-                         env=env).stdout
+                         env=_glibc_defaults()).stdout
     kept, faults = out.split()
     return kept, int(faults)
 
