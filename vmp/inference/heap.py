@@ -12,8 +12,6 @@ arrays are reused and a sweep takes 1.0 s every time.
 """
 from __future__ import annotations
 
-import numpy as np
-
 #: glibc's mallopt parameters
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
 #: arrays up to MMAP_THRESHOLD come from the heap; it is given back to the system above
@@ -66,24 +64,33 @@ _KEPT: list = []
 
 
 def keep_freed_heap(nbytes: int = KEEP_BYTES) -> bool:
-    """Once per process: one block of ``nbytes`` allocated and freed by the C library (an empty
-    numpy array: numpy asks ``malloc``), its pages never touched. glibc serves a request above its
-    mmap threshold (128 kB at start) by a fresh ``mmap``; freeing such a block raises the
-    threshold to its size and the trim threshold (the free memory at the heap's top that it keeps
-    rather than gives back) to twice that (mallopt(3), the dynamic mmap threshold; 32 MB at most).
-    A fit's arrays of a few MB leave both near their own size, so the fit's working set, freed
-    when the next fit replaces it, went back to the system and came back page by page in that
-    fit's first sweeps (about 1,400 minor faults and 2-3 ms on MovieLens at K = 5). After this
-    block, freed arrays of up to ``nbytes`` stay for reuse: the process keeps them (also in the
-    heap's middle, below arrays still alive; ``malloc_trim(0)`` gives those back), as after any
-    numpy array of that size it freed. Nothing is set (``mallopt`` stays untouched; where the
-    thresholds were fixed, by :func:`heap_for_arrays`, a ``MALLOC_*_THRESHOLD_`` variable or
-    ``GLIBC_TUNABLES``, the block changes nothing); under other C libraries it is an untouched
-    allocation and nothing more (no ``ctypes``, no ``libc.so.6``). Returns whether the block was
-    taken now (False after the first call)."""
+    """Once per process: one block of ``nbytes`` allocated and freed by the C library, its pages
+    never touched. glibc serves a request above its mmap threshold (128 kB at start) by a fresh
+    ``mmap``; freeing such a block raises the threshold to its size and the trim threshold (the
+    free memory at the heap's top that it keeps rather than gives back) to twice that
+    (mallopt(3), the dynamic mmap threshold; 32 MB at most). A fit's arrays of a few MB leave
+    both near their own size, so the fit's working set, freed when the next fit replaces it,
+    went back to the system and came back page by page in that fit's first sweeps (about 1,400
+    minor faults and 2-3 ms on MovieLens at K = 5). After this block, freed arrays of up to
+    ``nbytes`` stay for reuse: the process keeps them (also in the heap's middle, below arrays
+    still alive, whatever their total; ``malloc_trim(0)`` gives those back), as after any numpy
+    array of that size it freed. The block is not a numpy array, so tracemalloc does not count
+    it in a fit's peak. Nothing is set (``mallopt`` stays untouched, glibc keeps adjusting
+    its thresholds as after any freed array of that size; where they were fixed, by
+    :func:`heap_for_arrays`, a ``MALLOC_*_THRESHOLD_`` variable or ``GLIBC_TUNABLES``, the block
+    changes nothing);
+    returns whether the block was taken now (False after the first call, and where the C library
+    is not glibc's)."""
     if _KEPT:
         return False
     _KEPT.append(nbytes)
-    block = np.empty(int(nbytes), np.uint8)
-    del block
-    return True
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc.restype = ctypes.c_void_p
+        libc.free.argtypes = [ctypes.c_void_p]
+        libc.free(libc.malloc(int(nbytes)))
+        return True
+    except (OSError, AttributeError):
+        return False
