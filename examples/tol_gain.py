@@ -343,8 +343,8 @@ def grid(replays: list) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--record", action="store_true")
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--record", action="store_true", help="record seeds 0-11 again (else from the cache)")
     ap.add_argument("--grid", action="store_true", help="the choice of the constants on seeds 0-11")
     ap.add_argument("--held-out", action="store_true", help="record the held-out runs (tol_replay.CONFIGS)")
     ap.add_argument("--realistic", type=int, nargs="*", default=[],
