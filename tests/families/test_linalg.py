@@ -277,6 +277,31 @@ def test_a_broadcast_stack_with_one_mean_has_the_moments_of_the_column_loop_bit_
         np.testing.assert_allclose(got, cov + np.outer(mu, mu), rtol=1e-12, atol=1e-14)
 
 
+
+def test_one_mean_is_told_by_its_bits_and_its_copies_are_independent():
+    """``Shared.inv_outer``'s one-mean path: means that differ by far less than any tolerance
+    (1e-13 relative in one middle element) are different means, whose element gets its own
+    second moment (the bits the column loop gives it); the copies for one mean are independent
+    arrays (a write to one element leaves the others alone)."""
+    d, n, k = 4, 300, 150
+    one = -0.5 * _spd((1,), d, seed=5)
+    a = np.broadcast_to(one, (n, d, d))
+    b = np.broadcast_to(np.random.default_rng(6).normal(size=d), (n, d))
+    f = _linalg.factor(a, scale=-2.0)
+    x, second = f.inv_outer(b)
+    before = second[1].copy()
+    second[0] += 1.0
+    np.testing.assert_array_equal(second[1], before)
+    near = b.copy()
+    near[k] *= 1 + 1e-13
+    apart = near.copy()
+    apart[-1] += 1.0  # the column loop over every element
+    _, got = f.inv_outer(near)
+    _, loop = f.inv_outer(apart)
+    assert not np.array_equal(got[k], got[0])
+    np.testing.assert_array_equal(got.view(np.uint64)[:-1], loop.view(np.uint64)[:-1])
+
+
 MATVEC = [((300,), (300,), True), ((1,), (7, 300), True), ((300,), (4, 300), True),
           ((2, 300), (2, 300), False), ((10,), (10,), False), ((300,), (), True)]
 

@@ -72,9 +72,13 @@ def keep_freed_heap(nbytes: int = KEEP_BYTES) -> bool:
     both near their own size, so the fit's working set, freed when the next fit replaces it,
     went back to the system and came back page by page in that fit's first sweeps (about 1,400
     minor faults and 2-3 ms on MovieLens at K = 5). After this block, freed arrays of up to
-    ``nbytes`` stay for reuse. Nothing is set (``mallopt`` stays untouched, glibc keeps adjusting
+    ``nbytes`` stay for reuse: the process keeps them (also in the heap's middle, below arrays
+    still alive, whatever their total; ``malloc_trim(0)`` gives those back), as after any numpy
+    array of that size it freed. The block is not a numpy array, so tracemalloc does not count
+    it in a fit's peak. Nothing is set (``mallopt`` stays untouched, glibc keeps adjusting
     its thresholds as after any freed array of that size; where they were fixed, by
-    :func:`heap_for_arrays` or a ``MALLOC_*_THRESHOLD_`` variable, the block changes nothing);
+    :func:`heap_for_arrays`, a ``MALLOC_*_THRESHOLD_`` variable or ``GLIBC_TUNABLES``, the block
+    changes nothing);
     returns whether the block was taken now (False after the first call, and where the C library
     is not glibc's)."""
     if _KEPT:
