@@ -6,6 +6,7 @@ may merge two lines into one with a wide noise (seeds 0, 2, 3 of this data do).
 """
 from __future__ import annotations
 
+import argparse
 import pathlib
 import sys
 
@@ -17,6 +18,7 @@ from models import mixture_of_regressions  # noqa: E402
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     rng = np.random.default_rng(1)
     n = 300
     x = np.c_[np.ones(n), rng.uniform(-2.0, 2.0, size=n)]
