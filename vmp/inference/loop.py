@@ -529,7 +529,7 @@ class Fit:
                 raise ConvergenceError(message)
             warnings.warn(message, ElboDecreaseWarning, stacklevel=4)
             return message
-        if change <= o.tol * abs(value):
+        if o.tol > 0 and change <= o.tol * abs(value):  # tol <= 0: every sweep
             self._set(converged=True)
             return f"relative ELBO change below {o.tol:g}"
         return None
