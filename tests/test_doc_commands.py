@@ -37,9 +37,13 @@ def doc_texts() -> list[tuple[str, str]]:
         text = FENCED.sub(lambda m: "\n" * m.group(0).count("\n"), path.read_text())
         for m in SPAN.finditer(text):
             texts.append((f"{path.name}:{text.count(chr(10), 0, m.start()) + 1}", m.group(1)))
-        for n, line in enumerate(text.replace("\\\n", " ").splitlines(), 1):
-            if line.startswith("    "):
-                texts.append((f"{path.name}:{n}", line))
+        lines = text.splitlines()
+        for n, line in enumerate(lines):
+            if line.startswith("    ") and not (n and lines[n - 1].endswith("\\")):
+                where, more = f"{path.name}:{n + 1}", iter(lines[n + 1:])
+                while line.endswith("\\"):  # a shell continuation
+                    line = line[:-1] + next(more, "")
+                texts.append((where, line))
     for path in EXAMPLES:
         doc = ast.get_docstring(ast.parse(path.read_text())) or ""
         texts.append((f"examples/{path.name} (docstring)", doc))
