@@ -19,6 +19,7 @@ experiments with the rule itself, vmp.Adaptive(coupled=False) (its ``rate`` on h
 """
 from __future__ import annotations
 
+import argparse
 import sys
 import pathlib
 
@@ -88,6 +89,7 @@ def coupled(mu: float, option: str, rule: str, delta: float = 1.0, d: int = 50, 
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     print("| |E g_1|^2 / s | t rho_t at t = 10, 50, 100, 400 | error / (s / t) at the same t | the same, rule x 2 |")
     print("|---|---|---|---|")
     at = np.array([10, 50, 100, 400])

@@ -6,6 +6,7 @@ the inputs that do not matter get E[alpha_d] orders of magnitude larger.
 """
 from __future__ import annotations
 
+import argparse
 import pathlib
 import sys
 
@@ -17,6 +18,7 @@ from models import linear_regression  # noqa: E402
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     rng = np.random.default_rng(0)
     x = np.c_[np.ones(200), rng.normal(size=(200, 5))]
     w_true = np.array([1.0, 2.0, -1.5, 0.0, 0.0, 0.0])

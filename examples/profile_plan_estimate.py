@@ -10,9 +10,10 @@ bound's inner products) nor the numpy calls that do it. This script fits a model
 - the CPU time of a fit (fastest of --repeat, no profiler) and cProfile's function calls;
 - the own time of the bookkeeping functions (``BOOKKEEPING``) and of the functions that mix
   such decisions with arithmetic (``MIXED``), under the profiler;
-- what those cost without the profiler, as a range: the profiled own time minus the profiler's
-  cost per call times their calls (low), and the profiled own time scaled by real / profiled
-  (high: the profiler inflates small calls more than arithmetic, so this overstates them);
+- what those cost without the profiler, as a range between two estimates: the profiled own time
+  minus the profiler's cost per call times their calls, and the profiled own time scaled by
+  real / profiled (the profiler inflates small calls more than arithmetic, so this overstates
+  the bookkeeping; for the few calls of the mixed functions it is the lower one);
   the profiled figures are the least of --repeat profiled fits.
 
     python examples/profile_plan_estimate.py [--model small|movielens] [--k 5] [--iterations 100]
@@ -132,8 +133,7 @@ def main(argv=None) -> None:
           f"(fastest of {args.repeat}); under cProfile {profiled * 1e3:.3f} ms, {calls:.0f} calls per sweep, "
           f"{per_call * 1e6:.2f} us of profiler per call")
     for group, (own, count) in sums.items():
-        low = max(own - count * per_call, 0.0)
-        high = own * real / profiled
+        low, high = sorted((max(own - count * per_call, 0.0), own * real / profiled))
         print(f"  {group:<11} {count:6.0f} calls, {own * 1e3:.3f} ms profiled -> {low * 1e3:.3f}-{high * 1e3:.3f} ms "
               f"per sweep without the profiler")
     for own, count, where, fn in sorted(rows, reverse=True)[:args.top]:

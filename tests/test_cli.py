@@ -379,6 +379,12 @@ def test_main_returns_status_codes(capsys, tmp_path):
     assert "components = 4" in (tmp_path / "g.dot").read_text()
 
 
+def test_demo_help_names_every_fit_and_the_race(capsys):
+    assert main(["demo", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(name in text for name in ("batch VMP", "SVI,", "SVI+", "--large", "large.md")), text
+
+
 def test_read_table_sniffs_delimiters_and_headers(tmp_path):
     for text in ("1,2\n3,4\n", "# comment\n1;2\n\n3;4\n", "a\tb\n1\t2\n3\t4\n", "  1  2\n3 4\n"):
         p = tmp_path / "t.txt"

@@ -70,6 +70,14 @@ def test_batch_fit_that_runs_out_of_iterations_warns():
             model.fit(iterations=5, tol=tol)
 
 
+def test_tol_zero_runs_every_sweep():
+    """tol <= 0 asks for every sweep (docs/getting-started.md): a change of the bound at rounding
+    level, zero or just below it, at the fixed point does not end the fit as converged."""
+    for tol in (0.0, -1.0):
+        result = models.linear_regression(np.eye(3), np.ones(3)).fit(iterations=20, tol=tol)
+        assert result.iterations == 20 and len(result.elbo) == 21 and not result.converged, tol
+
+
 def factorial_data(seed: int, n: int = 300, d: int = 8, k: int = 3):
     """mu_dk ~ N(0, 1) (the builder's prior), z_nk ~ Bernoulli(1/2), x ~ N(z_n . mu_d, 0.5^2)."""
     rng = np.random.default_rng(seed)

@@ -905,10 +905,11 @@ def make_parser() -> argparse.ArgumentParser:
                                     "SVI and SVI+; write the reports and a comparison",
                        description="Generate a seeded 2-D dataset of a few Gaussian clusters, fit a "
                                    "Bayesian Gaussian mixture by each method (batch VMP, stochastic "
-                                   "VMP with minibatches: SVI), write one report per method into "
-                                   "DIR/<method>/ (diagram, dashboard, history JSON, summary, "
+                                   "VMP with minibatches: SVI, and SVI+), write one report per method "
+                                   "into DIR/<method>/ (diagram, dashboard, history JSON, summary, "
                                    "cluster plot) and a comparison into DIR (comparison.md, "
-                                   "comparison.png).")
+                                   "comparison.png); then race batch VMP against SVI to a bound on "
+                                   "--large points (DIR/large.md).")
     p.add_argument("--report", default="report", metavar="DIR", help="report directory (default: report)")
     p.add_argument("--n", type=_positive_int, default=500, help="number of points (default: 500)")
     p.add_argument("--clusters", type=_positive_int, default=4, help="true clusters (default: 4)")
