@@ -415,3 +415,12 @@ def test_a_mark_keeps_no_stack_alive():
     del a
     gc.collect()
     assert ref() is None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_same_columns_reads_the_bits_of_any_float_width(dtype):
+    x = np.tile(np.arange(3, dtype=dtype)[:, None], (1, 5))
+    assert _linalg._same_columns(x)
+    x[2, 4] = np.nextafter(x[2, 4], dtype(10))
+    assert not _linalg._same_columns(x)
+    assert not _linalg._same_columns(np.asfortranarray(x))

@@ -372,7 +372,7 @@ def _same_columns(x: np.ndarray) -> bool:
     column of anything computed from x column by column)."""
     if x.shape[1] < 2:
         return False
-    bits = x.view(np.uint64)
+    bits = np.ascontiguousarray(x).view(np.dtype(f"u{x.dtype.itemsize}"))
     return bool((bits[:, 1] == bits[:, 0]).all() and (bits == bits[:, :1]).all())
 
 
