@@ -85,6 +85,12 @@ def methods(per_pass: int, grid: np.ndarray, samples: int, rows: int, local_grid
     }
 
 
+
+def _se(x: np.ndarray) -> str:
+    """' ± s.e.' of the mean of x, or nothing for one seed (no spread to read)."""
+    return f" ± {x.std(ddof=1) / np.sqrt(x.size):.4f}" if x.size > 1 else ""
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=5)
@@ -142,11 +148,9 @@ def main(argv=None) -> int:
     table = [f"| method | held-out log-lik per word (mean ± s.e., {args.seeds} seeds) | difference to SVI, paired "
              "(mean ± s.e.) | seconds per fit (mean) | last temperature (mean) |", "|---|---|---|---|---|"]
     for label, s, sec, t in rows:
-        se = s.std(ddof=1) / np.sqrt(s.size) if s.size > 1 else np.nan
         diff = s - svi
-        dse = diff.std(ddof=1) / np.sqrt(s.size) if s.size > 1 else np.nan
         last = "" if np.all(np.isnan(t)) else f"{np.nanmean(t):.2f}"
-        table.append(f"| {label} | {s.mean():.4f} ± {se:.4f} | {diff.mean():+.4f} ± {dse:.4f} | {sec.mean():.1f} | {last} |")
+        table.append(f"| {label} | {s.mean():.4f}{_se(s)} | {diff.mean():+.4f}{_se(diff)} | {sec.mean():.1f} | {last} |")
     text = "\n".join(table) + "\n"
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
