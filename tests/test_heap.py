@@ -30,11 +30,13 @@ def _glibc_defaults() -> dict:
     return {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
 
 
-def _faults(mode: str) -> tuple[str, int]:
-    out = subprocess.run([sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True,
+def _faults(mode: str, probe: str = PROBE) -> tuple[str, int]:
+    """(what the probe's setup call returned, minor page faults it counted) in a fresh process
+    with glibc's default thresholds."""
+    out = subprocess.run([sys.executable, "-c", probe, mode], capture_output=True, text=True, check=True,
                          env=_glibc_defaults()).stdout
-    tuned, faults = out.split()
-    return tuned, int(faults)
+    setup, faults = out.split()
+    return setup, int(faults)
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's; other C libraries keep their defaults")
@@ -77,21 +79,14 @@ print(kept, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
 
 
-def _refit_faults(mode: str) -> tuple[str, int]:
-    out = subprocess.run([sys.executable, "-c", REFIT, mode], capture_output=True, text=True, check=True,
-                         env=_glibc_defaults()).stdout
-    kept, faults = out.split()
-    return kept, int(faults)
-
-
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the dynamic mmap threshold is glibc's")
 def test_a_refit_reuses_the_last_fits_freed_arrays_without_page_faults():
     """keep_freed_heap: 12 MB freed at the heap's top stays with the process (glibc's trim
     threshold at twice the freed block), so the next 12 MB of arrays fault nothing in; without
     it glibc gives them back (trim threshold about 4 MB after 2 MB arrays) and they fault in
     again (3,040 pages of 4 kB here)."""
-    kept, faults = _refit_faults("kept")
-    _, default = _refit_faults("default")
+    kept, faults = _faults("kept", REFIT)
+    _, default = _faults("default", REFIT)
     assert default >= 6  # 12 MB fault in again (4 kB or 2 MB pages)
     assert kept == "True" and faults <= default // 8
 
