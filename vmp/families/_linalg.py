@@ -247,10 +247,7 @@ class Cholesky:
             return x, cov + x[..., :, None] * x[..., None, :]
         s, d = self._inv_stack(), self.d
         x = np.einsum("ijb,jb->ib", s, _stack_last(b, self.plates, d))
-        for i in range(d):
-            s[i, i:] += x[i] * x[i:]
-            s[i + 1:, i] = s[i, i + 1:]
-        return _rows_first(x, self.plates), np.ascontiguousarray(_stack_first(s, self.plates))
+        return _rows_first(x, self.plates), np.ascontiguousarray(_stack_first(_add_outer(s, x), self.plates))
 
     def draw(self, b: np.ndarray, z: np.ndarray) -> np.ndarray:
         """A^-1 b + C z with C C^T = A^-1, C lower (a draw from N(A^-1 b, A^-1) for z standard
@@ -355,16 +352,20 @@ class Shared:
         return x, second
 
 
-def _outer_plus(x: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """x x^T + C per column of x (D, B), in the stack layout (D, D, B): on and above the
-    diagonal, mirrored (as Cholesky.inv_outer)."""
-    d = c.shape[0]
-    s = np.empty((d, d, x.shape[1]))
-    for i in range(d):
-        np.multiply(x[i], x[i:], out=s[i, i:])
-        s[i, i:] += c[i, i:, None]
+def _add_outer(s: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """s += x x^T per column of x (D, B), s in the stack layout (D, D, B) and symmetric: on and
+    above the diagonal, mirrored (x_i x_j = x_j x_i: 15 products of 25 at D = 5); returns s."""
+    for i in range(x.shape[0]):
+        s[i, i:] += x[i] * x[i:]
         s[i + 1:, i] = s[i, i + 1:]
     return s
+
+
+def _outer_plus(x: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """C + x x^T per column of x (D, B), in the stack layout (D, D, B)."""
+    s = np.empty(c.shape + (x.shape[1],))
+    s[...] = c[:, :, None]
+    return _add_outer(s, x)
 
 
 def _same_columns(x: np.ndarray) -> bool:
