@@ -113,6 +113,11 @@ class Warmup(Schedule):
         return 1.0 if t <= self.iterations else self.then(t - self.iterations)
 
 
+#: the coupled factor's state at a node's start (``Adaptive(coupled=True)``): z, this step's
+#: agreement and its norm, log f and its cap
+COUPLED_START = {"z": None, "agree": 0.0, "norm": 0.0, "log_f": 0.0, "cap": 0.0}
+
+
 @dataclass(frozen=True)
 class Adaptive(Schedule):
     """Ranganath, Wang, Blei & Xing (2013)'s adaptive learning rate, per node (or per plate element),
@@ -248,9 +253,7 @@ class Adaptive(Schedule):
         mask = np.asarray(exact, dtype=bool) if keep else (np.asarray(True) if whole else None)
         st = {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
               "axes": axes if per_element else 0, "exact": mask}
-        if self.coupled:
-            st.update(z=None, agree=0.0, norm=0.0, log_f=0.0, cap=0.0)
-        return st
+        return {**st, **COUPLED_START} if self.coupled else st
 
     def samples_wanted(self, st: dict | None) -> int:
         return self.samples if st is None or st["g"] is None else 0
@@ -269,7 +272,7 @@ class Adaptive(Schedule):
             raise VMPError("vmp.Adaptive(): rate() needs the gradient and averages started by prime()")
         axes = st.get("axes", 0)
         if self.coupled and "log_f" not in st:  # a fit resumed from another schedule's state
-            st = {**st, "z": None, "agree": 0.0, "norm": 0.0, "log_f": 0.0, "cap": 0.0}
+            st = {**st, **COUPLED_START}
         if st["g"] is None:  # samples=0: the first gradient starts the averages, rho_1 = 1
             st = self.prime([gradient], st)
             st["tau"] = np.ones_like(st["tau"]) if axes else 1.0
