@@ -64,3 +64,12 @@ FitResult.plot, FitResult.summary, FitResult.to_dataframe = _plot, _summary, _to
 FitResult.to_arviz = _to_arviz
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``vmp.models`` after a bare ``import vmp`` (PEP 562): the builders load on first use."""
+    if name == "models":
+        import importlib
+
+        return importlib.import_module("vmp.models")
+    raise AttributeError(f"module 'vmp' has no attribute {name!r}")

@@ -249,3 +249,16 @@ def test_mismatched_lengths_are_shape_errors():
         matrix_factorization(_I3, _I3, np.ones(2), n_factors=2)
     with pytest.raises(vmp.ShapeError, match="N x D"):
         gaussian_mixture(np.arange(10.0), n_components=2)
+
+
+def test_models_reachable_after_a_bare_import_vmp():
+    """``import vmp`` then ``vmp.models.gaussian_mixture`` (a fresh interpreter: an earlier
+    ``import vmp.models`` in this process would set the attribute by itself)."""
+    import subprocess
+    import sys
+
+    code = ("import vmp; f = vmp.models.gaussian_mixture; assert callable(f)\n"
+            "try:\n    vmp.no_such_name\nexcept AttributeError as e:\n    assert 'no_such_name' in str(e)\n"
+            "else:\n    raise SystemExit('no AttributeError')")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
