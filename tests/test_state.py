@@ -225,7 +225,7 @@ def test_fit_options_are_checked():
     with pytest.raises(vmp.VMPError, match="tol="):
         model.fit(method="stochastic", subsample=vmp.PerNode(2), tol=-1.0)
     with pytest.raises(vmp.VMPError, match="subsample"):
-        model.fit(subsample=vmp.PerNode(2))
+        model.fit(method="batch", subsample=vmp.PerNode(2))
     with pytest.raises(vmp.VMPError, match="iterations"):
         model.fit(iterations=-1)
     with pytest.raises(vmp.VMPError, match="resume"):

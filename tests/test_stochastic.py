@@ -256,3 +256,16 @@ def test_lda_minibatch_recovers_topics():
     corr = np.corrcoef(np.vstack([beta, est]))[:k, k:]
     assert np.all(corr.max(axis=1) > 0.95), corr
     assert res.elbo[-1] > res.elbo[0]
+
+
+def test_a_subsample_without_method_means_a_stochastic_fit():
+    """``fit(subsample=...)`` with no ``method`` is the stochastic fit, bit for bit; without a
+    subsample it is batch VMP; ``method='batch'`` with a subsample is still refused."""
+    model = _mixture()
+    implicit = model.fit(subsample=vmp.Minibatch("data", 20), iterations=15, seed=3)
+    explicit = _mixture().fit(method="stochastic", subsample=vmp.Minibatch("data", 20), iterations=15, seed=3)
+    assert implicit.extra["method"] == "stochastic" and implicit.iterations == 15
+    np.testing.assert_array_equal(implicit.history["evaluations"]["elbo"], explicit.history["evaluations"]["elbo"])
+    assert model.fit(iterations=5, tol=0, seed=0).extra["method"] == "batch"
+    with pytest.raises(vmp.VMPError, match="options of method='stochastic'"):
+        model.fit(method="batch", subsample=vmp.Minibatch("data", 20))

@@ -76,7 +76,7 @@ def combine(a, b):
 class Options:
     """The choices of one fit, checked once (see :func:`fit` for their meaning)."""
 
-    method: str = "batch"
+    method: str | None = None
     iterations: int = 200
     tol: float | None = None
     seed: int | None = 0
@@ -99,6 +99,7 @@ class Options:
     resume: Any = None
 
     def __post_init__(self):
+        self.method = default_method(self.method, self.subsample)
         if self.method not in ("batch", "stochastic"):
             raise VMPError(f"unknown method {self.method!r}; use 'batch' or 'stochastic'")
         if int(self.iterations) != self.iterations or self.iterations < 0:
@@ -687,8 +688,18 @@ def _locate_decrease(engine, state, schedule, start_value) -> dict:
     return worst
 
 
-def fit(model, *, method: str = "batch", iterations: int | None = None, n_init: int = 1, **options) -> FitResult:
+def default_method(method: str | None, subsample) -> str:
+    """``method`` as given; when not given, 'stochastic' with a ``subsample=`` and 'batch' without."""
+    if method is not None:
+        return method
+    return "batch" if subsample is None else "stochastic"
+
+
+def fit(model, *, method: str | None = None, iterations: int | None = None, n_init: int = 1, **options) -> FitResult:
     """Fit q by variational message passing.
+
+    ``method``: 'batch' or 'stochastic'; when not given, 'stochastic' if ``subsample`` is given,
+    else 'batch'.
 
     ``method="batch"`` (Winn & Bishop 2005, section 3.2): coordinate ascent, parents first; the
     bound never decreases. Options: ``tol`` (stop when the relative change of the bound is below
@@ -726,6 +737,7 @@ def fit(model, *, method: str = "batch", iterations: int | None = None, n_init: 
     if n_init > 1 and (options.get("resume") is not None or options.get("checkpoint") is not None):
         raise VMPError("n_init= restarts from new seeds: it does not combine with resume= or checkpoint=")
     seed = options.pop("seed", 0)
+    method = default_method(method, options.get("subsample"))
     if iterations is None:
         iterations = BATCH_ITERATIONS if method == "batch" else STOCHASTIC_ITERATIONS
     best, bounds = None, []
