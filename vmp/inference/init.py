@@ -84,10 +84,12 @@ def _points(child, rows, event: tuple):
     if rows is None and is_lazy(child.data) and child.data.ndim == 1 + len(event):
         return child.data
     data = np.asarray(_rows(child.data, rows), float).reshape((-1,) + event)
-    return data if child.mask is None else data[_rows(child.mask, rows).reshape(-1)]
+    return data if child.mask is None else data[_rows(child.complete, rows).reshape(-1)]
 
 
 def _set(state: State, node, natural) -> State:
+    if node.clamp is not None:
+        natural = node.clamp.pin(tuple(natural))
     return state.updated({node.name: (natural, node.family.moments(tuple(natural)))})
 
 
@@ -129,7 +131,8 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
     for child, expr, top in _expressions(engine):
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
             p = expr.node
-            direct = p.family.location and expr is top and child.observed and p.plates == (expr.gated_plate,)
+            direct = p.family.location and expr is top and (child.observed or child.partial) \
+                and p.plates == (expr.gated_plate,)
             data = _points(child, rows, p.event_shape) if direct else None
             if direct and data.shape[0] >= expr.gated_plate.size:
                 state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))

@@ -102,6 +102,8 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
 def _start(engine: Engine, ctx: Context, node, weight, natural: dict) -> None:
     """A local's starting q: its own factor's message (its prior given the other locals)."""
     natural[node.name] = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, weight))
+    if node.clamp is not None:
+        natural[node.name] = node.clamp.pin(natural[node.name], ctx)
     ctx.overrides[node.name] = node.family.moments(natural[node.name])
 
 
