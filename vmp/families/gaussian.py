@@ -151,6 +151,14 @@ class Gaussian(Family):
         return o, o[..., :, None] & o[..., None, :]
 
     @classmethod
+    def pinned_parameters(cls, natural: Arrays, observed: np.ndarray) -> dict[str, np.ndarray]:
+        """Mean and covariance of q with the ``observed`` coordinates at their data (``pin``'s
+        parameters): covariance Cov_mm on the masked block, 0 in the rows and columns of x_o."""
+        p = cls.parameters(natural)
+        free = ~np.asarray(observed, bool)
+        return {"mean": p["mean"], "covariance": p["covariance"] * (free[..., :, None] & free[..., None, :])}
+
+    @classmethod
     def to_scipy(cls, natural: Arrays):
         p = cls.parameters(natural)
         from scipy import stats  # when asked for: scipy.stats is slow to import

@@ -303,6 +303,8 @@ class Node(Expression, ABC):
         self._need_posterior()
         if self.observed:
             return {"value": self.data}
+        if self.clamp is not None and self.clamp.coordinates is not None:
+            return self.family.pinned_parameters(self.natural, self.clamp.coordinates)
         return self.family.parameters(self.natural)
 
     @property
