@@ -365,7 +365,7 @@ def test_hmm_with_missing_coordinates_recovers_the_emissions():
     assert np.all(np.diff(elbo[1:]) >= -1e-9 * np.abs(elbo[2:]))
 
 
-@pytest.mark.filterwarnings("ignore::vmp.errors.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::vmp.inference.loop.ConvergenceWarning")
 def test_factorial_mixture_nan_entries_are_masked_elements():
     """Each x_nd of the factorial mixture is its own element: a NaN entry is an element mask
     (integrated out), the same bits as giving the mask."""
