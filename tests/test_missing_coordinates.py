@@ -55,6 +55,32 @@ def test_known_mean_and_precision_give_the_conditional_and_the_marginal_density(
         assert np.all(p["covariance"][i][o] == 0) and np.all(p["covariance"][i][:, o] == 0)
 
 
+def test_impute_and_draws_read_the_conditional():
+    """``impute`` gives the masked coordinates' conditional means and variances; draws keep the
+    observed coordinates at the data and have the conditional mean elsewhere (Monte Carlo)."""
+    rng = np.random.default_rng(7)
+    n, d = 4, 3
+    m0, lam = rng.normal(size=d), _pd(rng, d)
+    x, seen = rng.normal(size=(n, d)), _mask(rng, n, d, 0.5)
+    with vmp.Model() as model:
+        with vmp.Plate("data", n):
+            node = vmp.Gaussian("x", m0, lam, observed=np.where(seen, x, np.nan), mask=seen)
+    model.fit(iterations=2)
+    imp = model.impute("x")
+    mean, var = [], []
+    for i, o in enumerate(seen):
+        m = ~o
+        if m.any():
+            c = np.linalg.inv(lam[np.ix_(m, m)])
+            mean.extend(m0[m] - c @ lam[np.ix_(m, o)] @ (x[i, o] - m0[o]))
+            var.extend(np.diag(c))
+    assert np.allclose(imp.mean, mean, atol=1e-12) and np.allclose(imp.variance, var, atol=1e-12)
+    draws = node.sample(20000, rng=0)
+    assert np.array_equal(draws[:, seen], np.broadcast_to(x[seen], (20000, seen.sum())))
+    err = np.abs(draws[:, ~seen].mean(0) - mean) / np.sqrt(np.array(var) / 20000)
+    assert err.max() < 4.5
+
+
 def test_a_partially_observed_parent_with_observed_children_has_the_exact_evidence():
     """x_n ~ N(m0, L^-1) partly observed, y_n ~ N(x_n, I) observed: the only latent variables are
     the x_n,m, so q is exact and the bound is log p(x_o, y), one multivariate normal per row."""
@@ -294,7 +320,8 @@ def test_mixture_with_nan_recovers_the_clusters_and_never_lowers_the_bound():
     assert np.max(np.min(np.linalg.norm(means[:, None] - centers[None], axis=-1), axis=0)) < 0.5
     elbo = np.array(res.to_dict()["elbo"])[1:]
     assert np.all(np.diff(elbo) >= -1e-9 * np.abs(elbo[1:]))
-    assert model.missing() == [f"x: {int((~seen.all(1)).sum())} of 150 masked entries inferred"]
+    assert model.missing() == [f"x: {int((~seen).sum())} masked coordinates in {int((~seen.all(1)).sum())} of "
+                               f"150 elements inferred"]
 
 
 def test_mixture_without_nan_is_the_model_without_a_mask():

@@ -162,7 +162,10 @@ def describe(model) -> list[str]:
     lines = []
     for node in model.nodes.values():
         total = int(np.prod(node.plate_shape))
-        if node.clamp is not None:
+        if node.clamp is not None and node.clamp.coordinates is not None:
+            lines.append(f"{node.name}: {int((~node.clamp.coordinates).sum())} masked coordinates in "
+                         f"{int((node.clamp.seen & ~node.clamp.observed).sum())} of {total} elements inferred")
+        elif node.clamp is not None:
             lines.append(f"{node.name}: {int((~node.clamp.observed).sum())} of {total} masked entries inferred")
         if node.barren is not None:
             lines.append(f"{node.name}: {int(node.barren.sum())} of {total} elements barren (pruned: "

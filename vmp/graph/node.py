@@ -340,7 +340,8 @@ class Node(Expression, ABC):
         natural = tuple(np.broadcast_to(a, (n,) + a.shape) for a in self.natural)
         out = self.family.sample(natural, rng)
         if self.clamp is not None:
-            keep = self.clamp.observed.reshape(self.plate_shape + (1,) * (out.ndim - 1 - len(self.plate_shape)))
+            keep = self.clamp.observed if self.clamp.coordinates is None else self.clamp.coordinates
+            keep = keep.reshape(keep.shape + (1,) * (out.ndim - 1 - keep.ndim))
             out = np.where(keep, np.asarray(self.data, out.dtype), out)
         return out
 
