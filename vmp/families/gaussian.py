@@ -136,12 +136,15 @@ class Gaussian(Family):
         ``pinned_entries`` says which entries a caller replaces by the data's statistics."""
         o = np.asarray(observed, bool)
         eta1, eta2 = np.asarray(natural[0], float), np.asarray(natural[1], float)
+        d = o.shape[-1]
         xo = np.where(o, x, 0.0)
-        free = ~o
-        coupled = free[..., :, None] & free[..., None, :]
-        eye = np.eye(o.shape[-1], dtype=bool) & (o[..., :, None] & o[..., None, :])
-        eta2p = np.where(coupled, eta2, np.where(eye, -0.5 * PIN, 0.0))
-        eta1p = np.where(free, eta1 + 2.0 * np.einsum("...ij,...j->...i", eta2, xo), PIN * xo)
+        free = (~o).astype(float)
+        eta2p = eta2 * free[..., :, None]
+        eta2p *= free[..., None, :]
+        eta2p.reshape(eta2p.shape[:-2] + (d * d,))[..., ::d + 1] -= 0.5 * PIN * o
+        eta1p = eta1 + 2.0 * matvec(eta2, xo)
+        eta1p *= free
+        eta1p += PIN * xo
         return eta1p, eta2p
 
     @staticmethod
