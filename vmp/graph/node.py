@@ -183,6 +183,12 @@ class Node(Expression, ABC):
         return self.mask is not None and self.mask.shape != self.plate_shape
 
     @property
+    def has_data(self) -> bool:
+        """Observed, or partially observed (masked entries latent, ``missing.resolve``): the
+        node's plate is a data plate."""
+        return self.observed or self.clamp is not None
+
+    @property
     def complete(self) -> np.ndarray | None:
         """The elements with every coordinate observed (over the plates; None without a mask)."""
         if not self.partial:

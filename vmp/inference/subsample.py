@@ -271,7 +271,7 @@ class DataPlatePlan(Plan):
                 if isinstance(expr, Gather) and expr.node.plates and expr.node.plates[0] == self.plate:
                     self.linked[expr.plate.name] = _groups(expr.index, self.plate.size)
         self.names = {plate_name} | set(self.linked)
-        if not any((n.observed or n.clamp is not None) and any(p.name in self.names for p in n.plates) for n in model.nodes.values()):
+        if not any(n.has_data and any(p.name in self.names for p in n.plates) for n in model.nodes.values()):
             raise GraphError(f"{who}: plate '{plate_name}' holds no observed node; name a data plate")
         self.local = [n for n in engine.hidden if any(p.name in self.names for p in n.plates)]
 
