@@ -345,8 +345,11 @@ def test_stochastic_fit_and_resume_on_nan_data(tmp_path):
     x, seen, centers = _mixture_data(n=120)
     data = np.where(seen, x, np.nan)
     opts = dict(method="stochastic", subsample=vmp.Minibatch("data", 30), seed=0, progress=False)
-    full = gaussian_mixture(data, 3).fit(iterations=20, **opts)
+    model = gaussian_mixture(data, 3)
+    full = model.fit(iterations=20, **opts)
     assert np.isfinite(full.final_elbo)
+    means = model["mu"].mean
+    assert np.max(np.min(np.linalg.norm(means[:, None] - centers[None], axis=-1), axis=0)) < 0.7
     gaussian_mixture(data, 3).fit(iterations=10, checkpoint=tmp_path / "c.npz", **opts)
     rest = gaussian_mixture(data, 3).fit(iterations=20, resume=tmp_path / "c.npz", **opts)
     for name, natural in full.state.natural.items():
