@@ -324,6 +324,21 @@ def test_mixture_with_nan_recovers_the_clusters_and_never_lowers_the_bound():
                                f"150 elements inferred"]
 
 
+def test_rows_with_every_coordinate_missing_are_barren():
+    """Rows entirely NaN integrate out with their z_n: the converged bound and posterior equal
+    those of the mixture with the rows deleted (the priors read the same observed entries)."""
+    x, seen, _ = _mixture_data(n=80)
+    data = np.where(seen, x, np.nan)
+    gone = np.arange(80) % 9 == 4
+    data[gone] = np.nan
+    a, b = gaussian_mixture(data, 3), gaussian_mixture(data[~gone], 3)
+    ra, rb = a.fit(iterations=500, tol=1e-14, seed=0), b.fit(iterations=500, tol=1e-14, seed=0)
+    assert ra.final_elbo == pytest.approx(rb.final_elbo, rel=1e-10)
+    order = np.argsort(a["mu"].mean[:, 0]), np.argsort(b["mu"].mean[:, 0])
+    assert np.allclose(a["mu"].mean[order[0]], b["mu"].mean[order[1]], atol=1e-7)
+    assert a["z"].barren is not None and np.array_equal(a["z"].barren, gone)
+
+
 def test_mixture_without_nan_is_the_model_without_a_mask():
     x, _, _ = _mixture_data()
     a, b = gaussian_mixture(x, 3), gaussian_mixture(x, 3, mask=np.ones(x.shape, bool))
