@@ -271,7 +271,8 @@ def _hand_mixture_sweep(q, x, seen, prior):
     bound += stats.dirichlet(alpha).entropy()
     for j in range(k):
         dm = emumu[j] - np.outer(m0, mm[j]) - np.outer(mm[j], m0) + np.outer(m0, m0)
-        bound += 0.5 * _logdet(p0) - 0.5 * d * LOG2PI - 0.5 * np.trace(p0 @ dm) + 0.5 * _logdet(2 * np.pi * np.e * sm[j])
+        bound += 0.5 * _logdet(p0) - 0.5 * d * LOG2PI - 0.5 * np.trace(p0 @ dm)
+        bound += 0.5 * _logdet(2 * np.pi * np.e * sm[j])
         bound += (0.5 * (nu0 - d - 1) * elogdet[j] - 0.5 * np.trace(np.linalg.solve(w0, el[j]))
                   - 0.5 * nu0 * d * np.log(2) - 0.5 * nu0 * _logdet(w0) - special.multigammaln(nu0 / 2, d))
         bound += stats.wishart(nu[j], w[j]).entropy()

@@ -121,7 +121,8 @@ def _expressions(engine):
 def _break_symmetry(engine, state: State, rng, rows=None) -> State:
     """Break the symmetry of gated components, then set each gate's selector from them.
 
-    Gaussian components that are the gated mean of observed data start at k-means++ centers;
+    Gaussian components that are the gated mean of observed data start at k-means++ centers (of
+    the complete rows where single coordinates are missing);
     components of i.i.d. points that are their observed child's only random parent at seeds drawn
     by k-means++ in the model's divergence (:func:`seeding.seed_components`); other gated
     Gaussians, and the Gaussians of an inner product, start at a draw from their prior. The schedule runs parents before children, so the first sweep starts from these
