@@ -366,6 +366,7 @@ def test_stochastic_fit_and_resume_on_nan_data(tmp_path):
     assert np.isfinite(full.final_elbo)
     means = model["mu"].mean
     assert np.max(np.min(np.linalg.norm(means[:, None] - centers[None], axis=-1), axis=0)) < 0.7
+    assert np.all(np.diff([0] + full.to_dict()["history"]["accesses"]) >= 30)  # x's drawn rows are data read
     gaussian_mixture(data, 3).fit(iterations=10, checkpoint=tmp_path / "c.npz", **opts)
     rest = gaussian_mixture(data, 3).fit(iterations=20, resume=tmp_path / "c.npz", **opts)
     for name, natural in full.state.natural.items():

@@ -61,7 +61,7 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
         if accesses is not None:
             return ctx, natural, accesses
         _start(engine, ctx, pair.z, weight, natural)
-    data = [f for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
+    data = [f for f in engine.factors.values() if f.child.has_data and plan.on_batch(f)]
     n = len(ctx.subset[plan.plate_name])
     active = np.arange(n)
     on_plate = [node for node in plan.local if any(p.name == plan.plate_name for p in node.plates)]

@@ -135,7 +135,7 @@ def accesses(engine, contexts: dict) -> int:
     total = 0
     for name, ctx in contexts.items():
         child = engine.nodes[name]
-        if child.observed:
+        if child.has_data:
             total += int(np.prod(child.plate_shape if ctx is None else ctx.shape(child.plates)))
     return total
 
@@ -143,7 +143,7 @@ def accesses(engine, contexts: dict) -> int:
 def sweep_accesses(engine) -> int:
     """Observed-node elements read by one batch sweep (every node reads all of its children)."""
     return sum(int(np.prod(f.child.plate_shape)) * len(f.nodes()) for f in engine.factors.values()
-               if f.child.observed)
+               if f.child.has_data)
 
 
 class PerNode(Subsample):
