@@ -182,6 +182,11 @@ class Node(Expression, ABC):
         """Whether some element has observed and masked coordinates (a mask over plates + event)."""
         return self.mask is not None and self.mask.shape != self.plate_shape
 
+    def pinned(self, natural: tuple, ctx=None, plate=None, index: int | None = None) -> tuple:
+        """q's natural parameters with observed coordinates held at the data (``Clamp.pin``, for
+        a mask over plates + event; ``ctx``, ``plate`` and ``index`` select the elements)."""
+        return natural if self.clamp is None else self.clamp.pin(tuple(natural), ctx, plate, index)
+
     @property
     def has_data(self) -> bool:
         """Observed, or partially observed (masked entries latent, ``missing.resolve``): the

@@ -102,8 +102,7 @@ class Engine:
         children = Children(self, state, node, weights, plate, index)
         total = _plus(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
         total = node.family.summed_symmetric(self.own_multiplicity(node, total, plate, index, ctx))
-        if node.clamp is not None:
-            total = node.clamp.pin(total, ctx.get(node.name) if isinstance(ctx, dict) else ctx, plate, index)
+        total = node.pinned(total, ctx.get(node.name) if isinstance(ctx, dict) else ctx, plate, index)
         self._summed = self._summed_messages(node, total, plate, ctx)
         return total
 

@@ -88,8 +88,7 @@ def _points(child, rows, event: tuple):
 
 
 def _set(state: State, node, natural) -> State:
-    if node.clamp is not None:
-        natural = node.clamp.pin(tuple(natural))
+    natural = node.pinned(natural)
     return state.updated({node.name: (natural, node.family.moments(tuple(natural)))})
 
 

@@ -101,9 +101,8 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
 
 def _start(engine: Engine, ctx: Context, node, weight, natural: dict) -> None:
     """A local's starting q: its own factor's message (its prior given the other locals)."""
-    natural[node.name] = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, weight))
-    if node.clamp is not None:
-        natural[node.name] = node.clamp.pin(natural[node.name], ctx)
+    own = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, weight))
+    natural[node.name] = node.pinned(own, ctx)
     ctx.overrides[node.name] = node.family.moments(natural[node.name])
 
 
@@ -202,7 +201,7 @@ def complete(engine: Engine, state: State, nodes, iterations: int = 50, tol: flo
     the state lacks start from their prior messages."""
     for node in nodes:
         if node.name not in state.natural:
-            own = engine.factors[node.name].messages(node, ctx=Context(state=state))
+            own = node.pinned(engine.factors[node.name].messages(node, ctx=Context(state=state)))
             state = state.updated({node.name: (own, node.family.moments(own))})
     for _ in range(iterations):
         old = [state.moments[n.name] for n in nodes]

@@ -150,9 +150,8 @@ def _fit(engine, plan, base: Context, s: float, z, g, integrate_data: bool, star
     ctx = replace(base, overrides={})
     natural = {}
     for node in plan.local:
-        natural[node.name] = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, s))
-        if node.clamp is not None:
-            natural[node.name] = node.clamp.pin(natural[node.name], ctx)
+        own = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, s))
+        natural[node.name] = node.pinned(own, ctx)
         ctx.overrides[node.name] = node.family.moments(natural[node.name])
     prior = dict(natural)
     if start is not None:
@@ -179,8 +178,7 @@ def _target(engine, ctx: Context, node, s: float, integrate_data: bool) -> tuple
     total = None
     for f in factors:
         total = add(total, engine.message(ctx.state, node, f, ctx=contexts))
-    total = engine.own_multiplicity(node, total, ctx=contexts)
-    return total if node.clamp is None else node.clamp.pin(total, ctx)
+    return node.pinned(engine.own_multiplicity(node, total, ctx=contexts), ctx)
 
 
 def _value(engine, plan, fit, s: float, z, g, integrate_data: bool) -> np.ndarray:
