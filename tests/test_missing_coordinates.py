@@ -451,3 +451,17 @@ def test_set_data_with_a_coordinate_mask_infers_the_new_rows():
     assert sure.sum() >= 10
     rmse = np.sqrt(np.mean((imputed - truth)[sure] ** 2))
     assert rmse < 1.1 * np.sqrt(np.mean((np.array(oracle) - truth)[sure] ** 2))
+
+
+@pytest.mark.filterwarnings("ignore::vmp.inference.loop.ConvergenceWarning")
+def test_chunked_sweeps_equal_serial_on_nan_data():
+    """Batch VMP streamed in blocks of rows (each block's targets pinned by its own rows) gives
+    Serial's q."""
+    x, seen, _ = _mixture_data(n=100)
+    data = np.where(seen, x, np.nan)
+    a = gaussian_mixture(data, 3).fit(iterations=6, seed=0)
+    b = gaussian_mixture(data, 3).fit(iterations=6, seed=0, executor=vmp.Chunked(size=37))
+    for name, natural in a.state.natural.items():
+        for u, v in zip(natural, b.state.natural[name]):
+            np.testing.assert_allclose(v, u, rtol=1e-9, atol=1e-9 * np.max(np.abs(u)))
+    assert b.final_elbo == pytest.approx(a.final_elbo, rel=1e-12)
