@@ -58,3 +58,44 @@ def positive(name: str, **numbers) -> None:
     for what, v in numbers.items():
         if v is not None and not (np.isscalar(v) and np.isfinite(v) and v > 0):
             raise vmp.HyperparameterError(f"{name}: {what} must be a positive number, got {v!r}")
+
+
+def missing(name: str, what: str, data, mask=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """(data with missing entries at 0, the mask True where observed, or None when nothing is
+    missing): NaN entries are missing, as are those where ``mask`` (data's shape, booleans) is
+    False. inf is an error; so is data with no observed entry."""
+    arr = np.asarray(data, dtype=float)
+    if arr.size == 0:
+        raise vmp.DataError(f"{name}: {what} is empty")
+    if np.isinf(arr).any():
+        raise vmp.DataError(f"{name}: {what} contains inf (NaN marks a missing entry)")
+    seen = ~np.isnan(arr)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise vmp.DataError(f"{name}: mask must be booleans (True where observed), got dtype {mask.dtype}")
+        if mask.shape != arr.shape:
+            raise vmp.ShapeError(f"{name}: mask must have the shape of {what} {arr.shape}, got {mask.shape}")
+        seen = seen & mask
+    if seen.all():
+        return arr, None
+    if not seen.any():
+        raise vmp.DataError(f"{name}: {what} has no observed entry")
+    return np.where(seen, arr, 0.0), seen
+
+
+def moments(x: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The mean and covariance of the rows of ``x`` (N x D), from the observed entries where some
+    are missing (pairwise covariances; the variances alone when those are not positive definite),
+    plus 1e-6 I; the identity for one row."""
+    n, d = x.shape
+    if mask is None:
+        cov = np.atleast_2d(np.cov(x, rowvar=False)) + 1e-6 * np.eye(d) if n > 1 else np.eye(d)
+        return x.mean(0), cov
+    data = np.ma.masked_array(x, ~mask)
+    mean = np.asarray(data.mean(0).filled(0.0))
+    cov = np.atleast_2d(np.ma.cov(data, rowvar=False, allow_masked=True).filled(np.nan))
+    if not np.all(np.isfinite(cov)) or np.linalg.eigvalsh(cov).min() <= 0:
+        var = np.diag(cov)
+        cov = np.diag(np.where(np.isfinite(var) & (var > 0), var, 1.0))
+    return mean, cov + 1e-6 * np.eye(d)

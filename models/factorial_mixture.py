@@ -22,12 +22,15 @@ from . import _checks
 def factorial_mixture(data: np.ndarray, n_components: int, *, pi: float | None = 0.5,
                       pi_prior: tuple[float, float] = (1.0, 1.0), mean_precision: float = 1.0,
                       noise_precision: float | None = None, noise_prior: tuple[float, float] = (1.0, 1.0),
-                      name: str = "factorial_mixture") -> vmp.Model:
+                      mask: np.ndarray | None = None, name: str = "factorial_mixture") -> vmp.Model:
     """Build the model for ``data`` (N x D). ``pi`` fixes every pi_k (None: pi_k ~
     Beta(*pi_prior)); ``noise_precision`` fixes tau = 1/sigma^2 (None: tau ~ Gamma(*noise_prior)).
     Nodes: ``z`` (plates data, components), ``mu`` (pixels, components), ``x``, and ``pi``/``tau``
-    when random."""
-    x = _checks.matrix(name, "data", data)
+    when random. NaN entries of ``data``, and those where ``mask`` (N x D, True where observed)
+    is False, are missing: each x_nd is its own element, so a missing one integrates out."""
+    x, seen = _checks.missing(name, "data", data, mask)
+    if x.ndim != 2:
+        raise vmp.ShapeError(f"{name}: data must be a 2-D array (N x D), got shape {x.shape}")
     n, d = x.shape
     k = _checks.count(name, "n_components", n_components)
     _checks.positive(name, mean_precision=mean_precision, noise_precision=noise_precision)
@@ -42,5 +45,5 @@ def factorial_mixture(data: np.ndarray, n_components: int, *, pi: float | None =
         with vmp.Plate("data", n), vmp.Plate("components", k):
             z = vmp.Bernoulli("z", prob)
         with vmp.Plate("data", n), vmp.Plate("pixels", d):
-            vmp.Normal("x", vmp.dot(z, mu), tau, observed=x)
+            vmp.Normal("x", vmp.dot(z, mu), tau, observed=x, mask=seen)
     return model

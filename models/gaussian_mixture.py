@@ -13,28 +13,34 @@ from . import _checks
 
 def gaussian_mixture(data: np.ndarray, n_components: int, *, alpha: float = 1.0,
                      mean_precision: float = 1e-2, dof: float | None = None,
-                     scale: np.ndarray | None = None, name: str = "gaussian_mixture") -> vmp.Model:
+                     scale: np.ndarray | None = None, mask: np.ndarray | None = None,
+                     name: str = "gaussian_mixture") -> vmp.Model:
     """Build the mixture for ``data`` (N x D).
 
     Defaults are weak and scaled to the data: m0 is the data mean, P0 = mean_precision * S^-1,
     nu0 = D and W0 = S^-1 / D (so E[Lambda_k] = S^-1), with S the data covariance.
+
+    Missing values: NaN entries of ``data``, and those where ``mask`` (N x D, True where
+    observed) is False. The missing coordinates of a row are latent (q(x_n,m | x_n,o), the
+    textbook variational treatment; docs/reference.md, "Missing data"); a row with none observed
+    drops out. m0 and S then come from the observed entries (pairwise covariances).
     """
     x = np.asarray(data, dtype=float)
     if x.ndim != 2:
         raise vmp.ShapeError(f"{name}: data must be N x D, got shape {x.shape}")
-    x = _checks.values(name, "data", x)
+    x, seen = _checks.missing(name, "data", x, mask)
     n, d = x.shape
     k = _checks.count(name, "n_components", n_components, minimum=2)
-    cov = np.atleast_2d(np.cov(x, rowvar=False)) + 1e-6 * np.eye(d) if n > 1 else np.eye(d)
+    center, cov = _checks.moments(x, seen)
     prec = np.linalg.inv(cov)
     dof = float(d) if dof is None else dof
     scale = prec / dof if scale is None else scale
     with vmp.Model(name) as model:
         pi = vmp.Dirichlet("pi", alpha=np.full(k, alpha))
         with vmp.Plate("components", k):
-            mu = vmp.Gaussian("mu", mean=x.mean(0), precision=mean_precision * prec)
+            mu = vmp.Gaussian("mu", mean=center, precision=mean_precision * prec)
             lam = vmp.Wishart("Lambda", dof=dof, scale=scale)
         with vmp.Plate("data", n):
             z = vmp.Categorical("z", pi)
-            vmp.Gaussian("x", mean=mu[z], precision=lam[z], observed=x)
+            vmp.Gaussian("x", mean=mu[z], precision=lam[z], observed=x, mask=seen)
     return model

@@ -44,14 +44,20 @@ def _pad(name: str, sequences, vector: bool) -> tuple[np.ndarray, np.ndarray, np
 
 
 def _gaussian(y, mask, z, plates, options) -> None:
-    x = _checks.values(options["name"], "sequences", y[mask])
+    """NaN coordinates of a step are missing: latent, q(y_m | y_o) (a step with none observed
+    drops out, as a padded step does; its z_t is still inferred through the chain)."""
+    x, seen = _checks.missing(options["name"], "sequences", y[mask])
     d = x.shape[1]
-    cov = np.atleast_2d(np.cov(x, rowvar=False)) + 1e-6 * np.eye(d) if len(x) > 1 else np.eye(d)
+    center, cov = _checks.moments(x, seen)
     prec = np.linalg.inv(cov)
     dof = float(d) if options.get("dof") is None else options["dof"]
     with vmp.Plate("states", z.event_shape[0]):
-        mu = vmp.Gaussian("mu", mean=x.mean(0), precision=options.get("mean_precision", 1e-2) * prec)
+        mu = vmp.Gaussian("mu", mean=center, precision=options.get("mean_precision", 1e-2) * prec)
         lam = vmp.Wishart("Lambda", dof=dof, scale=prec / dof)
+    if seen is not None:
+        data, coordinates = np.zeros(y.shape), np.zeros(y.shape, bool)
+        data[mask], coordinates[mask] = x, seen
+        y, mask = data, coordinates
     with plates[0], plates[1]:
         vmp.Gaussian("y", mean=mu[z], precision=lam[z], observed=np.asarray(y, float), mask=mask)
 
@@ -91,6 +97,9 @@ def hmm(sequences, n_states: int, *, emission: str = "gaussian", initial_alpha: 
     ``n_symbols`` (default: the largest symbol + 1), ``beta`` (the Dirichlet concentration of B_k).
     Poisson options: ``shape`` a (default 1) and ``rate`` b (default a / the mean count, so that
     E[lam_k] is the mean count).
+
+    Gaussian emissions may have missing coordinates: NaN entries of a step are latent
+    (docs/reference.md, "Missing data").
     """
     if emission not in EMISSIONS:
         raise vmp.GraphError(f"{name}: emission must be one of {sorted(EMISSIONS)}, got {emission!r}")

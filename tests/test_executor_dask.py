@@ -81,8 +81,17 @@ def masked_mixture(n=80, seed=0):
     return model
 
 
+def coordinates_mixture(n=80, seed=0):
+    """The mixture with 15% of its coordinates missing (NaN): latent x_n,m in a Clamp."""
+    rng = np.random.default_rng(seed)
+    x = 5.0 * np.eye(3)[rng.integers(3, size=n)] + rng.normal(size=(n, 3))
+    x[rng.random(x.shape) < 0.15] = np.nan
+    return gaussian_mixture(x, 3)
+
+
 MODELS = {"mixture": (mixture, "data", 10), "lda": (topics, "documents", 10), "mf": (ratings, "users", 4),
-          "regression": (regression, "data", 10), "masked": (masked_mixture, "data", 10)}
+          "regression": (regression, "data", 10), "masked": (masked_mixture, "data", 10),
+          "coordinates": (coordinates_mixture, "data", 10)}
 FITS = {
     "batch": lambda plate, size: dict(method="batch", iterations=6),
     "minibatch": lambda plate, size: dict(method="stochastic", subsample=vmp.Minibatch(plate, size),
@@ -439,7 +448,7 @@ def _arrays(obj, path="model", seen=None):
 
 @pytest.mark.parametrize("name, fit", [("mixture", "batch"), ("lda", "batch"), ("lda", "minibatch"),
                                        ("mf", "batch"), ("regression", "batch"), ("masked", "batch"),
-                                       ("masked", "minibatch")])
+                                       ("masked", "minibatch"), ("coordinates", "batch")])
 def test_a_holder_holds_only_its_rows(client, name, fit):
     """The model each holder unpickles holds, along the data plate and the plates linked to it,
     only its partition's elements: no array (observed data, a gather's index and segment matrix,

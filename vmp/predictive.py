@@ -90,17 +90,24 @@ def predict(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predic
 def impute(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predictive:
     """The posterior of the masked entries of node ``name``: q itself where the node has children
     (its masked entries are latent and fitted), else the predictive (they integrate out). Arrays
-    are over the masked entries in row-major order; ``where`` in ``model[name].mask`` is False."""
+    are over the masked entries in row-major order; ``where`` in ``model[name].mask`` is False
+    (for a mask over plates + event, single coordinates, each with its marginal under
+    q(x_m | x_o); no covariance)."""
     node = model[name]
     model.compile()
     if node.mask is None:
         raise GraphError(f"node '{name}' has no mask= : nothing to impute")
     where = np.nonzero(~node.mask)
     full = _posterior(node) if node.clamp is not None else predict(model, name, draws, seed)
-    cov = None if full.covariance is None else full.covariance[where]
+    cov = None if full.covariance is None or node.partial else full.covariance[where]
     pick = None if full._scipy is None else \
         (lambda index: full._scipy(where if index is None else tuple(w[index] for w in where)))
     var = None if full.variance is None else full.variance[where]
+    if node.partial:  # single coordinates: their marginals under q(x_m | x_o)
+        from scipy import stats
+
+        pick = (lambda index: stats.norm(full.mean[where] if index is None else full.mean[where][index],
+                                         np.sqrt(var if index is None else var[index])))
     return Predictive(name, full.mean[where], var, cov, full.method, pick,
                       lambda n, rng: full._sample(n, rng)[(slice(None),) + where])
 
@@ -240,7 +247,7 @@ def _monte_carlo(node, sampler, draws: int, seed) -> Predictive:
 def _posterior(node) -> Predictive:
     """q(x) itself, as a Predictive (masked entries of a node with children)."""
     natural = node.natural
-    params = node.family.parameters(natural)
+    params = node.parameters
     mean = node.mean
     cov = params.get("covariance")
     var = np.diagonal(cov, axis1=-2, axis2=-1).copy() if cov is not None else params.get("variance")

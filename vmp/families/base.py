@@ -70,6 +70,10 @@ class Family(ABC):
     #: (a Markov chain's time axis): ``log_normalizer``, ``entropy`` and the log-density are
     #: per element only as terms of a sum over these axes, and ``valid`` answers for them whole
     joint_plates: ClassVar[int] = 0
+    #: True when single coordinates of an event may be observed, the others latent: ``pin`` gives
+    #: q(x_m | x_o) in the event's layout and ``pinned_entries`` the statistics' entries that
+    #: the observed coordinates fix (the Gaussian's; a mask over plates + event)
+    pins_coordinates: ClassVar[bool] = False
     #: event shape of ``example()``
     example_event: ClassVar[tuple[int, ...]] = ()
 

@@ -11,6 +11,8 @@ from ._linalg import factor, inv_pd, matvec, sym, vectorized
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
+#: the precision 2 pi e of a pinned coordinate: a 1-D Gaussian of that precision has entropy 0
+PIN = 2.0 * np.pi * np.e
 
 
 class Gaussian(Family):
@@ -21,6 +23,7 @@ class Gaussian(Family):
     arg_constraints = {"mean": constraints.real_vector, "precision": constraints.positive_definite}
     location = True
     closed_optimum = True
+    pins_coordinates = True
     example_event = (2,)
 
     @staticmethod
@@ -116,6 +119,47 @@ class Gaussian(Family):
         x = matvec(chol, rng.standard_normal(tuple(size) + mean.shape))
         x += mean
         return x
+
+    @staticmethod
+    def pin(natural: Arrays, observed: np.ndarray, x: np.ndarray) -> Arrays:
+        """q(x_m | x_o = data) embedded in the D x D layout, for elements whose coordinates
+        ``observed`` (plates + (D,), True where observed) are pinned at ``x``.
+
+        The density exp(eta_1^T x + x^T eta_2 x) with x_o fixed is, in x_m, the Gaussian with
+        eta_2' = eta_2[m, m] (precision Lambda_mm) and eta_1' = eta_1[m] + 2 eta_2[m, o] x_o
+        (= eta_1[m] - Lambda_mo x_o). The observed coordinates get eta_1 = PIN x_o, eta_2 = -PIN/2 I
+        and no coupling: the embedded q is q(x_m) times independent N(x_o, 1/PIN), so its mean is
+        (x_o, E[x_m]), its covariance is Cov_mm on the masked block, and its entropy is that of
+        q(x_m), 1/2 log det(2 pi e Cov_mm) (each pinned coordinate adds 1/2 log(2 pi e / PIN) = 0).
+        The map is affine in eta and idempotent, so a blend of pinned parameters is pinned.
+        Only E[x_o x_o^T] = x_o x_o^T + I/PIN differs from the moments of x_o held at the data:
+        ``pinned_entries`` says which entries a caller replaces by the data's statistics."""
+        o = np.asarray(observed, bool)
+        eta1, eta2 = np.asarray(natural[0], float), np.asarray(natural[1], float)
+        d = o.shape[-1]
+        xo = np.where(o, x, 0.0)
+        free = (~o).astype(float)
+        eta2p = eta2 * free[..., :, None]
+        eta2p *= free[..., None, :]
+        eta2p.reshape(eta2p.shape[:-2] + (d * d,))[..., ::d + 1] -= 0.5 * PIN * o
+        eta1p = eta1 + 2.0 * matvec(eta2, xo)
+        eta1p *= free
+        eta1p += PIN * xo
+        return eta1p, eta2p
+
+    @staticmethod
+    def pinned_entries(observed: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per statistic (x, x x^T), the entries fixed by the observed coordinates: o and o o^T."""
+        o = np.asarray(observed, bool)
+        return o, o[..., :, None] & o[..., None, :]
+
+    @classmethod
+    def pinned_parameters(cls, natural: Arrays, observed: np.ndarray) -> dict[str, np.ndarray]:
+        """Mean and covariance of q with the ``observed`` coordinates at their data (``pin``'s
+        parameters): covariance Cov_mm on the masked block, 0 in the rows and columns of x_o."""
+        p = cls.parameters(natural)
+        free = ~np.asarray(observed, bool)
+        return {"mean": p["mean"], "covariance": p["covariance"] * (free[..., :, None] & free[..., None, :])}
 
     @classmethod
     def to_scipy(cls, natural: Arrays):

@@ -17,29 +17,67 @@ from .expressions import Expression, Gather, random_nodes
 
 class Clamp:
     """The observed elements of a partially observed node: its moments there are the statistics
-    of the data, and the messages it receives there are zero."""
+    of the data, and the messages it receives there are zero.
+
+    With a mask over plates + event (``Node.partial``: single coordinates observed), an element
+    with some observed coordinates is latent in the others: its q is q(x_m | x_o = data), kept
+    in the node's own layout by the family's ``pin`` (``Engine.target`` and the initial q apply
+    :meth:`pin`), and the entries of its statistics that x_o fixes are the data's
+    (``pinned_entries``). ``observed`` is then the elements with every coordinate observed."""
 
     def __init__(self, node):
-        self.observed = np.asarray(node.mask, bool)
+        mask = np.asarray(node.mask, bool)
         self.plates = node.plates
+        self.family = node.family
+        self.coordinates = mask if node.partial else None
+        if self.coordinates is None:
+            self.observed = self.seen = mask
+            self.entries = None
+        else:
+            axes = tuple(range(len(node.plate_shape), mask.ndim))
+            self.observed, self.seen = mask.all(axis=axes), mask.any(axis=axes)
+            self.entries = node.family.pinned_entries(mask)
+        self.data = np.asarray(node.data, float)
         self.stats = tuple(np.asarray(s, float) for s in node._statistics(node.data))
         self._cache: tuple = (None, None)
 
     def _mask(self, mask: np.ndarray, arr: np.ndarray) -> np.ndarray:
         return mask.reshape(mask.shape + (1,) * (arr.ndim - mask.ndim))
 
+    def _fixed(self, select) -> list:
+        """Per statistic, where the data's statistics hold (``select`` takes an array over the
+        plates, or plates + event, to the layout at hand)."""
+        if self.entries is None:
+            return [select(self.observed)] * len(self.stats)
+        return [select(e) for e in self.entries]
+
     def apply(self, moments: tuple) -> tuple:
         """q's moments with the observed elements replaced by the data's statistics (kept for
         the moments object it was computed from)."""
         if self._cache[0] is not moments:
-            out = tuple(np.where(self._mask(self.observed, m), s, m) for m, s in zip(moments, self.stats))
+            out = tuple(np.where(self._mask(f, m), s, m)
+                        for m, s, f in zip(moments, self.stats, self._fixed(lambda a: a)))
             self._cache = (moments, out)
         return self._cache[1]
 
     def restrict(self, moments: tuple, ctx) -> tuple:
         """``apply`` for moments already restricted to the context's subset (a minibatch's local q)."""
-        observed = ctx.take(self.observed, self.plates)
-        return tuple(np.where(self._mask(observed, m), ctx.take(s, self.plates), m) for m, s in zip(moments, self.stats))
+        fixed = self._fixed(lambda a: ctx.take(a, self.plates))
+        return tuple(np.where(self._mask(f, m), ctx.take(s, self.plates), m)
+                     for m, s, f in zip(moments, self.stats, fixed))
+
+    def pin(self, natural: tuple, ctx=None, plate=None, index: int | None = None) -> tuple:
+        """The natural parameters of q(x_m | x_o) (``Family.pin``) for a mask over plates + event;
+        ``natural`` as it is otherwise (in the layout of ``free``)."""
+        if self.coordinates is None:
+            return natural
+        mask, data = self.coordinates, self.data
+        if ctx is not None:
+            mask, data = ctx.take(mask, self.plates), ctx.take(data, self.plates)
+        if plate is not None:
+            axis = self.plates.index(plate)
+            mask, data = np.take(mask, index, axis=axis), np.take(data, index, axis=axis)
+        return self.family.pin(natural, mask, data)
 
     def free(self, message: tuple, ctx=None, plate=None, index: int | None = None) -> tuple:
         """The message with the observed elements set to zero (in the message's layout)."""
@@ -85,7 +123,8 @@ def resolve(model, order: list[str]) -> dict:
     parents_of = {n.name for node in model.nodes.values() for expr in node.parents.values()
                   if isinstance(expr, Expression) for n in random_nodes(expr)}
     for node in model.nodes.values():
-        if node.observed and node.mask is not None and not node.mask.all() and node.name in parents_of:
+        if node.observed and node.mask is not None and not node.mask.all() and (node.name in parents_of
+                                                                                 or node.partial):
             if not node.family.latent:
                 from ..errors import DataError
 
@@ -102,7 +141,7 @@ def resolve(model, order: list[str]) -> dict:
         else:
             alive = node.live(reached.get(name, np.zeros(node.plate_shape, bool)))
             if node.clamp is not None:
-                alive = alive | node.clamp.observed
+                alive = alive | node.clamp.seen
         for expr in node.parents.values():
             _propagate(expr, alive, node.plates, reached)
         if node.observed:
@@ -123,7 +162,10 @@ def describe(model) -> list[str]:
     lines = []
     for node in model.nodes.values():
         total = int(np.prod(node.plate_shape))
-        if node.clamp is not None:
+        if node.clamp is not None and node.clamp.coordinates is not None:
+            lines.append(f"{node.name}: {int((~node.clamp.coordinates).sum())} masked coordinates in "
+                         f"{int((node.clamp.seen & ~node.clamp.observed).sum())} of {total} elements inferred")
+        elif node.clamp is not None:
             lines.append(f"{node.name}: {int((~node.clamp.observed).sum())} of {total} masked entries inferred")
         if node.barren is not None:
             lines.append(f"{node.name}: {int(node.barren.sum())} of {total} elements barren (pruned: "

@@ -144,20 +144,61 @@ class Node(Expression, ABC):
                 f"{self.plate_shape} + event {event} = {want}"
             )
         if mask is not None:
-            mask = np.asarray(mask, dtype=bool)
-            if mask.shape != self.plate_shape:
-                raise ShapeError(f"node '{self.name}': mask has shape {mask.shape}, expected plates {self.plate_shape}")
+            mask = self._check_mask(mask)
             self.mask = mask
             fill = self._fill_value()
-            idx = ~mask
             data = np.array(data, dtype=fill.dtype if data.dtype.kind in "iub" else float, copy=True)
-            data[idx] = fill
+            if mask.shape == self.plate_shape:
+                data[~mask] = fill
+            else:
+                data = np.where(mask, data, fill)
         why = self._check_chunks(data) if lazy else self._check_data(data)
         if why is not None:
             hint = "" if mask is not None or "NaN" not in why else " (give mask= to mark missing entries)"
             raise DataError(f"node '{self.name}': observed data {why}{hint}")
         self.data = data
         self._data_moments = self._statistics(data)
+
+    def _check_mask(self, mask) -> np.ndarray:
+        """A boolean mask over the plates (True where observed) or, for a family whose single
+        coordinates may be observed (``pins_coordinates``), over plates + event; one that is
+        constant along the event is the plates' mask."""
+        arr = np.asarray(mask)
+        if arr.dtype != bool:
+            raise DataError(f"node '{self.name}': mask must be booleans (True where observed), got dtype "
+                            f"{arr.dtype}")
+        coordinates = self.family.pins_coordinates and self.event_shape
+        if arr.shape == self.plate_shape:
+            return arr
+        if coordinates and arr.shape == self.plate_shape + self.event_shape:
+            axes = tuple(range(len(self.plate_shape), arr.ndim))
+            full, none = arr.all(axis=axes), ~arr.any(axis=axes)
+            return full if np.all(full | none) else arr
+        also = f" or plates + event {self.plate_shape + self.event_shape}" if coordinates else ""
+        raise ShapeError(f"node '{self.name}': mask has shape {arr.shape}, expected plates {self.plate_shape}{also}")
+
+    @property
+    def partial(self) -> bool:
+        """Whether some element has observed and masked coordinates (a mask over plates + event)."""
+        return self.mask is not None and self.mask.shape != self.plate_shape
+
+    def pinned(self, natural: tuple, ctx=None, plate=None, index: int | None = None) -> tuple:
+        """q's natural parameters with observed coordinates held at the data (``Clamp.pin``, for
+        a mask over plates + event; ``ctx``, ``plate`` and ``index`` select the elements)."""
+        return natural if self.clamp is None else self.clamp.pin(tuple(natural), ctx, plate, index)
+
+    @property
+    def has_data(self) -> bool:
+        """Observed, or partially observed (masked entries latent, ``missing.resolve``): the
+        node's plate is a data plate."""
+        return self.observed or self.clamp is not None
+
+    @property
+    def complete(self) -> np.ndarray | None:
+        """The elements with every coordinate observed (over the plates; None without a mask)."""
+        if not self.partial:
+            return self.mask
+        return self.mask.all(axis=tuple(range(len(self.plate_shape), self.mask.ndim)))
 
     def _data_event_shape(self) -> tuple[int, ...]:
         return self.event_shape
@@ -254,7 +295,7 @@ class Node(Expression, ABC):
         ones latent."""
         if not hasattr(self, "_factor_weights"):
             w = self.multiplicity
-            if self.observed and self.mask is not None:
+            if self.observed and self.mask is not None and not self.partial:
                 w = self.mask.astype(float) if w is None else w * self.mask
             self._factor_weights = w
         return self._factor_weights
@@ -273,6 +314,8 @@ class Node(Expression, ABC):
         self._need_posterior()
         if self.observed:
             return {"value": self.data}
+        if self.clamp is not None and self.clamp.coordinates is not None:
+            return self.family.pinned_parameters(self.natural, self.clamp.coordinates)
         return self.family.parameters(self.natural)
 
     @property
@@ -308,7 +351,8 @@ class Node(Expression, ABC):
         natural = tuple(np.broadcast_to(a, (n,) + a.shape) for a in self.natural)
         out = self.family.sample(natural, rng)
         if self.clamp is not None:
-            keep = self.clamp.observed.reshape(self.plate_shape + (1,) * (out.ndim - 1 - len(self.plate_shape)))
+            keep = self.clamp.observed if self.clamp.coordinates is None else self.clamp.coordinates
+            keep = keep.reshape(keep.shape + (1,) * (out.ndim - 1 - keep.ndim))
             out = np.where(keep, np.asarray(self.data, out.dtype), out)
         return out
 

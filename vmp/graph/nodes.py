@@ -39,6 +39,9 @@ class Gaussian(Node):
     mean: constant, Gaussian node, gate, gather or sum of them; precision: constant matrix,
     Wishart node, or a Gamma node over a plate of size D (ARD: precision diag(alpha), one Gamma
     alpha_d per dimension, as BayesPy's GaussianARD).
+
+    mask: over the plates, or over plates + (D,) (True where observed): the masked coordinates of
+    an element are latent, q(x_m | x_o = data) (docs/reference.md, "Missing data").
     """
 
     family = fam.Gaussian

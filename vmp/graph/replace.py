@@ -155,7 +155,7 @@ def _refresh_locals(model, touched: set) -> None:
     state = model.state
     if state is None or not state.natural:
         return
-    drop = [n.name for n in model if not n.observed and any(p.name in touched for p in n.plates)]
+    drop = [n.name for n in model if n.name in state.natural and any(p.name in touched for p in n.plates)]
     from ..inference.state import State
 
     model.state = State({k: v for k, v in state.natural.items() if k not in drop},

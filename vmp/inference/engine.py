@@ -102,6 +102,7 @@ class Engine:
         children = Children(self, state, node, weights, plate, index)
         total = _plus(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
         total = node.family.summed_symmetric(self.own_multiplicity(node, total, plate, index, ctx))
+        total = node.pinned(total, ctx.get(node.name) if isinstance(ctx, dict) else ctx, plate, index)
         self._summed = self._summed_messages(node, total, plate, ctx)
         return total
 

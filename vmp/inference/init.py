@@ -84,10 +84,11 @@ def _points(child, rows, event: tuple):
     if rows is None and is_lazy(child.data) and child.data.ndim == 1 + len(event):
         return child.data
     data = np.asarray(_rows(child.data, rows), float).reshape((-1,) + event)
-    return data if child.mask is None else data[_rows(child.mask, rows).reshape(-1)]
+    return data if child.mask is None else data[_rows(child.complete, rows).reshape(-1)]
 
 
 def _set(state: State, node, natural) -> State:
+    natural = node.pinned(natural)
     return state.updated({node.name: (natural, node.family.moments(tuple(natural)))})
 
 
@@ -119,7 +120,8 @@ def _expressions(engine):
 def _break_symmetry(engine, state: State, rng, rows=None) -> State:
     """Break the symmetry of gated components, then set each gate's selector from them.
 
-    Gaussian components that are the gated mean of observed data start at k-means++ centers;
+    Gaussian components that are the gated mean of observed data start at k-means++ centers (of
+    the complete rows where single coordinates are missing);
     components of i.i.d. points that are their observed child's only random parent at seeds drawn
     by k-means++ in the model's divergence (:func:`seeding.seed_components`); other gated
     Gaussians, and the Gaussians of an inner product, start at a draw from their prior. The schedule runs parents before children, so the first sweep starts from these
@@ -129,7 +131,8 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
     for child, expr, top in _expressions(engine):
         if isinstance(expr, Gate) and not expr.node.observed and expr.node.name not in done:
             p = expr.node
-            direct = p.family.location and expr is top and child.observed and p.plates == (expr.gated_plate,)
+            direct = p.family.location and expr is top and (child.observed or child.partial) \
+                and p.plates == (expr.gated_plate,)
             data = _points(child, rows, p.event_shape) if direct else None
             if direct and data.shape[0] >= expr.gated_plate.size:
                 state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))

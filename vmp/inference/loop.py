@@ -627,7 +627,7 @@ def _data_plate(model, o: Options) -> str:
     plate of every observed node."""
     if o.plate is not None:
         return o.plate
-    outer = sorted({n.plates[0].name for n in model.nodes.values() if n.observed and n.plates})
+    outer = sorted({n.plates[0].name for n in model.nodes.values() if n.has_data and n.plates})
     if len(outer) != 1:
         raise VMPError(f"policies= in batch VMP weight the factors of one data plate: name it with plate= "
                        f"(the observed nodes' outermost plates: {outer})")

@@ -22,7 +22,7 @@ def data_plate(engine, name: str | None, who: str):
         if name not in model.plates:
             raise VMPError(f"{who}: no plate named '{name}' (plates: {', '.join(model.plates)})")
         return model.plates[name]
-    observed = [n for n in model.nodes.values() if n.observed and n.plates]
+    observed = [n for n in model.nodes.values() if n.has_data and n.plates]
     if not observed:
         raise VMPError(f"{who}: model '{model.name}' has no observed node on a plate to partition")
     return max((p for n in observed for p in n.plates), key=lambda p: p.size)

@@ -33,9 +33,8 @@ WEIGHTS = ("weights", "multiplicity", "_factor_weights", "barren")
 
 def partition_blob(model, spans: dict) -> bytes:
     """``model`` pickled with its arrays over each plate of ``spans`` (plate name -> (lo, hi),
-    or None: kept whole) holding only elements lo..hi; a partially observed node with children
-    (its masked entries inferred), or one whose family's base measure is a term of the data,
-    keeps all of its data."""
+    or None: kept whole) holding only elements lo..hi (a partially observed node's Clamp too);
+    a node whose family's base measure is a term of the data keeps all of its data."""
     swaps: list = []
     memo: dict = {}
     factors, _ = model.compile()
@@ -49,6 +48,7 @@ def partition_blob(model, spans: dict) -> bytes:
             if len(held) == 1:
                 (axis, (lo, hi)), = held
                 _cut_data(node, axis, lo, hi, swaps)
+                _cut_clamp(node, axis, lo, hi, swaps)
                 for name in WEIGHTS:
                     _cut(node, name, axis, lo, hi, node.plate_shape, swaps, memo)
                 if node.name in kept:
@@ -100,6 +100,26 @@ def _cut_data(node, axis: int, lo: int, hi: int, swaps: list) -> None:
     node.data, node._data_moments, node.factor.x = rows, moments, None
     if node.mask is not None:
         node.mask = Rows(node.mask, axis, lo, hi)
+
+
+def _cut_clamp(node, axis: int, lo: int, hi: int, swaps: list) -> None:
+    """A partially observed node's data, mask and its Clamp's arrays (read through Contexts of
+    these rows, with global row numbers) as their rows lo..hi."""
+    clamp = node.clamp
+    if clamp is None:
+        return
+
+    def rows(value):
+        return Rows(value, axis, lo, hi) if isinstance(value, np.ndarray) and value.ndim > axis else value
+
+    for owner, name in [(node, "data"), (node, "mask"), (node, "_data_moments"), (node.factor, "x"),
+                        (clamp, "data"), (clamp, "coordinates"), (clamp, "observed"), (clamp, "seen"),
+                        (clamp, "stats"), (clamp, "entries")]:
+        value = getattr(owner, name)
+        swaps.append((owner, name, value))
+        setattr(owner, name, tuple(rows(v) for v in value) if isinstance(value, tuple) else rows(value))
+    swaps.append((clamp, "_cache", clamp._cache))
+    clamp._cache = (None, None)
 
 
 def _cut_constant(const, spans: dict, swaps: list, memo: dict) -> None:

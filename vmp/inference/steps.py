@@ -61,7 +61,7 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
         if accesses is not None:
             return ctx, natural, accesses
         _start(engine, ctx, pair.z, weight, natural)
-    data = [f for f in engine.factors.values() if f.child.observed and plan.on_batch(f)]
+    data = [f for f in engine.factors.values() if f.child.has_data and plan.on_batch(f)]
     n = len(ctx.subset[plan.plate_name])
     active = np.arange(n)
     on_plate = [node for node in plan.local if any(p.name == plan.plate_name for p in node.plates)]
@@ -101,7 +101,8 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
 
 def _start(engine: Engine, ctx: Context, node, weight, natural: dict) -> None:
     """A local's starting q: its own factor's message (its prior given the other locals)."""
-    natural[node.name] = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, weight))
+    own = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, weight))
+    natural[node.name] = node.pinned(own, ctx)
     ctx.overrides[node.name] = node.family.moments(natural[node.name])
 
 
@@ -200,7 +201,7 @@ def complete(engine: Engine, state: State, nodes, iterations: int = 50, tol: flo
     the state lacks start from their prior messages."""
     for node in nodes:
         if node.name not in state.natural:
-            own = engine.factors[node.name].messages(node, ctx=Context(state=state))
+            own = node.pinned(engine.factors[node.name].messages(node, ctx=Context(state=state)))
             state = state.updated({node.name: (own, node.family.moments(own))})
     for _ in range(iterations):
         old = [state.moments[n.name] for n in nodes]

@@ -135,7 +135,7 @@ def accesses(engine, contexts: dict) -> int:
     total = 0
     for name, ctx in contexts.items():
         child = engine.nodes[name]
-        if child.observed:
+        if child.has_data:
             total += int(np.prod(child.plate_shape if ctx is None else ctx.shape(child.plates)))
     return total
 
@@ -143,7 +143,7 @@ def accesses(engine, contexts: dict) -> int:
 def sweep_accesses(engine) -> int:
     """Observed-node elements read by one batch sweep (every node reads all of its children)."""
     return sum(int(np.prod(f.child.plate_shape)) * len(f.nodes()) for f in engine.factors.values()
-               if f.child.observed)
+               if f.child.has_data)
 
 
 class PerNode(Subsample):
@@ -271,7 +271,7 @@ class DataPlatePlan(Plan):
                 if isinstance(expr, Gather) and expr.node.plates and expr.node.plates[0] == self.plate:
                     self.linked[expr.plate.name] = _groups(expr.index, self.plate.size)
         self.names = {plate_name} | set(self.linked)
-        if not any(n.observed and any(p.name in self.names for p in n.plates) for n in model.nodes.values()):
+        if not any(n.has_data and any(p.name in self.names for p in n.plates) for n in model.nodes.values()):
             raise GraphError(f"{who}: plate '{plate_name}' holds no observed node; name a data plate")
         self.local = [n for n in engine.hidden if any(p.name in self.names for p in n.plates)]
 

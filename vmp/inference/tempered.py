@@ -150,7 +150,8 @@ def _fit(engine, plan, base: Context, s: float, z, g, integrate_data: bool, star
     ctx = replace(base, overrides={})
     natural = {}
     for node in plan.local:
-        natural[node.name] = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, s))
+        own = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, s))
+        natural[node.name] = node.pinned(own, ctx)
         ctx.overrides[node.name] = node.family.moments(natural[node.name])
     prior = dict(natural)
     if start is not None:
@@ -177,7 +178,7 @@ def _target(engine, ctx: Context, node, s: float, integrate_data: bool) -> tuple
     total = None
     for f in factors:
         total = add(total, engine.message(ctx.state, node, f, ctx=contexts))
-    return engine.own_multiplicity(node, total, ctx=contexts)
+    return node.pinned(engine.own_multiplicity(node, total, ctx=contexts), ctx)
 
 
 def _value(engine, plan, fit, s: float, z, g, integrate_data: bool) -> np.ndarray:
