@@ -98,6 +98,9 @@ class Engine:
         kept = self.executor.local_target(self, state, node, ctx, weights, plate, index)
         if kept is not None:
             return kept
+        rows = self.latent_rows(node, plate, ctx)
+        if rows is not None:
+            return self._target_rows(state, node, weights, ctx, rows)
         prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
         children = Children(self, state, node, weights, plate, index)
         total = _plus(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
@@ -105,6 +108,29 @@ class Engine:
         total = node.pinned(total, ctx.get(node.name) if isinstance(ctx, dict) else ctx, plate, index)
         self._summed = self._summed_messages(node, total, plate, ctx)
         return total
+
+    def latent_rows(self, node, plate=None, ctx=None) -> np.ndarray | None:
+        """The rows of a partially observed node that its batch update forms (``Clamp.rows``):
+        an unrestricted update on this process, when some rows are complete; else None."""
+        contexts = ctx.values() if isinstance(ctx, dict) else [ctx]
+        if node.clamp is None or plate is not None or type(self.executor) not in (Serial, Chunked) \
+                or any(restricted(c) for c in contexts):
+            return None
+        return node.clamp.rows()
+
+    def _target_rows(self, state: State, node, weights, ctx, rows: np.ndarray) -> tuple:
+        """``target`` formed at ``rows`` only: the node's own factor evaluated in a Context of
+        those rows, its children's messages (zero at complete rows, ``Clamp.free``) taken there;
+        the complete rows hold the pinned constant (``Clamp.spread``)."""
+        self._summed = None
+        own = Context(subset={node.plates[0].name: rows}, state=state)
+        prior = self.message(state, node, self.factors[node.name], weights, ctx=own)
+        children = self.executor.map_sum(Children(self, state, node, weights), self.executor.partitions(ctx))
+        if children is not None:
+            children = tuple(np.take(np.broadcast_to(c, s), rows, axis=0)
+                             for c, s in zip(children, node.component_shapes()))
+        total = node.family.summed_symmetric(self.own_multiplicity(node, _plus(prior, children), ctx=own))
+        return node.clamp.spread(node.pinned(total, own), rows)
 
     def _summed_messages(self, node, total, plate, ctx):
         """(node, lambda^temp, [(factor, its kept messages to node)]) when ``total`` is the sum
@@ -220,17 +246,19 @@ class Engine:
     @staticmethod
     def moments(node, natural) -> tuple:
         """The moments of q(node) at ``natural`` (computed where its rows are for an executor's
-        handle)."""
+        handle; at the latent rows only for a partially observed node, ``Clamp.moments``)."""
         if hasattr(natural, "moments"):
             return natural.moments()
-        return node.family.moments(natural)
+        rows = _full_rows(node, natural)
+        return node.family.moments(natural) if rows is None else node.clamp.moments(natural, rows)
 
     @staticmethod
     def check_domain(node, natural) -> None:
         if hasattr(natural, "invalid"):
             bad = natural.invalid()
         else:
-            ok = node.family.valid(natural)
+            rows = _full_rows(node, natural)
+            ok = node.family.valid(natural if rows is None else tuple(np.take(a, rows, axis=0) for a in natural))
             bad = int(np.size(ok) - np.count_nonzero(ok))
         if bad:
             raise ConvergenceError(
@@ -239,9 +267,18 @@ class Engine:
 
     # ----- the bound --------------------------------------------------------------------
     def entropy(self, state: State, node) -> float:
-        h = node.family.entropy(state.natural[node.name], state.moments[node.name])
-        if node.weights is not None:
-            h = h * node.weights
+        """m_i H[q_i] summed over the node's elements (its latent rows only when the others
+        are complete: their weight is 0)."""
+        natural, weights = state.natural[node.name], node.weights
+        rows = _full_rows(node, natural)
+        if rows is not None:
+            natural = tuple(np.take(a, rows, axis=0) for a in natural)
+            weights = None if weights is None else np.take(weights, rows, axis=0)
+            h = node.family.entropy(natural)
+        else:
+            h = node.family.entropy(natural, state.moments[node.name])
+        if weights is not None:
+            h = h * weights
         return float(np.sum(h))
 
     def elbo(self, state: State | None = None, weights: dict | None = None, cached: bool = True) -> float:
@@ -284,6 +321,14 @@ class Engine:
         new, moments = self.coordinate(state, node, weights, ctx, rho)
         self.check_domain(node, new)
         self.model.state = state.updated({node.name: (new, moments)})
+
+
+def _full_rows(node, natural) -> np.ndarray | None:
+    """``Clamp.rows`` of a partially observed node whose ``natural`` covers every row."""
+    if node.clamp is None or type(natural) is not tuple or not node.plates \
+            or np.shape(natural[0])[:1] != node.plate_shape[:1]:
+        return None
+    return node.clamp.rows()
 
 
 def along(w, a: np.ndarray):
