@@ -18,7 +18,8 @@ def is_lazy(data) -> bool:
 def take_rows(data, rows: np.ndarray, axis: int = 0) -> np.ndarray:
     """``data[rows]`` along ``axis`` (rows sorted), reading only those rows."""
     if isinstance(data, np.ndarray):
-        return np.take(data, rows, axis=axis)
+        # np.take copies a non-C-contiguous array whole first (E[z] by columns: 30x slower)
+        return np.take(data, rows, axis=axis) if data.flags.c_contiguous else data[(slice(None),) * axis + (rows,)]
     rows = np.asarray(rows)
     if rows.size > 1 and rows[-1] - rows[0] == rows.size - 1 and np.all(np.diff(rows) == 1):
         rows = slice(int(rows[0]), int(rows[-1]) + 1)  # a block of rows: one contiguous read

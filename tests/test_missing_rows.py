@@ -1,0 +1,138 @@
+"""A partially observed node pays for its latent rows only (``Clamp.rows``): a batch sweep forms
+q's natural parameters, the pin, the moments, the validity check and the entropy at the rows
+with a masked coordinate; complete rows hold the pinned constant and the data's statistics.
+Checked against the same fit with every row latent (the path with ``Clamp.rows`` None), and by
+counting the rows the family's pin and moments see."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import vmp
+from models import gaussian_mixture
+from vmp.families.gaussian import Gaussian
+from vmp.graph.leaves import moments_of
+from vmp.graph.missing import Clamp
+
+
+def _data(n=400, d=4, k=3, partial=12, seed=0, empty=0):
+    rng = np.random.default_rng(seed)
+    truth = 4.0 * rng.normal(size=(k, d))
+    x = truth[rng.integers(k, size=n)] + rng.normal(size=(n, d))
+    rows = rng.choice(n, size=partial + empty, replace=False)
+    for r in rows[:partial]:
+        x[r, rng.choice(d, size=rng.integers(1, d), replace=False)] = np.nan
+    x[rows[partial:]] = np.nan
+    return x, np.sort(rows)
+
+
+def _fit(data, every_row: bool, **opts):
+    model = gaussian_mixture(data, 3)
+    if every_row:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(Clamp, "rows", lambda self: None)
+            res = model.fit(iterations=15, tol=0, seed=1, **opts)
+    else:
+        res = model.fit(iterations=15, tol=0, seed=1, **opts)
+    return model, res
+
+
+@pytest.mark.parametrize("empty", [0, 3])
+def test_latent_rows_only_equal_every_row_latent(empty):
+    """The bound at every sweep, q(x) (natural parameters at the latent rows, the moments the
+    factors read, the parameters) and q(mu), q(z) agree to 1e-12 with the fit that forms every
+    row (rows with every coordinate missing are barren: ``empty``)."""
+    data, _ = _data(empty=empty)
+    fast, a = _fit(data, False)
+    slow, b = _fit(data, True)
+    np.testing.assert_allclose(a.elbo, b.elbo, rtol=1e-12)
+    rows = fast["x"].model.nodes["x"].clamp.rows()
+    for u, v in zip(fast.state.natural["x"], slow.state.natural["x"]):
+        np.testing.assert_allclose(u[rows], v[rows], rtol=1e-12, atol=1e-12)
+    for u, v in zip(moments_of(fast["x"]), moments_of(slow["x"])):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fast["x"].mean, slow["x"].mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fast["x"].parameters["covariance"], slow["x"].parameters["covariance"],
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fast["mu"].mean, slow["mu"].mean, rtol=1e-12)
+    np.testing.assert_allclose(fast.state.moments["z"][0], slow.state.moments["z"][0], rtol=1e-12, atol=1e-13)
+
+
+def test_complete_rows_are_not_refactorized_or_pinned():
+    """After the first sweep (the initial q and the complete rows' constant, formed once), every
+    pin and every moment computation of x's q covers the latent rows only (12 of 400), not the
+    388 complete ones; the complete rows' natural parameters are the pinned constant
+    (PIN x, -PIN/2 I) and their moments the data's statistics."""
+    data, rows = _data()
+    model = gaussian_mixture(data, 3)
+    seen: dict = {"pin": [], "moments": []}
+    pin, moments = Gaussian.pin, Gaussian.moments.__func__
+
+    def spy_pin(natural, observed, x):
+        seen["pin"].append(np.shape(observed)[0])
+        return pin(natural, observed, x)
+
+    def spy_moments(cls, natural):
+        seen["moments"].append(np.shape(natural[0])[:1])
+        return moments(cls, natural)
+
+    fit = model.batch(seed=1)
+    fit.run(1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Gaussian, "pin", staticmethod(spy_pin))
+        mp.setattr(Gaussian, "moments", classmethod(spy_moments))
+        fit.run(3)
+    assert seen["pin"] and set(seen["pin"]) == {rows.size}
+    assert (rows.size,) in seen["moments"] and (400,) not in seen["moments"]
+    x = model["x"]
+    eta1, eta2 = model.state.natural["x"]
+    complete = np.setdiff1d(np.arange(400), rows)
+    assert np.array_equal(eta1[complete], 2 * np.pi * np.e * data[complete])
+    assert np.array_equal(eta2[complete], np.broadcast_to(-np.pi * np.e * np.eye(4), (complete.size, 4, 4)))
+    xs, xx = moments_of(x)
+    assert np.array_equal(xs[complete], data[complete])
+    assert np.array_equal(xx[complete], data[complete][:, :, None] * data[complete][:, None, :])
+
+
+def test_every_row_partial_keeps_the_every_row_path():
+    """With no complete row there is nothing to skip: ``Clamp.rows`` is None and the fit is the
+    every-row one, bit for bit."""
+    rng = np.random.default_rng(3)
+    data = rng.normal(size=(60, 3))
+    data[np.arange(60), rng.integers(3, size=60)] = np.nan
+    fast, a = _fit(data, False)
+    slow, b = _fit(data, True)
+    assert fast.nodes["x"].clamp.rows() is None
+    assert np.array_equal(a.elbo, b.elbo)
+    assert all(np.array_equal(u, v) for u, v in zip(fast.state.natural["x"], slow.state.natural["x"]))
+
+
+@pytest.mark.parametrize("executor", [vmp.Chunked(size=37), None])
+def test_chunked_and_resume_read_the_latent_rows(tmp_path, executor):
+    """Chunked batch sweeps give Serial's bound; 5 sweeps, a checkpoint and 5 resumed sweeps
+    give the bits of 10."""
+    data, _ = _data(n=200, partial=9)
+    if executor is not None:
+        a = gaussian_mixture(data, 3).fit(iterations=8, tol=0, seed=0)
+        b = gaussian_mixture(data, 3).fit(iterations=8, tol=0, seed=0, executor=executor)
+        np.testing.assert_allclose(a.elbo, b.elbo, rtol=1e-12)
+        return
+    whole = gaussian_mixture(data, 3)
+    full = whole.fit(iterations=10, tol=0, seed=0)
+    gaussian_mixture(data, 3).fit(iterations=5, tol=0, seed=0, checkpoint=tmp_path / "c.npz")
+    part = gaussian_mixture(data, 3)
+    rest = part.fit(iterations=10, tol=0, seed=0, resume=tmp_path / "c.npz")
+    assert np.array_equal(full.elbo, rest.elbo)
+    assert all(np.array_equal(u, v) for u, v in zip(whole.state.natural["x"], part.state.natural["x"]))
+
+
+def test_take_rows_of_an_array_by_columns():
+    """The latent rows' Context reads E[z], which the softmax leaves by columns: ``take_rows``
+    indexes it without copying it whole, the same values as ``np.take``."""
+    from vmp.graph.data import take_rows
+
+    a = np.asfortranarray(np.random.default_rng(0).normal(size=(50, 4, 3)))
+    rows = np.array([1, 7, 8, 30])
+    for axis in range(3):
+        idx = rows[rows < a.shape[axis]]
+        assert np.array_equal(take_rows(a, idx, axis), np.take(a, idx, axis=axis))
