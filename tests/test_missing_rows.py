@@ -1,7 +1,7 @@
-"""A partially observed node pays for its latent rows only (``Clamp.rows``): a batch sweep forms
+"""A partially observed node pays for its latent rows only (``Clamp.latent``): a batch sweep forms
 q's natural parameters, the pin, the moments, the validity check and the entropy at the rows
 with a masked coordinate; complete rows hold the pinned constant and the data's statistics.
-Checked against the same fit with every row latent (the path with ``Clamp.rows`` None), and by
+Checked against the same fit with every row latent (the path with ``Clamp.latent`` None), and by
 counting the rows the family's pin and moments see."""
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _fit(data, every_row: bool, **opts):
     model = gaussian_mixture(data, 3)
     if every_row:
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(Clamp, "rows", lambda self: None)
+            mp.setattr(Clamp, "latent", lambda self: None)
             res = model.fit(iterations=15, tol=0, seed=1, **opts)
     else:
         res = model.fit(iterations=15, tol=0, seed=1, **opts)
@@ -46,7 +46,7 @@ def test_latent_rows_only_equal_every_row_latent(empty):
     fast, a = _fit(data, False)
     slow, b = _fit(data, True)
     np.testing.assert_allclose(a.elbo, b.elbo, rtol=1e-12)
-    rows = fast["x"].model.nodes["x"].clamp.rows()
+    rows = fast.nodes["x"].clamp.latent().rows
     for u, v in zip(fast.state.natural["x"], slow.state.natural["x"]):
         np.testing.assert_allclose(u[rows], v[rows], rtol=1e-12, atol=1e-12)
     for u, v in zip(moments_of(fast["x"]), moments_of(slow["x"])):
@@ -94,15 +94,44 @@ def test_complete_rows_are_not_refactorized_or_pinned():
     assert np.array_equal(xx[complete], data[complete][:, :, None] * data[complete][:, None, :])
 
 
+def test_the_factor_reads_complete_rows_as_data():
+    """In a batch sweep the factor of x sends z, mu and Lambda its complete rows through the
+    factor with x observed (``partial.Split``: the data's folded products) and only the latent
+    rows (12 of 400) through the factor with x latent: every message to z from a factor whose
+    child x is latent covers 12 rows, none 400."""
+    from vmp.graph.compiled import CompiledFactor
+
+    data, rows = _data()
+    model = gaussian_mixture(data, 3)
+    fit = model.batch(seed=1)
+    fit.run(1)
+    seen: dict = {"latent": [], "data": 0}
+    messages = CompiledFactor.messages
+
+    def spy(self, node, *args, **kwargs):
+        out = messages(self, node, *args, **kwargs)
+        if self.child.name == "x" and node.name == "z":
+            if self.child.observed:
+                seen["data"] += 1
+            else:
+                seen["latent"].append(np.shape(out[0])[0])
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(CompiledFactor, "messages", spy)
+        fit.run(3)
+    assert seen["data"] == 3 and seen["latent"] == [rows.size] * 3
+
+
 def test_every_row_partial_keeps_the_every_row_path():
-    """With no complete row there is nothing to skip: ``Clamp.rows`` is None and the fit is the
+    """With no complete row there is nothing to skip: ``Clamp.latent`` is None and the fit is the
     every-row one, bit for bit."""
     rng = np.random.default_rng(3)
     data = rng.normal(size=(60, 3))
     data[np.arange(60), rng.integers(3, size=60)] = np.nan
     fast, a = _fit(data, False)
     slow, b = _fit(data, True)
-    assert fast.nodes["x"].clamp.rows() is None
+    assert fast.nodes["x"].clamp.latent() is None
     assert np.array_equal(a.elbo, b.elbo)
     assert all(np.array_equal(u, v) for u, v in zip(fast.state.natural["x"], slow.state.natural["x"]))
 

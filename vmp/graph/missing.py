@@ -79,59 +79,22 @@ class Clamp:
             mask, data = np.take(mask, index, axis=axis), np.take(data, index, axis=axis)
         return self.family.pin(natural, mask, data)
 
-    # ----- the latent rows alone: complete rows cost what data cost ---------------------------
-    def rows(self) -> np.ndarray | None:
-        """The indices along the outermost plate of the rows with some element not fully
-        observed, when a mask per coordinate leaves some rows complete (None otherwise: every
-        row is latent, or the node has no coordinate mask). A complete row's pinned q is a
-        constant (``base``) and its moments are the data's statistics, so batch updates form
-        q's natural parameters, pin, moments, validity and entropy at these rows only
-        (``Engine.target``, ``moments``, ``check_domain``, ``entropy``). Kept per ``observed``
-        array (a Dask holder's cut Clamp has its own)."""
+    def latent(self):
+        """The rows along the outermost plate with some element not fully observed, when a mask
+        per coordinate leaves other rows complete (``partial.LatentRows``: batch updates form
+        q there only, the factor reads the complete rows as data); None when every row is
+        latent or the mask is over the plates. Kept per ``observed`` array (a Dask holder's cut
+        Clamp has its own)."""
         if self.coordinates is None or not self.plates:
             return None
-        held = self.__dict__.get("_rows")
+        held = self.__dict__.get("_latent")
         if held is None or held[0] is not self.observed:
+            from .partial import LatentRows
+
             complete = self.observed.reshape(self.observed.shape[0], -1).all(axis=1)
             rows = np.flatnonzero(~complete)
-            held = (self.observed, None if rows.size == complete.size else rows, None)
-            self._rows = held
+            held = self._latent = (self.observed, None if rows.size == complete.size else LatentRows(self, rows))
         return held[1]
-
-    def base(self) -> tuple:
-        """q's natural parameters at the complete rows, the same for every q (``Family.pin`` with
-        every coordinate observed reads only the data); the other rows are overwritten."""
-        held = self._rows
-        if held[2] is None:
-            shapes = (self.data.shape, self.data.shape + self.data.shape[-1:])
-            base = self.family.pin(tuple(np.zeros(s) for s in shapes), self.coordinates, self.data)
-            for a in base:
-                a.flags.writeable = False
-            held = self._rows = (held[0], held[1], base)
-        return held[2]
-
-    def spread(self, natural: tuple, rows: np.ndarray) -> tuple:
-        """Natural parameters over every row: ``natural`` (at ``rows``) there, ``base`` elsewhere."""
-        out = []
-        for b, a in zip(self.base(), natural):
-            b = b.copy()
-            b[rows] = a
-            out.append(b)
-        return tuple(out)
-
-    def moments(self, natural: tuple, rows: np.ndarray) -> tuple:
-        """The moments the factors read (``apply``'s): q's, from ``natural`` at ``rows`` only,
-        pinned entries and complete rows at the data's statistics."""
-        sub = self.family.moments(tuple(np.take(a, rows, axis=0) for a in natural))
-        fixed = self._fixed(lambda a: np.take(a, rows, axis=0))
-        out = []
-        for s, m, f in zip(self.stats, sub, fixed):
-            o = s.copy()
-            o[rows] = np.where(self._mask(f, m), o[rows], m)
-            out.append(o)
-        out = tuple(out)
-        self._cache = (out, out)
-        return out
 
     def free(self, message: tuple, ctx=None, plate=None, index: int | None = None) -> tuple:
         """The message with the observed elements set to zero (in the message's layout)."""

@@ -84,9 +84,24 @@ class Engine:
 
     def message(self, state: State, node, f, weights: dict | None = None, plate=None, index: int | None = None,
                 ctx=None):
-        """eta_f->node: the message of factor ``f`` to ``node`` (restricted and scaled by ``ctx``)."""
+        """eta_f->node: the message of factor ``f`` to ``node`` (restricted and scaled by ``ctx``);
+        a partially observed child's factor as data at its complete rows plus latent at the
+        others (:meth:`split`)."""
         c = ctx.get(f.child.name) if isinstance(ctx, dict) else ctx
-        return f.messages(node, self.factor_weight(f, weights), plate, index, with_state(c, state))
+        w = self.factor_weight(f, weights)
+        split = None if node is f.child or plate is not None else self.split(f, c)
+        if split is None:
+            return f.messages(node, w, plate, index, with_state(c, state))
+        a = split.data.messages(node, split.weight(w), ctx=with_state(c, state))
+        b = split.latent.messages(node, w, ctx=split.context(state)) if split.rows.size else None
+        return split.join(node, a, b)
+
+    def split(self, f, ctx=None):
+        """``f`` as data at its child's complete rows plus latent at the others
+        (``graph/partial.py``) when the child is partially observed with some complete rows and
+        the evaluation is unrestricted on this process; else None."""
+        latent = self.latent(f.child, None, ctx)
+        return None if latent is None else latent.split(f.child, f.keep)
 
     def target(self, state: State, node, weights: dict | None = None, plate=None, index: int | None = None,
                ctx=None) -> tuple[np.ndarray, ...]:
@@ -98,9 +113,9 @@ class Engine:
         kept = self.executor.local_target(self, state, node, ctx, weights, plate, index)
         if kept is not None:
             return kept
-        rows = self.latent_rows(node, plate, ctx)
-        if rows is not None:
-            return self._target_rows(state, node, weights, ctx, rows)
+        latent = self.latent(node, plate, ctx)
+        if latent is not None:
+            return self._target_rows(state, node, weights, ctx, latent)
         prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
         children = Children(self, state, node, weights, plate, index)
         total = _plus(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
@@ -109,20 +124,22 @@ class Engine:
         self._summed = self._summed_messages(node, total, plate, ctx)
         return total
 
-    def latent_rows(self, node, plate=None, ctx=None) -> np.ndarray | None:
-        """The rows of a partially observed node that its batch update forms (``Clamp.rows``):
-        an unrestricted update on this process, when some rows are complete; else None."""
+    def latent(self, node, plate=None, ctx=None):
+        """The rows of a partially observed node that its batch update forms (``Clamp.latent``,
+        ``graph/partial.py``) in an unrestricted update on this process, when some rows are
+        complete; else None."""
         contexts = ctx.values() if isinstance(ctx, dict) else [ctx]
         if node.clamp is None or plate is not None or type(self.executor) not in (Serial, Chunked) \
                 or any(restricted(c) for c in contexts):
             return None
-        return node.clamp.rows()
+        return node.clamp.latent()
 
-    def _target_rows(self, state: State, node, weights, ctx, rows: np.ndarray) -> tuple:
-        """``target`` formed at ``rows`` only: the node's own factor evaluated in a Context of
-        those rows, its children's messages (zero at complete rows, ``Clamp.free``) taken there;
-        the complete rows hold the pinned constant (``Clamp.spread``)."""
+    def _target_rows(self, state: State, node, weights, ctx, latent) -> tuple:
+        """``target`` formed at the latent rows only: the node's own factor evaluated in a
+        Context of those rows, its children's messages (zero at complete rows, ``Clamp.free``)
+        taken there; the complete rows hold the pinned constant (``LatentRows.spread``)."""
         self._summed = None
+        rows = latent.rows
         own = Context(subset={node.plates[0].name: rows}, state=state)
         prior = self.message(state, node, self.factors[node.name], weights, ctx=own)
         children = self.executor.map_sum(Children(self, state, node, weights), self.executor.partitions(ctx))
@@ -130,7 +147,7 @@ class Engine:
             children = tuple(np.take(np.broadcast_to(c, s), rows, axis=0)
                              for c, s in zip(children, node.component_shapes()))
         total = node.family.summed_symmetric(self.own_multiplicity(node, _plus(prior, children), ctx=own))
-        return node.clamp.spread(node.pinned(total, own), rows)
+        return latent.spread(node.pinned(total, own))
 
     def _summed_messages(self, node, total, plate, ctx):
         """(node, lambda^temp, [(factor, its kept messages to node)]) when ``total`` is the sum
@@ -141,7 +158,7 @@ class Engine:
                 or node.weights is not None or node.clamp is not None or any(restricted(c) for c in contexts):
             return None
         factors = self.touching[node.name]  # its own factor and its children's: what target summed
-        if self.factors[node.name] not in factors:
+        if self.factors[node.name] not in factors or any(self.split(f) is not None for f in factors):
             return None
         held = [f.held(node) for f in factors]
         return None if any(h is None for h in held) else (node, total, list(zip(factors, held)))
@@ -249,16 +266,16 @@ class Engine:
         handle; at the latent rows only for a partially observed node, ``Clamp.moments``)."""
         if hasattr(natural, "moments"):
             return natural.moments()
-        rows = _full_rows(node, natural)
-        return node.family.moments(natural) if rows is None else node.clamp.moments(natural, rows)
+        latent = _full_rows(node, natural)
+        return node.family.moments(natural) if latent is None else latent.moments(natural)
 
     @staticmethod
     def check_domain(node, natural) -> None:
         if hasattr(natural, "invalid"):
             bad = natural.invalid()
         else:
-            rows = _full_rows(node, natural)
-            ok = node.family.valid(natural if rows is None else tuple(np.take(a, rows, axis=0) for a in natural))
+            latent = _full_rows(node, natural)
+            ok = node.family.valid(natural if latent is None else latent.at(natural))
             bad = int(np.size(ok) - np.count_nonzero(ok))
         if bad:
             raise ConvergenceError(
@@ -270,11 +287,10 @@ class Engine:
         """m_i H[q_i] summed over the node's elements (its latent rows only when the others
         are complete: their weight is 0)."""
         natural, weights = state.natural[node.name], node.weights
-        rows = _full_rows(node, natural)
-        if rows is not None:
-            natural = tuple(np.take(a, rows, axis=0) for a in natural)
-            weights = None if weights is None else np.take(weights, rows, axis=0)
-            h = node.family.entropy(natural)
+        latent = _full_rows(node, natural)
+        if latent is not None:
+            weights = None if weights is None else np.take(weights, latent.rows, axis=0)
+            h = node.family.entropy(latent.at(natural))
         else:
             h = node.family.entropy(natural, state.moments[node.name])
         if weights is not None:
@@ -297,9 +313,15 @@ class Engine:
         optimum = self._at_optimum(state, weights, ctx) if cached and not done else None
         skip = {} if optimum is None else optimum[1]
         for f in self.factors.values():
-            if f.child.name not in done:
-                total += float(f.elog(self.factor_weight(f, weights), cached=cached, ctx=ctx,
-                                      skip=skip.get(f.child.name, frozenset())))
+            if f.child.name in done:
+                continue
+            w, split = self.factor_weight(f, weights), self.split(f)
+            if split is None:
+                total += float(f.elog(w, cached=cached, ctx=ctx, skip=skip.get(f.child.name, frozenset())))
+                continue
+            total += float(split.data.elog(split.weight(w), cached=cached, ctx=ctx))
+            if split.rows.size:
+                total += float(split.latent.elog(w, cached=cached, ctx=split.context(state)))
         for node in self.hidden:
             if node.name in done:
                 continue
@@ -323,12 +345,12 @@ class Engine:
         self.model.state = state.updated({node.name: (new, moments)})
 
 
-def _full_rows(node, natural) -> np.ndarray | None:
-    """``Clamp.rows`` of a partially observed node whose ``natural`` covers every row."""
+def _full_rows(node, natural):
+    """``Clamp.latent`` of a partially observed node whose ``natural`` covers every row."""
     if node.clamp is None or type(natural) is not tuple or not node.plates \
             or np.shape(natural[0])[:1] != node.plate_shape[:1]:
         return None
-    return node.clamp.rows()
+    return node.clamp.latent()
 
 
 def along(w, a: np.ndarray):
