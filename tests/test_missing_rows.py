@@ -123,6 +123,41 @@ def test_the_factor_reads_complete_rows_as_data():
     assert seen["data"] == 3 and seen["latent"] == [rows.size] * 3
 
 
+def _two_plates(every_row: bool):
+    """x over plates (A, B): rows of A hold complete elements, partial ones and one element with
+    no coordinate observed (barren) beside live ones."""
+    rng = np.random.default_rng(5)
+    a, b, d = 6, 5, 2
+    x = rng.normal(size=(a, b, d))
+    seen = np.ones((a, b, d), bool)
+    seen[1, 2, 0] = seen[4, 0, 1] = False
+    seen[4, 3] = False
+    with vmp.Model() as model:
+        mu = vmp.Gaussian("mu", np.zeros(d), np.eye(d))
+        lam = vmp.Wishart("lam", dof=3.0, scale=np.eye(d))
+        with vmp.Plate("A", a):
+            with vmp.Plate("B", b):
+                vmp.Gaussian("x", mu, lam, observed=np.where(seen, x, np.nan), mask=seen)
+    with pytest.MonkeyPatch.context() as mp:
+        if every_row:
+            mp.setattr(Clamp, "latent", lambda self: None)
+        res = model.fit(iterations=10, tol=0, seed=0)
+    return model, res
+
+
+def test_rows_over_several_plates():
+    """The rows are along the outermost plate; complete and barren elements inside a latent row
+    count once (the data factor weights the complete rows only)."""
+    fast, a = _two_plates(False)
+    slow, b = _two_plates(True)
+    assert list(fast.nodes["x"].clamp.latent().rows) == [1, 4]
+    np.testing.assert_allclose(a.elbo, b.elbo, rtol=1e-12)
+    np.testing.assert_allclose(fast["mu"].mean, slow["mu"].mean, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(fast["lam"].mean, slow["lam"].mean, rtol=1e-12)
+    for u, v in zip(moments_of(fast["x"]), moments_of(slow["x"])):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-14)
+
+
 def test_every_row_partial_keeps_the_every_row_path():
     """With no complete row there is nothing to skip: ``Clamp.latent`` is None and the fit is the
     every-row one, bit for bit."""

@@ -8,7 +8,7 @@ complete rows hold the constant (``Engine.target``, ``moments``, ``check_domain`
 
 The node's factor p(x | pa) over the plate is then the sum of (``Split``)
 
-- the factor with x observed, weighted by the complete elements (0/1): its messages to the
+- the factor with x observed, weighted by the elements of the complete rows (0/1): its messages to the
   parents and to a gate's selector read the data as any observed child's do (the folded
   products of ``folded.py``, Winn & Bishop's eta(pa)^T u(x) - A(pa)), and
 - the factor with x latent, evaluated in a Context of the latent rows (less the barren ones),
@@ -106,10 +106,14 @@ class Split:
         latent.clamp = None
         latent.__dict__.pop("_factor_weights", None)
         self.data, self.latent = CompiledFactor(data), CompiledFactor(latent)
-        #: complete elements: every coordinate observed, hence alive (no ``keep`` needed)
-        self.complete = clamp.observed.astype(float)
+        #: the elements of the complete rows (every coordinate observed, hence alive: no ``keep``
+        #: needed); the latent factor reads every element of the other rows
+        self.complete = np.ones(clamp.observed.shape)
+        self.complete[rows] = 0.0
         self.plate = node.plates[0]
         self.rows = rows if keep is None else rows[keep.reshape(keep.shape[0], -1).any(axis=1)[rows]]
+        if keep is not None and not keep[self.rows].all():
+            self.latent.keep = keep  # barren elements inside a live row (a row over several plates)
         self.node = node
         on_plate = [leaf.node for leaf in self.latent._leaves.values()
                     if getattr(leaf, "node", None) is not None and self.plate in leaf.node.plates]
