@@ -25,10 +25,16 @@ import copy
 
 import numpy as np
 
+from .data import take_rows
 from .leaves import Context, moments_of
 
 
 class LatentRows:
+    """The rows of a partially observed node with a masked coordinate (``rows``, along its
+    outermost plate): q's natural parameters are formed there, the complete rows hold
+    ``base``, the pinned q that every coordinate observed gives (Winn & Bishop eq. (5) summed
+    and then pinned, ``Family.pin``: constant in the messages)."""
+
     def __init__(self, clamp, rows: np.ndarray):
         self.clamp, self.rows = clamp, rows
         self._base = None
@@ -95,6 +101,9 @@ class LatentRows:
 
 
 class Split:
+    """E[log p(x | pa)] = sum_n [n complete] E[log p(x_n | pa)]_data + sum_{n latent} E[log p(x_n | pa)]_q:
+    the node's factor as two compiled copies (module docstring)."""
+
     def __init__(self, node, keep: np.ndarray | None, rows: np.ndarray):
         from .compiled import CompiledFactor
 
@@ -130,8 +139,7 @@ class Split:
             held = self._held.get(name)
             if held is None or held[0] is not full:
                 axis = n.plates.index(self.plate)
-                held = self._held[name] = (full, tuple(np.take(m, self.rows, axis=axis) if m.flags.c_contiguous
-                                                      else m[(slice(None),) * axis + (self.rows,)] for m in full))
+                held = self._held[name] = (full, tuple(take_rows(m, self.rows, axis) for m in full))
             overrides[name] = held[1]
         return Context(subset={self.plate.name: self.rows}, overrides=overrides, state=state, stable=True)
 

@@ -263,7 +263,7 @@ class Engine:
     @staticmethod
     def moments(node, natural) -> tuple:
         """The moments of q(node) at ``natural`` (computed where its rows are for an executor's
-        handle; at the latent rows only for a partially observed node, ``Clamp.moments``)."""
+        handle; at the latent rows only for a partially observed node, ``LatentRows.moments``)."""
         if hasattr(natural, "moments"):
             return natural.moments()
         latent = _full_rows(node, natural)
