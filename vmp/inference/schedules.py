@@ -347,11 +347,11 @@ class Adaptive(Schedule):
             return states
         cap = max(st.get("cap", 0.0) for st in states)  # beyond it no node's rate changes
         taken = float(np.mean([st.get("taken", 0.0) for st in states]))
-        agree, h, c = sum(st["agree"] for st in states) / norm, self.horizon, self.target_gain
+        agree, h, c = sum(st["agree"] for st in states), self.horizon, self.target_gain
         old = states[0]["log_f"]
-        log_f0 = min(cap, max(0.0, states[0].get("log_f0", old) + min(1.0 / h, self.gain * taken * agree)))
+        log_f0 = min(cap, max(0.0, states[0].get("log_f0", old) + min(1.0 / h, self.gain * taken * agree / norm)))
         target = -2 * (c - 1) / (2 * c - 1) * np.sqrt(c / (2 * (1 + 1 / h) * max(st.get("n", 1) for st in states)))
-        log_f = min(cap, max(log_f0, old + min(1.0 / h, self.gain * taken * (agree - target))))
+        log_f = min(cap, max(log_f0, old + min(1.0 / h, self.gain * taken * (agree / norm - target))))
         return [{**st, "log_f": log_f, "log_f0": log_f0, "agree": 0.0, "norm": 0.0} for st in states]
 
     def rate_before(self, t: int, st: dict):
