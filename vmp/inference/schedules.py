@@ -203,16 +203,17 @@ class Adaptive(Schedule):
 
         A*_n    = -kappa sqrt(c_* / (2 (1 + 1 / horizon) n)),  kappa = 2 (c_* - 1) / (2 c_* - 1)
         log f   <- min(cap, max(log f_0, log f + min(1 / horizon, gain rhobar_t (A_t - A*_n))))
-        rho_t   = max(min(1, f_0 rho_rule), min(f rho_rule, horizon / n))
+        rho_t   = max(min(1, f_0 rho_rule), min(f rho_rule, c_* horizon / n))
 
     A mode's A at the rates c / (delta t) is (1 - c delta) / (2 c delta - 1) sqrt(2 c / ((delta
     + 1 / horizon) t)) (from the stationary sums above), so on a lone noise-only mode f settles
     at c_* (12.5% more error at c_* = 1.5; c_* = 1 gives f = f_0, the zero alone), and where
-    slow modes agree it rises further. The rate f adds is kept below horizon / n, the Kalman
-    gain 1 / (delta n) from a diffuse start of the slowest mode the test weighs at half weight
-    (delta = 1 / horizon): no mode that f serves wants more at any n (without it, on MovieLens,
-    f reached 50 to 175 and the bound fell by 3% to 40% before it recovered); slower modes keep
-    f_0, the agreement's zero (docs/stochastic.md, "A target below the agreement's zero").
+    slow modes agree it rises further. The rate f adds is kept below c_* horizon / n: c_* times
+    the Kalman gain 1 / (delta n) from a diffuse start of the slowest mode the test weighs at
+    half weight (delta = 1 / horizon), the multiple f's target gives a lone mode; no mode that f
+    serves wants more at any n (without it, on MovieLens, f reached 50 to 175 and the bound fell
+    by 3% to 40% before it recovered); slower modes keep f_0, the agreement's zero
+    (docs/stochastic.md, "A target below the agreement's zero").
     Elements stepped with rate 1 for exactness are left out of A_t (f does not move them).
     rhobar_t and z's discount read the rate :meth:`rate` returns with the step's gradient,
     before a monitor's back-off: the rate the node takes at this step, or, for a node stepped
@@ -318,9 +319,9 @@ class Adaptive(Schedule):
                                                     "n": n}
 
     def _coupled(self, rule, st: dict, n: int):
-        """max(min(1, f_0 rule), min(f rule, horizon / n)) (the class docstring)."""
+        """max(min(1, f_0 rule), min(f rule, c_* horizon / n)) (the class docstring)."""
         log_f = st.get("log_f", 0.0)
-        high = np.minimum(np.exp(log_f) * rule, min(1.0, self.horizon / n))
+        high = np.minimum(np.exp(log_f) * rule, min(1.0, self.target_gain * self.horizon / n))
         return np.maximum(np.minimum(1.0, np.exp(st.get("log_f0", log_f)) * rule), high)
 
     def _agreement(self, gradient: tuple, rho, free, st: dict) -> dict:
@@ -351,7 +352,7 @@ class Adaptive(Schedule):
         old = states[0]["log_f"]
         log_f0 = min(cap, max(0.0, states[0].get("log_f0", old) + min(1.0 / h, self.gain * taken * agree / norm)))
         target = -2 * (c - 1) / (2 * c - 1) * np.sqrt(c / (2 * (1 + 1 / h) * max(st.get("n", 1) for st in states)))
-        log_f = min(cap, max(log_f0, old + min(1.0 / h, self.gain * taken * (agree / norm - target))))
+        log_f = min(cap, max(log_f0, old + min(1.0 / h, self.gain * taken * agree / norm - self.gain * taken * target)))
         return [{**st, "log_f": log_f, "log_f0": log_f0, "agree": 0.0, "norm": 0.0} for st in states]
 
     def rate_before(self, t: int, st: dict):
