@@ -115,7 +115,7 @@ class Warmup(Schedule):
 
 #: the coupled factors' state at a node's start (``Adaptive(coupled=True)``): z, this step's
 #: agreement and its norm, log f, log f_0 and their cap, the number n of gradients taken
-COUPLED_START = {"z": None, "agree": 0.0, "norm": 0.0, "log_f": 0.0, "log_f0": 0.0, "cap": 0.0, "n": 0}
+COUPLED_START = {"z": None, "agree": 0.0, "norm": 0.0, "log_f": 0.0, "log_f0": 0.0, "cap": 0.0, "n": 0, "spent": 0.0}
 
 
 @dataclass(frozen=True)
@@ -351,9 +351,11 @@ class Adaptive(Schedule):
         agree, h, c = sum(st["agree"] for st in states), self.horizon, self.target_gain
         old = states[0]["log_f"]
         log_f0 = min(cap, max(0.0, states[0].get("log_f0", old) + min(1.0 / h, self.gain * taken * agree / norm)))
-        target = -2 * (c - 1) / (2 * c - 1) * np.sqrt(c / (2 * (1 + 1 / h) * max(st.get("n", 1) for st in states)))
+        spent = states[0].get("spent", 0.0) + taken
+        n = max(st.get("n", 1) for st in states)
+        target = -2 * (c - 1) / (2 * c - 1) * np.sqrt(c / (2 * (1 + 1 / h) * n)) if spent >= h else 0.0
         log_f = min(cap, max(log_f0, old + min(1.0 / h, self.gain * taken * agree / norm - self.gain * taken * target)))
-        return [{**st, "log_f": log_f, "log_f0": log_f0, "agree": 0.0, "norm": 0.0} for st in states]
+        return [{**st, "log_f": log_f, "log_f0": log_f0, "spent": spent, "agree": 0.0, "norm": 0.0} for st in states]
 
     def rate_before(self, t: int, st: dict):
         """gbar^T gbar / hbar of the averages so far: the rate the rule gave after the last
