@@ -202,13 +202,16 @@ class Adaptive(Schedule):
     the node has taken, c_* = ``target_gain``), the factor above becomes f_0, and::
 
         A*_n    = -kappa sqrt(c_* / (2 (1 + 1 / horizon) n)),  kappa = 2 (c_* - 1) / (2 c_* - 1)
+                  (0 until the rates taken sum to horizon)
         log f   <- min(cap, max(log f_0, log f + min(1 / horizon, gain rhobar_t (A_t - A*_n))))
         rho_t   = max(min(1, f_0 rho_rule), min(f rho_rule, c_* horizon / n))
 
     A mode's A at the rates c / (delta t) is (1 - c delta) / (2 c delta - 1) sqrt(2 c / ((delta
     + 1 / horizon) t)) (from the stationary sums above), so on a lone noise-only mode f settles
     at c_* (12.5% more error at c_* = 1.5; c_* = 1 gives f = f_0, the zero alone), and where
-    slow modes agree it rises further. The rate f adds is kept below c_* horizon / n: c_* times
+    slow modes agree it rises further. That value is a stationary sum, which z holds only once it
+    has renewed: z discounts by 1 - rho / horizon a step, so until the rates taken sum to
+    horizon the target is the zero (f = f_0 on a mixture's first steps under Minibatch). The rate f adds is kept below c_* horizon / n: c_* times
     the Kalman gain 1 / (delta n) from a diffuse start of the slowest mode the test weighs at
     half weight (delta = 1 / horizon), the multiple f's target gives a lone mode; no mode that f
     serves wants more at any n (without it, on MovieLens, f reached 50 to 175 and the bound fell
