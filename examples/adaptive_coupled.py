@@ -21,7 +21,8 @@ experiments with the rule itself, vmp.Adaptive(coupled=False) (its ``rate`` on h
   (lag^2 + noise, minimized) and the Kalman gain K, K^2 / (1 - K) = v^2 / s, for the walk.
   Columns: the mean rate and error (the last 1,000 of 3,000 steps, 3 seeds).
 - couplings spread over the dimensions (mu_i = 0 .. 0.98: contractions 1 to 1/50 under option
-  (b)): the pooled agreement's zero (target_gain=1) against the default's target below it.
+  (b)): the pooled agreement's zero (target_gain=1) against the default's target below it
+  (which acts once the rates taken sum to the horizon, so late).
 
     python examples/adaptive_coupled.py
 """
@@ -128,7 +129,7 @@ def main() -> int:
                      for sch in (vmp.Constant(float(best)), *schedules.values())]
             print(f"| {'walk' if walk else 'line'} | {v} | " + " | ".join(f"{r:.3f}, {e:.3g}" for r, e in cells) + " |")
     print("\n| spread, option (b) | target_gain=1 (the zero) | default (1.5) | t^-0.6 |\n|---|---|---|---|")
-    for steps in (200, 1000):
+    for steps in (1000, 2000):
         cells = [np.mean([spread(sch, steps=steps, seed=k) for k in range(6)])
                  for sch in (vmp.Adaptive(target_gain=1.0), vmp.Adaptive(), None)]
         print(f"| {steps} steps | " + " | ".join(f"{c:.3g}" for c in cells) + " |")
