@@ -15,6 +15,15 @@ experiments with the rule itself, vmp.Adaptive(coupled=False) (its ``rate`` on h
   rule x 2 with its memory following the larger rate. Error: squared distance to the fixed
   point over that of the start (mean of 10 seeds).
 
+- a drifting target (design 1 of issue 16's late gap: does a node track a moving optimum?):
+  g_t = lambda*_t - lambda_t + noise with lambda*_t moving by v a step along a line, or by a
+  random walk of step variance v^2; the best constant rate is (4 v^2 / s)^(1/3) for the line
+  (lag^2 + noise, minimized) and the Kalman gain K, K^2 / (1 - K) = v^2 / s, for the walk.
+  Columns: the mean rate and error (the last 1,000 of 3,000 steps, 3 seeds).
+- couplings spread over the dimensions (mu_i = 0 .. 0.98: contractions 1 to 1/50 under option
+  (b)): the pooled agreement's zero (target_gain=1) against the default's target below it
+  (which acts once the rates taken sum to the horizon, so late).
+
     python examples/adaptive_coupled.py
 """
 from __future__ import annotations
@@ -111,7 +120,55 @@ def main() -> int:
                 cells = [np.mean([coupled(mu, option, rule, delta, steps=steps, seed=k) for k in range(10)])
                          for rule in rules]
                 print(f"| {steps} | ({option}) | {mu} | {delta:.2f} | " + " | ".join(f"{c:.3g}" for c in cells) + " |")
+    schedules = {"rule": vmp.Adaptive(coupled=False), "coupled": vmp.Adaptive()}
+    print("\n| drift | v | best constant: rate, error | " + " | ".join(schedules) + " |\n|---|---|---|---|---|")
+    for walk in (False, True):
+        for v in (0.05, 0.2):
+            best = np.roots([1.0, v ** 2 / 20, -v ** 2 / 20]).max() if walk else (4 * v ** 2 / 20) ** (1 / 3)
+            cells = [np.mean([drifting(sch, v, walk, seed=k) for k in range(3)], 0)
+                     for sch in (vmp.Constant(float(best)), *schedules.values())]
+            print(f"| {'walk' if walk else 'line'} | {v} | " + " | ".join(f"{r:.3f}, {e:.3g}" for r, e in cells) + " |")
+    print("\n| spread, option (b) | target_gain=1 (the zero) | default (1.5) | t^-0.6 |\n|---|---|---|---|")
+    for steps in (1000, 2000):
+        cells = [np.mean([spread(sch, steps=steps, seed=k) for k in range(6)])
+                 for sch in (vmp.Adaptive(target_gain=1.0), vmp.Adaptive(), None)]
+        print(f"| {steps} steps | " + " | ".join(f"{c:.3g}" for c in cells) + " |")
     return 0
+
+
+def drifting(schedule, v: float, walk: bool, d: int = 20, s: float = 20.0, steps: int = 3000, seed: int = 0):
+    """(mean rate, mean squared error) over the last 1,000 steps on a target moving by v a step."""
+    rng = np.random.default_rng(seed)
+    star, lam, line = np.zeros(d), np.zeros(d), np.ones(d) / np.sqrt(d)
+    st, rates, errors = schedule.start(), [], []
+    for t in range(1, steps + 1):
+        star = star + (v * rng.normal(size=d) / np.sqrt(d) if walk else v * line)
+        g = star - lam + np.sqrt(s / d) * rng.normal(size=d)
+        rho, st = schedule.rate(t, (g,), st)
+        [st] = schedule.pool([st])
+        lam = lam + rho * g
+        rates.append(rho)
+        errors.append(float(np.sum((lam - star) ** 2)))
+    return float(np.mean(rates[-1000:])), float(np.mean(errors[-1000:]))
+
+
+def spread(schedule, steps: int, seed: int, d: int = 50, snr: float = 0.05) -> float:
+    """Squared distance to the fixed point over the start's, two blocks under option (b) with the
+    couplings mu_i = 0 .. 0.98 (``schedule`` None: t^-0.6)."""
+    rng = np.random.default_rng(seed)
+    mu, b = np.linspace(0.0, 0.98, d), np.ones(d)
+    star = b / (1 - mu)
+    x = [np.zeros(d), np.zeros(d)]
+    st = [schedule.start(), schedule.start()] if schedule else None
+    for t in range(1, steps + 1):
+        g = [mu * x[1 - i] + b + rng.normal(size=d) / np.sqrt(snr) - x[i] for i in range(2)]
+        rho = [t ** -0.6] * 2
+        if schedule:
+            for i in range(2):
+                rho[i], st[i] = schedule.rate(t, (g[i],), st[i])
+            st = schedule.pool(st)
+        x = [x[i] + rho[i] * g[i] for i in range(2)]
+    return float(sum(np.sum((xi - star) ** 2) for xi in x) / (2 * np.sum(star ** 2)))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@
 
 Policies add per-step series under their own keys (``temperature``, ``effective_batch``);
 ``vmp.Adaptive(coupled=True)`` adds ``adaptive_factor`` {node: (T,)}, the factor f its nodes
-share, as the step's rate read it (rho = min(1, f x the rule's rate) times any back-off).
+share, as the step's rate read it (rho = max(min(1, f_0 x the rule's rate), min(f x the rule's
+rate, c_* horizon / n)) times any back-off; ``Adaptive``'s docstring).
 ``vmp.diagnostics`` reads this; only the recorder writes it.
 """
 from __future__ import annotations

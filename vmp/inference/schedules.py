@@ -113,9 +113,9 @@ class Warmup(Schedule):
         return 1.0 if t <= self.iterations else self.then(t - self.iterations)
 
 
-#: the coupled factor's state at a node's start (``Adaptive(coupled=True)``): z, this step's
-#: agreement and its norm, log f and its cap
-COUPLED_START = {"z": None, "agree": 0.0, "norm": 0.0, "log_f": 0.0, "cap": 0.0}
+#: the coupled factors' state at a node's start (``Adaptive(coupled=True)``): z, this step's
+#: agreement and its norm, log f, log f_0 and their cap, the number n of gradients taken
+COUPLED_START = {"z": None, "agree": 0.0, "norm": 0.0, "log_f": 0.0, "log_f0": 0.0, "cap": 0.0, "n": 0, "spent": 0.0}
 
 
 @dataclass(frozen=True)
@@ -193,6 +193,30 @@ class Adaptive(Schedule):
     0.5 a step: under option (a) on MovieLens f went 1 -> 10 in 6 steps, the rates reached 1
     before A turned, and the bound fell up to 40-fold before it recovered, docs/stochastic.md);
     cap = -log of the smallest rule rate of the nodes, beyond which no rate changes.
+    The agreement's zero is a one-step optimum. Pooled over modes, the fast ones' noise (A < 0 at
+    any rate above their 1/(delta t)) holds f where the slow ones still agree (A > 0), and the
+    two errors are not alike: at the rates c / (delta t) a mode's error is c^2 / (2c - 1) times
+    the optimum's for c > 1/2, so a rate too large by 1.5 costs 12.5% and one too small by 2 (c
+    = 1/2) loses the 1/t convergence. So f moves on the agreement's distance from a target A*_n
+    < 0 (the A a lone noise-only mode, delta = 1, reads at the rate c_* / n: n the gradients
+    the node has taken, c_* = ``target_gain``), the factor above becomes f_0, and::
+
+        A*_n    = -kappa sqrt(c_* / (2 (1 + 1 / horizon) n)),  kappa = 2 (c_* - 1) / (2 c_* - 1)
+                  (0 until the rates taken sum to horizon)
+        log f   <- min(cap, max(log f_0, log f + min(1 / horizon, gain rhobar_t (A_t - A*_n))))
+        rho_t   = max(min(1, f_0 rho_rule), min(f rho_rule, c_* horizon / n))
+
+    A mode's A at the rates c / (delta t) is (1 - c delta) / (2 c delta - 1) sqrt(2 c / ((delta
+    + 1 / horizon) t)) (from the stationary sums above), so on a lone noise-only mode f settles
+    at c_* (12.5% more error at c_* = 1.5; c_* = 1 gives f = f_0, the zero alone), and where
+    slow modes agree it rises further. That value is a stationary sum, which z holds only once it
+    has renewed: z discounts by 1 - rho / horizon a step, so until the rates taken sum to
+    horizon the target is the zero (f = f_0 on a mixture's first steps under Minibatch). The rate f adds is kept below c_* horizon / n: c_* times
+    the Kalman gain 1 / (delta n) from a diffuse start of the slowest mode the test weighs at
+    half weight (delta = 1 / horizon), the multiple f's target gives a lone mode; no mode that f
+    serves wants more at any n (without it, on MovieLens, f reached 50 to 175 and the bound fell
+    by 3% to 40% before it recovered); slower modes keep f_0, the agreement's zero
+    (docs/stochastic.md, "A target below the agreement's zero").
     Elements stepped with rate 1 for exactness are left out of A_t (f does not move them).
     rhobar_t and z's discount read the rate :meth:`rate` returns with the step's gradient,
     before a monitor's back-off: the rate the node takes at this step, or, for a node stepped
@@ -211,6 +235,7 @@ class Adaptive(Schedule):
     coupled: bool = True
     horizon: float = 10.0
     gain: float = 5.0
+    target_gain: float = 1.5
 
     needs_gradient = True
 
@@ -226,6 +251,9 @@ class Adaptive(Schedule):
         if not isinstance(self.coupled, (bool, np.bool_)):
             raise OptionError(f"Adaptive(coupled=) takes True (the rule's rate times a factor the nodes share) or "
                               f"False (the paper's rule alone), got {self.coupled!r}")
+        if not (isinstance(self.target_gain, (int, float, np.number)) and 1 <= self.target_gain < np.inf):
+            raise OptionError(f"Adaptive(target_gain=) takes a finite number >= 1 (the gain c / t the factor's target "
+                              f"gives a lone noise-only mode; 1: the agreement's zero), got {self.target_gain!r}")
         for name in ("horizon", "gain"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float, np.number)) and np.isfinite(value) and value > 0):
@@ -288,8 +316,16 @@ class Adaptive(Schedule):
         free = np.ones(np.shape(rho), dtype=bool) if exact is None else np.logical_not(exact)
         least = float(np.min(np.where(free, rho, 1.0)))
         cap = -np.log(least) if least > 0 else 0.0
-        rho = np.minimum(1.0, np.exp(st["log_f"]) * rho)
-        return (float(rho) if axes == 0 else rho), {**new, **self._agreement(gradient, rho, free, st), "cap": cap}
+        n = st.get("n", 0) + 1
+        rho = self._coupled(rho, st, n)
+        return (float(rho) if axes == 0 else rho), {**new, **self._agreement(gradient, rho, free, st), "cap": cap,
+                                                    "n": n}
+
+    def _coupled(self, rule, st: dict, n: int):
+        """max(min(1, f_0 rule), min(f rule, c_* horizon / n)) (the class docstring)."""
+        log_f = st.get("log_f", 0.0)
+        high = np.minimum(np.exp(log_f) * rule, min(1.0, self.target_gain * self.horizon / n))
+        return np.maximum(np.minimum(1.0, np.exp(st.get("log_f0", log_f)) * rule), high)
 
     def _agreement(self, gradient: tuple, rho, free, st: dict) -> dict:
         """g_t^T z_t and |g_t| |z_t| of this step over the ``free`` elements (those not stepped
@@ -305,9 +341,9 @@ class Adaptive(Schedule):
         return {"z": z, "agree": agree, "norm": norm, "taken": float(np.mean(rho))}
 
     def pool(self, states: list) -> list:
-        """log f <- min(cap, max(0, log f + min(1 / horizon, gain rhobar A))) with A = sum g^T z /
-        sum |g| |z| over the nodes' states of the step (``coupled=True``; the class docstring);
-        every node takes the new f."""
+        """log f_0 <- min(cap, max(0, log f_0 + min(1 / horizon, gain rhobar A))) with A = sum g^T
+        z / sum |g| |z| over the nodes' states of the step, and log f likewise on A - A*_n
+        (``coupled=True``; the class docstring); every node takes the new f_0 and f."""
         if not self.coupled or not states:
             return states
         norm = sum(st.get("norm", 0.0) for st in states)
@@ -315,9 +351,14 @@ class Adaptive(Schedule):
             return states
         cap = max(st.get("cap", 0.0) for st in states)  # beyond it no node's rate changes
         taken = float(np.mean([st.get("taken", 0.0) for st in states]))
-        step = min(1.0 / self.horizon, self.gain * taken * sum(st["agree"] for st in states) / norm)
-        log_f = min(cap, max(0.0, states[0]["log_f"] + step))
-        return [{**st, "log_f": log_f, "agree": 0.0, "norm": 0.0} for st in states]
+        agree, h, c = sum(st["agree"] for st in states), self.horizon, self.target_gain
+        old = states[0]["log_f"]
+        log_f0 = min(cap, max(0.0, states[0].get("log_f0", old) + min(1.0 / h, self.gain * taken * agree / norm)))
+        spent = states[0].get("spent", 0.0) + taken
+        n = max(st.get("n", 1) for st in states)
+        target = -2 * (c - 1) / (2 * c - 1) * np.sqrt(c / (2 * (1 + 1 / h) * n)) if spent >= h else 0.0
+        log_f = min(cap, max(log_f0, old + min(1.0 / h, self.gain * taken * agree / norm - self.gain * taken * target)))
+        return [{**st, "log_f": log_f, "log_f0": log_f0, "spent": spent, "agree": 0.0, "norm": 0.0} for st in states]
 
     def rate_before(self, t: int, st: dict):
         """gbar^T gbar / hbar of the averages so far: the rate the rule gave after the last
@@ -328,7 +369,7 @@ class Adaptive(Schedule):
         if st is None or st["g"] is None:
             raise VMPError("vmp.Adaptive(): rate_before() needs the averages started by prime()")
         rho = _ratio(st["g"], st["h"], st.get("axes", 0), st.get("exact"))
-        return np.minimum(1.0, np.exp(st.get("log_f", 0.0)) * rho) if self.coupled else rho
+        return self._coupled(rho, st, st.get("n", 0) + 1) if self.coupled else rho
 
 
 def pool(schedules: dict, states: dict) -> dict:
