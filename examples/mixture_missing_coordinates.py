@@ -60,9 +60,10 @@ def main() -> None:
             cpu = time.process_time() - tick
             err = matched_error(model["mu"].mean, truth)
             rmse = np.sqrt(np.mean((model.impute("x").mean - x[~seen]) ** 2)) if impute else \
-                np.sqrt(np.mean((filled[~seen] - x[~seen]) ** 2)) if label.startswith("column") else np.nan
+                np.sqrt(np.mean((filled[~seen] - x[~seen]) ** 2)) if label.startswith("column") else None
+            shown = "- (nothing imputed)" if rmse is None else f"{rmse:.3f}"
             print(f"{label:20s} seed {seed}: {res.iterations:4d} sweeps {cpu:6.2f} s CPU, "
-                  f"max |mu_k - truth_k| {err:.3f}, imputed RMSE {rmse:.3f}")
+                  f"max |mu_k - truth_k| {err:.3f}, imputed RMSE {shown}")
 
 
 if __name__ == "__main__":
