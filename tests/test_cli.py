@@ -409,3 +409,33 @@ def test_checkpoint_and_resume_continue_the_same_fit(capsys, tmp_path):
     assert a["history"]["evaluations"] == b["history"]["evaluations"] and a["iterations"] == 40
     missing = call(capsys, *common, "--resume", tmp_path / "nothing.npz")
     assert_clean_failure(missing, 2, "--resume")
+
+
+def test_fit_gaussian_mixture_reads_empty_cells_and_na_as_missing(tmp_path, capsys):
+    """Empty cells and NA in a gaussian_mixture table are missing coordinates: the CLI's fit is
+    the Python fit of the same array with NaN there; other text, inf, and an empty rating of a
+    matrix factorization are still refused."""
+    rng = np.random.default_rng(0)
+    x = np.r_[rng.normal(0, 1, (40, 3)), rng.normal(5, 1, (40, 3))]
+    gone = rng.random(x.shape) < 0.1
+    gone[0] = True  # one row with nothing observed
+    cells = [[("NA" if (i + j) % 2 else "") if g else repr(float(v)) for j, (v, g) in enumerate(zip(row, miss))]
+             for i, (row, miss) in enumerate(zip(x, gone))]
+    data = tmp_path / "gaps.csv"
+    data.write_text("a,b,c\n" + "\n".join(",".join(r) for r in cells) + "\n")
+    proc = call(capsys, "fit", "gaussian_mixture", data, "-k", 2, "--iterations", 50, "--report", tmp_path / "r")
+    assert proc.returncode == 0, proc.stderr
+    assert f"{int(gone.sum())} missing values, inferred as latent coordinates" in proc.stdout
+    assert "1 of them partially observed" in proc.stdout
+    from models import gaussian_mixture
+
+    model = gaussian_mixture(np.where(gone, np.nan, x), 2)
+    expected = model.fit(iterations=50, seed=0)
+    got = json.loads((tmp_path / "r" / "history.json").read_text())
+    assert np.isclose(got["elbo"][-1], expected.final_elbo, rtol=1e-12, atol=0)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("x,y\n1,2\n3,inf\n")
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", bad), 1, "line 3", "'inf' is not a finite number")
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("user,item,rating\n0,1,3\n1,0,\n")
+    assert_clean_failure(call(capsys, "fit", "matrix_factorization", ratings), 1, "line 3", "'' is not a number")

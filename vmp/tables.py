@@ -52,21 +52,26 @@ class Table:
     def place(self, i: int) -> str:
         return f"data file '{self.path}', {self.where} {self.rows[i]}"
 
-    def numbers(self, j: int) -> np.ndarray:
-        """Column j as finite floats; a TableError names the first cell that is not one."""
-        if j not in self._numbers:
+    def numbers(self, j: int, missing: bool = False) -> np.ndarray:
+        """Column j as finite floats; a TableError names the first cell that is not one. With
+        ``missing``, an empty cell or a MISSING token (NA, NaN, ...) is NaN: a missing value."""
+        if (j, missing) not in self._numbers:
             col = self.cells[j]
+            absent = np.isin(np.char.lower(np.char.strip(col.astype(str))), MISSING) if missing else None
+            if absent is not None and absent.any():
+                col = np.where(absent, "nan", col)
             try:
                 values = np.asarray(col, dtype=float)
             except (TypeError, ValueError):
                 values = None
-            ok = None if values is None else np.isfinite(values)
+            ok = None if values is None else np.isfinite(values) | (absent if missing else False)
             if values is None or not ok.all():
                 i = _first_bad(col) if values is None else int(np.flatnonzero(~ok)[0])
                 kind = "finite number" if values is not None else "number"
-                raise TableError(f"{self.place(i)}, column {j + 1}: '{col[i]}' is not a {kind}")
-            self._numbers[j] = values
-        return self._numbers[j]
+                also = " or missing (an empty cell, NA)" if missing else ""
+                raise TableError(f"{self.place(i)}, column {j + 1}: '{self.cells[j][i]}' is not a {kind}{also}")
+            self._numbers[(j, missing)] = values
+        return self._numbers[(j, missing)]
 
     @property
     def values(self) -> np.ndarray:
@@ -119,6 +124,10 @@ class Table:
         if unused:
             warn(f"data file '{self.path.name}': column(s) {', '.join(repr(n) for n in unused)} "
                  f"not used ({model} reads {reads}); choose columns with --columns")
+
+
+#: cells read as missing values where a model takes them (lower case, stripped)
+MISSING = ("", "na", "nan", "n/a", "null", "none", "?")
 
 
 def _first_bad(col: np.ndarray) -> int:

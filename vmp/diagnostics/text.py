@@ -126,7 +126,9 @@ def summary(result, model=None) -> str:
         nodes = list(model)
         latent = [n for n in nodes if not n.observed]
         observed = [n for n in nodes if n.observed]
-        lines += ["", f"model '{model.name}': {len(latent)} latent, {len(observed)} observed node(s)"]
+        partial = sum(n.has_data for n in latent)
+        some = f" ({partial} of them partially observed: data with masked entries)" if partial else ""
+        lines += ["", f"model '{model.name}': {len(latent)} latent{some}, {len(observed)} observed node(s)"]
         if latent:
             rows = [(n.name, n.family.name, _plates(n), describe_posterior(n), *describe_spread(n))
                     for n in latent]
