@@ -409,3 +409,29 @@ def test_checkpoint_and_resume_continue_the_same_fit(capsys, tmp_path):
     assert a["history"]["evaluations"] == b["history"]["evaluations"] and a["iterations"] == 40
     missing = call(capsys, *common, "--resume", tmp_path / "nothing.npz")
     assert_clean_failure(missing, 2, "--resume")
+
+
+def test_gaussian_mixture_reads_empty_cells_as_missing(tmp_path, capsys):
+    """Empty cells (and NaN) of a gaussian_mixture table are missing coordinates, as NaN is for
+    models.gaussian_mixture: the fit is the builder's on the array with NaN; inf and words still
+    fail naming the cell, and the ratings' columns stay strict."""
+    rng = np.random.default_rng(1)
+    x = np.concatenate([rng.normal(c, 0.3, size=(20, 2)) for c in [(0, 0), (3, 0)]])
+    x[[2, 7, 30], [0, 1, 1]] = np.nan
+    cells = [["" if np.isnan(v) else f"{v:.5f}" for v in row] for row in x]
+    cells[30][1] = "NaN"
+    path = tmp_path / "holes.csv"
+    path.write_text("a,b\n" + "\n".join(",".join(r) for r in cells) + "\n")
+    proc = call(capsys, "fit", "gaussian_mixture", path, "-k", 2, "--iterations", 50)
+    assert proc.returncode == 0, proc.stderr
+    assert "3 masked coordinates in 3 of 40 elements inferred" in proc.stdout
+    from models import gaussian_mixture
+
+    want = gaussian_mixture(np.round(x, 5), 2).fit(iterations=50).final_elbo
+    assert f"final ELBO: {want:.6g} " in proc.stdout
+    inf = tmp_path / "inf.csv"
+    inf.write_text("a,b\n1,2\n3,inf\n")
+    assert_clean_failure(call(capsys, "fit", "gaussian_mixture", inf), 1, "inf.csv", "line 3", "'inf'")
+    ratings = tmp_path / "ratings.csv"
+    ratings.write_text("user,item,rating\n0,1,3\n1,0,\n")
+    assert_clean_failure(call(capsys, "fit", "matrix_factorization", ratings), 1, "line 3", "rating")

@@ -89,12 +89,12 @@ def _gmm_load(table: Table, columns) -> dict:
             warn(f"data file '{table.path.name}': column(s) {', '.join(repr(table.names[j]) for j in ids)} "
                  f"look like ids and are left out; give --columns to fit them")
     for j in chosen:
-        if counts_rows(table.numbers(j)):
+        if counts_rows(table.numbers(j, missing=True)):
             warn(f"column '{table.names[j]}' counts the rows (1, 2, 3, ...): it looks like an id, yet "
                  f"it is fitted as a dimension; choose the columns with --columns")
     if columns is not None:
         table.left_out(chosen, "gaussian_mixture", ", ".join(table.names[j] for j in chosen))
-    x = np.column_stack([table.numbers(j) for j in chosen])
+    x = np.column_stack([table.numbers(j, missing=True) for j in chosen])  # empty cells: NaN, missing
     return {"data": x, "describe": f"{x.shape[0]:,} points in {x.shape[1]} dimensions "
                                    f"({', '.join(table.names[j] for j in chosen)})"}
 
@@ -178,7 +178,7 @@ def _lda_build(builder, data, k, options):
 SPECS: dict[str, ModelSpec] = {
     "gaussian_mixture": ModelSpec(_gmm_load, _gmm_synthetic, _gmm_build, 5,
                                   "a numeric table, one point per row (columns named like ids are "
-                                  "left out)"),
+                                  "left out; an empty or NaN cell is a missing coordinate)"),
     "matrix_factorization": ModelSpec(_mf_load, _mf_synthetic, _mf_build, 3,
                                       "rows user,item,rating (any integer ids, renumbered 0..n-1)"),
     "lda": ModelSpec(_lda_load, _lda_synthetic, _lda_build, 3,

@@ -29,6 +29,8 @@ def warn(message: str) -> None:
 
 #: file suffixes read as Parquet (through pandas, with pyarrow or fastparquet)
 PARQUET = (".parquet", ".pq")
+#: cells read as a missing value where a model takes them (``Table.numbers(missing=True)``)
+MISSING = ("", "nan", "na")
 
 
 @dataclass
@@ -52,21 +54,25 @@ class Table:
     def place(self, i: int) -> str:
         return f"data file '{self.path}', {self.where} {self.rows[i]}"
 
-    def numbers(self, j: int) -> np.ndarray:
-        """Column j as finite floats; a TableError names the first cell that is not one."""
-        if j not in self._numbers:
+    def numbers(self, j: int, missing: bool = False) -> np.ndarray:
+        """Column j as finite floats; a TableError names the first cell that is not one. With
+        ``missing``, an empty cell or NaN (``MISSING``) is NaN, a missing value."""
+        if (j, missing) not in self._numbers:
             col = self.cells[j]
+            if missing and col.dtype.kind in "OUS":
+                col = np.array([np.nan if isinstance(v, str) and v.strip().lower() in MISSING else v for v in col],
+                               dtype=object)
             try:
                 values = np.asarray(col, dtype=float)
             except (TypeError, ValueError):
                 values = None
-            ok = None if values is None else np.isfinite(values)
+            ok = None if values is None else np.isfinite(values) | (missing & np.isnan(values))
             if values is None or not ok.all():
                 i = _first_bad(col) if values is None else int(np.flatnonzero(~ok)[0])
                 kind = "finite number" if values is not None else "number"
-                raise TableError(f"{self.place(i)}, column {j + 1}: '{col[i]}' is not a {kind}")
-            self._numbers[j] = values
-        return self._numbers[j]
+                raise TableError(f"{self.place(i)}, column {j + 1}: '{self.cells[j][i]}' is not a {kind}")
+            self._numbers[j, missing] = values
+        return self._numbers[j, missing]
 
     @property
     def values(self) -> np.ndarray:
