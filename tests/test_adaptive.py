@@ -741,3 +741,19 @@ def test_a_coupled_node_whose_elements_all_read_all_their_children_steps_with_ra
                                         step=vmp.Adaptive(), iterations=5, progress=False)
     assert np.all(np.asarray(result.history["rho"]["z"]) == 1.0)
     assert not np.all(np.asarray(result.history["rho"]["mu"]) == 1.0)
+
+
+def test_a_state_saved_before_the_target_resumes():
+    """A coupled state without log f_0, n and spent (a checkpoint of the schedule before the
+    target) resumes: f_0 starts at the saved f, n and spent from 0 (the target waits for z to
+    renew again)."""
+    model = _mf(True)
+    opts = dict(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(), progress=False)
+    first = model.fit(iterations=10, **opts)
+    old = {name: {k: v for k, v in st.items() if k not in ("log_f0", "n", "spent")}
+           for name, st in first.state.extra["schedules"].items()}
+    first.state.extra["schedules"] = old
+    assert vmp.Adaptive()._coupled(0.1, old["u"], 1) == min(1.0, np.exp(old["u"]["log_f"]) * 0.1)
+    more = model.fit(iterations=20, resume=first, **opts)
+    assert more.iterations == 20 and np.isfinite(more.final_elbo)
+    assert {st["n"] for st in more.state.extra["schedules"].values()} == {10}

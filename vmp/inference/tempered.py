@@ -54,7 +54,7 @@ def log_normalizers(engine, plan, ctx: Context, temperatures, integrate_data: bo
     base = Context(subset=ctx.subset, owner=ctx.owner, state=ctx.state)
     z = selector(engine, plan)
     gated = _gated_terms(engine, plan, base, z, temperatures) if integrate_data else None
-    rest = [node for node in plan.local if node is not z]
+    rest = [node for node in _locals(plan, integrate_data) if node is not z]
     out = np.empty((n, temperatures.size))
     fit = None
     for m, temp in enumerate(temperatures):
@@ -82,11 +82,18 @@ def selector(engine, plan):
 
 def _gated(engine, z) -> list:
     """The observed children of ``z`` (their factors' messages to z are replaced when integrated)."""
-    return [f.child for f in engine.touching[z.name] if f.child.observed]
+    return [f.child for f in engine.touching[z.name] if f.child.has_data]
 
 
 def _observed(engine, plan) -> list:
-    return [n for n in engine.model.nodes.values() if n.observed and any(p.name in plan.names for p in n.plates)]
+    return [n for n in engine.model.nodes.values() if n.has_data and any(p.name in plan.names for p in n.plates)]
+
+
+def _locals(plan, integrate_data: bool) -> list:
+    """The locals the tempered bound fits: a partially observed node's masked entries are latent
+    in the tempered joint, so integrating its data integrates them too (C_n reads every
+    coordinate of x_n, as for a complete row); with the data fixed they are locals."""
+    return [n for n in plan.local if not (integrate_data and n.has_data)]
 
 
 def tempered_integral(family, eta: tuple, counts, s: np.ndarray) -> np.ndarray:
@@ -112,7 +119,7 @@ def _gated_terms(engine, plan, base: Context, z, temperatures) -> np.ndarray | N
     for x in _gated(engine, z):
         shared = _shared(engine, plan, x, z)
         at = replace(base, subset={p.name: np.zeros(1, np.int64) for p in x.plates}) if shared else base
-        counts = _counts(x, base)
+        counts = _counts(engine, x, base)
         for j in range(k):
             onehot = np.zeros(at.shape(z.plates) + (k,))
             onehot[..., j] = 1.0
@@ -130,8 +137,13 @@ def _shared(engine, plan, x, z) -> bool:
         leaf.node is x or leaf.node is z or not any(p.name in plan.names for p in leaf.plates) for leaf in leaves)
 
 
-def _counts(node, ctx: Context):
-    w = node.factor_weights()
+def _counts(engine, node, ctx: Context):
+    """The copies of each element whose integral C_n counts: its factor's weights, 0 where the
+    element is barren (a row of a partially observed node with nothing observed is not in the
+    model)."""
+    w, keep = node.factor_weights(), engine.factors[node.name].keep
+    if keep is not None:
+        w = keep.astype(float) if w is None else w * keep
     return None if w is None else ctx.take(w, node.plates)
 
 
@@ -149,7 +161,8 @@ def _fit(engine, plan, base: Context, s: float, z, g, integrate_data: bool, star
     It starts from the priors, or from ``start`` (the fit at the previous temperature)."""
     ctx = replace(base, overrides={})
     natural = {}
-    for node in plan.local:
+    local = _locals(plan, integrate_data)
+    for node in local:
         own = engine.factors[node.name].messages(node, ctx=scaled_context(ctx, node, 1.0, s))
         natural[node.name] = node.pinned(own, ctx)
         ctx.overrides[node.name] = node.family.moments(natural[node.name])
@@ -158,7 +171,7 @@ def _fit(engine, plan, base: Context, s: float, z, g, integrate_data: bool, star
         natural, ctx.overrides = dict(start[1]), dict(start[0].overrides)
     for _ in range(plan.local_iterations):
         change = 0.0
-        for node in reversed(plan.local):
+        for node in reversed(local):
             new = _target(engine, ctx, node, s, integrate_data)
             if node is z and g is not None:
                 new = (new[0] + g / _multiplicity(z, ctx)[..., None],)
@@ -173,7 +186,7 @@ def _fit(engine, plan, base: Context, s: float, z, g, integrate_data: bool, star
 def _target(engine, ctx: Context, node, s: float, integrate_data: bool) -> tuple:
     """The node's tempered target: its factors weighted s (Paquet eq. (5)), without the observed
     children's when their data are integrated (their g replaces them)."""
-    factors = [f for f in engine.touching[node.name] if not (integrate_data and f.child.observed)]
+    factors = [f for f in engine.touching[node.name] if not (integrate_data and f.child.has_data)]
     contexts = {f.child.name: scaled_context(ctx, f.child, 1.0, s) for f in factors}
     total = None
     for f in factors:
@@ -188,11 +201,11 @@ def _value(engine, plan, fit, s: float, z, g, integrate_data: bool) -> np.ndarra
     n = len(ctx.subset[plan.plate_name])
     total = np.zeros(n)
     for f in engine.factors.values():
-        if not plan.on_batch(f) or (integrate_data and f.child.observed):
+        if not plan.on_batch(f) or (integrate_data and f.child.has_data):
             continue
         per = f.elog(engine.factor_weight(f), per_element=True, ctx=ctx)
         total += s * per_datapoint(per, f.child.plates, ctx, n)
-    for node in plan.local:
+    for node in _locals(plan, integrate_data):
         h = node.family.entropy(natural[node.name], ctx.overrides[node.name])
         if node.weights is not None:
             h = h * ctx.take(node.weights, node.plates)
@@ -211,7 +224,7 @@ def _ungated(engine, plan, ctx: Context, s: float, z, n: int) -> np.ndarray:
     for x in _observed(engine, plan):
         if x not in gated:
             eta = engine.conditional(x).messages(x, ctx=ctx)
-            per = tempered_integral(x.family, eta, _counts(x, ctx), np.array([s]))[..., 0]
+            per = tempered_integral(x.family, eta, _counts(engine, x, ctx), np.array([s]))[..., 0]
             total += per_datapoint(per, x.plates, ctx, n)
     return total
 
@@ -225,7 +238,7 @@ def _importance(engine, plan, fit, s: float, z, g, integrate_data: bool, rng) ->
     n = len(ctx.subset[plan.plate_name])
     at = replace(ctx, overrides=dict(ctx.overrides))
     total = np.zeros(n)
-    for node in plan.local:
+    for node in _locals(plan, integrate_data):
         if node is not z:
             fam, lq, lp = node.family, natural[node.name], prior[node.name]
             pick = rng.random(fam.plate_shape(lq)) < 0.5
@@ -237,7 +250,7 @@ def _importance(engine, plan, fit, s: float, z, g, integrate_data: bool, rng) ->
             total -= per_datapoint(_times(log_r, node, at), node.plates, at, n)
     for f in engine.factors.values():
         child = f.child
-        if plan.on_batch(f) and child is not z and not child.observed:
+        if plan.on_batch(f) and child is not z and not child.observed and not (integrate_data and child.has_data):
             total += s * per_datapoint(f.elog(engine.factor_weight(f), per_element=True, ctx=at), child.plates, at, n)
         elif plan.on_batch(f) and child.observed and not integrate_data and (z is None or child not in _gated(engine, z)):
             total += s * per_datapoint(f.elog(engine.factor_weight(f), per_element=True, ctx=at), child.plates, at, n)
