@@ -364,7 +364,7 @@ def test_stochastic_option_errors(capsys, points_csv):
     assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--update", "sideways"), 2, "--update")
     assert_clean_failure(call(capsys, *sto, "--per-node", 2, "--tol", 1e-3, "--evaluate-every", 0), 2,
                          "--tol", "--evaluate-every")
-    assert_clean_failure(call(capsys, *base, "--minibatch", "data:5", "--kappa", 0.7), 2,
+    assert_clean_failure(call(capsys, *base, "--method", "batch", "--minibatch", "data:5", "--kappa", 0.7), 2,
                          "--minibatch, --kappa apply to --method stochastic")
     assert_clean_failure(call(capsys, *base, "--method", "svi"), 2, "--method")
 
@@ -439,3 +439,16 @@ def test_fit_gaussian_mixture_reads_empty_cells_and_na_as_missing(tmp_path, caps
     ratings = tmp_path / "ratings.csv"
     ratings.write_text("user,item,rating\n0,1,3\n1,0,\n")
     assert_clean_failure(call(capsys, "fit", "matrix_factorization", ratings), 1, "line 3", "'' is not a number")
+
+
+def test_fit_without_method_is_stochastic_given_a_subsample(points_csv, tmp_path, capsys):
+    """--minibatch (or --per-node) without --method runs the stochastic fit, as fit(subsample=...)
+    does: the same history as with --method stochastic."""
+    common = ("fit", "gaussian_mixture", points_csv, "-k", 2, "--iterations", 20, "--minibatch", "data:10")
+    a = call(capsys, *common, "--report", tmp_path / "a")
+    b = call(capsys, *common, "--method", "stochastic", "--report", tmp_path / "b")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    ha, hb = (json.loads((tmp_path / r / "history.json").read_text()) for r in "ab")
+    assert ha["method"] == "stochastic" and ha["history"]["evaluations"] == hb["history"]["evaluations"]
+    c = call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 2, "--iterations", 5, "--per-node", 3)
+    assert c.returncode == 0 and "stochastic" in c.stdout, c.stderr

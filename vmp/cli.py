@@ -6,7 +6,7 @@
     vmp fit MODEL [DATA] [-k K] [--report DIR]  fit a model to a data file (synthetic data without)
         [--columns A,B,...]                     CSV/TSV/whitespace text or Parquet; id columns are
                                                 renumbered 0..n-1 (ids.json in the report)
-        [--method stochastic --minibatch PLATE:SIZE | --per-node C] [--update per-node|global]
+        [--minibatch PLATE:SIZE | --per-node C] [--update per-node|global]   (stochastic VMP)
         [--tau T --kappa K --rho1 R --evaluate-every E]
     vmp render MODEL [DATA] [-o FILE]           draw the model (DOT source to stdout without -o)
 
@@ -201,7 +201,10 @@ def _given(args, dest: str) -> bool:
 
 
 def check_method_options(args) -> None:
-    """Refuse options that do not apply to ``args.method`` (a UsageError naming them)."""
+    """Refuse options that do not apply to ``args.method`` (a UsageError naming them); without
+    --method, a fit given --minibatch or --per-node is stochastic, else batch (as ``fit()``)."""
+    if args.method is None:
+        args.method = "stochastic" if _given(args, "minibatch") or _given(args, "per_node") else "batch"
     if args.method == "batch":
         wrong = [flag for dest, flag in STOCHASTIC_OPTIONS.items() if _given(args, dest)]
         if wrong:
@@ -809,8 +812,8 @@ def _finite_float(text: str) -> float:
 
 
 def _fit_options(p) -> None:
-    p.add_argument("--method", choices=sorted(METHODS), default="batch",
-                   help="inference method (default: batch)")
+    p.add_argument("--method", choices=sorted(METHODS), default=None,
+                   help="inference method (default: stochastic with --minibatch or --per-node, else batch)")
     p.add_argument("--iterations", type=_positive_int, default=None, metavar="N",
                    help="batch: sweeps at most (default: 1000, warning if the fit has not converged "
                         "by then); stochastic: steps (default: 200)")
