@@ -229,6 +229,23 @@ def test_to_arviz_holds_draws_from_q_and_the_predictive():
     assert summary["mean"].iloc[0] == pytest.approx(float(model["tau"].mean), rel=0.03)
 
 
+def test_to_arviz_keeps_the_data_of_a_partially_observed_node():
+    """A mixture with NaN coordinates: its data in observed_data (NaN where masked), the draws
+    of the masked coordinates in posterior (the data where observed)."""
+    pytest.importorskip("arviz", reason="ArviZ is an optional extra: pip install 'vmp[arviz]'")
+    from models import gaussian_mixture
+
+    rng = np.random.default_rng(0)
+    x = np.r_[rng.normal(0, 1, (30, 2)), rng.normal(4, 1, (30, 2))]
+    x[[1, 5, 40], [0, 1, 0]] = np.nan
+    model = gaussian_mixture(x, 2)
+    data = model.fit(iterations=30, seed=0).to_arviz(model, draws=50, seed=1)
+    np.testing.assert_array_equal(data.observed_data["x"].values, x)
+    draws = data.posterior["x"].values[0]
+    seen = ~np.isnan(x)
+    assert np.all(draws[:, seen] == x[seen]) and np.all(np.isfinite(draws))
+
+
 def test_to_arviz_without_arviz_says_how_to_install(monkeypatch):
     import builtins
 

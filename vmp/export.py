@@ -9,7 +9,8 @@ from .graph.data import is_lazy
 def to_arviz(model, draws: int = 1000, seed: int | None = 0, predictive: bool = True, result=None):
     """InferenceData with one chain of ``draws`` independent draws: ``posterior`` from q of every
     hidden node that has one, ``posterior_predictive`` from ``model.predict`` of every observed
-    node (when ``predictive``), ``observed_data``; plate axes are named dimensions with integer
+    node (when ``predictive``), ``observed_data`` (a partially observed node's data too, NaN at its
+masked entries, whose draws are in ``posterior``); plate axes are named dimensions with integer
     coordinates. A fit's final and initial ELBO go to the attributes when ``result`` is given.
     The draws are exact draws from q (independent, so ArviZ's ESS equals ``draws``)."""
     try:
@@ -23,7 +24,11 @@ def to_arviz(model, draws: int = 1000, seed: int | None = 0, predictive: bool = 
     observed = [n for n in model if n.observed and not is_lazy(n.data)]
     posterior = {n.name: n.sample(draws, rng)[None] for n in hidden}
     pp = {n.name: model.predict(n.name).sample(draws, rng)[None] for n in observed} if predictive else {}
+    partial = [n for n in hidden if n.has_data and not is_lazy(n.data)]  # masked entries latent
     data = {n.name: np.asarray(n.data) for n in observed}
+    for n in partial:
+        x = np.asarray(n.data, float)
+        data[n.name] = np.where(n.mask.reshape(n.mask.shape + (1,) * (x.ndim - n.mask.ndim)), x, np.nan)
     dims = {n.name: [p.name for p in n.plates] for n in hidden + observed}
     coords = {p.name: np.arange(p.size) for p in model.plates.values()}
     attrs = {"model": model.name}
