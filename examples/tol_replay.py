@@ -257,6 +257,24 @@ def knee_stop(it, b, tol, every, z=4.0) -> int | None:
                  if all(flat(j + 1 - k) for k in range(TOL_PATIENCE))), None)
 
 
+def patience_stop(it, b, tol, every, alpha=0.05, after=4) -> int | None:
+    """Tried, not kept: stop at t when the trend of the evaluations so far (:func:`trend`,
+    causal) has been within tol |b| of its last value since t / (1 + alpha), with at least
+    ``after`` evaluations since. If nothing rises later, P is that step and the stop is within
+    (1 + alpha) P plus one spacing by construction; what it cannot see is a slow rise of less
+    than tol |b| per alpha t that still sums to more than tol |b|. The trend pools its last
+    tenth (TAIL), so below alpha = 0.1 the rule reads "the last tenth rose by less than about
+    tol |b|"."""
+    keep = (it > 0) & (it % every == 0)
+    its, vals = it[keep], b[keep]
+    for j in range(TOL_MIN, len(vals)):
+        s, v = its[:j + 1], vals[:j + 1]
+        p = plateau_trend(s, v, tol)
+        if p <= s[-1] / (1 + alpha) and len(s) - 1 - int(np.searchsorted(s, p)) >= after:
+            return int(s[-1])
+    return None
+
+
 RULES = {
     f"curves, z = {TOL_Z:g} + {TOL_NOISE_Z:g} (vmp)": curve_stop,
     "curves, z = 1.5 + 1.5 (tried: more within, more early stops)": partial(curve_stop, z=1.5, noise_z=1.5),
@@ -402,6 +420,25 @@ def phase(first, recorded) -> None:
         print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
 
 
+def patience_tables() -> int:
+    """patience_stop (alpha 0.05, 0.1, 0.2; at least 2 or 4 evaluations after P) against
+    vmp's rule on seeds 0-11 and the held-out runs."""
+    c0 = time.process_time()
+    first = [(np.array(r["iteration"]), np.array(r["elbo"])) for r in json.loads(OUT.read_text()).values()]
+    held = [(np.array(r["iteration"]), np.array(r["elbo"]))
+            for group in json.loads(HELD_OUT.read_text()).values() for r in group.values()]
+    rules = {"curves (vmp)": curve_stop, **{f"patience alpha={a} after={m}": partial(patience_stop, alpha=a, after=m)
+                                            for a in (0.05, 0.1, 0.2) for m in (2, 4)}}
+    for title, data, tols in (("seeds 0-11", first, [3e-4, 1e-3, 1e-4]), ("held out", held, [3e-4, 1e-3])):
+        print(f"\n{title} | rule | within 10% (trend P) | early | early leaving > 2 tol | most left")
+        for name, rule in rules.items():
+            s = summary(cases(rule, data, tols, [1, 2, 5, 10]), "trend")
+            print(f"{title} | {name} | {s['within']} of {s['cases']} | {s['early']} | "
+                  f"{sum(x > 2 for x in s['left'])} | {max(s['left'], default=0):.1f}")
+    print(f"{time.process_time() - c0:.1f} s CPU")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--record", action="store_true", help="record the 12 runs again")
@@ -410,6 +447,8 @@ def main(argv=None) -> int:
     ap.add_argument("--realistic", action="store_true",
                     help="only the realistic fits (recorded when missing from their JSON)")
     ap.add_argument("--phase", action="store_true", help="with --realistic: the phase-aware history tried")
+    ap.add_argument("--patience", action="store_true",
+                    help="only the proportional patience tried (patience_stop) against vmp's rule")
     args = ap.parse_args(argv)
     if args.realistic:
         kept = json.loads(REALISTIC.read_text()) if REALISTIC.exists() else {}
@@ -435,6 +474,8 @@ def main(argv=None) -> int:
             phase(first, recorded)
         print(f"{time.process_time() - c0:.1f} s CPU")
         return 0
+    if args.patience:
+        return patience_tables()
     if args.record or not OUT.exists():
         OUT.write_text(json.dumps(record(range(12), 400)))
     kept = {} if args.record_held_out or not HELD_OUT.exists() else json.loads(HELD_OUT.read_text())
