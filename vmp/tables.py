@@ -54,17 +54,16 @@ class Table:
 
     def numbers(self, j: int, missing: bool = False) -> np.ndarray:
         """Column j as finite floats; a TableError names the first cell that is not one. With
-        ``missing``, an empty cell or a MISSING token (NA, NaN, ...) is NaN: a missing value."""
+        ``missing``, an empty cell or a MISSING token (NA, NaN, ...) is NaN: a missing value
+        (looked for only when the column does not read as finite numbers)."""
         if (j, missing) not in self._numbers:
             col = self.cells[j]
-            absent = np.isin(np.char.lower(np.char.strip(col.astype(str))), MISSING) if missing else None
-            if absent is not None and absent.any():
-                col = np.where(absent, "nan", col)
-            try:
-                values = np.asarray(col, dtype=float)
-            except (TypeError, ValueError):
-                values = None
-            ok = None if values is None else np.isfinite(values) | (absent if missing else False)
+            values, absent = _floats(col), None
+            if missing and (values is None or not np.isfinite(values).all()):
+                absent = np.isin(np.char.lower(np.char.strip(col.astype(str))), MISSING)
+                col = np.where(absent, "nan", col) if absent.any() else col
+                values = _floats(col)
+            ok = None if values is None else np.isfinite(values) | (False if absent is None else absent)
             if values is None or not ok.all():
                 i = _first_bad(col) if values is None else int(np.flatnonzero(~ok)[0])
                 kind = "finite number" if values is not None else "number"
@@ -128,6 +127,13 @@ class Table:
 
 #: cells read as missing values where a model takes them (lower case, stripped)
 MISSING = ("", "na", "nan", "n/a", "null", "none", "?")
+
+
+def _floats(col: np.ndarray) -> np.ndarray | None:
+    try:
+        return np.asarray(col, dtype=float)
+    except (TypeError, ValueError):
+        return None
 
 
 def _first_bad(col: np.ndarray) -> int:
