@@ -38,6 +38,7 @@ class Clamp:
             self.observed, self.seen = mask.all(axis=axes), mask.any(axis=axes)
             self.entries = node.family.pinned_entries(mask)
         self.data = np.asarray(node.data, float)
+        self.shapes = node.component_shapes()
         self.stats = tuple(np.asarray(s, float) for s in node._statistics(node.data))
         self._cache: tuple = (None, None)
 

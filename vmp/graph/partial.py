@@ -54,8 +54,7 @@ class LatentRows:
         overwritten)."""
         if self._base is None:
             c = self.clamp
-            shapes = (c.data.shape, c.data.shape + c.data.shape[-1:])
-            self._base = c.family.pin(tuple(np.zeros(s) for s in shapes), c.coordinates, c.data)
+            self._base = c.family.pin(tuple(np.zeros(s) for s in c.shapes), c.coordinates, c.data)
             for a in self._base:
                 a.flags.writeable = False
         return self._base

@@ -129,7 +129,7 @@ class Engine:
         ``graph/partial.py``) in an unrestricted update on this process, when some rows are
         complete; else None."""
         contexts = ctx.values() if isinstance(ctx, dict) else [ctx]
-        if node.clamp is None or plate is not None or type(self.executor) not in (Serial, Chunked) \
+        if node.clamp is None or plate is not None or not self.executor.rows_here \
                 or any(restricted(c) for c in contexts):
             return None
         return node.clamp.latent()

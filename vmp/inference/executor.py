@@ -36,6 +36,10 @@ def add(a: Any, b: Any) -> Any:
 
 
 class Executor(ABC):
+    #: every row of the data lives in this process (a partially observed node's batch update may
+    #: then form q at its latent rows only, ``graph/partial.py``)
+    rows_here: bool = False
+
     @abstractmethod
     def partitions(self, ctx) -> list:
         """The pieces of an evaluation over ``ctx`` (a Context, a dict of them, or None: all)."""
@@ -74,6 +78,8 @@ class Executor(ABC):
 
 class Serial(Executor):
     """Everything in this process, in one partition: the reference executor."""
+
+    rows_here = True
 
     def partitions(self, ctx) -> list:
         return [ctx]

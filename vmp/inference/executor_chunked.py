@@ -35,6 +35,8 @@ class Chunked(Executor):
     Evaluations already restricted to rows (a minibatch, PerNode's draw) run as in ``Serial``.
     """
 
+    rows_here = True
+
     def __init__(self, size: int = 1 << 16, plate: str | None = None):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
             raise VMPError(f"Chunked: size= takes a positive number of rows, got {size!r}")
