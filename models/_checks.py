@@ -84,6 +84,13 @@ def missing(name: str, what: str, data, mask=None) -> tuple[np.ndarray, np.ndarr
     return np.where(seen, arr, 0.0), seen
 
 
+def targets(name: str, data) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`missing` for a 1-D array of regression targets."""
+    if np.ndim(data) != 1:
+        raise vmp.ShapeError(f"{name}: targets must be a 1-D array, got shape {np.shape(data)}")
+    return missing(name, "targets", data)
+
+
 def moments(x: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """The mean and covariance of the rows of ``x`` (N x D), from the observed entries where some
     are missing (pairwise covariances; the variances alone when those are not positive definite),

@@ -17,15 +17,13 @@ from . import _checks
 def factor_analysis(data: np.ndarray, n_components: int, *, mask: np.ndarray | None = None,
                     ard_prior: tuple[float, float] = (1e-3, 1e-3), noise_prior: tuple[float, float] = (1e-3, 1e-3),
                     mean_precision: float = 1e-3, name: str = "factor_analysis") -> vmp.Model:
-    """Build the model for ``data`` (N x D) with at most ``n_components`` components;
-    ``mask`` (N x D, True where observed) marks missing entries."""
-    raw = np.asarray(data, dtype=float)
-    if mask is not None:
-        mask = np.asarray(mask, dtype=bool)
-        if mask.shape != raw.shape:
-            raise vmp.ShapeError(f"{name}: mask must have the shape of data {raw.shape}, got {mask.shape}")
-        raw = np.where(mask, raw, 0.0)
-    y = _checks.matrix(name, "data", raw)
+    """Build the model for ``data`` (N x D) with at most ``n_components`` components. NaN
+    entries, and those where ``mask`` (N x D, booleans) is False, are missing: each y_nd is its
+    own element, so a missing one drops out, and ``model.impute("y")`` gives its posterior
+    predictive."""
+    if np.ndim(data) != 2:
+        raise vmp.ShapeError(f"{name}: data must be a 2-D array (N x D), got shape {np.shape(data)}")
+    y, mask = _checks.missing(name, "data", data, mask)
     n, d = y.shape
     k = _checks.count(name, "n_components", n_components)
     _checks.positive(name, mean_precision=mean_precision)

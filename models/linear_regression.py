@@ -20,11 +20,10 @@ def linear_regression(inputs: np.ndarray, targets: np.ndarray, *, noise_precisio
     ones to ``inputs`` for an intercept. ``noise_precision`` fixes tau; when None,
     tau ~ Gamma(*noise_prior). ``ard`` gives each weight its own Gamma(*ard_prior) precision.
     The inputs are the data input "X": ``model.set_data("X", X_new)`` then ``model.predict("y")``
-    predicts held-out targets."""
+    predicts held-out targets. NaN targets are missing: they drop out of the fit, and
+    ``model.impute("y")`` gives their posterior predictive."""
     x = _checks.matrix(name, "inputs", inputs)
-    y = _checks.values(name, "targets", targets)
-    if y.ndim != 1:
-        raise vmp.ShapeError(f"{name}: targets must be a 1-D array, got shape {y.shape}")
+    y, seen = _checks.targets(name, targets)
     _checks.same_length(name, inputs=x, targets=y)
     _checks.positive(name, prior_precision=prior_precision, noise_precision=noise_precision)
     n, d = x.shape
@@ -37,5 +36,5 @@ def linear_regression(inputs: np.ndarray, targets: np.ndarray, *, noise_precisio
         w = vmp.Gaussian("w", mean=np.zeros(d), precision=precision)
         tau = noise_precision if noise_precision is not None else vmp.Gamma("tau", *noise_prior)
         with vmp.Plate("data", n):
-            vmp.Normal("y", mean=vmp.dot(w, vmp.Data("X", x)), precision=tau, observed=y)
+            vmp.Normal("y", mean=vmp.dot(w, vmp.Data("X", x)), precision=tau, observed=y, mask=seen)
     return model

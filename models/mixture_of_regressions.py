@@ -16,11 +16,10 @@ def mixture_of_regressions(inputs: np.ndarray, targets: np.ndarray, n_components
                            prior_precision: float = 1.0, noise_prior: tuple[float, float] = (1.0, 1.0),
                            name: str = "mixture_of_regressions") -> vmp.Model:
     """Build the mixture for ``targets`` (N) on the rows of ``inputs`` (N x D); add a column of
-    ones to ``inputs`` for per-component intercepts."""
+    ones to ``inputs`` for per-component intercepts. NaN targets are missing: their rows drop out
+    (their z_n is barren), and ``model.impute("y")`` gives their posterior predictive."""
     x = _checks.matrix(name, "inputs", inputs)
-    y = _checks.values(name, "targets", targets)
-    if y.ndim != 1:
-        raise vmp.ShapeError(f"{name}: targets must be a 1-D array, got shape {y.shape}")
+    y, seen = _checks.targets(name, targets)
     _checks.same_length(name, inputs=x, targets=y)
     k = _checks.count(name, "n_components", n_components, minimum=2)
     _checks.positive(name, alpha=alpha, prior_precision=prior_precision)
@@ -32,5 +31,5 @@ def mixture_of_regressions(inputs: np.ndarray, targets: np.ndarray, n_components
             tau = vmp.Gamma("tau", *noise_prior)
         with vmp.Plate("data", n):
             z = vmp.Categorical("z", pi)
-            vmp.Normal("y", mean=vmp.dot(w[z], x), precision=tau[z], observed=y)
+            vmp.Normal("y", mean=vmp.dot(w[z], x), precision=tau[z], observed=y, mask=seen)
     return model
