@@ -114,3 +114,18 @@ def test_glue_expressions_cannot_be_scaled():
         for scale in (lambda e: 2.0 * e, lambda e: e * 2.0, lambda e: e / 2.0):
             with pytest.raises(vmp.GraphError, match="cannot be scaled"):
                 scale(tau[z])
+
+
+def test_ragged_observed_data_is_a_data_error_naming_the_node():
+    with vmp.Model("m"), vmp.Plate("n", 2), pytest.raises(vmp.DataError) as info:
+        vmp.Gaussian("y", mean=np.zeros(2), precision=np.eye(2), observed=[[1.0, 2.0], [3.0]])
+    assert "'y'" in str(info.value) and "ragged" in str(info.value)
+
+
+def test_a_minibatch_larger_than_its_plate_is_an_option_error():
+    with vmp.Model("m") as model:
+        mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("data", 3):
+            vmp.Normal("y", mu, 1.0, observed=[1.0, 2.0, 3.0])
+    with pytest.raises(vmp.OptionError, match=r"size 10 exceeds plate 'data' \(3"):
+        model.fit(subsample=vmp.Minibatch("data", 10), iterations=3)
