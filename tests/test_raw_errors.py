@@ -129,3 +129,13 @@ def test_a_minibatch_larger_than_its_plate_is_an_option_error():
             vmp.Normal("y", mu, 1.0, observed=[1.0, 2.0, 3.0])
     with pytest.raises(vmp.OptionError, match=r"size 10 exceeds plate 'data' \(3"):
         model.fit(subsample=vmp.Minibatch("data", 10), iterations=3)
+
+
+def test_indexing_a_data_input_says_what_can_be_gated():
+    with vmp.Model("m"):
+        table = vmp.Data("B", np.full((2, 3), 1 / 3))
+        with vmp.Plate("n", 4):
+            z = vmp.Categorical("z", np.array([0.5, 0.5]))
+            with pytest.raises(vmp.GraphError) as info:
+                table[z]
+    assert "'B'" in str(info.value) and "random nodes" in str(info.value)
