@@ -28,7 +28,9 @@ def _convergence(result) -> list[str]:
         head = f"fit: {'converged' if result.converged else 'NOT converged'} after {steps}"
     lines = [f"{head} ({result.message})"]
     if method == "stochastic" and not diverged and not result.converged:
-        lines[0] += "; stopped at the iteration limit (tol= ends a stochastic fit when its bound stops improving)"
+        tol = extra.get("tol")
+        lines[0] += ("; stopped at the iteration limit (tol= ends a stochastic fit when its bound stops improving)"
+                     if tol is None else f"; stopped at the iteration limit before tol={tol:g} was met")
     how = f"method: {method}"
     if extra.get("update"):
         how += f", update {extra['update']}"

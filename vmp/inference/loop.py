@@ -610,7 +610,7 @@ class Fit:
         extra = self.state.extra
         history = self.recorder.history()
         elbo = np.array(self.recorder.elbo, dtype=float)
-        info = {"method": o.method} if o.method == "batch" else {"method": o.method, "update": o.update}
+        info = {"method": o.method} if o.method == "batch" else {"method": o.method, "update": o.update, "tol": o.tol}
         whole = not self.plan.local_step or o.evaluate == "full" or self.plan.evaluation.size == self.plan.plate.size
         info["bound"] = "exact" if whole else (
             f"estimate from {self.plan.evaluation.size} of {self.plan.plate.size} elements of "
