@@ -56,9 +56,10 @@ class _Integer(Constraint):
             return ok if self.high is None else ok & (value <= self.high)
 
 
-def integer_interval(low: int, high) -> Constraint:
-    """Integers low <= x <= high (e.g. a Binomial's counts, 0..n; ``high`` may be an array)."""
-    return _Integer(low, high, f"integers in [{low}, {_text(high)}]")
+def integer_interval(low: int, high, high_name: str | None = None) -> Constraint:
+    """Integers low <= x <= high (e.g. a Binomial's counts, 0..n; ``high`` may be an array, which
+    the message calls ``high_name``)."""
+    return _Integer(low, high, f"integers in [{low}, {high_name or _text(high)}]")
 
 
 def greater_than(lower, description: str | None = None) -> Constraint:
