@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from ..inference.loop import decrease_text
+
 __all__ = ["summary", "describe_posterior"]
 
 _SMALL = 12  # posterior means with at most this many numbers are printed in full
@@ -68,8 +70,7 @@ def _convergence(result) -> list[str]:
             lines.append("last step size rho: " + ", ".join(last))
     decrease = getattr(result, "decrease", None)
     if decrease:
-        lines.append(f"ELBO decrease: the update of node '{decrease.get('node')}' lowered it by "
-                     f"{_number(float(decrease.get('amount', float('nan'))))}")
+        lines.append(f"ELBO decrease: {decrease_text(decrease)}")
     return lines
 
 

@@ -522,9 +522,7 @@ class Fit:
                 message = f"the tempered objective decreased by {-change:.3g} at iteration {t}"
             else:
                 decrease = _locate_decrease(self.engine, self.state, self.plan.stepped, value)
-                message = (f"the ELBO decreased by {-change:.3g} at iteration {t}; "
-                           f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by "
-                           f"{decrease['amount']:.3g}")
+                message = f"the ELBO decreased by {-change:.3g} at iteration {t}; " + decrease_text(decrease)
             self._set(decrease=decrease)
             if o.on_decrease == "raise":
                 raise ConvergenceError(message)
@@ -683,9 +681,16 @@ def _locate_decrease(engine, state, schedule, start_value) -> dict:
         if value - new > worst["amount"]:
             worst = {"node": node.name, "amount": value - new}
         value = new
-    if worst["node"] is None:
-        worst["node"] = schedule[-1].name if schedule else "?"
     return worst
+
+
+def decrease_text(decrease: dict) -> str:
+    """Where ``_locate_decrease`` found the decrease: a node's update, or none (a change at the
+    rounding level of the bound's terms, e.g. under a prior of huge precision)."""
+    if decrease.get("node") is None:
+        return ("in a diagnostic sweep no single node's update lowered it (a change at the rounding level "
+                "of the bound's terms?)")
+    return f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by {decrease['amount']:.3g}"
 
 
 def default_method(method: str | None, subsample) -> str:
