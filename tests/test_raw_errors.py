@@ -139,3 +139,22 @@ def test_indexing_a_data_input_says_what_can_be_gated():
             with pytest.raises(vmp.GraphError) as info:
                 table[z]
     assert "'B'" in str(info.value) and "random nodes" in str(info.value)
+
+
+def _mixture():
+    x = np.concatenate([np.zeros((10, 2)), np.full((10, 2), 5.0)]) + np.random.default_rng(0).normal(size=(20, 2))
+    return vmp.models.gaussian_mixture(x, 3)
+
+
+@pytest.mark.parametrize("options,error,words", [
+    ({"iterationz": 5}, vmp.OptionError, ["iterationz", "tol", "subsample"]),
+    ({"seed": "a"}, vmp.OptionError, ["seed", "'a'"]),
+    ({"executor": "dask"}, vmp.OptionError, ["executor", "DaskExecutor", "'dask'"]),
+    ({"init": {"z": np.full((20, 2), 0.5)}}, vmp.ShapeError, ["'z'", "(20, 2)", "(20, 3)"]),
+    ({"init": {"z": np.full((20, 3), -1.0)}}, vmp.DataError, ["'z'", "domain"]),
+], ids=["unknown-option", "seed", "executor-string", "init-shape", "init-domain"])
+def test_fit_options_a_user_gets_wrong(options, error, words):
+    with pytest.raises(error) as info:
+        _mixture().fit(iterations=3, **options)
+    for w in words:
+        assert w in str(info.value), (w, str(info.value))

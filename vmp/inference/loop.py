@@ -16,12 +16,12 @@ import copy
 import math
 import time
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
-from ..errors import ConvergenceError, VMPError
+from ..errors import ConvergenceError, OptionError, VMPError
 from . import steps
 from .engine import Engine
 from .executor import Executor
@@ -99,6 +99,11 @@ class Options:
     resume: Any = None
 
     def __post_init__(self):
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer))):
+            raise OptionError(f"seed= takes an integer or None, got {self.seed!r}")
+        if self.executor is not None and not isinstance(self.executor, Executor):
+            raise OptionError(f"executor= takes vmp.Serial(), vmp.Chunked(size=...) or vmp.DaskExecutor(client), "
+                              f"got {self.executor!r}")
         self.method = default_method(self.method, self.subsample)
         if self.method not in ("batch", "stochastic"):
             raise VMPError(f"unknown method {self.method!r}; use 'batch' or 'stochastic'")
@@ -741,7 +746,13 @@ def fit(model, *, method: str | None = None, iterations: int | None = None, n_in
         raise VMPError(f"n_init= takes a positive integer, got {n_init!r}")
     if n_init > 1 and (options.get("resume") is not None or options.get("checkpoint") is not None):
         raise VMPError("n_init= restarts from new seeds: it does not combine with resume= or checkpoint=")
+    unknown = sorted(set(options) - {f.name for f in fields(Options)})
+    if unknown:
+        raise OptionError(f"fit() has no option {', '.join(map(repr, unknown))}; its options: method, iterations, "
+                          f"n_init, " + ", ".join(f.name for f in fields(Options) if f.name not in ("method", "iterations")))
     seed = options.pop("seed", 0)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise OptionError(f"seed= takes an integer or None, got {seed!r}")
     method = default_method(method, options.get("subsample"))
     if iterations is None:
         iterations = BATCH_ITERATIONS if method == "batch" else STOCHASTIC_ITERATIONS
