@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 import vmp
+from vmp.graph.data import chunks
 
 
 def indices(name: str, what: str, values) -> np.ndarray:
@@ -106,3 +107,28 @@ def moments(x: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndar
         var = np.diag(cov)
         cov = np.diag(np.where(np.isfinite(var) & (var > 0), var, 1.0))
     return mean, cov + 1e-6 * np.eye(d)
+
+
+def streamed_moments(name: str, what: str, data, block: int = 1 << 16) -> tuple[np.ndarray, np.ndarray] | None:
+    """``moments`` of rows that stay out of core (a memmap, an HDF5 dataset, a zarr array: vmp's
+    lazy data), read ``block`` rows at a time in two passes (the mean, then the scatter about
+    it), or None when an entry is NaN (missing values: the caller reads the data into memory).
+    inf is an error."""
+    n, d = data.shape
+    if n == 0:
+        raise vmp.DataError(f"{name}: {what} is empty")
+    total = np.zeros(d)
+    for rows in chunks(data, block):
+        rows = np.asarray(rows, dtype=float)
+        if np.isinf(rows).any():
+            raise vmp.DataError(f"{name}: {what} contains inf (NaN marks a missing entry)")
+        if np.isnan(rows).any():
+            return None
+        total += rows.sum(0)
+    if n == 1:
+        return total, np.eye(d)
+    mean, scatter = total / n, np.zeros((d, d))
+    for rows in chunks(data, block):
+        centred = np.asarray(rows, dtype=float) - mean
+        scatter += centred.T @ centred
+    return mean, scatter / (n - 1) + 1e-6 * np.eye(d)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import vmp
+from vmp.graph.data import is_lazy
 
 from . import _checks
 
@@ -24,14 +25,22 @@ def gaussian_mixture(data: np.ndarray, n_components: int, *, alpha: float = 1.0,
     observed) is False. The missing coordinates of a row are latent (q(x_n,m | x_n,o), the
     textbook variational treatment; docs/reference.md, "Missing data"); a row with none observed
     drops out. m0 and S then come from the observed entries (pairwise covariances).
+
+    Data out of core (a numpy memmap, an HDF5 dataset, a zarr array) stay there: m0 and S are
+    read by blocks of rows and the fit reads the rows it needs (docs/scale.md); with NaN entries
+    they are read into memory.
     """
-    x = np.asarray(data, dtype=float)
-    if x.ndim != 2:
-        raise vmp.ShapeError(f"{name}: data must be N x D, got shape {x.shape}")
-    x, seen = _checks.missing(name, "data", x, mask)
-    n, d = x.shape
+    shape = np.shape(data) if is_lazy(data) else np.shape(np.asarray(data, dtype=float))
+    if len(shape) != 2:
+        raise vmp.ShapeError(f"{name}: data must be N x D, got shape {shape}")
+    streamed = _checks.streamed_moments(name, "data", data) if mask is None and is_lazy(data) else None
+    if streamed is None:
+        x, seen = _checks.missing(name, "data", np.asarray(data, dtype=float), mask)
+        center, cov = _checks.moments(x, seen)
+    else:
+        (x, seen), (center, cov) = (data, None), streamed
+    n, d = shape
     k = _checks.count(name, "n_components", n_components, minimum=2)
-    center, cov = _checks.moments(x, seen)
     prec = np.linalg.inv(cov)
     dof = float(d) if dof is None else dof
     scale = prec / dof if scale is None else scale

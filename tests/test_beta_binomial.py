@@ -166,7 +166,7 @@ def test_hyperparameter_errors_name_the_node(build, words):
 @pytest.mark.parametrize("build,words", [
     (lambda: vmp.Bernoulli("bad", 0.5, observed=[0, 2, 1]), "integers in [0, 1]"),
     (lambda: vmp.Bernoulli("bad", 0.5, observed=[0, 0.5, 1]), "integers in [0, 1]"),
-    (lambda: vmp.Binomial("bad", [2, 3, 4], 0.5, observed=[0, 4, 1]), "integers in [0,"),
+    (lambda: vmp.Binomial("bad", [2, 3, 4], 0.5, observed=[0, 4, 1]), "integers in [0, trials]"),
     (lambda: vmp.Binomial("bad", [2, 3, 4], 0.5, observed=[0, np.nan, 1]), "NaN"),
 ], ids=["bernoulli-2", "bernoulli-half", "binomial-above-trials", "binomial-nan"])
 def test_data_errors_name_the_node(build, words):

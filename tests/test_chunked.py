@@ -188,3 +188,31 @@ def test_minibatch_steps_run_as_serial():
     chunked = gaussian_mixture(blobs(600), 3).fit(executor=vmp.Chunked(size=64), **options)
     assert worst_relative(chunked.state, serial.state) == 0.0
     np.testing.assert_array_equal(chunked.elbo, serial.elbo)
+
+
+class NotWhole(Reads):
+    def __array__(self, dtype=None, copy=None):
+        raise AssertionError("the whole array was read into memory")
+
+
+def test_the_mixture_builder_keeps_data_out_of_core(tmp_path):
+    """``gaussian_mixture(h5py dataset or Reads)`` keeps the data where they are (it read them
+    whole into memory: the node held an ndarray), reads its prior's mean and covariance by
+    blocks, and fits as the data in memory do; NaN entries still make missing coordinates."""
+    h5py = pytest.importorskip("h5py")
+    x = blobs(3000)
+    memory = gaussian_mixture(x, 3).fit(iterations=6, seed=3, progress=False)
+    reads = NotWhole(x)
+    model = gaussian_mixture(reads, 3)
+    assert model["x"].data is reads
+    with h5py.File(tmp_path / "x.h5", "w") as f:
+        f["x"] = x
+    with h5py.File(tmp_path / "x.h5", "r") as f:
+        model = gaussian_mixture(f["x"], 3)
+        assert isinstance(model["x"].data, h5py.Dataset)
+        result = model.fit(iterations=6, seed=3, progress=False)
+    assert worst_relative(result.state, memory.state) < 1e-10
+    np.testing.assert_allclose(result.elbo, memory.elbo, rtol=1e-10)
+    holes = x.copy()
+    holes[5, 1] = np.nan
+    assert gaussian_mixture(Reads(holes), 3).missing() == ["x: 1 masked coordinates in 1 of 3000 elements inferred"]

@@ -279,6 +279,7 @@ def test_fit_a_model_file(tmp_path, points_csv, capsys):
     proc = call(capsys, "fit", source, "--option", "scale=2")
     assert proc.returncode == 0, proc.stderr
     assert "toy" in proc.stdout and "tau" in proc.stdout and "obs=3" in proc.stdout
+    assert "to the data of mymodel.py's build(data=None)" in proc.stdout and "synthetic" not in proc.stdout
     proc = call(capsys, "fit", source, points_csv)
     assert proc.returncode == 0, proc.stderr
     assert "obs=60" in proc.stdout

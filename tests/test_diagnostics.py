@@ -424,3 +424,13 @@ def test_json_round_trip_of_every_history(policy, monitor, update, seed):
     assert back.diverged == result.diverged and back.message == result.message
     if monitor == "noise":
         assert result.history["events"], "the monitor fired: the round trip carries events"
+
+
+def test_summary_of_a_stochastic_fit_that_did_not_meet_its_tol(tmp_path):
+    model = models.gaussian_mixture(_data(), 3)
+    result = model.fit(subsample=vmp.Minibatch("data", 30), iterations=20, evaluate_every=10, tol=1e-12,
+                       progress=False)
+    result.save(tmp_path / "fit.npz")
+    for r in (result, vmp.load(tmp_path / "fit.npz", model)):
+        text = summary(r, model)
+        assert "stopped at the iteration limit before tol=1e-12 was met" in text and "tol= ends" not in text

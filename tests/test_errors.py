@@ -186,3 +186,30 @@ def test_random_hyperparameter_outside_the_rules_is_a_conjugacy_error(make):
     """Used to be a raw numpy ValueError from np.asarray(node)."""
     with pytest.raises(vmp.ConjugacyError, match="must be a constant, got the random node .*All rules: "):
         declare(make)
+
+
+@pytest.mark.parametrize("fn,role", [
+    (lambda: vmp.Gamma("tau", 1e-50, 1.0), "shape"),
+    (lambda: vmp.Dirichlet("pi", [1.0, 1e-20, 2.0]), "alpha"),
+    (lambda: vmp.Beta("p", 1.0, 1e-30), "beta"),
+], ids=["gamma-shape", "dirichlet-alpha", "beta-beta"])
+def test_a_shape_lost_in_its_natural_parameter_is_refused(fn, role):
+    """eta = a - 1 holds a to about 1e-16 absolute: a = 1e-50 became a = 0 (gammaln(0) = inf, a
+    NaN bound at the first evaluation, or with a = 1e-300 a silently wrong q)."""
+    with pytest.raises(vmp.HyperparameterError) as info:
+        declare(fn)
+    assert role in str(info.value) and "1e-10" in str(info.value)
+
+
+def test_the_smallest_admitted_shape_fits():
+    with vmp.Model("m") as model:
+        mu = vmp.Normal("mu", 0.0, 1e-3)
+        tau = vmp.Gamma("tau", 1e-10, 1e-10)
+        with vmp.Plate("n", 3):
+            vmp.Normal("y", mu, tau, observed=[1.0, 2.0, 3.0])
+    model.fit(iterations=200, tol=0)
+    a, b = tau.parameters["shape"], tau.parameters["rate"]
+    var_mu = 1.0 / (1e-3 + 3 * tau.mean)
+    assert a == pytest.approx(1e-10 + 1.5, rel=1e-12)                     # PRML (10.29)
+    assert b == pytest.approx(1e-10 + 0.5 * (((np.array([1.0, 2.0, 3.0]) - mu.mean) ** 2).sum() + 3 * var_mu),
+                              rel=1e-9)

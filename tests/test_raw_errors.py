@@ -114,3 +114,47 @@ def test_glue_expressions_cannot_be_scaled():
         for scale in (lambda e: 2.0 * e, lambda e: e * 2.0, lambda e: e / 2.0):
             with pytest.raises(vmp.GraphError, match="cannot be scaled"):
                 scale(tau[z])
+
+
+def test_ragged_observed_data_is_a_data_error_naming_the_node():
+    with vmp.Model("m"), vmp.Plate("n", 2), pytest.raises(vmp.DataError) as info:
+        vmp.Gaussian("y", mean=np.zeros(2), precision=np.eye(2), observed=[[1.0, 2.0], [3.0]])
+    assert "'y'" in str(info.value) and "ragged" in str(info.value)
+
+
+def test_a_minibatch_larger_than_its_plate_is_an_option_error():
+    with vmp.Model("m") as model:
+        mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("data", 3):
+            vmp.Normal("y", mu, 1.0, observed=[1.0, 2.0, 3.0])
+    with pytest.raises(vmp.OptionError, match=r"size 10 exceeds plate 'data' \(3"):
+        model.fit(subsample=vmp.Minibatch("data", 10), iterations=3)
+
+
+def test_indexing_a_data_input_says_what_can_be_gated():
+    with vmp.Model("m"):
+        table = vmp.Data("B", np.full((2, 3), 1 / 3))
+        with vmp.Plate("n", 4):
+            z = vmp.Categorical("z", np.array([0.5, 0.5]))
+            with pytest.raises(vmp.GraphError) as info:
+                table[z]
+    assert "'B'" in str(info.value) and "random nodes" in str(info.value)
+
+
+def _mixture():
+    x = np.concatenate([np.zeros((10, 2)), np.full((10, 2), 5.0)]) + np.random.default_rng(0).normal(size=(20, 2))
+    return vmp.models.gaussian_mixture(x, 3)
+
+
+@pytest.mark.parametrize("options,error,words", [
+    ({"iterationz": 5}, vmp.OptionError, ["iterationz", "tol", "subsample"]),
+    ({"seed": "a"}, vmp.OptionError, ["seed", "'a'"]),
+    ({"executor": "dask"}, vmp.OptionError, ["executor", "DaskExecutor", "'dask'"]),
+    ({"init": {"z": np.full((20, 2), 0.5)}}, vmp.ShapeError, ["'z'", "(20, 2)", "(20, 3)"]),
+    ({"init": {"z": np.full((20, 3), -1.0)}}, vmp.DataError, ["'z'", "domain"]),
+], ids=["unknown-option", "seed", "executor-string", "init-shape", "init-domain"])
+def test_fit_options_a_user_gets_wrong(options, error, words):
+    with pytest.raises(error) as info:
+        _mixture().fit(iterations=3, **options)
+    for w in words:
+        assert w in str(info.value), (w, str(info.value))

@@ -491,7 +491,8 @@ def _user_model(path: Path, data_path: str | None, options: dict, columns: list[
 
 def build_model(args):
     """The vmp.Model that MODEL, DATA and the model options of ``args`` describe, and what was
-    read: {"describe": text, "ids": {role: {"column", "ids"}}} (empty without a data file)."""
+    read: {"describe": text, "ids": {role: {"column", "ids"}}} (empty without a data file; a model
+    file without one: {"source": whose data})."""
     options = _options(args.option)
     if args.columns is not None and args.data is None:
         raise UsageError("--columns chooses columns of DATA; give a data file")
@@ -517,7 +518,8 @@ def build_model(args):
         if args.components is not None or args.factorized:
             raise UsageError("-k/--components and --factorized apply to the built-in models; give a "
                              "model file's options with --option NAME=VALUE")
-        return _user_model(path, args.data, options, args.columns), {}
+        info = {} if args.data else {"source": f"the data of {path.name}'s build(data=None)"}
+        return _user_model(path, args.data, options, args.columns), info
     raise UsageError(f"unknown model '{name}': choose one of {_describe_known(known)}, or give the "
                      f"path of a Python file defining build(data=None)")
 
@@ -641,7 +643,7 @@ def cmd_fit(args) -> int:
     model, info = build_model(args)
     check_minibatch(model, args)
     source = (f"{args.data} ({info['describe']})" if "describe" in info else args.data) or \
-        f"synthetic data (n={args.n}, seed={args.seed})"
+        info.get("source", f"synthetic data (n={args.n}, seed={args.seed})")
     print(f"fitting {model!r} to {source} with {_describe_method(args)}")
     result = _fit(model, args)
     print()

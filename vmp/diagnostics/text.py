@@ -5,6 +5,8 @@ import math
 
 import numpy as np
 
+from ..inference.loop import decrease_text
+
 __all__ = ["summary", "describe_posterior"]
 
 _SMALL = 12  # posterior means with at most this many numbers are printed in full
@@ -28,7 +30,9 @@ def _convergence(result) -> list[str]:
         head = f"fit: {'converged' if result.converged else 'NOT converged'} after {steps}"
     lines = [f"{head} ({result.message})"]
     if method == "stochastic" and not diverged and not result.converged:
-        lines[0] += "; stopped at the iteration limit (tol= ends a stochastic fit when its bound stops improving)"
+        tol = extra.get("tol")
+        lines[0] += ("; stopped at the iteration limit (tol= ends a stochastic fit when its bound stops improving)"
+                     if tol is None else f"; stopped at the iteration limit before tol={tol:g} was met")
     how = f"method: {method}"
     if extra.get("update"):
         how += f", update {extra['update']}"
@@ -66,8 +70,7 @@ def _convergence(result) -> list[str]:
             lines.append("last step size rho: " + ", ".join(last))
     decrease = getattr(result, "decrease", None)
     if decrease:
-        lines.append(f"ELBO decrease: the update of node '{decrease.get('node')}' lowered it by "
-                     f"{_number(float(decrease.get('amount', float('nan'))))}")
+        lines.append(f"ELBO decrease: {decrease_text(decrease)}")
     return lines
 
 

@@ -16,7 +16,7 @@ class Beta(Family):
     name = "Beta"
     event_ndims = (0, 0)
     support = constraints.open_unit_interval
-    arg_constraints = {"alpha": constraints.positive, "beta": constraints.positive}
+    arg_constraints = {"alpha": constraints.shape, "beta": constraints.shape}
 
     @staticmethod
     def natural_from(alpha: np.ndarray, beta: np.ndarray) -> Arrays:

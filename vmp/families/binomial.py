@@ -33,7 +33,7 @@ class Binomial(Family):
     def of(cls, trials: np.ndarray) -> type["Binomial"]:
         """The family with n = ``trials`` (non-negative integers over the plates)."""
         trials = np.asarray(trials, float)
-        return cls.bound(trials=trials, support=constraints.integer_interval(0, trials))
+        return cls.bound(trials=trials, support=constraints.integer_interval(0, trials, "trials"))
 
     natural_from = staticmethod(Bernoulli.natural_from)
 

@@ -56,9 +56,10 @@ class _Integer(Constraint):
             return ok if self.high is None else ok & (value <= self.high)
 
 
-def integer_interval(low: int, high) -> Constraint:
-    """Integers low <= x <= high (e.g. a Binomial's counts, 0..n; ``high`` may be an array)."""
-    return _Integer(low, high, f"integers in [{low}, {_text(high)}]")
+def integer_interval(low: int, high, high_name: str | None = None) -> Constraint:
+    """Integers low <= x <= high (e.g. a Binomial's counts, 0..n; ``high`` may be an array, which
+    the message calls ``high_name``)."""
+    return _Integer(low, high, f"integers in [{low}, {high_name or _text(high)}]")
 
 
 def greater_than(lower, description: str | None = None) -> Constraint:
@@ -112,6 +113,11 @@ class _PositiveDefinite(Constraint):
 
 real = _Elementwise(lambda v: np.ones(v.shape, bool), "finite")
 positive = _Elementwise(lambda v: v > 0, "positive and finite")
+#: the smallest shape (Gamma a, Dirichlet alpha, Beta alpha and beta) the natural parameter a - 1
+#: holds to about 1e-6 relative (it keeps a to about 1e-16 absolute: a = 1e-50 would be a = 0)
+SMALLEST_SHAPE = 1e-10
+shape = _Elementwise(lambda v: v >= SMALLEST_SHAPE, f"positive, finite and at least {SMALLEST_SHAPE:g} "
+                     "(a smaller value is lost in the natural parameter a - 1)")
 nonnegative = _Elementwise(lambda v: v >= 0, "non-negative and finite")
 unit_interval = _Elementwise(lambda v: (v >= 0) & (v <= 1), "in [0, 1]")
 open_unit_interval = _Elementwise(lambda v: (v > 0) & (v < 1), "in (0, 1)")

@@ -15,7 +15,7 @@ class Dirichlet(Family):
     name = "Dirichlet"
     event_ndims = (1,)
     support = constraints.open_simplex
-    arg_constraints = {"alpha": constraints.positive}
+    arg_constraints = {"alpha": constraints.shape}
     example_event = (3,)
 
     @staticmethod

@@ -12,7 +12,7 @@ class Gamma(Family):
     name = "Gamma"
     event_ndims = (0, 0)
     support = constraints.positive
-    arg_constraints = {"shape": constraints.positive, "rate": constraints.positive}
+    arg_constraints = {"shape": constraints.shape, "rate": constraints.positive}
     scalable = True
     allocates = True
 

@@ -199,6 +199,11 @@ class Data:
     def __repr__(self) -> str:
         return f"<Data {self.name} shape={np.shape(self.values)}>"
 
+    def __getitem__(self, key):
+        raise GraphError(f"data '{self.name}' cannot be indexed: only random nodes can be gated or gathered; "
+                         f"to select fixed parameters by a latent index, declare them as a node with a "
+                         f"concentrated prior (e.g. a Dirichlet with a large alpha)")
+
 
 def _plated(value, family: type[fam.Family], plates: tuple, event: tuple, where: str) -> PlatedConstant:
     """A constant broadcast to plates + event, or a ShapeError naming the expression. A ``Data``

@@ -124,7 +124,7 @@ class Node(Expression, ABC):
     def _check_weights(self, weights) -> np.ndarray | None:
         if weights is None:
             return None
-        w = np.asarray(weights, dtype=float)
+        w = np.asarray(self._array("weights", weights), dtype=float)
         w = self._constant_shape("weights", w, ())
         if not np.all(np.isfinite(w) & (w >= 0)):
             raise DataError(f"node '{self.name}': weights must be finite and non-negative")
@@ -135,7 +135,7 @@ class Node(Expression, ABC):
 
     def _set_data(self, observed, mask) -> None:
         lazy = self.lazy_data and mask is None and is_lazy(observed)
-        data = observed if lazy else np.asarray(observed)
+        data = observed if lazy else self._array("observed data", observed)
         event = self._data_event_shape()
         want = self.plate_shape + event
         if data.shape != want:
@@ -159,11 +159,18 @@ class Node(Expression, ABC):
         self.data = data
         self._data_moments = self._statistics(data)
 
+    def _array(self, what: str, value) -> np.ndarray:
+        """``np.asarray(value)``, a ragged nesting of lists refused with the node's name."""
+        try:
+            return np.asarray(value)
+        except ValueError as err:
+            raise DataError(f"node '{self.name}': {what} are ragged (rows of different lengths): {err}") from None
+
     def _check_mask(self, mask) -> np.ndarray:
         """A boolean mask over the plates (True where observed) or, for a family whose single
         coordinates may be observed (``pins_coordinates``), over plates + event; one that is
         constant along the event is the plates' mask."""
-        arr = np.asarray(mask)
+        arr = self._array("mask values", mask)
         if arr.dtype != bool:
             raise DataError(f"node '{self.name}': mask must be booleans (True where observed), got dtype "
                             f"{arr.dtype}")

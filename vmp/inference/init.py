@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import GraphError
+from ..errors import DataError, GraphError, ShapeError
 from ..factors.terms import MAX_INTERMEDIATE
 from ..graph.expressions import Dot, Gate, random_nodes
 from ..graph.leaves import Context
@@ -95,12 +95,30 @@ def _set(state: State, node, natural) -> State:
 def _set_mean(state: State, node, value: np.ndarray) -> State:
     if node.observed:
         raise GraphError(f"init: node '{node.name}' is observed")
+    natural = state.natural[node.name]
+    want = np.shape(node.family.mean(natural, state.moments[node.name]))
+    if not _broadcasts(value.shape, want):
+        raise ShapeError(f"init: node '{node.name}': the mean given has shape {value.shape}, which does not "
+                         f"broadcast to the node's mean, shape {want}")
     try:
-        return _set(state, node, node.family.with_mean(state.natural[node.name], value))
+        natural = node.family.with_mean(natural, value)
     except NotImplementedError:
         raise GraphError(f"init: cannot set the mean of {node.family.name} node '{node.name}'; give a node of "
                          f"a family with a location (Gaussian, Normal) or over categories (Categorical, "
                          f"CategoricalMarkovChain)") from None
+    with np.errstate(all="ignore"):
+        if not np.all(node.family.valid(natural)):
+            raise DataError(f"init: node '{node.name}': the mean given is outside the {node.family.name} "
+                            f"domain (probabilities must be non-negative, values finite)")
+    return _set(state, node, natural)
+
+
+def _broadcasts(shape: tuple, to: tuple) -> bool:
+    """Does an array of ``shape`` broadcast to ``to`` (and not beyond it)."""
+    try:
+        return np.broadcast_shapes(shape, to) == to
+    except ValueError:
+        return False
 
 
 def _expressions(engine):

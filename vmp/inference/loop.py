@@ -16,12 +16,12 @@ import copy
 import math
 import time
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 
-from ..errors import ConvergenceError, VMPError
+from ..errors import ConvergenceError, OptionError, VMPError
 from . import steps
 from .engine import Engine
 from .executor import Executor
@@ -99,6 +99,11 @@ class Options:
     resume: Any = None
 
     def __post_init__(self):
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer))):
+            raise OptionError(f"seed= takes an integer or None, got {self.seed!r}")
+        if self.executor is not None and not isinstance(self.executor, Executor):
+            raise OptionError(f"executor= takes vmp.Serial(), vmp.Chunked(size=...) or vmp.DaskExecutor(client), "
+                              f"got {self.executor!r}")
         self.method = default_method(self.method, self.subsample)
         if self.method not in ("batch", "stochastic"):
             raise VMPError(f"unknown method {self.method!r}; use 'batch' or 'stochastic'")
@@ -522,9 +527,7 @@ class Fit:
                 message = f"the tempered objective decreased by {-change:.3g} at iteration {t}"
             else:
                 decrease = _locate_decrease(self.engine, self.state, self.plan.stepped, value)
-                message = (f"the ELBO decreased by {-change:.3g} at iteration {t}; "
-                           f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by "
-                           f"{decrease['amount']:.3g}")
+                message = f"the ELBO decreased by {-change:.3g} at iteration {t}; " + decrease_text(decrease)
             self._set(decrease=decrease)
             if o.on_decrease == "raise":
                 raise ConvergenceError(message)
@@ -610,7 +613,7 @@ class Fit:
         extra = self.state.extra
         history = self.recorder.history()
         elbo = np.array(self.recorder.elbo, dtype=float)
-        info = {"method": o.method} if o.method == "batch" else {"method": o.method, "update": o.update}
+        info = {"method": o.method} if o.method == "batch" else {"method": o.method, "update": o.update, "tol": o.tol}
         whole = not self.plan.local_step or o.evaluate == "full" or self.plan.evaluation.size == self.plan.plate.size
         info["bound"] = "exact" if whole else (
             f"estimate from {self.plan.evaluation.size} of {self.plan.plate.size} elements of "
@@ -683,9 +686,16 @@ def _locate_decrease(engine, state, schedule, start_value) -> dict:
         if value - new > worst["amount"]:
             worst = {"node": node.name, "amount": value - new}
         value = new
-    if worst["node"] is None:
-        worst["node"] = schedule[-1].name if schedule else "?"
     return worst
+
+
+def decrease_text(decrease: dict) -> str:
+    """Where ``_locate_decrease`` found the decrease: a node's update, or none (a change at the
+    rounding level of the bound's terms, e.g. under a prior of huge precision)."""
+    if decrease.get("node") is None:
+        return ("in a diagnostic sweep no single node's update lowered it (a change at the rounding level "
+                "of the bound's terms?)")
+    return f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by {decrease['amount']:.3g}"
 
 
 def default_method(method: str | None, subsample) -> str:
@@ -736,7 +746,13 @@ def fit(model, *, method: str | None = None, iterations: int | None = None, n_in
         raise VMPError(f"n_init= takes a positive integer, got {n_init!r}")
     if n_init > 1 and (options.get("resume") is not None or options.get("checkpoint") is not None):
         raise VMPError("n_init= restarts from new seeds: it does not combine with resume= or checkpoint=")
+    unknown = sorted(set(options) - {f.name for f in fields(Options)})
+    if unknown:
+        raise OptionError(f"fit() has no option {', '.join(map(repr, unknown))}; its options: method, iterations, "
+                          f"n_init, " + ", ".join(f.name for f in fields(Options) if f.name not in ("method", "iterations")))
     seed = options.pop("seed", 0)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise OptionError(f"seed= takes an integer or None, got {seed!r}")
     method = default_method(method, options.get("subsample"))
     if iterations is None:
         iterations = BATCH_ITERATIONS if method == "batch" else STOCHASTIC_ITERATIONS

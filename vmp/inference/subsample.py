@@ -302,7 +302,8 @@ class MinibatchPlan(DataPlatePlan):
         self.local_iterations, self.local_tol = spec.local_iterations, spec.local_tol
         self._bind_plate(engine, spec.plate_name, "Minibatch")
         if self.size > self.plate.size:
-            raise ValueError(f"Minibatch: size {self.size} exceeds plate '{self.plate_name}' ({self.plate.size})")
+            raise OptionError(f"Minibatch: size {self.size} exceeds plate '{self.plate_name}' ({self.plate.size} "
+                              f"elements)")
         self.stepped = [n for n in engine.hidden if n not in self.local]
         for n in self.local:
             coupled = engine.coupled_plate(n)
