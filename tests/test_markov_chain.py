@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.optimize import linear_sum_assignment
 
 import vmp
@@ -230,6 +231,34 @@ def test_a_constant_transition_matrix_and_initial_distribution():
         want = brute(unary, np.broadcast_to(np.log(a), (5, 3, 3)))
     assert np.allclose(z.mean[0], want["marginals"], atol=1e-6)
     assert np.all(np.isfinite(m.elbo()))
+
+
+def test_known_emissions_as_an_observed_node_are_exact():
+    """Fixed emission parameters declared as an observed node (gated like any node): q(z) is the
+    exact posterior over paths, and the bound is log p(x) plus the node's own log prior."""
+    a = np.array([[0.8, 0.2, 0.0], [0.1, 0.8, 0.1], [0.0, 0.3, 0.7]])
+    pi0 = np.array([0.5, 0.5, 0.0])
+    means = np.array([-2.0, 0.0, 2.0])
+    x = np.random.default_rng(7).normal(size=(1, 5)) * 2
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0, observed=means)
+        with vmp.Plate("S", 1), vmp.Plate("T", 5):
+            z = vmp.CategoricalMarkovChain("z", pi0, a)
+            vmp.Normal("x", mu[z], 1.0, observed=x)
+    res = m.fit(iterations=20, seed=0)
+    emit = stats.norm(means, 1.0).logpdf(x[0, :, None])
+    with np.errstate(divide="ignore"):
+        want = brute(emit + np.r_[[np.log(pi0)], np.zeros((4, 3))], np.broadcast_to(np.log(a), (5, 3, 3)))
+    assert np.allclose(z.mean[0], want["marginals"], atol=1e-12)
+    assert res.final_elbo - stats.norm(0.0, 1.0).logpdf(means).sum() == pytest.approx(want["log_z"], rel=1e-12)
+
+
+def test_data_cannot_be_gated_and_the_error_says_what_to_declare():
+    with vmp.Model("d"):
+        table = vmp.Data("B", np.eye(2))
+        with pytest.raises(vmp.GraphError, match="observed node"):
+            table[0]
 
 
 # ----- fits ----------------------------------------------------------------------------------

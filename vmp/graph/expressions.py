@@ -200,9 +200,10 @@ class Data:
         return f"<Data {self.name} shape={np.shape(self.values)}>"
 
     def __getitem__(self, key):
-        raise GraphError(f"data '{self.name}' cannot be indexed: only random nodes can be gated or gathered; "
-                         f"to select fixed parameters by a latent index, declare them as a node with a "
-                         f"concentrated prior (e.g. a Dirichlet with a large alpha)")
+        raise GraphError(f"data '{self.name}' cannot be indexed: only nodes can be gated or gathered; "
+                         f"to select fixed parameters by a latent index, declare them as an observed node "
+                         f"in a plate (e.g. vmp.Dirichlet('B', alpha, observed=table) in the states' plate): "
+                         f"the posterior is then exact, and the bound adds the node's own log prior")
 
 
 def _plated(value, family: type[fam.Family], plates: tuple, event: tuple, where: str) -> PlatedConstant:
