@@ -75,14 +75,14 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
             watched = node in judged
             contexts = sub if w is None else own_and_children(engine, plan, sub, node, w)
             axis, plate = _subset_axis(node, ctx)
+            # read before the update: a sliced target writes each slice's moments into sub's overrides
+            old = _at(natural[node.name], axis, where, plate), _at(ctx.overrides[node.name], axis, where, plate)
             if engine.coupled_plate(node) is None:
                 new = engine.target(state, node, ctx=contexts)
             else:
-                new = _sliced_target(engine, state, node, contexts, sub,
-                                     _at(natural[node.name], axis, where, plate))
+                new = _sliced_target(engine, state, node, contexts, sub, old[0])
             moments = node.family.moments(new)
             if watched:
-                old = _at(natural[node.name], axis, where, plate), _at(ctx.overrides[node.name], axis, where, plate)
                 moved = element_change(node.family, old[0], old[1], new, moments)
                 moved = moved.mean(axis=tuple(i for i in range(moved.ndim) if i != axis)) if moved.ndim > 1 else moved
                 owner = sub.owner[plate]
