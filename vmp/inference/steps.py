@@ -66,6 +66,7 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
     active = np.arange(n)
     on_plate = [node for node in plan.local if any(p.name == plan.plate_name for p in node.plates)]
     judged = on_plate or plan.local  # a datapoint's own locals (a document's topics) say when it converged
+    settled = _settled(engine, plan.local, ctx, n)
     accesses = 0
     for _ in range(plan.local_iterations):
         sub, where = (ctx, None) if active.size == n else _active(ctx, active, plan.local)
@@ -93,10 +94,36 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
             if sub is not ctx:
                 sub.overrides[node.name] = moments
         accesses += sum(int(np.prod(sub.shape(f.child.plates))) for f in data)
-        active = active[change >= plan.local_tol]
+        moving = change >= plan.local_tol
+        if settled is not None:
+            moving &= ~settled[active]
+        active = active[moving]
         if not active.size:
             break
     return ctx, natural, accesses
+
+
+def _settled(engine: Engine, local: list, ctx: Context, n: int) -> np.ndarray | None:
+    """Per drawn datapoint, whether one pass of the loop reaches its coordinate-ascent fixed
+    point: every local but at most one is held at the data there (the elements of a partially
+    observed local with every coordinate observed: their pinned q reads only the data,
+    ``Clamp.observed``), and that one's elements meet in no term (uncoupled), so its single
+    update given the others is exact (Winn & Bishop eq. (5)), as a complete row of a batch fit
+    is data. None when no local has a Clamp (the loop as it was)."""
+    held = [node for node in local if node.clamp is not None]
+    if not held:
+        return None
+    free, coupled = np.zeros(n), np.zeros(n)
+    for node in local:
+        if node.clamp is None:
+            moving = np.ones(n, bool)
+        else:
+            open_ = ~np.asarray(ctx.take(node.clamp.observed, node.plates), bool)
+            moving = per_datapoint(open_.astype(float), node.plates, ctx, n) > 0
+        free += moving
+        if engine.coupled_plate(node) is not None:
+            coupled += moving
+    return (free <= 1) & (coupled == 0)
 
 
 def _start(engine: Engine, ctx: Context, node, weight, natural: dict) -> None:
