@@ -1,8 +1,9 @@
 """A minibatch's local step on a partially observed node iterates only what moves: a drawn row
 with every coordinate observed holds x at the data, so its q(z) is exact after one pass and
-leaves the loop (``steps._settled``). Checked by counting the rows each local update sees, and
-against the loop that keeps every row until its own change is below the tolerance (the same
-bits: a settled row's second pass recomputes the same numbers)."""
+leaves the loop (``steps._settled``), and x, a leaf that reads only its own factor, starts at
+its first update instead of computing it twice (``steps._lead``). Checked by counting the rows
+each update sees, and against the loop without either (the same bits: the skipped work
+recomputes the same numbers)."""
 from __future__ import annotations
 
 import numpy as np
@@ -98,3 +99,45 @@ def test_coupled_locals_keep_iterating():
         for u, v in zip(natural, rb.state.natural[name]):
             np.testing.assert_array_equal(u, v)
     assert ra.to_dict()["history"]["accesses"] == rb.to_dict()["history"]["accesses"]
+
+
+def test_a_leaf_local_is_updated_once_on_the_first_pass(monkeypatch):
+    """x (a partially observed leaf: only its own factor) starts at its first update and the
+    first pass skips it: its own factor's message to it is formed once on the drawn rows."""
+    from vmp.graph.compiled import CompiledFactor
+
+    data, _ = _data()
+    calls = []
+    messages, local_step = CompiledFactor.messages, steps.local_step
+
+    def spy_messages(self, node, *args, **kwargs):
+        ctx = kwargs.get("ctx", args[-1] if args else None)
+        if calls and node.name == "x" and ctx is not None and ctx.subset.get("data") is not None:
+            calls[-1].append(ctx.subset["data"].size)
+        return messages(self, node, *args, **kwargs)
+
+    def spy_step(engine, plan, state, ctx, *args, **kwargs):
+        calls.append([])
+        return local_step(engine, plan, state, ctx, *args, **kwargs)
+
+    monkeypatch.setattr(CompiledFactor, "messages", spy_messages)
+    monkeypatch.setattr(steps, "local_step", spy_step)
+    gaussian_mixture(data, 3).fit(iterations=4, **OPTS)
+    assert len(calls) >= 4
+    for call in calls:
+        assert call[0] >= 100 and all(size < call[0] for size in call[1:])  # the drawn rows once
+
+
+def test_leaf_local_start_gives_the_same_bits():
+    """q and the bounds equal those of the loop that starts x from its prior message and
+    updates it again on the first pass."""
+    data, _ = _data(partial=40)
+    ra = gaussian_mixture(data, 3).fit(iterations=12, **OPTS)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(steps, "_lead", lambda *a: None)
+        rb = gaussian_mixture(data, 3).fit(iterations=12, **OPTS)
+    for name, natural in ra.state.natural.items():
+        for u, v in zip(natural, rb.state.natural[name]):
+            np.testing.assert_array_equal(u, v)
+    h, g = ra.to_dict()["history"], rb.to_dict()["history"]
+    assert h["bound_estimate"] == g["bound_estimate"] and h["evaluations"]["elbo"] == g["evaluations"]["elbo"]

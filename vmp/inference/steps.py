@@ -53,8 +53,13 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
     ctx = replace(ctx, overrides={}, state=state)
     natural = {}
     pair = _pair(engine, plan) if fused else None
+    lead = _lead(engine, plan.local) if pair is None else None
     for node in plan.local:
-        if pair is None or node is not pair.z:  # the pair's z is computed first: no start needed
+        if node is lead:
+            natural[node.name] = engine.target(state, node, ctx=ctx if weight is None else
+                                               own_and_children(engine, plan, ctx, node, weight))
+            ctx.overrides[node.name] = node.family.moments(natural[node.name])
+        elif pair is None or node is not pair.z:  # the pair's z is computed first: no start needed
             _start(engine, ctx, node, weight, natural)
     if pair is not None:
         accesses = pair.run(engine, plan, state, ctx, natural, weight)
@@ -73,6 +78,9 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
         w = weight if np.ndim(weight) == 0 or active.size == n else np.asarray(weight)[active]
         change = np.zeros(active.size)
         for node in reversed(plan.local):
+            if node is lead:
+                lead = None  # it started at this pass's update
+                continue
             watched = node in judged
             contexts = sub if w is None else own_and_children(engine, plan, sub, node, w)
             axis, plate = _subset_axis(node, ctx)
@@ -124,6 +132,18 @@ def _settled(engine: Engine, local: list, ctx: Context, n: int) -> np.ndarray | 
         if engine.coupled_plate(node) is not None:
             coupled += moving
     return (free <= 1) & (coupled == 0)
+
+
+def _lead(engine: Engine, local: list):
+    """The local the first pass updates first (the last one started), when it reads no factor
+    but its own and its elements are uncoupled (a partially observed leaf x): its first update
+    reads exactly what its start read, so it starts at that update (``engine.target``: the
+    start's message divided by its multiplicity, pinned) and the first pass skips it."""
+    node = local[-1] if local else None
+    if node is None or engine.touching[node.name] != [engine.factors[node.name]] \
+            or engine.coupled_plate(node) is not None:
+        return None
+    return node
 
 
 def _start(engine: Engine, ctx: Context, node, weight, natural: dict) -> None:
