@@ -45,22 +45,22 @@ def _assert_same_bits(ra, rb, reads_fewer: bool):
     assert (h["accesses"][-1] < g["accesses"][-1]) if reads_fewer else h["accesses"] == g["accesses"]
 
 
-def _per_local_step(monkeypatch, cls, method, record):
-    """Calls of ``cls.method`` grouped by local step: ``record(args, kwargs)`` -> value or None."""
+def _per_local_step(monkeypatch, owner, name, record):
+    """Calls of ``owner.name`` grouped by local step: ``record(args, kwargs)`` -> value or None."""
     calls = []
-    original, local_step = getattr(cls, method), steps.local_step
+    original, local_step = getattr(owner, name), steps.local_step
 
-    def spy(self, *args, **kwargs):
+    def spy(*args, **kwargs):
         value = record(args, kwargs) if calls else None
         if value is not None:
             calls[-1].append(value)
-        return original(self, *args, **kwargs)
+        return original(*args, **kwargs)
 
     def spy_step(*args, **kwargs):
         calls.append([])
         return local_step(*args, **kwargs)
 
-    monkeypatch.setattr(cls, method, spy)
+    monkeypatch.setattr(owner, name, spy)
     monkeypatch.setattr(steps, "local_step", spy_step)
     return calls
 
@@ -69,7 +69,7 @@ def test_complete_rows_leave_the_local_loop_after_one_pass(monkeypatch):
     """After the first pass of each local step only rows with a masked coordinate are updated."""
     data, rows = _data()
     calls = _per_local_step(monkeypatch, Engine, "target",
-                            lambda a, k: k["ctx"].subset["data"] if a[1].name == "z" else None)
+                            lambda a, k: k["ctx"].subset["data"] if a[2].name == "z" else None)
     gaussian_mixture(data, 3).fit(iterations=6, **OPTS)
     assert len(calls) >= 6 and sum(len(c) > 1 for c in calls) >= 3
     for call in calls:
@@ -113,8 +113,8 @@ def test_a_leaf_local_is_updated_once_on_the_first_pass(monkeypatch):
     from vmp.graph.compiled import CompiledFactor
 
     def size(args, kwargs):
-        ctx = kwargs.get("ctx", args[-1] if len(args) > 1 else None)
-        return ctx.subset["data"].size if args[0].name == "x" and ctx is not None and ctx.subset else None
+        ctx = kwargs.get("ctx", args[-1] if len(args) > 2 else None)
+        return ctx.subset["data"].size if args[1].name == "x" and ctx is not None and ctx.subset else None
 
     data, _ = _data()
     calls = _per_local_step(monkeypatch, CompiledFactor, "messages", size)
@@ -129,3 +129,14 @@ def test_leaf_local_start_gives_the_same_bits():
     updates it again on the first pass."""
     data, _ = _data(partial=40)
     _assert_same_bits(_fit(gaussian_mixture(data, 3)), _fit(gaussian_mixture(data, 3), "_lead"), False)
+
+
+def test_the_rows_context_is_kept_while_the_same_rows_iterate(monkeypatch):
+    """A pass over the same rows as the pass before reuses their Context (its overrides hold
+    their q): no two consecutive restrictions of one local step are to the same rows."""
+    calls = _per_local_step(monkeypatch, steps, "_active", lambda a, k: a[1].copy())
+    data, _ = _data(partial=60, seed=2)
+    gaussian_mixture(data, 3).fit(iterations=8, **OPTS)
+    assert sum(len(c) for c in calls) >= 8
+    for call in calls:
+        assert all(a.size != b.size for a, b in zip(call, call[1:]))

@@ -72,9 +72,11 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
     on_plate = [node for node in plan.local if any(p.name == plan.plate_name for p in node.plates)]
     judged = on_plate or plan.local  # a datapoint's own locals (a document's topics) say when it converged
     settled = _settled(engine, plan.local, ctx, n)
-    accesses = 0
+    accesses, sub, where, reads = 0, None, None, 0
     for _ in range(plan.local_iterations):
-        sub, where = (ctx, None) if active.size == n else _active(ctx, active, plan.local)
+        if sub is None or active.size != len(sub.subset[plan.plate_name]):  # else the same rows: sub holds their q
+            sub, where = (ctx, None) if active.size == n else _active(ctx, active, plan.local)
+            reads = sum(int(np.prod(sub.shape(f.child.plates))) for f in data)
         w = weight if np.ndim(weight) == 0 or active.size == n else np.asarray(weight)[active]
         change = np.zeros(active.size)
         for node in reversed(plan.local):
@@ -101,7 +103,7 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
             ctx.overrides[node.name] = _put(ctx.overrides[node.name], axis, where, plate, moments)
             if sub is not ctx:
                 sub.overrides[node.name] = moments
-        accesses += sum(int(np.prod(sub.shape(f.child.plates))) for f in data)
+        accesses += reads
         moving = change >= plan.local_tol
         if settled is not None:
             moving &= ~settled[active]
