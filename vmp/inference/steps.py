@@ -39,12 +39,14 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
                fused: bool = True) -> tuple[Context, dict, int]:
     """Optimize the local nodes of one minibatch given the global q in ``state``.
 
-    The locals start from their prior messages, so nothing of earlier minibatches leaks in.
-    Each drawn datapoint (a document and its tokens) keeps iterating until the mean change of
-    the mean parameters of its locals on the data plate itself (a document's topic proportions;
-    all its locals when none is) is below ``plan.local_tol``, as scikit-learn's per-document
-    E-step; later sweeps touch only the datapoints still moving. ``weight`` (a policy's local
-    weight, e.g. 1/T, a number or one per datapoint) multiplies the minibatch's factors. Returns
+    The locals start from their prior messages (a leaf local at its first update,
+    :func:`_lead`), so nothing of earlier minibatches leaks in. Each drawn datapoint (a document
+    and its tokens) keeps iterating until the mean change of the mean parameters of its locals
+    on the data plate itself (a document's topic proportions; all its locals when none is) is
+    below ``plan.local_tol``, as scikit-learn's per-document E-step; later sweeps touch only the
+    datapoints still moving, and a datapoint whose locals but one are held at the data leaves
+    after the first (:func:`_settled`). ``weight`` (a policy's local weight, e.g. 1/T, a number
+    or one per datapoint) multiplies the minibatch's factors. Returns
     the Context of the rows with the locals' moments in its overrides, their natural parameters
     (restricted to the rows), and the number of observed elements read. A conjugate pair of
     locals (a Categorical reading a Dirichlet per datapoint) is iterated in exp-space
