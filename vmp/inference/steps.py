@@ -39,12 +39,14 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
                fused: bool = True) -> tuple[Context, dict, int]:
     """Optimize the local nodes of one minibatch given the global q in ``state``.
 
-    The locals start from their prior messages, so nothing of earlier minibatches leaks in.
-    Each drawn datapoint (a document and its tokens) keeps iterating until the mean change of
-    the mean parameters of its locals on the data plate itself (a document's topic proportions;
-    all its locals when none is) is below ``plan.local_tol``, as scikit-learn's per-document
-    E-step; later sweeps touch only the datapoints still moving. ``weight`` (a policy's local
-    weight, e.g. 1/T, a number or one per datapoint) multiplies the minibatch's factors. Returns
+    The locals start from their prior messages (a leaf local at its first update,
+    :func:`_lead`), so nothing of earlier minibatches leaks in. Each drawn datapoint (a document
+    and its tokens) keeps iterating until the mean change of the mean parameters of its locals
+    on the data plate itself (a document's topic proportions; all its locals when none is) is
+    below ``plan.local_tol``, as scikit-learn's per-document E-step; later sweeps touch only the
+    datapoints still moving, and a datapoint whose locals but one are held at the data leaves
+    after the first (:func:`_settled`). ``weight`` (a policy's local weight, e.g. 1/T, a number
+    or one per datapoint) multiplies the minibatch's factors. Returns
     the Context of the rows with the locals' moments in its overrides, their natural parameters
     (restricted to the rows), and the number of observed elements read. A conjugate pair of
     locals (a Categorical reading a Dirichlet per datapoint) is iterated in exp-space
@@ -53,8 +55,13 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
     ctx = replace(ctx, overrides={}, state=state)
     natural = {}
     pair = _pair(engine, plan) if fused else None
+    lead = _lead(engine, plan.local) if pair is None else None
     for node in plan.local:
-        if pair is None or node is not pair.z:  # the pair's z is computed first: no start needed
+        if node is lead:
+            natural[node.name] = engine.target(state, node, ctx=ctx if weight is None else
+                                               own_and_children(engine, plan, ctx, node, weight))
+            ctx.overrides[node.name] = node.family.moments(natural[node.name])
+        elif pair is None or node is not pair.z:  # the pair's z is computed first: no start needed
             _start(engine, ctx, node, weight, natural)
     if pair is not None:
         accesses = pair.run(engine, plan, state, ctx, natural, weight)
@@ -66,23 +73,29 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
     active = np.arange(n)
     on_plate = [node for node in plan.local if any(p.name == plan.plate_name for p in node.plates)]
     judged = on_plate or plan.local  # a datapoint's own locals (a document's topics) say when it converged
-    accesses = 0
+    settled = _settled(engine, plan.local, ctx, n)
+    accesses, sub, where, reads = 0, None, None, 0
     for _ in range(plan.local_iterations):
-        sub, where = (ctx, None) if active.size == n else _active(ctx, active, plan.local)
+        if sub is None or active.size != len(sub.subset[plan.plate_name]):  # else the same rows: sub holds their q
+            sub, where = (ctx, None) if active.size == n else _active(ctx, active, plan.local)
+            reads = sum(int(np.prod(sub.shape(f.child.plates))) for f in data)
         w = weight if np.ndim(weight) == 0 or active.size == n else np.asarray(weight)[active]
         change = np.zeros(active.size)
         for node in reversed(plan.local):
+            if node is lead:
+                lead = None  # it started at this pass's update
+                continue
             watched = node in judged
             contexts = sub if w is None else own_and_children(engine, plan, sub, node, w)
             axis, plate = _subset_axis(node, ctx)
+            # read before the update: a sliced target writes each slice's moments into sub's overrides
+            old = _at(natural[node.name], axis, where, plate), _at(ctx.overrides[node.name], axis, where, plate)
             if engine.coupled_plate(node) is None:
                 new = engine.target(state, node, ctx=contexts)
             else:
-                new = _sliced_target(engine, state, node, contexts, sub,
-                                     _at(natural[node.name], axis, where, plate))
+                new = _sliced_target(engine, state, node, contexts, sub, old[0])
             moments = node.family.moments(new)
             if watched:
-                old = _at(natural[node.name], axis, where, plate), _at(ctx.overrides[node.name], axis, where, plate)
                 moved = element_change(node.family, old[0], old[1], new, moments)
                 moved = moved.mean(axis=tuple(i for i in range(moved.ndim) if i != axis)) if moved.ndim > 1 else moved
                 owner = sub.owner[plate]
@@ -92,11 +105,49 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
             ctx.overrides[node.name] = _put(ctx.overrides[node.name], axis, where, plate, moments)
             if sub is not ctx:
                 sub.overrides[node.name] = moments
-        accesses += sum(int(np.prod(sub.shape(f.child.plates))) for f in data)
-        active = active[change >= plan.local_tol]
+        accesses += reads
+        moving = change >= plan.local_tol
+        if settled is not None:
+            moving &= ~settled[active]
+        active = active[moving]
         if not active.size:
             break
     return ctx, natural, accesses
+
+
+def _settled(engine: Engine, local: list, ctx: Context, n: int) -> np.ndarray | None:
+    """Per drawn datapoint, whether one pass of the loop reaches its coordinate-ascent fixed
+    point: every local but at most one is held at the data there (the elements of a partially
+    observed local with every coordinate observed: their pinned q reads only the data,
+    ``Clamp.observed``), and that one's elements meet in no term (uncoupled), so its single
+    update given the others is exact (Winn & Bishop eq. (5)), as a complete row of a batch fit
+    is data. None when no local has a Clamp (the loop as it was)."""
+    held = [node for node in local if node.clamp is not None]
+    if not held:
+        return None
+    free, coupled = np.zeros(n), np.zeros(n)
+    for node in local:
+        if node.clamp is None:
+            moving = np.ones(n, bool)
+        else:
+            open_ = ~np.asarray(ctx.take(node.clamp.observed, node.plates), bool)
+            moving = per_datapoint(open_.astype(float), node.plates, ctx, n) > 0
+        free += moving
+        if engine.coupled_plate(node) is not None:
+            coupled += moving
+    return (free <= 1) & (coupled == 0)
+
+
+def _lead(engine: Engine, local: list):
+    """The local the first pass updates first (the last one started), when it reads no factor
+    but its own and its elements are uncoupled (a partially observed leaf x): its first update
+    reads exactly what its start read, so it starts at that update (``engine.target``: the
+    start's message divided by its multiplicity, pinned) and the first pass skips it."""
+    node = local[-1] if local else None
+    if node is None or engine.touching[node.name] != [engine.factors[node.name]] \
+            or engine.coupled_plate(node) is not None:
+        return None
+    return node
 
 
 def _start(engine: Engine, ctx: Context, node, weight, natural: dict) -> None:
