@@ -254,13 +254,6 @@ def test_known_emissions_as_an_observed_node_are_exact():
     assert res.final_elbo - stats.norm(0.0, 1.0).logpdf(means).sum() == pytest.approx(want["log_z"], rel=1e-12)
 
 
-def test_data_cannot_be_gated_and_the_error_says_what_to_declare():
-    with vmp.Model("d"):
-        table = vmp.Data("B", np.eye(2))
-        with pytest.raises(vmp.GraphError, match="observed node"):
-            table[0]
-
-
 # ----- fits ----------------------------------------------------------------------------------
 TRUE_A = np.array([[0.90, 0.05, 0.05], [0.10, 0.80, 0.10], [0.05, 0.15, 0.80]])
 TRUE_PI = np.array([0.5, 0.3, 0.2])

@@ -138,7 +138,7 @@ def test_indexing_a_data_input_says_what_can_be_gated():
             z = vmp.Categorical("z", np.array([0.5, 0.5]))
             with pytest.raises(vmp.GraphError) as info:
                 table[z]
-    assert "'B'" in str(info.value) and "random nodes" in str(info.value)
+    assert "'B'" in str(info.value) and "observed node" in str(info.value)
 
 
 def _mixture():
