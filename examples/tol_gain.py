@@ -1,5 +1,5 @@
 """Stopping rules that read the global parameters, replayed on the mixture SVI runs of
-examples/tol_replay.py (docs/stochastic.md, "Stopping a stochastic fit": not adopted).
+examples/tol_replay.py (docs/stopping.md: not adopted).
 
 Records the same fits (the bound evaluated at every step on an evaluate_every=5 fit's subsample)
 with the global nodes' natural parameters and gradients g_t = lambda^temp - lambda at every

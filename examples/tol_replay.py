@@ -1,5 +1,4 @@
-"""Replay stopping rules for stochastic fits on recorded runs (docs/stochastic.md, "Stopping a
-stochastic fit").
+"""Replay stopping rules for stochastic fits on recorded runs (docs/stopping.md).
 
 Records 400-step mixture SVI fits (3,000 points of 3 blobs, 3 components, Minibatch(500),
 seeds 0 to 11) with the bound evaluated at every step on the estimator a fit with

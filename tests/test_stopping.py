@@ -152,7 +152,7 @@ def test_tol_stops_near_where_the_bound_stops_improving_over_seeds():
     step at which the trend stops improving by more than tol: within 10% of P (two-sided) on at
     least 8 cases (measured 10), never on the first 7 evaluations, at most 2 stops before 0.9 P
     (measured 1) each leaving at most LEFT = 2 tol of rise (measured 1.2), and a median lateness
-    of at most 55 steps (measured 45.5): docs/stochastic.md, "Stopping a stochastic fit". With
+    of at most 55 steps (measured 45.5): docs/stopping.md. With
     TOL_Z = TOL_NOISE_Z = 1.5 it is within 10% on 17 but stops early 8 times here and leaves up
     to 19 tol on held-out runs; the safer constants are kept. Most stops are late: the goal of
     the issue, within 10% on most runs, is not met."""

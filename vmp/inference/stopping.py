@@ -21,7 +21,7 @@ against a late one. 1.5 and 1.5 put more stops within 10% of the step at which t
 improving on the runs they were chosen on, but on held-out runs they stopped early twice as
 often, once leaving 19 tol of rise; with 2 and 2 the early stops on the small fits leave at
 most 2.2 tol except on runs that sit on a local optimum for hundreds of steps, and on realistic
-fits they are half as many (docs/stochastic.md, "Stopping a stochastic fit"). Where the bound approaches its plateau smoothly the rule is late by about 5
+fits they are half as many (docs/stopping.md). Where the bound approaches its plateau smoothly the rule is late by about 5
 to 10 evaluations, whatever P; on realistic fits with small minibatches (N = 100,000,
 Minibatch(100)) the bound wanders and climbs in steps by more than tol, and the rule is within
 10% of P on 22 of 216 replayed cases (the same section).
