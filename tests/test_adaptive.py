@@ -687,7 +687,7 @@ def test_coupled_agreement_leaves_out_the_exact_elements():
 
 def _at_risk(name: str):
     """The models where examples/adaptive_models.py found the coupled default furthest from the
-    rule (docs/stochastic.md, "The coupled default on the other models"), on its data: a Gaussian
+    rule (docs/adaptive.md, "The coupled default on the other models"), on its data: a Gaussian
     mixture and factor analysis under PerNode(10) with option (a), and a multinomial mixture
     under Minibatch(30)."""
     import sys
@@ -707,7 +707,7 @@ def test_coupled_default_neither_diverges_nor_warns_on_the_models_most_at_risk(n
     and the last within 1% of batch VMP's from the same start. Under PerNode the mixture's and
     factor analysis's locals read all their children; before they stepped with rate 1 there, the
     mixture's seed 1 fell by 94 near step 88 as f rose, and factor analysis ended 12 below the
-    rule (the table in docs/stochastic.md)."""
+    rule (the table in docs/adaptive.md)."""
     import warnings
 
     build, subsample = _at_risk(name)
@@ -728,7 +728,7 @@ def test_a_coupled_node_whose_elements_all_read_all_their_children_steps_with_ra
     with some elements exact and some not keeps the node's rate (below 1 here). On the mixture
     under PerNode(10) every z_n reads its one x_n: its rate was the node's rule rate times f (0.05
     at step 20), and the mixture's bound reached 1% of the best in 100 steps where the rule's per
-    element took 40 (docs/stochastic.md, "The coupled default on the other models")."""
+    element took 40 (docs/adaptive.md, "The coupled default on the other models")."""
     for sizes, whole in (((8, 9), True), ((8, 60), False)):
         model, _, _ = _groups(sizes=sizes)
         fit = model.stochastic(subsample=vmp.PerNode(children=10), update="per-node", step=vmp.Adaptive(),

@@ -157,14 +157,14 @@ class Adaptive(Schedule):
     element draws its own children and the nodes step one after the other (PerNode, option
     (a)), per node otherwise
     (a Minibatch's elements share one draw; option (b)'s simultaneous steps were worse per
-    element on MovieLens, docs/stochastic.md). Under PerNode and option (a), an element whose
+    element on MovieLens, docs/adaptive.md). Under PerNode and option (a), an element whose
     draw is all its children (N_i <= C: Paquet eq. (6) with scale 1, batch VMP's target) steps
     with rate 1, its coordinate update; its averages still take its gradients. With one rate per
     node (``coupled=True``), a node whose elements all read all their children steps with rate 1.
 
     ``coupled=True`` (the default; ``coupled=False`` is the paper's rule alone): the rate above
     times a factor f >= 1 shared by all the nodes stepped with this schedule object, for the
-    coupling the one-step rule misses (docs/stochastic.md, "Why the level is low"); ``per="auto"``
+    coupling the one-step rule misses (docs/adaptive.md, "Why the level is low"); ``per="auto"``
     then means one rate per node under both options. The rule
     minimizes the distance to the node's own target; along a slow joint mode (contraction delta
     per unit of rho) the distance to the joint optimum is minimized by the rule's rate over
@@ -191,7 +191,7 @@ class Adaptive(Schedule):
     least ``horizon`` steps to renew, and a rise of f is read by A only once z holds the
     gradients it caused; faster, f outruns its test (the first version rose by gain / horizon =
     0.5 a step: under option (a) on MovieLens f went 1 -> 10 in 6 steps, the rates reached 1
-    before A turned, and the bound fell up to 40-fold before it recovered, docs/stochastic.md);
+    before A turned, and the bound fell up to 40-fold before it recovered, docs/adaptive.md);
     cap = -log of the smallest rule rate of the nodes, beyond which no rate changes.
     The agreement's zero is a one-step optimum. Pooled over modes, the fast ones' noise (A < 0 at
     any rate above their 1/(delta t)) holds f where the slow ones still agree (A > 0), and the
@@ -216,7 +216,7 @@ class Adaptive(Schedule):
     half weight (delta = 1 / horizon), the multiple f's target gives a lone mode; no mode that f
     serves wants more at any n (without it, on MovieLens, f reached 50 to 175 and the bound fell
     by 3% to 40% before it recovered); slower modes keep f_0, the agreement's zero
-    (docs/stochastic.md, "A target below the agreement's zero").
+    (docs/adaptive.md, "A target below the agreement's zero").
     Elements stepped with rate 1 for exactness are left out of A_t (f does not move them).
     rhobar_t and z's discount read the rate :meth:`rate` returns with the step's gradient,
     before a monitor's back-off: the rate the node takes at this step, or, for a node stepped
