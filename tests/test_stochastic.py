@@ -269,3 +269,14 @@ def test_a_subsample_without_method_means_a_stochastic_fit():
     assert model.fit(iterations=5, tol=0, seed=0).extra["method"] == "batch"
     with pytest.raises(vmp.VMPError, match="options of method='stochastic'"):
         model.fit(method="batch", subsample=vmp.Minibatch("data", 20))
+
+
+def test_the_result_says_when_its_bound_is_an_estimate():
+    """A minibatch fit's final bound is evaluated on a subsample: its repr says so (a batch fit's,
+    and a minibatch fit with evaluate="full", do not)."""
+    from vmp.models import gaussian_mixture
+    model = gaussian_mixture(np.random.default_rng(0).normal(size=(300, 2)), 2)
+    sub = model.fit(subsample=vmp.Minibatch("data", 20), iterations=3, seed=0, progress=False)
+    assert "(estimate from 200 of 300 elements of 'data')" in repr(sub)
+    full = model.fit(subsample=vmp.Minibatch("data", 20), iterations=3, seed=0, progress=False, evaluate="full")
+    assert "estimate" not in repr(full) and "estimate" not in repr(model.fit(iterations=3, seed=0))

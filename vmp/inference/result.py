@@ -60,8 +60,11 @@ class FitResult:
 
     def __repr__(self) -> str:
         flags = ", interrupted=True" if self.interrupted else ""
+        bound = self.extra.get("bound")
+        elbo = (f"elbo={self.final_elbo:.6g}" if bound in (None, "exact") else
+                f"elbo={self.final_elbo:.6g} ({bound})")
         return (f"FitResult(converged={self.converged}, iterations={self.iterations}, "
-                f"elbo={self.final_elbo:.6g}, message={self.message!r}{flags})")
+                f"{elbo}, message={self.message!r}{flags})")
 
 
 def from_dict(data: dict) -> FitResult:
