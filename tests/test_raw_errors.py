@@ -163,12 +163,24 @@ def _mixture():
 @pytest.mark.parametrize("options,error,words", [
     ({"iterationz": 5}, vmp.OptionError, ["iterationz", "tol", "subsample"]),
     ({"seed": "a"}, vmp.OptionError, ["seed", "'a'"]),
+    ({"seed": -1}, vmp.OptionError, ["seed", "non-negative", "-1"]),
+    ({"seed": np.array([3])}, vmp.OptionError, ["seed"]),
+    ({"seed": True}, vmp.OptionError, ["seed", "True"]),
     ({"executor": "dask"}, vmp.OptionError, ["executor", "DaskExecutor", "'dask'"]),
     ({"init": {"z": np.full((20, 2), 0.5)}}, vmp.ShapeError, ["'z'", "(20, 2)", "(20, 3)"]),
     ({"init": {"z": np.full((20, 3), -1.0)}}, vmp.DataError, ["'z'", "domain"]),
-], ids=["unknown-option", "seed", "executor-string", "init-shape", "init-domain"])
+], ids=["unknown-option", "seed", "seed-negative", "seed-1d", "seed-bool", "executor-string", "init-shape", "init-domain"])
 def test_fit_options_a_user_gets_wrong(options, error, words):
     with pytest.raises(error) as info:
         _mixture().fit(iterations=3, **options)
     for w in words:
         assert w in str(info.value), (w, str(info.value))
+
+
+def test_integer_seeds_of_any_integer_type_give_the_same_fit():
+    """seed= 3, numpy's int64(3) and uint8(3), and a 0-d integer array (accepted before the
+    seed check) are the same seed: the same bits."""
+    fits = [_mixture().fit(iterations=4, seed=s, progress=False) for s in (3, np.int64(3), np.uint8(3), np.array(3))]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.elbo, fits[0].elbo)
+        np.testing.assert_array_equal(other.state.natural["mu"][0], fits[0].state.natural["mu"][0])
