@@ -523,7 +523,7 @@ class Fit:
         change = value - prev
         if change < -o.decrease_tol * max(abs(prev), 1.0):
             if o.policies:
-                decrease = {"node": None, "amount": -change}
+                decrease = {"node": None, "amount": -change, "objective": "tempered"}
                 message = f"the tempered objective decreased by {-change:.3g} at iteration {t}"
             else:
                 decrease = _locate_decrease(self.engine, self.state, self.plan.stepped, value)
@@ -691,7 +691,10 @@ def _locate_decrease(engine, state, schedule, start_value) -> dict:
 
 def decrease_text(decrease: dict) -> str:
     """Where ``_locate_decrease`` found the decrease: a node's update, or none (a change at the
-    rounding level of the bound's terms, e.g. under a prior of huge precision)."""
+    rounding level of the bound's terms, e.g. under a prior of huge precision); with policies no
+    sweep is run: the tempered objective's decrease."""
+    if decrease.get("objective") == "tempered":
+        return f"the tempered objective decreased by {decrease['amount']:.3g} (with policies no sweep locates it)"
     if decrease.get("node") is None:
         return ("in a diagnostic sweep no single node's update lowered it (a change at the rounding level "
                 "of the bound's terms?)")
