@@ -434,3 +434,15 @@ def test_summary_of_a_stochastic_fit_that_did_not_meet_its_tol(tmp_path):
     for r in (result, vmp.load(tmp_path / "fit.npz", model)):
         text = summary(r, model)
         assert "stopped at the iteration limit before tol=1e-12 was met" in text and "tol= ends" not in text
+
+
+@pytest.mark.parametrize("tol", [None, 1e-12])
+def test_summary_of_a_stochastic_fit_the_callback_stopped_names_no_iteration_limit(tol):
+    """A callback (or a monitor, or an interrupt) ends the fit before its iterations: the summary
+    gives that reason alone (it added 'stopped at the iteration limit', 5 of 40 iterations run)."""
+    model = models.gaussian_mixture(_data(), 3)
+    result = model.fit(subsample=vmp.Minibatch("data", 30), iterations=40, evaluate_every=5, tol=tol,
+                       progress=False, callback=lambda t, fit: t < 5)
+    text = summary(result, model)
+    assert "ran 5 iterations" in text and "stopped by the callback at iteration 5" in text
+    assert "iteration limit" not in text

@@ -140,3 +140,48 @@ def test_the_rows_context_is_kept_while_the_same_rows_iterate(monkeypatch):
     assert sum(len(c) for c in calls) >= 8
     for call in calls:
         assert all(a.size != b.size for a, b in zip(call, call[1:]))
+
+
+def test_local_step_reaches_the_per_row_coordinate_ascent_fixed_point():
+    """Given the globals' q, the drawn rows' q(z_n) and q(x_n,m | x_n,o) equal a per-row
+    coordinate ascent written in numpy (x then z, from q(z) at its prior message, to 1e-15):
+    q(x_n,m) = N(P_mm^-1 (h_m - P_mo x_o), P_mm^-1), P = sum_k r_nk E[Lambda_k],
+    h = sum_k r_nk E[Lambda_k] E[mu_k]; log r_nk = E[log pi_k] + E[log|Lambda_k|] / 2
+    - tr(E[Lambda_k] E[(x_n - mu_k)(x_n - mu_k)^T]) / 2 (Winn & Bishop eq. (5))."""
+    from scipy import special
+
+    from vmp.inference.subsample import Minibatch
+
+    rng = np.random.default_rng(0)
+    x = 1.5 * rng.normal(size=(3, 3))[rng.integers(3, size=60)] + rng.normal(size=(60, 3))
+    for row in rng.choice(60, 25, replace=False):
+        x[row, rng.choice(3, size=rng.integers(1, 3), replace=False)] = np.nan
+    model = gaussian_mixture(x, 3)
+    state = model.fit(iterations=5, method="stochastic", subsample=vmp.Minibatch("data", 20), seed=0,
+                      progress=False).state
+    engine = Engine(model)
+    plan = Minibatch("data", 40, local_tol=1e-14, local_iterations=5000).prepare(engine, rng)
+    draw = plan.draw(engine, rng)
+    ctx, _, _ = steps.local_step(engine, plan, state, draw.ctx)
+    (elog_pi,), (e_mu, e_mumu), (e_lam, elogdet) = (engine.nodes[k].family.moments(state.natural[k])
+                                                     for k in ("pi", "mu", "Lambda"))
+    obs = x[draw.rows]
+    seen = ~np.isnan(obs)
+    r = np.tile(special.softmax(elog_pi), (len(obs), 1))
+    mean, cov = np.where(seen, obs, 0.0), np.zeros(obs.shape + obs.shape[-1:])
+    for _ in range(5000):
+        before = r.copy()
+        for i, m in enumerate(~seen):
+            if m.any():
+                p, h = np.einsum("k,kab->ab", r[i], e_lam), np.einsum("k,kab,kb->a", r[i], e_lam, e_mu)
+                cov[i][np.ix_(m, m)] = np.linalg.inv(p[np.ix_(m, m)])
+                mean[i, m] = cov[i][np.ix_(m, m)] @ (h[m] - p[np.ix_(m, ~m)] @ obs[i, ~m])
+        second = cov + np.einsum("na,nb->nab", mean, mean)
+        quad = (np.einsum("kab,nab->nk", e_lam, second) - 2 * np.einsum("kab,na,kb->nk", e_lam, mean, e_mu)
+                + np.einsum("kab,kab->k", e_lam, e_mumu))
+        r = special.softmax(elog_pi + 0.5 * elogdet - 0.5 * quad, axis=1)
+        if np.abs(r - before).max() < 1e-15:
+            break
+    assert (~seen).any(1).sum() >= 10 and ((r > 0.05) & (r < 0.95)).any(1).sum() >= 10
+    np.testing.assert_allclose(ctx.overrides["z"][0], r, atol=1e-13)
+    np.testing.assert_allclose(ctx.overrides["x"][0], mean, atol=1e-12)

@@ -250,3 +250,18 @@ def test_a_decrease_no_single_update_makes_names_no_node():
     assert "no single node's update lowered it" in message and "lowered it by 0" not in message
     assert result.decrease["node"] is None
     assert "no single node's update lowered it" in result.summary(model)
+
+
+def test_a_tempered_objective_decrease_is_not_called_a_rounding_change(monkeypatch):
+    """With policies a batch fit watches the tempered objective and runs no diagnostic sweep: its
+    summary says the tempered objective decreased and by how much (it read 'in a diagnostic sweep
+    no single node's update lowered it (a change at the rounding level ...)', a sweep never run)."""
+    from vmp.inference.loop import Fit
+
+    monkeypatch.setattr(Fit, "_watched", lambda self, extra: [-100.0, -105.0])
+    x = np.random.default_rng(0).normal(size=(40, 2))
+    model = vmp.models.gaussian_mixture(x, 2)
+    with pytest.warns(vmp.ElboDecreaseWarning, match="tempered objective decreased by 5"):
+        result = model.fit(method="batch", iterations=3, policies=[vmp.Annealing.linear(2.0, 2)], progress=False)
+    text = result.summary(model)
+    assert "ELBO decrease: the tempered objective decreased by 5" in text and "rounding" not in text

@@ -141,6 +141,20 @@ def test_indexing_a_data_input_says_what_can_be_gated():
     assert "'B'" in str(info.value) and "observed node" in str(info.value)
 
 
+@pytest.mark.parametrize("declare,role", [
+    (lambda: vmp.Normal("y", vmp.Data("m", np.zeros(3)), 1.0, observed=np.ones(3)), "mean"),
+    (lambda: vmp.Normal("y", 0.0, vmp.Data("p", np.ones(3)), observed=np.ones(3)), "precision"),
+    (lambda: vmp.Normal("y", 0.0, 1.0, observed=vmp.Data("o", np.ones(3))), "observed data"),
+    (lambda: vmp.Normal("y", 0.0, 1.0, observed=np.ones(3), weights=vmp.Data("w", np.ones(3))), "weights"),
+], ids=["mean", "precision", "observed", "weights"])
+def test_a_data_input_as_a_nodes_argument_says_where_data_go(declare, role):
+    """vmp.Data enters through dot(w, X) or as gather rows; elsewhere a GraphError naming the
+    node, the role and the data (was numpy's 'setting an array element with a sequence')."""
+    with vmp.Model("m"), vmp.Plate("n", 3), pytest.raises(vmp.GraphError) as info:
+        declare()
+    assert all(w in str(info.value) for w in ("'y'", role, "vmp.dot"))
+
+
 def _mixture():
     x = np.concatenate([np.zeros((10, 2)), np.full((10, 2), 5.0)]) + np.random.default_rng(0).normal(size=(20, 2))
     return vmp.models.gaussian_mixture(x, 3)
@@ -149,12 +163,24 @@ def _mixture():
 @pytest.mark.parametrize("options,error,words", [
     ({"iterationz": 5}, vmp.OptionError, ["iterationz", "tol", "subsample"]),
     ({"seed": "a"}, vmp.OptionError, ["seed", "'a'"]),
+    ({"seed": -1}, vmp.OptionError, ["seed", "non-negative", "-1"]),
+    ({"seed": np.array([3])}, vmp.OptionError, ["seed"]),
+    ({"seed": True}, vmp.OptionError, ["seed", "True"]),
     ({"executor": "dask"}, vmp.OptionError, ["executor", "DaskExecutor", "'dask'"]),
     ({"init": {"z": np.full((20, 2), 0.5)}}, vmp.ShapeError, ["'z'", "(20, 2)", "(20, 3)"]),
     ({"init": {"z": np.full((20, 3), -1.0)}}, vmp.DataError, ["'z'", "domain"]),
-], ids=["unknown-option", "seed", "executor-string", "init-shape", "init-domain"])
+], ids=["unknown-option", "seed", "seed-negative", "seed-1d", "seed-bool", "executor-string", "init-shape", "init-domain"])
 def test_fit_options_a_user_gets_wrong(options, error, words):
     with pytest.raises(error) as info:
         _mixture().fit(iterations=3, **options)
     for w in words:
         assert w in str(info.value), (w, str(info.value))
+
+
+def test_integer_seeds_of_any_integer_type_give_the_same_fit():
+    """seed= 3, numpy's int64(3) and uint8(3), and a 0-d integer array (accepted before the
+    seed check) are the same seed: the same bits."""
+    fits = [_mixture().fit(iterations=4, seed=s, progress=False) for s in (3, np.int64(3), np.uint8(3), np.array(3))]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(other.elbo, fits[0].elbo)
+        np.testing.assert_array_equal(other.state.natural["mu"][0], fits[0].state.natural["mu"][0])

@@ -29,7 +29,8 @@ def _convergence(result) -> list[str]:
     else:
         head = f"fit: {'converged' if result.converged else 'NOT converged'} after {steps}"
     lines = [f"{head} ({result.message})"]
-    if method == "stochastic" and not diverged and not result.converged:
+    if method == "stochastic" and not diverged and not result.converged \
+            and result.message == "reached the iteration limit":  # not a callback's or a monitor's stop
         tol = extra.get("tol")
         lines[0] += ("; stopped at the iteration limit (tol= ends a stochastic fit when its bound stops improving)"
                      if tol is None else f"; stopped at the iteration limit before tol={tol:g} was met")

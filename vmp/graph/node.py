@@ -11,7 +11,7 @@ from ..errors import ConjugacyError, DataError, GraphError, ShapeError
 from ..factors import Conditional
 from . import context
 from .data import chunks, is_lazy
-from .expressions import Constant, Expression, Gate, Gather, Scaled
+from .expressions import Constant, Data, Expression, Gate, Gather, Scaled
 from .plate import Plate
 
 
@@ -74,7 +74,7 @@ class Node(Expression, ABC):
     def _parent(self, role: str, value: Any) -> Expression:
         family = self.factor_cls.roles[role]
         if not isinstance(value, Expression):
-            arr = np.asarray(value, dtype=float)
+            arr = np.asarray(self._array(role, value), dtype=float)
             event = self._role_event(role)
             arr = self._constant_shape(role, arr, event)
             why = self.factor_cls.check(role, arr, self.event_shape)
@@ -160,7 +160,11 @@ class Node(Expression, ABC):
         self._data_moments = self._statistics(data)
 
     def _array(self, what: str, value) -> np.ndarray:
-        """``np.asarray(value)``, a ragged nesting of lists refused with the node's name."""
+        """``np.asarray(value)``, a ragged nesting of lists refused with the node's name, as is a
+        ``vmp.Data`` (an input of ``dot`` or a gather's rows, not a node's argument)."""
+        if isinstance(value, Data):
+            raise GraphError(f"node '{self.name}': {what} is vmp.Data '{value.name}', which enters a model "
+                             f"only in vmp.dot(w, X) or as the rows of a gather u[X]; give its array here")
         try:
             return np.asarray(value)
         except ValueError as err:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import math
+import operator
 import time
 import warnings
 from dataclasses import dataclass, field, fields, replace
@@ -99,8 +100,7 @@ class Options:
     resume: Any = None
 
     def __post_init__(self):
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer))):
-            raise OptionError(f"seed= takes an integer or None, got {self.seed!r}")
+        self.seed = checked_seed(self.seed)
         if self.executor is not None and not isinstance(self.executor, Executor):
             raise OptionError(f"executor= takes vmp.Serial(), vmp.Chunked(size=...) or vmp.DaskExecutor(client), "
                               f"got {self.executor!r}")
@@ -523,7 +523,7 @@ class Fit:
         change = value - prev
         if change < -o.decrease_tol * max(abs(prev), 1.0):
             if o.policies:
-                decrease = {"node": None, "amount": -change}
+                decrease = {"node": None, "amount": -change, "objective": "tempered"}
                 message = f"the tempered objective decreased by {-change:.3g} at iteration {t}"
             else:
                 decrease = _locate_decrease(self.engine, self.state, self.plan.stepped, value)
@@ -691,11 +691,28 @@ def _locate_decrease(engine, state, schedule, start_value) -> dict:
 
 def decrease_text(decrease: dict) -> str:
     """Where ``_locate_decrease`` found the decrease: a node's update, or none (a change at the
-    rounding level of the bound's terms, e.g. under a prior of huge precision)."""
+    rounding level of the bound's terms, e.g. under a prior of huge precision); with policies no
+    sweep is run: the tempered objective's decrease."""
+    if decrease.get("objective") == "tempered":
+        return f"the tempered objective decreased by {decrease['amount']:.3g} (with policies no sweep locates it)"
     if decrease.get("node") is None:
         return ("in a diagnostic sweep no single node's update lowered it (a change at the rounding level "
                 "of the bound's terms?)")
     return f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by {decrease['amount']:.3g}"
+
+
+def checked_seed(seed) -> int | None:
+    """``seed`` as a Python int (a numpy integer or 0-d integer array too), or None; anything
+    else, a bool or a negative number (``np.random.default_rng`` refuses it) is an OptionError."""
+    if seed is None:
+        return None
+    try:
+        value = operator.index(seed)
+    except TypeError:
+        value = None
+    if value is None or isinstance(seed, (bool, np.bool_)) or value < 0:
+        raise OptionError(f"seed= takes a non-negative integer or None, got {seed!r}")
+    return value
 
 
 def default_method(method: str | None, subsample) -> str:
@@ -750,9 +767,7 @@ def fit(model, *, method: str | None = None, iterations: int | None = None, n_in
     if unknown:
         raise OptionError(f"fit() has no option {', '.join(map(repr, unknown))}; its options: method, iterations, "
                           f"n_init, " + ", ".join(f.name for f in fields(Options) if f.name not in ("method", "iterations")))
-    seed = options.pop("seed", 0)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-        raise OptionError(f"seed= takes an integer or None, got {seed!r}")
+    seed = checked_seed(options.pop("seed", 0))
     method = default_method(method, options.get("subsample"))
     if iterations is None:
         iterations = BATCH_ITERATIONS if method == "batch" else STOCHASTIC_ITERATIONS
