@@ -7,6 +7,15 @@ import vmp
 from vmp.graph.data import chunks
 
 
+def floats(name: str, what: str, data) -> np.ndarray:
+    """``data`` as an array of floats, or a DataError naming the builder and the argument (a
+    ragged list, or entries that are not numbers)."""
+    try:
+        return np.asarray(data, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise vmp.DataError(f"{name}: {what} must be numbers in a rectangular array ({err})") from None
+
+
 def indices(name: str, what: str, values) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim != 1:
@@ -25,7 +34,7 @@ def indices(name: str, what: str, values) -> np.ndarray:
 
 
 def values(name: str, what: str, data, positive: bool = False) -> np.ndarray:
-    arr = np.asarray(data, dtype=float)
+    arr = floats(name, what, data)
     if arr.size == 0:
         raise vmp.DataError(f"{name}: {what} is empty")
     if not np.all(np.isfinite(arr)):
@@ -65,7 +74,7 @@ def missing(name: str, what: str, data, mask=None) -> tuple[np.ndarray, np.ndarr
     """(data with missing entries at 0, the mask True where observed, or None when nothing is
     missing): NaN entries are missing, as are those where ``mask`` (data's shape, booleans) is
     False. inf is an error; so is data with no observed entry."""
-    arr = np.asarray(data, dtype=float)
+    arr = floats(name, what, data)
     if arr.size == 0:
         raise vmp.DataError(f"{name}: {what} is empty")
     if np.isinf(arr).any():
@@ -87,8 +96,9 @@ def missing(name: str, what: str, data, mask=None) -> tuple[np.ndarray, np.ndarr
 
 def targets(name: str, data) -> tuple[np.ndarray, np.ndarray | None]:
     """:func:`missing` for a 1-D array of regression targets."""
-    if np.ndim(data) != 1:
-        raise vmp.ShapeError(f"{name}: targets must be a 1-D array, got shape {np.shape(data)}")
+    data = floats(name, "targets", data)
+    if data.ndim != 1:
+        raise vmp.ShapeError(f"{name}: targets must be a 1-D array, got shape {data.shape}")
     return missing(name, "targets", data)
 
 

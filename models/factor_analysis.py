@@ -21,8 +21,9 @@ def factor_analysis(data: np.ndarray, n_components: int, *, mask: np.ndarray | N
     entries, and those where ``mask`` (N x D, booleans) is False, are missing: each y_nd is its
     own element, so a missing one drops out, and ``model.impute("y")`` gives its posterior
     predictive."""
-    if np.ndim(data) != 2:
-        raise vmp.ShapeError(f"{name}: data must be a 2-D array (N x D), got shape {np.shape(data)}")
+    data = _checks.floats(name, "data", data)
+    if data.ndim != 2:
+        raise vmp.ShapeError(f"{name}: data must be a 2-D array (N x D), got shape {data.shape}")
     y, mask = _checks.missing(name, "data", data, mask)
     n, d = y.shape
     k = _checks.count(name, "n_components", n_components)

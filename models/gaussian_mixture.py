@@ -30,7 +30,9 @@ def gaussian_mixture(data: np.ndarray, n_components: int, *, alpha: float = 1.0,
     read by blocks of rows and the fit reads the rows it needs (docs/scale.md); with NaN entries
     they are read into memory.
     """
-    shape = np.shape(data) if is_lazy(data) else np.shape(np.asarray(data, dtype=float))
+    if not is_lazy(data):
+        data = _checks.floats(name, "data", data)
+    shape = np.shape(data)
     if len(shape) != 2:
         raise vmp.ShapeError(f"{name}: data must be N x D, got shape {shape}")
     streamed = _checks.streamed_moments(name, "data", data) if mask is None and is_lazy(data) else None

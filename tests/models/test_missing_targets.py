@@ -80,6 +80,9 @@ def test_nan_entries_of_factor_analysis_are_its_mask():
     (lambda: mixture_of_regressions(np.ones((5, 2)), np.r_[np.ones(4), -np.inf], 2), vmp.DataError, "inf"),
     (lambda: factor_analysis(np.ones(5), 2), vmp.ShapeError, "2-D"),
     (lambda: factor_analysis(np.ones((5, 3)), 2, mask=np.ones((5, 3))), vmp.DataError, "booleans"),
+    (lambda: factor_analysis([[1.0, 2.0], [3.0]], 2), vmp.DataError, "factor_analysis: data must be numbers in a rectangular"),
+    (lambda: linear_regression([[1.0, 2.0], [3.0]], [1.0, 2.0]), vmp.DataError, "inputs must be numbers"),
+    (lambda: linear_regression(np.ones((2, 2)), [1.0, [2.0]]), vmp.DataError, "targets must be numbers"),
 ])
 def test_missing_values_are_checked(build, error, words):
     with pytest.raises(error, match=words):

@@ -222,6 +222,8 @@ BAD_INPUTS = {
     "mixture inf data": _mixture(np.array([[0.0, 1.0], [np.inf, 2.0], [3.0, 4.0]])),
     "mixture all NaN": _mixture(np.full((3, 2), np.nan)),
     "mixture non-boolean mask": lambda: gaussian_mixture(np.zeros((3, 2)), 2, mask=np.ones((3, 2))),
+    "mixture ragged rows": _mixture([[0.0, 1.0], [2.0]]),
+    "mixture words": _mixture([["a", "b"], ["c", "d"]]),
     "lda short words": lambda: lda(_I3, _I2, np.ones(3), n_topics=2),
     "lda short counts": lambda: lda(_I3, _I3, np.ones(2), n_topics=2),
     "lda 2-D arrays": lambda: lda(np.zeros((2, 2), int), np.zeros((2, 2), int), np.ones((2, 2)), n_topics=2),
