@@ -37,7 +37,7 @@ def gaussian_mixture(data: np.ndarray, n_components: int, *, alpha: float = 1.0,
         raise vmp.ShapeError(f"{name}: data must be N x D, got shape {shape}")
     streamed = _checks.streamed_moments(name, "data", data) if mask is None and is_lazy(data) else None
     if streamed is None:
-        x, seen = _checks.missing(name, "data", np.asarray(data, dtype=float), mask)
+        x, seen = _checks.missing(name, "data", data, mask)
         center, cov = _checks.moments(x, seen)
     else:
         (x, seen), (center, cov) = (data, None), streamed
