@@ -174,7 +174,7 @@ def test_every_row_partial_keeps_the_every_row_path():
 @pytest.mark.parametrize("executor", [vmp.Chunked(size=37), None])
 def test_chunked_and_resume_read_the_latent_rows(tmp_path, executor):
     """Chunked batch sweeps give Serial's bound; 5 sweeps, a checkpoint and 5 resumed sweeps
-    give the bits of 10."""
+    give the bits of 10 (the bound, q(x) and x's relative change: the resumed q is full arrays)."""
     data, _ = _data(n=200, partial=9)
     if executor is not None:
         a = gaussian_mixture(data, 3).fit(iterations=8, tol=0, seed=0)
@@ -187,6 +187,7 @@ def test_chunked_and_resume_read_the_latent_rows(tmp_path, executor):
     part = gaussian_mixture(data, 3)
     rest = part.fit(iterations=10, tol=0, seed=0, resume=tmp_path / "c.npz")
     assert np.array_equal(full.elbo, rest.elbo)
+    assert np.array_equal(full.history["change"]["x"], rest.history["change"]["x"])
     assert all(np.array_equal(u, v) for u, v in zip(whole.state.natural["x"], part.state.natural["x"]))
 
 
@@ -200,3 +201,64 @@ def test_take_rows_of_an_array_by_columns():
     for axis in range(3):
         idx = rows[rows < a.shape[axis]]
         assert np.array_equal(take_rows(a, idx, axis), np.take(a, idx, axis=axis))
+
+
+def _gathers(monkeypatch) -> list:
+    """Spy: one entry per ``Filled`` whose arrays over every row are formed."""
+    from vmp.graph.partial import Filled
+
+    formed, gathered = [], Filled.gathered
+
+    def spy(self):
+        if self._full is None:
+            formed.append(self)
+        return gathered(self)
+
+    monkeypatch.setattr(Filled, "gathered", spy)
+    return formed
+
+
+def test_a_sweep_writes_the_latent_rows_only(monkeypatch):
+    """q(x) and its moments over every row are held as the latent rows plus the complete rows'
+    constant (``Filled``): a batch fit (the validity check, the bound each sweep, the relative
+    change) never forms an array over every row; reading the node does, once."""
+    from vmp.graph.partial import Filled
+
+    data, _ = _data(n=400, partial=12)
+    formed = _gathers(monkeypatch)
+    model = gaussian_mixture(data, 3)
+    model.fit(iterations=6, tol=0, seed=1)
+    rows = model.nodes["x"].clamp.latent().rows
+    natural, moments = model.state.natural["x"], model.state.moments["x"]
+    assert isinstance(natural, Filled) and isinstance(moments, Filled)
+    assert [a.shape[0] for a in natural.sub + moments.sub] == [rows.size] * 4
+    assert formed == []
+    mean = model["x"].mean
+    assert len(formed) == 1 and formed[0] is moments  # E[x], formed at the first read
+    model["x"].mean
+    assert len(formed) == 1
+    assert np.array_equal(mean[rows], moments.sub[0]) and np.array_equal(np.delete(mean, rows, 0),
+                                                                           np.delete(data, rows, 0))
+
+
+def test_relative_change_of_the_latent_rows_is_the_full_one():
+    """The history's change of x (summed over the latent rows, the complete rows a constant)
+    is ||lambda_6 - lambda_5|| / ||lambda_5|| over the full arrays to 1e-14; from full arrays
+    (a resumed or initial q) it has the bits it has from a ``Filled``, and a complete row that
+    moved counts."""
+    data, _ = _data(n=400, partial=12)
+    five, six = gaussian_mixture(data, 3), gaussian_mixture(data, 3)
+    five.fit(iterations=5, tol=0, seed=1)
+    res = six.fit(iterations=6, tol=0, seed=1)
+    old, new = five.state.natural["x"], six.state.natural["x"]
+    full = [(np.asarray(a), np.asarray(b)) for a, b in zip(old, new)]
+    want = np.sqrt(sum(np.sum((b - a) ** 2) for a, b in full) / sum(np.sum(a ** 2) for a, _ in full))
+    assert res.history["change"]["x"][-1] == pytest.approx(want, rel=1e-14)
+    plain = tuple(np.array(a) for a in old)
+    assert new.relative_change(plain) == new.relative_change(old)
+    moved = tuple(np.array(a) for a in old)
+    complete = np.flatnonzero(new.latent.complete)[7]
+    moved[0][complete] += 0.5
+    full = [(np.asarray(a), np.asarray(b)) for a, b in zip(moved, new)]
+    want = np.sqrt(sum(np.sum((b - a) ** 2) for a, b in full) / sum(np.sum(a ** 2) for a, _ in full))
+    assert new.relative_change(moved) == pytest.approx(want, rel=1e-14)

@@ -29,25 +29,76 @@ from .data import take_rows
 from .leaves import Context, moments_of
 
 
+class Filled(tuple):
+    """A partially observed node's natural parameters or moments over every row, held as their
+    values at the latent rows (``sub``) and the constant of the complete rows (``fill``, read-only:
+    ``LatentRows.base`` or the data's statistics). A batch sweep reads and writes ``sub`` only;
+    the full arrays are formed when read (indexing, iterating, saving), once per object, with
+    the bits that ``fill`` with ``sub`` written at the rows has. Like an executor's handle it
+    answers ``moments``, ``invalid`` and ``relative_change`` itself."""
+
+    def __new__(cls, latent: "LatentRows", fill: tuple, sub: tuple):
+        obj = super().__new__(cls, (None,) * len(sub))
+        obj.latent, obj.fill, obj.sub, obj._full = latent, fill, tuple(sub), None
+        return obj
+
+    def gathered(self) -> tuple:
+        if self._full is None:
+            full = []
+            for f, a in zip(self.fill, self.sub):
+                f = f.copy()
+                f[self.latent.rows] = a
+                full.append(f)
+            self._full = tuple(full)
+        return self._full
+
+    def __getitem__(self, i):
+        return self.gathered()[i]
+
+    def __iter__(self):
+        return iter(self.gathered())
+
+    def __reduce__(self):
+        return (tuple, (self.gathered(),))
+
+    def __deepcopy__(self, memo):
+        return tuple(np.array(a) for a in self.gathered())
+
+    def moments(self) -> "Filled":
+        """The moments of q at these natural parameters (:meth:`LatentRows.moments`)."""
+        return self.latent.moments(self)
+
+    def invalid(self) -> int:
+        """Elements outside the family's domain (the complete rows' constant is valid)."""
+        ok = self.latent.clamp.family.valid(self.sub)
+        return int(np.size(ok) - np.count_nonzero(ok))
+
+    def relative_change(self, old) -> float:
+        """||lambda_new - lambda_old|| / ||lambda_old|| (:meth:`LatentRows.relative_change`)."""
+        return self.latent.relative_change(old, self)
+
+
 class LatentRows:
     """The rows of a partially observed node with a masked coordinate (``rows``, along its
     outermost plate): q's natural parameters are formed there, the complete rows hold
     ``base``, the pinned q that every coordinate observed gives (Winn & Bishop eq. (5) summed
-    and then pinned, ``Family.pin``: constant in the messages)."""
+    and then pinned, ``Family.pin``: constant in the messages). Natural parameters and moments
+    over every row are ``Filled``: nothing of the size of the complete rows is written per sweep."""
 
     def __init__(self, clamp, rows: np.ndarray):
         self.clamp, self.rows = clamp, rows
         self._base = None
-        # per statistic, the flat positions at the rows that the data fix, and the data there
+        self.complete = np.ones(clamp.observed.shape[0], bool)
+        self.complete[rows] = False
+        self._norms = None  # ||base at the complete rows||^2 per component
+        # per statistic, the flat positions at the rows (in their layout) that the data fix, and
+        # the data there
         self._pinned = []
         for s, f in zip(clamp.stats, clamp._fixed(lambda a: a)):
-            at = np.zeros(s.shape[:1], bool)
-            at[rows] = True
-            fixed = np.broadcast_to(clamp._mask(f, s), s.shape) & clamp._mask(at, s)
+            sub = np.take(s, rows, axis=0)
+            fixed = np.broadcast_to(clamp._mask(np.take(f, rows, axis=0), sub), sub.shape)
             where = np.flatnonzero(fixed)
-            self._pinned.append((where, s.reshape(-1)[where]))
-        self._last: tuple = (None, None)  # (q over every row, q at the rows) of the last spread
-        self._split: tuple = (None, None)
+            self._pinned.append((where, sub.reshape(-1)[where]))
 
     def base(self) -> tuple:
         """q's natural parameters at the complete rows (read-only; the other rows are
@@ -59,51 +110,69 @@ class LatentRows:
                 a.flags.writeable = False
         return self._base
 
-    def spread(self, natural: tuple) -> tuple:
+    def spread(self, natural: tuple) -> Filled:
         """Natural parameters over every row: ``natural`` (at the rows) there, ``base`` elsewhere."""
-        out = []
-        for b, a in zip(self.base(), natural):
-            b = b.copy()
-            b[self.rows] = a
-            out.append(b)
-        out = tuple(out)
-        self._last = (out, tuple(natural))
-        return out
+        return Filled(self, self.base(), natural)
 
     def at(self, natural: tuple) -> tuple:
-        """``natural`` at the rows (the very arrays :meth:`spread` was given, whose factorization
-        the validity check, the moments and the entropy share)."""
-        full, sub = self._last
-        if full is not None and len(full) == len(natural) and all(a is b for a, b in zip(full, natural)):
-            return sub
+        """``natural`` at the rows (for a ``Filled`` of these rows the very arrays :meth:`spread`
+        was given, whose factorization the validity check, the moments and the entropy share)."""
+        if isinstance(natural, Filled) and natural.latent is self:
+            return natural.sub
         return tuple(np.take(a, self.rows, axis=0) for a in natural)
 
-    def moments(self, natural: tuple) -> tuple:
-        """The moments the factors read (``Clamp.apply``'s): q's at the rows, their pinned
-        entries and the complete rows at the data's statistics."""
+    def moments(self, natural: tuple) -> Filled:
+        """The moments the factors read (``Clamp.apply``'s): q's at the rows with their pinned
+        entries at the data's, the complete rows at the data's statistics."""
         c = self.clamp
-        out = []
+        sub = []
         for s, m, (where, data) in zip(c.stats, c.family.moments(self.at(natural)), self._pinned):
-            o = s.copy()
-            o[self.rows] = m
+            o = np.array(np.broadcast_to(m, (self.rows.size,) + s.shape[1:]))
             o.reshape(-1)[where] = data
-            out.append(o)
-        out = tuple(out)
+            sub.append(o)
+        out = Filled(self, c.stats, sub)
         c._cache = (out, out)
         return out
 
+    def relative_change(self, old: tuple, new: Filled) -> float:
+        """``steps.relative_change`` of ``new`` (these rows) from ``old`` summed as the latent
+        rows plus the complete rows: the latter add ||old_c - base_c||^2 (0 when ``old`` holds
+        ``base`` there, as every ``Filled`` of these rows does) and ||old_c||^2 (a constant
+        then), so a sweep reads the latent rows only."""
+        from ..inference.steps import squares
+
+        if self._norms is None:  # ||base at the complete rows||^2 (in one pass over base)
+            self._norms = [squares(b, b)[1] - squares(r, r)[1] for b, r in zip(self.base(), self.at(self.base()))]
+        same = isinstance(old, Filled) and old.latent is self and old.fill is new.fill
+        num = den = 0.0
+        for i, (a, b) in enumerate(zip(self.at(old), new.sub)):
+            n, d = squares(a, b)
+            extra, norm = 0.0, self._norms[i]
+            if not same and self._differ(old[i], self.base()[i]):
+                c, h = (np.compress(self.complete, x, axis=0) for x in (old[i], self.base()[i]))
+                extra, norm = squares(c, h)[0], squares(c, c)[1]
+            num, den = num + (n + extra), den + (d + norm)
+        return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
+
+    def _differ(self, a: np.ndarray, b: np.ndarray) -> bool:
+        """Whether a and b (over every row) differ at a complete row."""
+        ne = np.not_equal(a, b).reshape(a.shape[0], -1)
+        ne[self.rows] = False
+        return bool(ne.any())
+
     def split(self, node, keep: np.ndarray | None):
         """The node's factor as data at the complete rows plus latent at the rows (``Split``)."""
-        if self._split[0] is not node:
-            self._split = (node, Split(node, keep, self.rows))
-        return self._split[1]
+        held = self.__dict__.get("_split")
+        if held is None or held[0] is not node:
+            held = self._split = (node, Split(node, keep, self))
+        return held[1]
 
 
 class Split:
     """E[log p(x | pa)] = sum_n [n complete] E[log p(x_n | pa)]_data + sum_{n latent} E[log p(x_n | pa)]_q:
     the node's factor as two compiled copies (module docstring)."""
 
-    def __init__(self, node, keep: np.ndarray | None, rows: np.ndarray):
+    def __init__(self, node, keep: np.ndarray | None, of: LatentRows):
         from .compiled import CompiledFactor
 
         clamp = node.clamp
@@ -116,10 +185,14 @@ class Split:
         self.data, self.latent = CompiledFactor(data), CompiledFactor(latent)
         #: the elements of the complete rows (every coordinate observed, hence alive: no ``keep``
         #: needed); the latent factor reads every element of the other rows
+        rows = of.rows
         self.complete = np.ones(clamp.observed.shape)
         self.complete[rows] = 0.0
         self.plate = node.plates[0]
         self.rows = rows if keep is None else rows[keep.reshape(keep.shape[0], -1).any(axis=1)[rows]]
+        #: the positions of ``rows`` among the latent rows (None: all of them), to read a ``Filled``
+        self._among = None if self.rows.size == rows.size else np.searchsorted(rows, self.rows)
+        self._of = of
         if keep is not None and not keep[self.rows].all():
             self.latent.keep = keep  # barren elements inside a live row (a row over several plates)
         self.node = node
@@ -137,10 +210,15 @@ class Split:
             full = moments_of(self.node if n is self.latent.child else n, probe)
             held = self._held.get(name)
             if held is None or held[0] is not full:
-                axis = n.plates.index(self.plate)
-                held = self._held[name] = (full, tuple(take_rows(m, self.rows, axis) for m in full))
+                held = self._held[name] = (full, self._at_rows(full, n.plates.index(self.plate)))
             overrides[name] = held[1]
         return Context(subset={self.plate.name: self.rows}, overrides=overrides, state=state, stable=True)
+
+    def _at_rows(self, full: tuple, axis: int) -> tuple:
+        """``full`` at ``rows`` along ``axis``, from the latent rows' values of a ``Filled``."""
+        if isinstance(full, Filled) and full.latent is self._of:
+            return full.sub if self._among is None else tuple(np.take(m, self._among, axis=0) for m in full.sub)
+        return tuple(take_rows(m, self.rows, axis) for m in full)
 
     def weight(self, w: np.ndarray | None) -> np.ndarray:
         """The data factor's weight: the complete elements times the factor's own weight."""

@@ -19,6 +19,7 @@ import numpy as np
 from ..errors import ConvergenceError
 from ..factors.terms import plus
 from ..graph.leaves import Context, restricted
+from ..graph.partial import Filled
 from .executor import Children, Executor, Serial, add
 from .executor_chunked import Chunked
 from .state import State
@@ -346,7 +347,10 @@ class Engine:
 
 
 def _full_rows(node, natural):
-    """``Clamp.latent`` of a partially observed node whose ``natural`` covers every row."""
+    """``Clamp.latent`` of a partially observed node whose ``natural`` covers every row (a
+    ``Filled`` names its own)."""
+    if isinstance(natural, Filled):
+        return natural.latent
     if node.clamp is None or type(natural) is not tuple or not node.plates \
             or np.shape(natural[0])[:1] != node.plate_shape[:1]:
         return None
