@@ -26,10 +26,11 @@ import copy
 import numpy as np
 
 from .data import take_rows
+from .gathered import Gathered
 from .leaves import Context, moments_of
 
 
-class Filled(tuple):
+class Filled(Gathered):
     """A partially observed node's natural parameters or moments over every row, held as their
     values at the latent rows (``sub``) and the constant of the complete rows (``fill``, read-only:
     ``LatentRows.base`` or the data's statistics). A batch sweep reads and writes ``sub`` only;
@@ -51,18 +52,6 @@ class Filled(tuple):
                 full.append(f)
             self._full = tuple(full)
         return self._full
-
-    def __getitem__(self, i):
-        return self.gathered()[i]
-
-    def __iter__(self):
-        return iter(self.gathered())
-
-    def __reduce__(self):
-        return (tuple, (self.gathered(),))
-
-    def __deepcopy__(self, memo):
-        return tuple(np.array(a) for a in self.gathered())
 
     def moments(self) -> "Filled":
         """The moments of q at these natural parameters (:meth:`LatentRows.moments`)."""

@@ -56,6 +56,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import VMPError
+from ..graph.gathered import Gathered
 from ..graph.leaves import Context
 from .executor import Children, Executor, add
 from .executor_dask_step import LocalStep, Round, changed, driver_context, remote_round, requests
@@ -102,7 +103,7 @@ def _cooked(name: str, recipe):
     return box
 
 
-class Kept(tuple):
+class Kept(Gathered):
     """A local's natural parameters or moments kept on the workers, one slice per partition of
     the data plate (``futures``, each made by ``make(i)``: made again, from the holders of the
     moment, when a worker that held it was lost). Reading it (indexing, iterating, saving)
@@ -128,18 +129,6 @@ class Kept(tuple):
             self._full = tuple(np.concatenate([p[c] for p in parts], axis=self.axis) for c in range(len(self)))
             self.executor.traffic["received"] += _nbytes(self._full)
         return self._full
-
-    def __getitem__(self, i):
-        return self.gathered()[i]
-
-    def __iter__(self):
-        return iter(self.gathered())
-
-    def __reduce__(self):
-        return (tuple, (self.gathered(),))
-
-    def __deepcopy__(self, memo):
-        return tuple(np.array(a) for a in self.gathered())
 
     def moments(self) -> "Kept":
         ex, natural = self.executor, self
