@@ -262,3 +262,30 @@ def test_relative_change_of_the_latent_rows_is_the_full_one():
     full = [(np.asarray(a), np.asarray(b)) for a, b in zip(moved, new)]
     want = np.sqrt(sum(np.sum((b - a) ** 2) for a, b in full) / sum(np.sum(a ** 2) for a, _ in full))
     assert new.relative_change(moved) == pytest.approx(want, rel=1e-14)
+
+
+def test_a_filled_q_reads_as_its_arrays(tmp_path):
+    """Where a State's q goes (State.copy, a saved file, pickle, a deep copy, the kept good
+    state in the fit's extra), a ``Filled`` is the tuple of its full arrays."""
+    import copy
+    import pickle
+
+    from vmp.inference.state import State
+
+    data, _ = _data(n=200, partial=9)
+    model = gaussian_mixture(data, 3)
+    model.fit(iterations=4, tol=0, seed=0)
+    state = model.state
+    full = tuple(np.array(a) for a in state.natural["x"])
+    assert full[0].shape == data.shape
+    for twin in (state.copy(), State.load(_saved(state, tmp_path))[0]):
+        assert all(np.array_equal(a, b) for a, b in zip(twin.natural["x"], full))
+    for out in (pickle.loads(pickle.dumps(state.natural["x"])), copy.deepcopy(state.natural["x"])):
+        assert type(out) is tuple and all(np.array_equal(a, b) for a, b in zip(out, full))
+    assert state.copy() == state
+
+
+def _saved(state, tmp_path):
+    path = tmp_path / "s.npz"
+    state.save(path)
+    return path

@@ -139,8 +139,10 @@ def _number(v) -> bool:
 def _copy_plain(value):
     if isinstance(value, dict):
         return {k: _copy_plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_copy_plain(v) for v in value)
+    if isinstance(value, list):
+        return [_copy_plain(v) for v in value]
+    if isinstance(value, tuple):  # (arrays held in parts, ``graph/gathered.py``, copied as a tuple)
+        return tuple(_copy_plain(v) for v in value)
     if isinstance(value, np.ndarray):
         return value.copy()
     return value
