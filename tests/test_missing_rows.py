@@ -244,8 +244,10 @@ def test_a_sweep_writes_the_latent_rows_only(monkeypatch):
 def test_relative_change_of_the_latent_rows_is_the_full_one():
     """The history's change of x (summed over the latent rows, the complete rows a constant)
     is ||lambda_6 - lambda_5|| / ||lambda_5|| over the full arrays to 1e-14; from full arrays
-    (a resumed or initial q) it has the bits it has from a ``Filled``, and a complete row that
-    moved counts."""
+    (a resumed or initial q) it has the bits it has from a ``Filled``; a complete row that
+    moved counts; a q of another layout takes ``steps.relative_change``'s full sums."""
+    from vmp.inference.steps import relative_change
+
     data, _ = _data(n=400, partial=12)
     five, six = gaussian_mixture(data, 3), gaussian_mixture(data, 3)
     five.fit(iterations=5, tol=0, seed=1)
@@ -262,6 +264,8 @@ def test_relative_change_of_the_latent_rows_is_the_full_one():
     full = [(np.asarray(a), np.asarray(b)) for a, b in zip(moved, new)]
     want = np.sqrt(sum(np.sum((b - a) ** 2) for a, b in full) / sum(np.sum(a ** 2) for a, _ in full))
     assert new.relative_change(moved) == pytest.approx(want, rel=1e-14)
+    one = tuple(np.array(a)[:1] for a in old)  # a q of another layout: steps' sums over full arrays
+    assert new.relative_change(one) == relative_change(one, tuple(np.array(a) for a in new))
 
 
 def test_a_filled_q_reads_as_its_arrays(tmp_path):

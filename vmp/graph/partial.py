@@ -128,11 +128,13 @@ class LatentRows:
         rows plus the complete rows: the latter add ||old_c - base_c||^2 (0 when ``old`` holds
         ``base`` there, as every ``Filled`` of these rows does) and ||old_c||^2 (a constant
         then), so a sweep reads the latent rows only."""
-        from ..inference.steps import squares
+        from ..inference.steps import relative_change, squares
 
+        same = isinstance(old, Filled) and old.latent is self and old.fill is new.fill
+        if not same and any(np.shape(a) != np.shape(b) for a, b in zip(old, self.base())):
+            return relative_change(old, new.gathered())  # an old q of another layout: the full sums
         if self._norms is None:  # ||base at the complete rows||^2 (in one pass over base)
             self._norms = [squares(b, b)[1] - squares(r, r)[1] for b, r in zip(self.base(), self.at(self.base()))]
-        same = isinstance(old, Filled) and old.latent is self and old.fill is new.fill
         num = den = 0.0
         for i, (a, b) in enumerate(zip(self.at(old), new.sub)):
             n, d = squares(a, b)
