@@ -5,6 +5,9 @@ With a mask per coordinate, a row whose coordinates are all observed has a const
 statistics (``Clamp``). ``LatentRows`` keeps the other rows: a batch update forms q's natural
 parameters, the pin, the moments, the validity check and the entropy there only, and the
 complete rows hold the constant (``Engine.target``, ``moments``, ``check_domain``, ``entropy``).
+The State holds q's natural parameters and moments over every row as a ``Filled``: the rows'
+arrays plus the constant, formed whole only when something reads them, so a sweep writes
+nothing of the complete rows' size (the relative change too: ``LatentRows.relative_change``).
 
 The node's factor p(x | pa) over the plate is then the sum of (``Split``)
 
@@ -32,8 +35,8 @@ from .leaves import Context, moments_of
 
 class Filled(Gathered):
     """A partially observed node's natural parameters or moments over every row, held as their
-    values at the latent rows (``sub``) and the constant of the complete rows (``fill``, read-only:
-    ``LatentRows.base`` or the data's statistics). A batch sweep reads and writes ``sub`` only;
+    values at the latent rows (``sub``) and the constant of the complete rows (``fill``, never
+    written: ``LatentRows.base`` or the data's statistics). A batch sweep reads and writes ``sub`` only;
     the full arrays are formed when read (indexing, iterating, saving), once per object, with
     the bits that ``fill`` with ``sub`` written at the rows has. Like an executor's handle it
     answers ``moments``, ``invalid`` and ``relative_change`` itself."""
@@ -164,6 +167,8 @@ class Split:
     the node's factor as two compiled copies (module docstring)."""
 
     def __init__(self, node, keep: np.ndarray | None, of: LatentRows):
+        """``node``'s factor split at the rows of ``of`` (its ``LatentRows``); ``keep``: the
+        factor's live elements (``CompiledFactor.keep``) or None."""
         from .compiled import CompiledFactor
 
         clamp = node.clamp
