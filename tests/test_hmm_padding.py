@@ -147,3 +147,30 @@ def test_padding_without_nan_imputes_nothing(emission):
     model.fit(iterations=2, tol=0, seed=0)
     assert model.impute("y").mean.shape[0] == 0
     assert model.missing() == []
+
+
+def test_the_weighted_data_factor_keeps_its_tables():
+    """The padded emissions have a weight array: the data factor's weight (its complete
+    elements times it, ``partial.Split.weight``) is one array while the weight is, so the folded
+    table of the complete rows is built once per sweep (for the messages to mu, Lambda and the
+    bound), as without padding."""
+    from vmp.graph import folded
+
+    rng = np.random.default_rng(2)
+    seqs = [rng.normal(size=(n, 2)) + 3.0 * (np.arange(n) % 2)[:, None] for n in rng.integers(50, 101, size=200)]
+    for s in seqs[:5]:
+        s[3, 0] = np.nan
+    model = hmm(seqs, 3)  # enough rows for the folded tables (terms.DIRECT)
+    fit = model.batch(seed=0)
+    fit.run(1)
+    calls = []
+    stack = folded._stack
+
+    def counting(*args):
+        calls.append(1)
+        return stack(*args)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(folded, "_stack", counting)
+        fit.run(3)
+    assert len(calls) == 3
