@@ -366,9 +366,9 @@ class Node(Expression, ABC):
             keep = self.clamp.observed if self.clamp.coordinates is None else self.clamp.coordinates
             keep = keep.reshape(keep.shape + (1,) * (out.ndim - 1 - keep.ndim))
             out = np.where(keep, np.asarray(self.data, out.dtype), out)
-            if self.clamp.absent is not None:  # no value at an absent element (a padded step)
-                absent = self.clamp.absent.reshape(self.clamp.absent.shape + (1,) * (out.ndim - 1 - self.clamp.absent.ndim))
-                out = np.where(absent, np.nan, out)
+            absent = self.clamp.absent
+            if absent is not None:  # no value at an absent element (a padded step)
+                out = np.where(absent.reshape(absent.shape + (1,) * (out.ndim - 1 - absent.ndim)), np.nan, out)
         return out
 
     def conditional(self, parents: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
