@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 import vmp
+from vmp.families.constraints import LARGEST_REAL
 from vmp.graph.data import chunks
 
 
@@ -79,6 +80,7 @@ def missing(name: str, what: str, data, mask=None) -> tuple[np.ndarray, np.ndarr
         raise vmp.DataError(f"{name}: {what} is empty")
     if np.isinf(arr).any():
         raise vmp.DataError(f"{name}: {what} contains inf (NaN marks a missing entry)")
+    representable(name, what, arr)
     seen = ~np.isnan(arr)
     if mask is not None:
         mask = np.asarray(mask)
@@ -92,6 +94,16 @@ def missing(name: str, what: str, data, mask=None) -> tuple[np.ndarray, np.ndarr
     if not seen.any():
         raise vmp.DataError(f"{name}: {what} has no observed entry")
     return np.where(seen, arr, 0.0), seen
+
+
+def representable(name: str, what: str, arr: np.ndarray) -> None:
+    """A DataError when an entry's square, which the moments of a Gaussian hold, would overflow
+    (``constraints.LARGEST_REAL``)."""
+    with np.errstate(invalid="ignore"):
+        big = np.nanmax(np.abs(arr), initial=0.0)
+    if big >= LARGEST_REAL:
+        raise vmp.DataError(f"{name}: {what} has entries of magnitude up to {big:.3g}; their squares "
+                            f"overflow float64 (the limit is {LARGEST_REAL:g}): rescale the data")
 
 
 def targets(name: str, data) -> tuple[np.ndarray, np.ndarray | None]:
@@ -134,6 +146,7 @@ def streamed_moments(name: str, what: str, data, block: int = 1 << 16) -> tuple[
             raise vmp.DataError(f"{name}: {what} contains inf (NaN marks a missing entry)")
         if np.isnan(rows).any():
             return None
+        representable(name, what, rows)
         total += rows.sum(0)
     if n == 1:
         return total, np.eye(d)

@@ -7,7 +7,8 @@ sequence s (q(z_s) one structured chain, from forward-backward), and emissions y
 - ``"categorical"``: B_k ~ Dir(beta), y_st ~ Cat(B_{z_st}) over ``n_symbols`` symbols;
 - ``"poisson"``: lam_k ~ Gamma(a, b), y_st ~ Poisson(lam_{z_st}) (counts).
 
-Sequences are padded to the longest; the padded steps are masked. A new emission family is one
+Sequences are padded to the longest; the padded steps are masked with weight 0 (absent: no data,
+no latent value, nothing to impute; ``vmp/graph/missing.py``). A new emission family is one
 function ``(y, mask, z, plates, options) -> None`` in ``EMISSIONS`` that declares the parameters
 in a "states" plate and the observed node in the (sequences, time) ``plates``, gated by z.
 """
@@ -43,6 +44,11 @@ def _pad(name: str, sequences, vector: bool) -> tuple[np.ndarray, np.ndarray, np
     return data, np.arange(steps) < lengths[:, None], lengths
 
 
+def _padding(mask: np.ndarray) -> np.ndarray | None:
+    """The emissions' weights: 0 at the padded steps (None without padding)."""
+    return None if mask.all() else mask.astype(float)
+
+
 def _gaussian(y, mask, z, plates, options) -> None:
     """NaN coordinates of a step are missing: latent, q(y_m | y_o) (a step with none observed
     drops out, as a padded step does; its z_t is still inferred through the chain)."""
@@ -54,12 +60,13 @@ def _gaussian(y, mask, z, plates, options) -> None:
     with vmp.Plate("states", z.event_shape[0]):
         mu = vmp.Gaussian("mu", mean=center, precision=options.get("mean_precision", 1e-2) * prec)
         lam = vmp.Wishart("Lambda", dof=dof, scale=prec / dof)
+    weights = _padding(mask)
     if seen is not None:
         data, coordinates = np.zeros(y.shape), np.zeros(y.shape, bool)
         data[mask], coordinates[mask] = x, seen
         y, mask = data, coordinates
     with plates[0], plates[1]:
-        vmp.Gaussian("y", mean=mu[z], precision=lam[z], observed=np.asarray(y, float), mask=mask)
+        vmp.Gaussian("y", mean=mu[z], precision=lam[z], observed=np.asarray(y, float), mask=mask, weights=weights)
 
 
 def _categorical(y, mask, z, plates, options) -> None:
@@ -70,7 +77,8 @@ def _categorical(y, mask, z, plates, options) -> None:
     with vmp.Plate("states", z.event_shape[0]):
         b = vmp.Dirichlet("B", alpha=np.full(m, options.get("beta", 1.0)))
     with plates[0], plates[1]:
-        vmp.Categorical("y", b[z], observed=np.where(mask, y, 0).astype(np.int64), mask=mask)
+        vmp.Categorical("y", b[z], observed=np.where(mask, y, 0).astype(np.int64), mask=mask,
+                        weights=_padding(mask))
 
 
 def _poisson(y, mask, z, plates, options) -> None:
@@ -80,7 +88,8 @@ def _poisson(y, mask, z, plates, options) -> None:
     with vmp.Plate("states", z.event_shape[0]):
         lam = vmp.Gamma("lam", shape=shape, rate=rate)
     with plates[0], plates[1]:
-        vmp.Poisson("y", lam[z], observed=np.where(mask, y, 0).astype(float), mask=mask)
+        vmp.Poisson("y", lam[z], observed=np.where(mask, y, 0).astype(float), mask=mask,
+                    weights=_padding(mask))
 
 
 #: emission families by name: each declares its parameters and the observed node

@@ -213,3 +213,45 @@ def test_the_smallest_admitted_shape_fits():
     assert a == pytest.approx(1e-10 + 1.5, rel=1e-12)                     # PRML (10.29)
     assert b == pytest.approx(1e-10 + 0.5 * (((np.array([1.0, 2.0, 3.0]) - mu.mean) ** 2).sum() + 3 * var_mu),
                               rel=1e-9)
+
+
+@pytest.mark.parametrize("family", ["normal", "gaussian", "gaussian-mean"])
+def test_values_whose_squares_overflow_are_refused_at_declaration(family):
+    """A Normal's or Gaussian's moments hold x^2: data of size 1e200 overflowed them, and the fit
+    failed later with an error about another node (tau left the Gamma domain)."""
+    big = np.array([1.0, -2e200, 3.0])
+
+    def build():
+        with vmp.Plate("N", 3):
+            if family == "normal":
+                vmp.Normal("x", 0.0, 1.0, observed=big)
+            elif family == "gaussian":
+                vmp.Gaussian("x", np.zeros(2), np.eye(2), observed=np.c_[big, np.ones(3)])
+            else:
+                vmp.Gaussian("x", np.array([1e151, 0.0]), np.eye(2))
+    with pytest.raises((vmp.DataError, vmp.HyperparameterError), match="node 'x'.*magnitude below 1e\\+150"):
+        declare(build)
+
+
+def test_the_largest_admitted_values_fit():
+    with vmp.Model("m") as model:
+        mu = vmp.Normal("mu", 0.0, 1e-300)
+        with vmp.Plate("N", 2):
+            vmp.Normal("x", mu, 1.0, observed=[9e149, 9.5e149])
+    model.fit()
+    assert mu.mean == pytest.approx(9.25e149, rel=1e-12)
+    assert np.isfinite(model.elbo())
+
+
+@pytest.mark.parametrize("source", ["memory", "memmap"])
+def test_a_builder_refuses_data_whose_squares_overflow(source, tmp_path):
+    from vmp.models import gaussian_mixture
+    x = np.random.default_rng(0).normal(size=(50, 2))
+    x[7, 1] = 3e200
+    if source == "memmap":
+        mm = np.memmap(tmp_path / "x.f8", dtype=float, mode="w+", shape=x.shape)
+        mm[:] = x
+        mm.flush()
+        x = np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape)
+    with pytest.raises(vmp.DataError, match="gaussian_mixture: data has entries of magnitude up to 3e\\+200"):
+        gaussian_mixture(x, 2)

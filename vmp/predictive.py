@@ -90,14 +90,15 @@ def predict(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predic
 def impute(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predictive:
     """The posterior of the masked entries of node ``name``: q itself where the node has children
     (its masked entries are latent and fitted), else the predictive (they integrate out). Arrays
-    are over the masked entries in row-major order; ``where`` in ``model[name].mask`` is False
-    (for a mask over plates + event, single coordinates, each with its marginal under
-    q(x_m | x_o); no covariance)."""
+    are over the masked entries in row-major order: where ``model[name].mask`` is False, except
+    at the elements of weight 0, absent rather than missing (padded steps) (for a mask over
+    plates + event, single coordinates, each with its marginal under q(x_m | x_o); no
+    covariance)."""
     node = model[name]
     model.compile()
     if node.mask is None:
         raise GraphError(f"node '{name}' has no mask= : nothing to impute")
-    where = np.nonzero(~node.mask)
+    where = np.nonzero(~node.mask & ~_absent(node))
     full = _posterior(node) if node.clamp is not None else predict(model, name, draws, seed)
     cov = None if full.covariance is None or node.partial else full.covariance[where]
     pick = None if full._scipy is None else \
@@ -113,6 +114,18 @@ def impute(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predict
 
 
 # ----- the pieces -------------------------------------------------------------------------
+def _absent(node) -> np.ndarray:
+    """The masked elements of weight 0 of a node without children (``missing.Clamp.absent``: a
+    padded step), laid out to broadcast against the node's mask."""
+    if node.clamp is not None:
+        absent = node.clamp.absent
+    else:
+        absent = None if node.multiplicity is None else node.multiplicity == 0
+    if absent is None:
+        return np.zeros((), bool)
+    return absent.reshape(absent.shape + (1,) * (node.mask.ndim - absent.ndim))
+
+
 def _need_parents(node) -> None:
     """A clear error when a hidden node under x's parents has no q (no fit yet, or a minibatch
     fit's local node)."""

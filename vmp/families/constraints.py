@@ -111,7 +111,11 @@ class _PositiveDefinite(Constraint):
         return None if np.all(is_pd(value)) else f"{role} is not symmetric positive definite"
 
 
-real = _Elementwise(lambda v: np.ones(v.shape, bool), "finite")
+#: the largest magnitude of a real value: a Normal's or Gaussian's moments hold its square, which
+#: overflows float64 above about 1.3e154
+LARGEST_REAL = 1e150
+real = _Elementwise(lambda v: np.abs(v) < LARGEST_REAL,
+                    f"finite and of magnitude below {LARGEST_REAL:g} (a moment holds its square)")
 positive = _Elementwise(lambda v: v > 0, "positive and finite")
 #: the smallest shape (Gamma a, Dirichlet alpha, Beta alpha and beta) the natural parameter a - 1
 #: holds to about 1e-6 relative (it keeps a to about 1e-16 absolute: a = 1e-50 would be a = 0)
@@ -128,13 +132,16 @@ positive_definite = _PositiveDefinite()
 
 
 class _RealVector(Constraint):
-    """Finite vectors (the support of a multivariate Gaussian)."""
+    """Finite vectors of entries below LARGEST_REAL in magnitude (the support of a multivariate
+    Gaussian)."""
 
     event_dim = 1
-    description = "finite"
+    description = real.description
 
     def check(self, value):
-        return np.all(np.isfinite(np.asarray(value, float)), axis=-1)
+        value = np.asarray(value, float)
+        with np.errstate(invalid="ignore"):
+            return np.all(np.isfinite(value) & (np.abs(value) < LARGEST_REAL), axis=-1)
 
 
 real_vector = _RealVector()

@@ -7,6 +7,11 @@
   leaves its parents' factor at 1 (a barren node, Shachter 1986). Its factor gets weight 0 in
   the bound and in the messages to its parents, and its entropy weight 0, so its contribution is
   exactly zero (``Model.compile`` records the pruned elements in ``node.barren``).
+- A masked element of weight 0 (data multiplicity m_i = 0: a padded step of a sequence) of a
+  partially observed node without children is absent: it carries neither data nor a latent
+  value. Its factor's weight is 0, as for any element of weight 0; the ``Clamp`` holds its q at
+  the data's fill value, as an observed element, so it is neither latent (``Clamp.latent``), nor
+  missing (``describe``, ``model.impute``), nor barren.
 """
 from __future__ import annotations
 
@@ -23,10 +28,16 @@ class Clamp:
     with some observed coordinates is latent in the others: its q is q(x_m | x_o = data), kept
     in the node's own layout by the family's ``pin`` (``Engine.target`` and the initial q apply
     :meth:`pin`), and the entries of its statistics that x_o fixes are the data's
-    (``pinned_entries``). ``observed`` is then the elements with every coordinate observed."""
+    (``pinned_entries``). ``observed`` is then the elements with every coordinate observed.
 
-    def __init__(self, node):
+    ``absent`` (over the plates, or None): the masked elements of weight 0 that are held as
+    observed at the data's fill value (module docstring)."""
+
+    def __init__(self, node, absent: np.ndarray | None = None):
         mask = np.asarray(node.mask, bool)
+        if absent is not None:
+            mask = mask | absent.reshape(absent.shape + (1,) * (mask.ndim - absent.ndim))
+        self.absent = absent
         self.plates = node.plates
         self.family = node.family
         self.coordinates = mask if node.partial else None
@@ -107,6 +118,15 @@ class Clamp:
         return tuple(m * self._mask(keep, m) for m in message)
 
 
+def _absent(node) -> np.ndarray | None:
+    """The masked elements of weight 0 (over the plates), or None when there are none."""
+    if node.multiplicity is None:
+        return None
+    seen = node.mask.reshape(node.plate_shape + (-1,)).any(axis=-1)
+    absent = (node.multiplicity == 0) & ~seen
+    return absent if absent.any() else None
+
+
 def project(alive: np.ndarray, plates: tuple, target: tuple) -> np.ndarray:
     """Any over the plates not in ``target``; broadcast over the target plates not in ``plates``."""
     common = [p for p in plates if p in target]
@@ -148,7 +168,7 @@ def resolve(model, order: list[str]) -> dict:
 
                 raise DataError(f"node '{node.name}': a {node.family.name} node cannot be latent, so it cannot have "
                                 f"both masked entries and children")
-            node.observed, node.clamp = False, Clamp(node)
+            node.observed, node.clamp = False, Clamp(node, None if node.name in parents_of else _absent(node))
             node.__dict__.pop("_factor_weights", None)
     reached: dict = {}
     keep: dict = {}
@@ -180,6 +200,8 @@ def describe(model) -> list[str]:
     lines = []
     for node in model.nodes.values():
         total = int(np.prod(node.plate_shape))
+        if node.clamp is not None and node.clamp.absent is not None:
+            total -= int(node.clamp.absent.sum())
         if node.clamp is not None and node.clamp.coordinates is not None:
             lines.append(f"{node.name}: {int((~node.clamp.coordinates).sum())} masked coordinates in "
                          f"{int((node.clamp.seen & ~node.clamp.observed).sum())} of {total} elements inferred")

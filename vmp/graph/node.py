@@ -347,7 +347,8 @@ class Node(Expression, ABC):
 
     def sample(self, n: int = 1, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """``n`` independent draws from q(x), shaped (n,) + plates + event (a Categorical's draws
-        are integers); the observed elements of a partially observed node are its data."""
+        are integers); the observed elements of a partially observed node are its data, its absent
+        ones (weight 0, ``missing.Clamp.absent``: padded steps) NaN."""
         if self.observed:
             raise GraphError(f"node '{self.name}' is observed: it has no posterior to sample; "
                              f"model.predict('{self.name}').sample(n) draws from its predictive")
@@ -365,6 +366,9 @@ class Node(Expression, ABC):
             keep = self.clamp.observed if self.clamp.coordinates is None else self.clamp.coordinates
             keep = keep.reshape(keep.shape + (1,) * (out.ndim - 1 - keep.ndim))
             out = np.where(keep, np.asarray(self.data, out.dtype), out)
+            absent = self.clamp.absent
+            if absent is not None:  # no value at an absent element (a padded step)
+                out = np.where(absent.reshape(absent.shape + (1,) * (out.ndim - 1 - absent.ndim)), np.nan, out)
         return out
 
     def conditional(self, parents: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:

@@ -196,6 +196,7 @@ class Split:
                     if getattr(leaf, "node", None) is not None and self.plate in leaf.node.plates]
         self._readers = {n.name: n for n in on_plate}
         self._held: dict = {}  # node name -> (moments object, its rows)
+        self._weighted: tuple = (None, None)  # (w, complete * w) of the last weight
 
     def context(self, state) -> Context:
         """The latent rows' Context at ``state``: the moments of the nodes on the rows' plate
@@ -217,8 +218,13 @@ class Split:
         return tuple(take_rows(m, self.rows, axis) for m in full)
 
     def weight(self, w: np.ndarray | None) -> np.ndarray:
-        """The data factor's weight: the complete elements times the factor's own weight."""
-        return self.complete if w is None else self.complete * w
+        """The data factor's weight: the complete elements times the factor's own weight (the
+        same array while ``w`` is: the factor's memos compare weights by identity)."""
+        if w is None:
+            return self.complete
+        if self._weighted[0] is not w:
+            self._weighted = (w, self.complete * w)
+        return self._weighted[1]
 
     def join(self, node, a: tuple | None, b: tuple | None) -> tuple | None:
         """a (over every element) + b (over the latent rows where ``node`` has their plate)."""

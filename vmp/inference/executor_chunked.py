@@ -31,7 +31,8 @@ def _whole(ctx) -> bool:
 class Chunked(Executor):
     """The sums over the data plate in blocks of ``size`` rows, in this process, in row order.
 
-    ``plate``: the data plate to split (default: the largest plate of an observed node).
+    ``plate``: the data plate to split (default: the largest plate of an observed node other than
+    a Markov chain's steps, which is never split).
     Evaluations already restricted to rows (a minibatch, PerNode's draw) run as in ``Serial``.
     """
 

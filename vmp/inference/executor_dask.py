@@ -159,7 +159,8 @@ class Kept(Gathered):
 class DaskExecutor(Executor):
     """Sums over the data plate on a Dask cluster (``client``: a ``distributed.Client``).
 
-    ``plate``: the data plate to partition (default: the largest plate of an observed node);
+    ``plate``: the data plate to partition (default: the largest plate of an observed node other than a
+    Markov chain's steps, which is never split);
     ``partitions``: how many row ranges (default: the number of workers); ``retries``: how many
     times a step lost to a worker failure is sent again. ``traffic`` counts the bytes sent to the
     workers and received from them (the bytes of their arrays), the tasks and the rounds of tasks.

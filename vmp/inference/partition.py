@@ -10,22 +10,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import VMPError
+from ..errors import GraphError, VMPError
 from ..graph.leaves import Context
 from .state import State
 
 
 def data_plate(engine, name: str | None, who: str):
-    """The plate to split: ``name``, or the largest plate of an observed node."""
+    """The plate to split: ``name``, or the largest plate of an observed node. A plate along which
+    a node is one variable (``Node.joint_plates``: a Markov chain's steps) is never split: its
+    blocks would cut the chain's forward-backward recursion."""
     model = engine.model
+    joint = {p.name: n for n in model.nodes.values() for p in n.joint_plates}
     if name is not None:
         if name not in model.plates:
             raise VMPError(f"{who}: no plate named '{name}' (plates: {', '.join(model.plates)})")
+        if name in joint:
+            raise GraphError(f"{who}: '{joint[name].name}' is one {joint[name].family.name} along plate '{name}' "
+                             f"(a Markov chain's steps): split an outer plate (whole chains), not its steps")
         return model.plates[name]
-    observed = [n for n in model.nodes.values() if n.has_data and n.plates]
+    observed = [p for n in model.nodes.values() if n.has_data for p in n.plates if p.name not in joint]
     if not observed:
         raise VMPError(f"{who}: model '{model.name}' has no observed node on a plate to partition")
-    return max((p for n in observed for p in n.plates), key=lambda p: p.size)
+    return max(observed, key=lambda p: p.size)
 
 
 def local_names(engine, plate) -> list[str]:

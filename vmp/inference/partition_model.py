@@ -114,7 +114,7 @@ def _cut_clamp(node, axis: int, lo: int, hi: int, swaps: list) -> None:
 
     for owner, name in [(node, "data"), (node, "mask"), (node, "_data_moments"), (node.factor, "x"),
                         (clamp, "data"), (clamp, "coordinates"), (clamp, "observed"), (clamp, "seen"),
-                        (clamp, "stats"), (clamp, "entries")]:
+                        (clamp, "stats"), (clamp, "entries"), (clamp, "absent")]:
         value = getattr(owner, name)
         swaps.append((owner, name, value))
         setattr(owner, name, tuple(rows(v) for v in value) if isinstance(value, tuple) else rows(value))
