@@ -138,6 +138,19 @@ def test_padded_steps_are_not_missing_imputed_or_drawn():
     assert np.array_equal(np.isnan(draws).any(axis=(0, 3)), padded)
 
 
+def test_the_summary_of_y_reads_the_real_steps():
+    """The summary's min/mean/max of q(y)'s mean leave the padded steps out (they held the fill
+    value 0, which all the data lie away from)."""
+    seqs = [s + 10.0 for s in _sequences()]
+    model = hmm(seqs, 3)
+    model.fit(iterations=3, tol=0, seed=0)
+    node = model["y"]
+    present = np.asarray(node.mean)[np.arange(max(LENGTHS)) < np.array(LENGTHS)[:, None]]
+    assert present.min() > 5.0
+    assert node.describe(np.asarray(node.mean)) == (f"mean shape {node.mean.shape}: min {present.min():.3g}, "
+                                                    f"mean {present.mean():.3g}, max {present.max():.3g}")
+
+
 @pytest.mark.parametrize("emission", ["gaussian", "categorical", "poisson"])
 def test_padding_without_nan_imputes_nothing(emission):
     """Without a missing value there is nothing to impute, padding or not."""

@@ -288,8 +288,10 @@ class Family(ABC):
 
     @classmethod
     def describe(cls, mean: np.ndarray, fmt: Callable[[np.ndarray], str] = str) -> str:
-        """One line about a posterior mean too large to print (``fmt`` prints a short array)."""
-        return f"mean shape {mean.shape}: min {mean.min():.3g}, mean {mean.mean():.3g}, max {mean.max():.3g}"
+        """One line about a posterior mean too large to print (``fmt`` prints a short array); NaN
+        entries (absent elements) are left out of the statistics."""
+        return (f"mean shape {mean.shape}: min {np.nanmin(mean):.3g}, mean {np.nanmean(mean):.3g}, "
+                f"max {np.nanmax(mean):.3g}")
 
     @classmethod
     def marginal(cls, natural: Arrays):

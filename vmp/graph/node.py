@@ -338,7 +338,11 @@ class Node(Expression, ABC):
         return self.family.mean(self.natural, moments)
 
     def describe(self, mean: np.ndarray, fmt=str) -> str:
-        """One line about q's mean when it is too large to print (the family's ``describe``)."""
+        """One line about q's mean when it is too large to print (the family's ``describe``); the
+        absent elements (``missing.Clamp.absent``: padded steps) are NaN there, not the fill value."""
+        absent = None if self.clamp is None else self.clamp.absent
+        if absent is not None:
+            mean = np.where(absent.reshape(absent.shape + (1,) * (mean.ndim - absent.ndim)), np.nan, mean)
         return self.family.describe(mean, fmt)
 
     def entropy(self) -> np.ndarray:
