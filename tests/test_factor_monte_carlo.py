@@ -34,31 +34,30 @@ def gamma_scaled_rate():
     with vmp.Model("c") as m:
         b = vmp.Gamma("b", 2.0, 1.0)
         with vmp.Plate("N", 3):
-            vmp.Gamma("t", [0.7, 2.0, 5.0], 2.5 * b)
+            t = vmp.Gamma("t", [0.7, 2.0, 5.0], 2.5 * b)
+            vmp.Normal("y", 0.0, t, observed=[0.3, -1.0, 2.0])
     return m, "t"
 
 
 def dirichlet_prior():
+    rng = _rng()
     with vmp.Model("c") as m:
         with vmp.Plate("K", 3):
-            vmp.Dirichlet("p", _rng().uniform(0.3, 3.0, size=(3, 4)))
+            p = vmp.Dirichlet("p", rng.uniform(0.3, 3.0, size=(3, 4)))
+        with vmp.Plate("N", 2), vmp.Plate("K", 3):
+            vmp.Categorical("x", p, observed=rng.integers(0, 4, size=(2, 3)))
     return m, "p"
 
 
 def wishart_prior_3d():
-    a = _rng().normal(size=(3, 3))
+    rng = _rng()
+    a = rng.normal(size=(3, 3))
     with vmp.Model("c") as m:
         with vmp.Plate("K", 2):
-            vmp.Wishart("L", [3.5, 6.0], a @ a.T + np.eye(3))
+            lam = vmp.Wishart("L", [3.5, 6.0], a @ a.T + np.eye(3))
+        with vmp.Plate("N", 2), vmp.Plate("K", 2):
+            vmp.Gaussian("x", np.zeros(3), lam, observed=rng.normal(size=(2, 2, 3)))
     return m, "L"
-
-
-def exponential_latent():
-    with vmp.Model("c") as m:
-        lam = vmp.Gamma("lam", 2.0, 1.0)
-        with vmp.Plate("N", 3):
-            vmp.Exponential("x", lam)
-    return m, "x"
 
 
 def exponential_gated():
@@ -152,7 +151,7 @@ def binomial_gated_by_bernoulli():
 
 
 EXTRA = {f.__name__: f for f in [
-    gamma_scaled_rate, dirichlet_prior, wishart_prior_3d, exponential_latent, exponential_gated,
+    gamma_scaled_rate, dirichlet_prior, wishart_prior_3d, exponential_gated,
     exponential_scaled, gathered_gaussian, gathered_normal, gathered_counts, gathered_multinomial,
     gathered_bernoulli, binomial_gated_by_bernoulli,
 ]}
@@ -187,6 +186,7 @@ def _compare(case, seed=11):
 @pytest.mark.parametrize("case", list(ALL))
 def test_bound_term_is_the_monte_carlo_expected_log_density(case):
     ours, reference, se, live = _compare(case)
+    assert live.any(), "every element barren: nothing compared"
     np.testing.assert_array_equal(ours[~live], 0.0)
     if case in ALLOCATING:  # a lower bound: E[log sum_k theta_k beta_k] >= the allocation's
         assert np.all(ours[live] <= reference[live] + 5 * se[live])
