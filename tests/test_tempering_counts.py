@@ -1,0 +1,120 @@
+"""Tempered log-normalizers of count likelihoods (Mandt et al., Variational Tempering, eq. (3)):
+log int p(x | eta)^s dx for the families whose base measure is not 1, and a datapoint's
+log C_n(T) of a Poisson (with exposure) or Binomial (with per-element trials) mixture.
+
+p^s = h(x)^s exp{s <eta, u(x)> - s A(eta)}: with h = 1 the integral is exp{A(s eta) - s A(eta)}, but
+a Poisson's 1/y!, a Binomial's C(n, x) and a Multinomial's coefficient are raised to s too. The
+references sum scipy's pmf^s over the support (truncated far in the tail), never vmp's code.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.integrate import quad
+from scipy.special import digamma, logsumexp
+
+import vmp
+from vmp.families import Binomial, Gamma, Multinomial, Normal, Poisson
+from vmp.inference.engine import Engine
+from vmp.inference.init import initialize
+from vmp.inference.tempered import log_normalizers
+
+S = np.array([1.0, 0.5, 0.2, 0.05])
+
+
+def _poisson_reference(rate, s):
+    y = np.arange(20000)
+    return logsumexp(s * stats.poisson.logpmf(y, rate))
+
+
+def test_poisson():
+    rate = np.array([0.01, 0.5, 3.0, 40.0, 900.0])
+    for s in S:
+        got = Poisson.tempered_log_normalizer(Poisson.natural_from(rate), s)
+        want = [_poisson_reference(r, s) for r in rate]
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9, err_msg=f"s = {s}")
+
+
+def test_binomial_with_per_element_trials():
+    n, p = np.array([0.0, 1.0, 5.0, 30.0]), np.array([0.3, 0.9, 0.05, 0.5])
+    family = Binomial.of(n)
+    for s in S:
+        got = family.tempered_log_normalizer(family.natural_from(p), s)
+        want = [logsumexp(s * stats.binom.logpmf(np.arange(ni + 1), ni, pi)) for ni, pi in zip(n, p)]
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=f"s = {s}")
+
+
+def test_multinomial_by_enumeration():
+    n = np.array([0.0, 1.0, 4.0, 7.0])
+    p = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]])
+    family = Multinomial.of(n)
+    for s in S:
+        got = family.tempered_log_normalizer(family.natural_from(p), s)
+        want = []
+        for ni, pi in zip(n.astype(int), p):
+            xs = [x for x in itertools.product(range(ni + 1), repeat=3) if sum(x) == ni]
+            want.append(logsumexp([s * stats.multinomial.logpmf(x, ni, pi) for x in xs]))
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=f"s = {s}")
+
+
+def test_unit_base_measure_families_by_quadrature():
+    for s in S[1:]:
+        got = Normal.tempered_log_normalizer(Normal.natural_from(np.array(0.7), np.array(2.5)), s)
+        want = np.log(quad(lambda x: stats.norm.pdf(x, 0.7, 1 / np.sqrt(2.5)) ** s, -np.inf, np.inf)[0])
+        assert got == pytest.approx(want, rel=1e-8)
+        got = Gamma.tempered_log_normalizer(Gamma.natural_from(np.array(3.0), np.array(2.0)), s)
+        want = np.log(quad(lambda x: stats.gamma.pdf(x, 3.0, scale=0.5) ** s, 0, np.inf)[0])
+        assert got == pytest.approx(want, rel=1e-8)
+
+
+TEMPS = np.array([1.0, 2.0, 5.0])
+
+
+def _mixture(kind):
+    rng = np.random.default_rng(0)
+    scale = np.arange(8) + 1.0
+    with vmp.Model("m") as model:
+        pi = vmp.Dirichlet("pi", np.array([1.0, 2.0]))
+        with vmp.Plate("K", 2):
+            theta = vmp.Gamma("theta", [2.0, 9.0], 0.5) if kind == "poisson" else vmp.Beta("theta", [2.0, 1.0], [2.0, 6.0])
+        with vmp.Plate("N", 8):
+            z = vmp.Categorical("z", pi)
+            if kind == "poisson":
+                vmp.Poisson("y", theta[z], exposure=scale, observed=rng.poisson(5.0 * scale))
+            else:
+                vmp.Binomial("y", scale, theta[z], observed=rng.binomial(scale.astype(int), 0.4))
+    return model, scale
+
+
+@pytest.mark.parametrize("kind", ["poisson", "binomial"])
+def test_a_mixture_points_log_normalizer_reads_its_own_exposure_or_trials(kind):
+    """log C_n(T) = log sum_k exp{s E[log pi_k] + g_nk(s)}, g_nk = log sum_y p(y | eta_nk)^s with
+    the globals' moments plugged in (eta_nk = E[log lambda_k] + log t_n for a Poisson with
+    exposure t_n, E[log p_k] - E[log(1 - p_k)] with n_n trials for a Binomial)."""
+    model, scale = _mixture(kind)
+    engine = Engine(model)
+    state = initialize(engine, np.random.default_rng(1))
+    plan = vmp.Minibatch("N", 3).prepare(engine, np.random.default_rng(0))
+    rows = np.array([1, 4, 7])
+    got = log_normalizers(engine, plan, replace(plan.context(rows), state=state), TEMPS)
+    alpha = model["pi"].family.parameters(state.natural["pi"])["alpha"]
+    e_log_pi = digamma(alpha) - digamma(alpha.sum())
+    q = model["theta"].family.parameters(state.natural["theta"])
+    want = np.empty((rows.size, TEMPS.size))
+    for i, n in enumerate(rows):
+        for m, s in enumerate(1 / TEMPS):
+            g = []
+            for k in range(2):
+                if kind == "poisson":
+                    eta = digamma(q["shape"][k]) - np.log(q["rate"][k]) + np.log(scale[n])
+                    g.append(_poisson_reference(np.exp(eta), s))
+                else:
+                    eta = digamma(q["alpha"][k]) - digamma(q["beta"][k])
+                    y = np.arange(scale[n] + 1)
+                    g.append(logsumexp(s * stats.binom.logpmf(y, scale[n], 1 / (1 + np.exp(-eta)))))
+            want[i, m] = logsumexp(s * e_log_pi + np.array(g))
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
