@@ -80,21 +80,29 @@ def _mixture(kind):
     with vmp.Model("m") as model:
         pi = vmp.Dirichlet("pi", np.array([1.0, 2.0]))
         with vmp.Plate("K", 2):
-            theta = vmp.Gamma("theta", [2.0, 9.0], 0.5) if kind == "poisson" else vmp.Beta("theta", [2.0, 1.0], [2.0, 6.0])
+            if kind == "poisson":
+                theta = vmp.Gamma("theta", [2.0, 9.0], 0.5)
+            elif kind == "binomial":
+                theta = vmp.Beta("theta", [2.0, 1.0], [2.0, 6.0])
+            else:
+                theta = vmp.Dirichlet("theta", np.array([[2.0, 1.0, 1.0], [0.5, 1.0, 3.0]]))
         with vmp.Plate("N", 8):
             z = vmp.Categorical("z", pi)
             if kind == "poisson":
                 vmp.Poisson("y", theta[z], exposure=scale, observed=rng.poisson(5.0 * scale))
-            else:
+            elif kind == "binomial":
                 vmp.Binomial("y", scale, theta[z], observed=rng.binomial(scale.astype(int), 0.4))
+            else:
+                vmp.Multinomial("y", theta[z], observed=rng.multinomial(scale.astype(int), [0.2, 0.3, 0.5]))
     return model, scale
 
 
-@pytest.mark.parametrize("kind", ["poisson", "binomial"])
+@pytest.mark.parametrize("kind", ["poisson", "binomial", "multinomial"])
 def test_a_mixture_points_log_normalizer_reads_its_own_exposure_or_trials(kind):
     """log C_n(T) = log sum_k exp{s E[log pi_k] + g_nk(s)}, g_nk = log sum_y p(y | eta_nk)^s with
     the globals' moments plugged in (eta_nk = E[log lambda_k] + log t_n for a Poisson with
-    exposure t_n, E[log p_k] - E[log(1 - p_k)] with n_n trials for a Binomial)."""
+    exposure t_n, E[log p_k] - E[log(1 - p_k)] with n_n trials for a Binomial, E[log p_k] with
+    the n_n = sum of the counts for a Multinomial)."""
     model, scale = _mixture(kind)
     engine = Engine(model)
     state = initialize(engine, np.random.default_rng(1))
@@ -112,9 +120,14 @@ def test_a_mixture_points_log_normalizer_reads_its_own_exposure_or_trials(kind):
                 if kind == "poisson":
                     eta = digamma(q["shape"][k]) - np.log(q["rate"][k]) + np.log(scale[n])
                     g.append(_poisson_reference(np.exp(eta), s))
-                else:
+                elif kind == "binomial":
                     eta = digamma(q["alpha"][k]) - digamma(q["beta"][k])
                     y = np.arange(scale[n] + 1)
                     g.append(logsumexp(s * stats.binom.logpmf(y, scale[n], 1 / (1 + np.exp(-eta)))))
+                else:
+                    eta = digamma(q["alpha"][k]) - digamma(q["alpha"][k].sum())
+                    p, c = np.exp(eta) / np.exp(eta).sum(), int(scale[n])
+                    xs = [x for x in itertools.product(range(c + 1), repeat=3) if sum(x) == c]
+                    g.append(logsumexp([s * stats.multinomial.logpmf(x, c, p) for x in xs]))
             want[i, m] = logsumexp(s * e_log_pi + np.array(g))
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
