@@ -131,3 +131,20 @@ def test_a_mixture_points_log_normalizer_reads_its_own_exposure_or_trials(kind):
                     g.append(logsumexp([s * stats.multinomial.logpmf(x, c, p) for x in xs]))
             want[i, m] = logsumexp(s * e_log_pi + np.array(g))
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("f", [f for f in vmp.families.ALL if not f.joint_plates], ids=lambda f: f.name)
+def test_every_family_by_monte_carlo(f):
+    """int p^s = E_p[p(x)^(s-1)]: the mean over draws of p(x)^(s-1) (the log-density
+    <eta, u(x)> - A(eta) + log h(x) that tests/families/test_every_family.py checks against scipy),
+    within 5 standard errors (delta method), and 0 at s = 1."""
+    s, draws = 0.7, 20000
+    eta = f.example()
+    event = f.event_shape(eta)
+    x = f.sample(eta, np.random.default_rng(4), size=(draws,))
+    log_p = f.inner(eta, f.statistics(x, event)) - f.log_normalizer(eta) + f.log_base_measure(x, event)
+    ratio = np.exp((s - 1) * np.asarray(log_p))
+    mean, se = ratio.mean(0), ratio.std(0) / np.sqrt(draws)
+    got = f.tempered_log_normalizer(eta, s)
+    assert np.all(np.abs(got - np.log(mean)) <= 5 * se / mean), (got, np.log(mean), se / mean)
+    np.testing.assert_allclose(f.tempered_log_normalizer(eta, 1.0), 0.0, atol=1e-9)

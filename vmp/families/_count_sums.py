@@ -1,0 +1,57 @@
+"""Sums over counts for the tempered log-normalizers of the count families (Poisson, Binomial,
+Multinomial): log sum_y exp(l(y)) of a concave l, streamed in blocks of counts."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+#: a block's terms all this far (in log) below the running maximum, past the mode, end the sum
+#: of a concave sequence: what is left is below e^-40 of the total
+TAIL = 40.0
+BLOCK = 256
+
+
+def log_sum_over_counts(log_term: Callable[[np.ndarray], np.ndarray], mode: np.ndarray,
+                        last: np.ndarray | None = None) -> np.ndarray:
+    """log sum_{y = 0, 1, ...} exp(log_term(y)) per element, for log_term concave in y with its
+    maximum near ``mode``; up to ``last`` (inclusive) when given. ``log_term`` maps counts shaped
+    (block, 1, ...) to (block,) + the elements' shape."""
+    mode = np.asarray(mode, float)
+    best, total = np.full(mode.shape, -np.inf), np.zeros(mode.shape)
+    start = 0
+    while True:
+        y = np.arange(start, start + BLOCK, dtype=float).reshape((-1,) + (1,) * mode.ndim)
+        values = log_term(y)
+        if last is not None:
+            values = np.where(y <= last, values, -np.inf)
+        top = np.maximum(best, values.max(axis=0))
+        safe = np.where(np.isfinite(top), top, 0.0)
+        total = total * np.exp(best - safe) + np.exp(values - safe).sum(axis=0)
+        best = top
+        start += BLOCK
+        done = (start - 1 >= mode) & (values[-1] < best - TAIL)
+        if last is not None:
+            done |= start - 1 >= last
+        if np.all(done):
+            return np.where(np.isfinite(best), best, 0.0) + np.log(total)
+
+
+def log_multinomial_sum(log_p: np.ndarray, trials: np.ndarray, s: float) -> np.ndarray:
+    """log sum over x with sum_k x_k = n of (n! / prod_k x_k!)^s prod_k p_k^(s x_k), per element:
+    the coefficient of t^n in prod_k sum_j (p_k^j / j!)^s t^j, the polynomials multiplied in log
+    space and truncated at the largest n."""
+    n = np.broadcast_to(trials, log_p.shape[:-1]).astype(int)
+    top = int(n.max(initial=0))
+    j = np.arange(top + 1.0)
+    per_k = s * (j * np.where(np.isfinite(log_p), log_p, -np.inf)[..., None] - gammaln(j + 1.0))
+    per_k = np.where(np.isnan(per_k), 0.0, per_k)  # 0 * log 0: j = 0 of a zero probability
+    lag = j[:, None] - j[None, :]  # (m, i): power m of the product from power m - i so far
+    inside = lag >= 0
+    poly = per_k[..., 0, :]
+    for k in range(1, log_p.shape[-1]):
+        shifted = np.where(inside, poly[..., np.clip(lag, 0, top).astype(int)], -np.inf)
+        poly = logsumexp(shifted + per_k[..., k, None, :], axis=-1)
+    picked = np.take_along_axis(poly, n[..., None], axis=-1)[..., 0]
+    return s * gammaln(n + 1.0) + picked
