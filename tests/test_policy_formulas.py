@@ -1,0 +1,104 @@
+"""The message-weighting policies against the formulas of their papers, on count likelihoods.
+
+- SVI+ (Paisley et al., Definition 1): after one step with rho = 1 the global q is
+  eta + N/|S| sum_{n in S} (1 + eps_n - mean(eps)) E[t(x_n)], with the weights the policy drew;
+- annealing (Mandt et al., section 2.2) in a stochastic fit: the locals' update and the globals'
+  data terms are divided by T; its fixed point, written out for a Poisson mixture;
+- global tempering (Mandt et al., eq. (9)) in a stochastic fit: q(T) from the expected log
+  likelihood of all the data, with the Poisson's -log y! in it, and the globals weighted E_q[1/T].
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import digamma, gammaln, softmax
+
+import vmp
+
+Y = np.array([0, 3, 1, 7, 2, 0, 4, 2, 9, 11, 6, 1])
+
+
+class _Recorded(vmp.SVIPlus):
+    """SVI+ that keeps the rows and global weights of each step."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seen = []
+
+    def weights(self, t, rows, rng, st):
+        local, glob = super().weights(t, rows, rng, st)
+        self.seen.append((np.array(rows), glob))
+        return local, glob
+
+
+@pytest.mark.parametrize("size,effective", [(8, 2.0), (8, 8.0)], ids=["noisy", "plain"])
+def test_svi_plus_step_is_definition_1(size, effective):
+    a, b = 2.0, 0.5
+    exposure = np.linspace(0.5, 2.0, Y.size)
+    with vmp.Model("m") as model:
+        lam = vmp.Gamma("lam", a, b)
+        with vmp.Plate("N", Y.size):
+            vmp.Poisson("y", lam, exposure=exposure, observed=Y)
+    policy = _Recorded(effective=effective, redraws=0)
+    model.fit(method="stochastic", subsample=vmp.Minibatch("N", size), step=vmp.Constant(1.0), iterations=1,
+              seed=3, policies=[policy], evaluate_every=0)
+    (rows, w), = policy.seen
+    if effective >= size:
+        assert w is None
+        w = np.ones(size)
+    else:
+        assert w.mean() == pytest.approx(1.0, abs=1e-12) and w.std() > 0.5
+    scale = Y.size / size
+    assert lam.parameters["shape"] == pytest.approx(a + scale * np.sum(w * Y[rows]), rel=1e-12)
+    assert lam.parameters["rate"] == pytest.approx(b + scale * np.sum(w * exposure[rows]), rel=1e-12)
+
+
+def _poisson_mixture():
+    rng = np.random.default_rng(0)
+    y = np.concatenate([rng.poisson(1.0, 8), rng.poisson(7.0, 8)])
+    with vmp.Model("m") as model:
+        pi = vmp.Dirichlet("pi", np.array([1.0, 2.0]))
+        with vmp.Plate("K", 2):
+            lam = vmp.Gamma("lam", 2.0, 0.5)
+        with vmp.Plate("N", y.size):
+            z = vmp.Categorical("z", pi)
+            vmp.Poisson("y", lam[z], observed=y)
+    return model, y
+
+
+def test_stochastic_annealing_reaches_the_tempered_fixed_point():
+    """q(z_n) ∝ exp{(E[log pi_k] + y_n E[log lam_k] - E[lam_k]) / T}; q(pi) = Dir(alpha0 + sum_n r_n / T),
+    q(lam_k) = Gamma(a + sum_n r_nk y_n / T, b + sum_n r_nk / T), with full minibatches and rho = 1."""
+    model, y = _poisson_mixture()
+    temp = 2.5
+    model.fit(method="stochastic", subsample=vmp.Minibatch("N", y.size), step=vmp.Constant(1.0), iterations=300,
+              seed=1, policies=[vmp.Annealing(lambda t: temp)], evaluate_every=0)
+    alpha = model["pi"].parameters["alpha"]
+    a, b = model["lam"].parameters["shape"], model["lam"].parameters["rate"]
+    e_log_pi = digamma(alpha) - digamma(alpha.sum())
+    r = softmax((e_log_pi + y[:, None] * (digamma(a) - np.log(b)) - a / b) / temp, axis=1)
+    np.testing.assert_allclose(alpha, [1.0, 2.0] + r.sum(0) / temp, rtol=1e-10)
+    np.testing.assert_allclose(a, 2.0 + r.T @ y / temp, rtol=1e-10)
+    np.testing.assert_allclose(b, 0.5 + r.sum(0) / temp, rtol=1e-10)
+    assert np.max(np.abs(r - softmax(e_log_pi + y[:, None] * (digamma(a) - np.log(b)) - a / b, axis=1))) > 0.05
+
+
+def test_stochastic_global_tempering_is_eq_9_with_the_whole_log_likelihood():
+    """r_m ∝ pi_m exp{D / T_m - log C(T_m)}, D = sum_n E[log Poi(y_n | lam)] (with -log y_n!), and
+    q(lam) = Gamma(a + E[1/T] sum y, b + E[1/T] N), at the fixed point of full minibatches, rho = 1."""
+    temps, log_c, prior = np.array([1.0, 2.0, 5.0]), np.array([0.0, 17.0, 27.5]), np.array([0.5, 0.3, 0.2])
+    with vmp.Model("m") as model:
+        lam = vmp.Gamma("lam", 2.0, 0.5)
+        with vmp.Plate("N", Y.size):
+            vmp.Poisson("y", lam, observed=Y)
+    res = model.fit(method="stochastic", subsample=vmp.Minibatch("N", Y.size), step=vmp.Constant(1.0),
+                    iterations=100, seed=1, evaluate_every=0,
+                    policies=[vmp.Tempering(temps, log_partition=log_c, prior=prior)])
+    a, b = lam.parameters["shape"], lam.parameters["rate"]
+    d = np.sum(Y * (digamma(a) - np.log(b)) - a / b - gammaln(Y + 1))
+    r = softmax(d / temps + np.log(prior) - log_c)
+    w = r @ (1 / temps)
+    assert a == pytest.approx(2.0 + w * Y.sum(), rel=1e-10)
+    assert b == pytest.approx(0.5 + w * Y.size, rel=1e-10)
+    assert res.history["temperature"][-1] == pytest.approx(1 / w, rel=1e-10)
+    assert np.all(r > 0.05), (r, "q(T) not at a corner: the test sees every term of eq. (9)")
