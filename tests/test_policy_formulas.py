@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.special import digamma, gammaln, softmax
+from scipy import stats
+from scipy.special import digamma, gammaln, logsumexp, softmax
 
 import vmp
 
@@ -102,3 +103,39 @@ def test_stochastic_global_tempering_is_eq_9_with_the_whole_log_likelihood():
     assert b == pytest.approx(0.5 + w * Y.size, rel=1e-10)
     assert res.history["temperature"][-1] == pytest.approx(1 / w, rel=1e-10)
     assert np.all(r > 0.05), (r, "q(T) not at a corner: the test sees every term of eq. (9)")
+
+
+def test_local_tempering_is_eq_10_and_11_on_a_poisson_mixture():
+    """Batch local tempering at its fixed point: r_nm ∝ pi_m exp{E_q[log p(y_n, z_n | beta)] / T_m
+    - log C_n(T_m)} (eq. (10)), log C_n(T) = log sum_k exp{s E[log pi_k]} sum_y Poi(y | e^{E[log lam_k]})^s
+    (globals plugged in), and every factor of datapoint n weighted E[1/T_n] (eq. (11)). On main
+    the count's 1/y! was not raised to s in C_n: r_n was off by up to 0.3."""
+    rng = np.random.default_rng(0)
+    y = np.concatenate([rng.poisson(2.0, 10), rng.poisson(9.0, 10), [40]])
+    with vmp.Model("m") as model:
+        pi = vmp.Dirichlet("pi", np.array([1.0, 1.0]))
+        with vmp.Plate("K", 2):
+            lam = vmp.Gamma("lam", [2.0, 9.0], 1.0)
+        with vmp.Plate("N", y.size):
+            z = vmp.Categorical("z", pi)
+            vmp.Poisson("y", lam[z], observed=y)
+    temps = np.array([1.0, 2.0, 4.0])
+    fit = model.batch(policies=[vmp.LocalTempering(temps)], iterations=300, tol=0.0)
+    fit.run()
+    r_t = fit.state.extra["policies"][0]["r"]
+    alpha = pi.parameters["alpha"]
+    a, b = lam.parameters["shape"], lam.parameters["rate"]
+    r = z.parameters["probabilities"]
+    e_log_pi, e_log_lam = digamma(alpha) - digamma(alpha.sum()), digamma(a) - np.log(b)
+    per_k = e_log_pi + y[:, None] * e_log_lam - a / b - gammaln(y + 1)[:, None]
+    counts = np.arange(400)
+    log_c = np.stack([logsumexp(e_log_pi / t + np.array([logsumexp(stats.poisson.logpmf(counts, np.exp(e)) / t)
+                                                        for e in e_log_lam])) for t in temps])
+    logits = np.sum(r * per_k, axis=1)[:, None] / temps - log_c + np.log(1 / 3)
+    np.testing.assert_allclose(r_t, softmax(logits, axis=1), rtol=1e-9, atol=1e-12)
+    w = r_t @ (1 / temps)
+    np.testing.assert_allclose(r, softmax(w[:, None] * per_k, axis=1), rtol=1e-9)
+    np.testing.assert_allclose(alpha, 1.0 + w @ r, rtol=1e-10)
+    np.testing.assert_allclose(a, [2.0, 9.0] + (w * y) @ r, rtol=1e-10)
+    np.testing.assert_allclose(b, 1.0 + w @ r, rtol=1e-10)
+    assert r_t[-1, -1] > 0.9 and r_t[:, 0].max() > 0.3, "the outlier is hot, the others are not"
