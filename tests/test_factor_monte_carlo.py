@@ -193,3 +193,54 @@ def test_bound_term_is_the_monte_carlo_expected_log_density(case):
         return
     gap = np.abs(ours[live] - reference[live])
     assert np.all(gap <= 5 * se[live] + 1e-9), (gap / se[live], ours, reference)
+
+
+def _extra_targets():
+    for case, build in EXTRA.items():
+        model, child = build()
+        model.compile()
+        for node in model.compile()[0][child].nodes():
+            yield case, node.name
+
+
+@pytest.mark.parametrize("case,name", list(_extra_targets()))
+def test_messages_of_the_extra_cases_are_gradients(case, name):
+    """As tests/test_rules.py for the table there: each message is the gradient of the (now Monte
+    Carlo checked) expected log-density, by central differences along random directions."""
+    model, f, node, weight, _ = _setup(ALL[case])
+    target = model[name]
+    msg = f.messages(target, weight)
+    base = target.moments
+    rng = np.random.default_rng(5)
+    direction = [rng.normal(size=m.shape) for m in base]
+    direction = [d + np.swapaxes(d, -1, -2) if d.ndim >= 2 and d.shape[-1] == d.shape[-2] else d for d in direction]
+    if target is f.child and f.keep is not None:
+        keep = f.keep.reshape(f.keep.shape + (1,) * (base[0].ndim - f.keep.ndim))
+        direction = [d * keep for d in direction]
+    h = 1e-4
+    set_moments(target, [m + h * d for m, d in zip(base, direction)])
+    up = f.elog(weight, cached=False)
+    set_moments(target, [m - h * d for m, d in zip(base, direction)])
+    down = f.elog(weight, cached=False)
+    set_moments(target, base)
+    analytic = sum(float(np.sum(g * d)) for g, d in zip(msg, direction))
+    assert (up - down) / (2 * h) == pytest.approx(analytic, rel=1e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize("factor,case", [("ExponentialFactor", "exponential_gamma"), ("GammaFactor", "gamma_rate"),
+                                         ("WishartFactor", "wishart_prior_3d")])
+def test_a_broken_term_is_seen(monkeypatch, factor, case):
+    """One term's coefficient doubled (a factor of 2 lost or gained): far outside the tolerance."""
+    import vmp.factors as factors
+    from vmp.factors.terms import Term
+
+    cls = getattr(factors, factor)
+    original = cls.terms
+
+    def broken(self):
+        terms = original(self)
+        return [Term(2 * terms[0].coef, terms[0].ops, terms[0].consts)] + terms[1:]
+
+    monkeypatch.setattr(cls, "terms", broken)
+    ours, reference, se, live = _compare(case)
+    assert np.any(np.abs(ours[live] - reference[live]) > 10 * se[live])
