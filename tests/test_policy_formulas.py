@@ -139,3 +139,25 @@ def test_local_tempering_is_eq_10_and_11_on_a_poisson_mixture():
     np.testing.assert_allclose(a, [2.0, 9.0] + (w * y) @ r, rtol=1e-10)
     np.testing.assert_allclose(b, 1.0 + w @ r, rtol=1e-10)
     assert r_t[-1, -1] > 0.9 and r_t[:, 0].max() > 0.3, "the outlier is hot, the others are not"
+
+
+def test_stochastic_global_tempering_of_a_mixture_reads_the_expected_log_joint_without_entropy():
+    """Eq. (9) with locals: D = sum_n sum_k r_nk (E[log pi_k] + E[log Poi(y_n | lam_k)]), the q(z_n)
+    entropy not in it, r_nk ∝ exp{E[1/T] (...)}, and the globals weighted E[1/T]."""
+    model, y = _poisson_mixture()
+    temps, log_c, prior = np.array([1.0, 1.5, 3.0]), np.array([0.0, 12.0, 30.0]), np.array([0.4, 0.3, 0.3])
+    res = model.fit(method="stochastic", subsample=vmp.Minibatch("N", y.size), step=vmp.Constant(1.0),
+                    iterations=300, seed=1, evaluate_every=0,
+                    policies=[vmp.Tempering(temps, log_partition=log_c, prior=prior)])
+    alpha = model["pi"].parameters["alpha"]
+    a, b = model["lam"].parameters["shape"], model["lam"].parameters["rate"]
+    per_k = (digamma(alpha) - digamma(alpha.sum()) + y[:, None] * (digamma(a) - np.log(b)) - a / b
+             - gammaln(y + 1)[:, None])
+    w = 1 / res.history["temperature"][-1]
+    r = softmax(w * per_k, axis=1)
+    r_t = softmax(np.sum(r * per_k) / temps + np.log(prior) - log_c)
+    assert w == pytest.approx(r_t @ (1 / temps), rel=1e-10)
+    assert np.all(r_t[1:] > 0.05), r_t
+    np.testing.assert_allclose(alpha, [1.0, 2.0] + w * r.sum(0), rtol=1e-10)
+    np.testing.assert_allclose(a, 2.0 + w * r.T @ y, rtol=1e-10)
+    np.testing.assert_allclose(b, 0.5 + w * r.sum(0), rtol=1e-10)
