@@ -150,10 +150,42 @@ def binomial_gated_by_bernoulli():
     return m, "x"
 
 
+def gamma_gated_and_gathered_rate():
+    rng = _rng()
+    rows = np.array([1, 0, 1, 1])
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            b = vmp.Gamma("b", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            z = vmp.Categorical("z", pi)
+            vmp.Gamma("t", 1.5, b[z], observed=rng.gamma(2.0, size=4), weights=rng.uniform(size=4))
+            vmp.Gamma("u", 2.5, b[rows], observed=rng.gamma(2.0, size=4))
+    return m, "t"
+
+
+def gamma_gathered_rate():
+    m, _ = gamma_gated_and_gathered_rate()
+    return m, "u"
+
+
+def categorical_gated_by_bernoulli():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        rho = vmp.Beta("rho", 2.0, 3.0)
+        with vmp.Plate("K", 2):
+            p = vmp.Dirichlet("p", np.ones(3))
+        with vmp.Plate("N", 5):
+            z = vmp.Bernoulli("z", rho)
+            vmp.Categorical("x", p[z], observed=rng.integers(0, 3, size=5), weights=rng.uniform(size=5))
+    return m, "x"
+
+
 EXTRA = {f.__name__: f for f in [
     gamma_scaled_rate, dirichlet_prior, wishart_prior_3d, exponential_gated,
     exponential_scaled, gathered_gaussian, gathered_normal, gathered_counts, gathered_multinomial,
-    gathered_bernoulli, binomial_gated_by_bernoulli,
+    gathered_bernoulli, binomial_gated_by_bernoulli, gamma_gated_and_gathered_rate, gamma_gathered_rate,
+    categorical_gated_by_bernoulli,
 ]}
 ALL = {**{k: v for k, v in CASES.items() if "markov" not in k}, **EXTRA}
 
