@@ -105,9 +105,11 @@ def test_stochastic_global_tempering_is_eq_9_with_the_whole_log_likelihood():
     assert np.all(r > 0.05), (r, "q(T) not at a corner: the test sees every term of eq. (9)")
 
 
-def test_local_tempering_is_eq_10_and_11_on_a_poisson_mixture():
+@pytest.mark.parametrize("collapsed", [False, True], ids=["mean-field", "collapsed"])
+def test_local_tempering_is_eq_10_and_11_on_a_poisson_mixture(collapsed):
     """Batch local tempering at its fixed point: r_nm ∝ pi_m exp{E_q[log p(y_n, z_n | beta)] / T_m
-    - log C_n(T_m)} (eq. (10)), log C_n(T) = log sum_k exp{s E[log pi_k]} sum_y Poi(y | e^{E[log lam_k]})^s
+    - log C_n(T_m)} (eq. (10)); collapsed, r_nm ∝ pi_m Z_n(T_m) / C_n(T_m) with
+    Z_n(T) = sum_k exp{s (E[log pi_k] + E[log Poi(y_n | lam_k)])}; log C_n(T) = log sum_k exp{s E[log pi_k]} sum_y Poi(y | e^{E[log lam_k]})^s
     (globals plugged in), and every factor of datapoint n weighted E[1/T_n] (eq. (11)). On main
     the count's 1/y! was not raised to s in C_n: r_n was off by up to 0.3."""
     rng = np.random.default_rng(0)
@@ -120,7 +122,7 @@ def test_local_tempering_is_eq_10_and_11_on_a_poisson_mixture():
             z = vmp.Categorical("z", pi)
             vmp.Poisson("y", lam[z], observed=y)
     temps = np.array([1.0, 2.0, 4.0])
-    fit = model.batch(policies=[vmp.LocalTempering(temps)], iterations=300, tol=0.0)
+    fit = model.batch(policies=[vmp.LocalTempering(temps, collapsed=collapsed)], iterations=300, tol=0.0)
     fit.run()
     r_t = fit.state.extra["policies"][0]["r"]
     alpha = pi.parameters["alpha"]
@@ -131,7 +133,11 @@ def test_local_tempering_is_eq_10_and_11_on_a_poisson_mixture():
     counts = np.arange(400)
     log_c = np.stack([logsumexp(e_log_pi / t + np.array([logsumexp(stats.poisson.logpmf(counts, np.exp(e)) / t)
                                                         for e in e_log_lam])) for t in temps])
-    logits = np.sum(r * per_k, axis=1)[:, None] / temps - log_c + np.log(1 / 3)
+    if collapsed:
+        fit_n = np.stack([logsumexp(per_k / t, axis=1) for t in temps], axis=1)
+    else:
+        fit_n = np.sum(r * per_k, axis=1)[:, None] / temps
+    logits = fit_n - log_c + np.log(1 / 3)
     np.testing.assert_allclose(r_t, softmax(logits, axis=1), rtol=1e-9, atol=1e-12)
     w = r_t @ (1 / temps)
     np.testing.assert_allclose(r, softmax(w[:, None] * per_k, axis=1), rtol=1e-9)
