@@ -63,7 +63,8 @@ class Constant(Expression):
         n = family.event_ndims[0]
         self.event_shape = self.value.shape[self.value.ndim - n:] if n else ()
         with np.errstate(divide="ignore"):
-            self.moments = tuple(np.maximum(m, IMPOSSIBLE) for m in family.statistics(self.value, self.event_shape))
+            self.moments = tuple(np.maximum(m, IMPOSSIBLE) if np.isneginf(m).any() else m
+                                 for m in family.statistics(self.value, self.event_shape))
 
 
 def plate_union(*groups) -> tuple:
