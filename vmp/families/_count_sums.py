@@ -1,5 +1,6 @@
 """Sums over counts for the tempered log-normalizers of the count families (Poisson, Binomial,
-Multinomial): log sum_y exp(l(y)) of a concave l, streamed in blocks of counts."""
+Multinomial): log sum_y exp(l(y)) of a concave l, streamed in blocks of counts outwards from its
+maximum."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -7,35 +8,37 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-#: a block's terms all this far (in log) below the running maximum, past the mode, end the sum
-#: of a concave sequence: what is left is below e^-40 of the total
+#: a block ending this far (in log) below the running maximum ends the sum on that side of a
+#: concave sequence: what is left is below e^-40 of the total
 TAIL = 40.0
 BLOCK = 256
 
 
 def log_sum_over_counts(log_term: Callable[[np.ndarray], np.ndarray], mode: np.ndarray,
                         last: np.ndarray | None = None) -> np.ndarray:
-    """log sum_{y = 0, 1, ...} exp(log_term(y)) per element, for log_term concave in y with its
-    maximum near ``mode``; up to ``last`` (inclusive) when given. ``log_term`` maps counts shaped
-    (block, 1, ...) to (block,) + the elements' shape."""
+    """log sum_{y = 0}^{last} exp(log_term(y)) per element (no upper end without ``last``), for
+    log_term concave in y with its maximum at about ``mode``: blocks of counts from the mode
+    upwards and downwards until each side ends below the maximum by TAIL. ``log_term`` maps counts
+    shaped like ``mode`` with a leading block axis to values of that shape."""
     mode = np.asarray(mode, float)
+    top = np.inf if last is None else np.asarray(last, float)
+    start = np.floor(np.clip(mode, 0.0, top))
     best, total = np.full(mode.shape, -np.inf), np.zeros(mode.shape)
-    start = 0
-    while True:
-        y = np.arange(start, start + BLOCK, dtype=float).reshape((-1,) + (1,) * mode.ndim)
-        values = log_term(y)
-        if last is not None:
-            values = np.where(y <= last, values, -np.inf)
-        top = np.maximum(best, values.max(axis=0))
-        safe = np.where(np.isfinite(top), top, 0.0)
-        total = total * np.exp(best - safe) + np.exp(values - safe).sum(axis=0)
-        best = top
-        start += BLOCK
-        done = (start - 1 >= mode) & (values[-1] < best - TAIL)
-        if last is not None:
-            done |= start - 1 >= last
-        if np.all(done):
-            return np.where(np.isfinite(best), best, 0.0) + np.log(total)
+    offsets = np.arange(BLOCK, dtype=float).reshape((-1,) + (1,) * mode.ndim)
+    for sign in (1.0, -1.0):
+        j = 0
+        while True:
+            y = start + sign * (offsets + j) - (sign < 0)
+            inside = (y >= 0) & (y <= top)
+            values = np.where(inside, log_term(np.where(inside, y, 0.0)), -np.inf)
+            peak = np.maximum(best, values.max(axis=0))
+            safe = np.where(np.isfinite(peak), peak, 0.0)
+            total = total * np.exp(best - safe) + np.exp(values - safe).sum(axis=0)
+            best = peak
+            j += BLOCK
+            if np.all(~inside[-1] | (values[-1] < best - TAIL)):
+                break
+    return np.where(np.isfinite(best), best, 0.0) + np.log(total)
 
 
 def log_multinomial_sum(log_p: np.ndarray, trials: np.ndarray, s: float) -> np.ndarray:
@@ -45,7 +48,8 @@ def log_multinomial_sum(log_p: np.ndarray, trials: np.ndarray, s: float) -> np.n
     n = np.broadcast_to(trials, log_p.shape[:-1]).astype(int)
     top = int(n.max(initial=0))
     j = np.arange(top + 1.0)
-    per_k = s * (j * np.where(np.isfinite(log_p), log_p, -np.inf)[..., None] - gammaln(j + 1.0))
+    with np.errstate(invalid="ignore"):
+        per_k = s * (j * log_p[..., None] - gammaln(j + 1.0))
     per_k = np.where(np.isnan(per_k), 0.0, per_k)  # 0 * log 0: j = 0 of a zero probability
     lag = j[:, None] - j[None, :]  # (m, i): power m of the product from power m - i so far
     inside = lag >= 0

@@ -82,7 +82,7 @@ class Binomial(Family):
             xs = np.minimum(x, n)
             return s * (special.gammaln(n + 1.0) - special.gammaln(xs + 1.0) - special.gammaln(n - xs + 1.0)
                         + xs * eta)
-        return log_sum_over_counts(log_term, n, last=n) - s * n * np.logaddexp(0.0, eta)
+        return log_sum_over_counts(log_term, n * special.expit(eta), last=n) - s * n * np.logaddexp(0.0, eta)
 
     @classmethod
     def mean(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
