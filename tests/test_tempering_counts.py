@@ -172,3 +172,17 @@ def test_global_tempering_partition_function_of_poisson_counts():
     log_pmf = stats.poisson.logpmf(np.arange(200)[None, None, :], t[None, :, None] * grid[:, None, None])
     want = [np.log(np.trapezoid(prior * np.exp(logsumexp(log_pmf / temp, axis=-1).sum(1)), grid)) for temp in TEMPS]
     np.testing.assert_allclose(got, want, atol=0.02)
+
+
+def test_multinomial_in_blocks_and_its_limit(monkeypatch):
+    """The polynomial product a block of elements at a time gives the same numbers; a product too
+    large to form is a clear error, not a long wait or a wrong number."""
+    from vmp.families import _count_sums
+
+    family = Multinomial.of(np.arange(30.0))
+    eta = (np.log(np.random.default_rng(0).dirichlet(np.ones(4), size=30)),)
+    whole = family.tempered_log_normalizer(eta, 0.3)
+    monkeypatch.setattr(_count_sums, "MAX_BLOCK", 3000)
+    np.testing.assert_array_equal(family.tempered_log_normalizer(eta, 0.3), whole)
+    with pytest.raises(NotImplementedError, match="Categorical tokens"):
+        Multinomial.of(np.full(200, 2000.0)).tempered_log_normalizer((np.zeros((200, 500)),), 0.5)

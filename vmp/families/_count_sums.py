@@ -41,12 +41,32 @@ def log_sum_over_counts(log_term: Callable[[np.ndarray], np.ndarray], mode: np.n
     return np.where(np.isfinite(best), best, 0.0) + np.log(total)
 
 
+#: multiply-adds the Multinomial's polynomial product may take (elements x K x (n + 1)^2)
+MAX_WORK = 2e9
+#: elements x (n + 1)^2 per block of the product
+MAX_BLOCK = 2**22
+
+
 def log_multinomial_sum(log_p: np.ndarray, trials: np.ndarray, s: float) -> np.ndarray:
     """log sum over x with sum_k x_k = n of (n! / prod_k x_k!)^s prod_k p_k^(s x_k), per element:
     the coefficient of t^n in prod_k sum_j (p_k^j / j!)^s t^j, the polynomials multiplied in log
-    space and truncated at the largest n."""
-    n = np.broadcast_to(trials, log_p.shape[:-1]).astype(int)
+    space and truncated at the largest n, a block of elements at a time."""
+    shape = log_p.shape[:-1]
+    n = np.broadcast_to(trials, shape).astype(int).reshape(-1)
+    log_p = log_p.reshape(-1, log_p.shape[-1])
     top = int(n.max(initial=0))
+    if n.size * log_p.shape[-1] * (top + 1.0) ** 2 > MAX_WORK:
+        raise NotImplementedError(
+            f"Multinomial: the tempered log-normalizer sums over every count vector, {n.size} elements x "
+            f"{log_p.shape[-1]} categories x (n + 1)^2 with n up to {top} is too much work; model the counts "
+            f"as Categorical tokens with weights (as LDA does), whose tempered normalizer is closed-form")
+    step = max(1, MAX_BLOCK // (top + 1) ** 2)
+    out = np.concatenate([_coefficient(log_p[i:i + step], n[i:i + step], top, s)
+                          for i in range(0, n.size, step)]) if n.size else np.zeros(0)
+    return out.reshape(shape)
+
+
+def _coefficient(log_p: np.ndarray, n: np.ndarray, top: int, s: float) -> np.ndarray:
     j = np.arange(top + 1.0)
     with np.errstate(invalid="ignore"):
         per_k = s * (j * log_p[..., None] - gammaln(j + 1.0))
@@ -57,5 +77,4 @@ def log_multinomial_sum(log_p: np.ndarray, trials: np.ndarray, s: float) -> np.n
     for k in range(1, log_p.shape[-1]):
         shifted = np.where(inside, poly[..., np.clip(lag, 0, top).astype(int)], -np.inf)
         poly = logsumexp(shifted + per_k[..., k, None, :], axis=-1)
-    picked = np.take_along_axis(poly, n[..., None], axis=-1)[..., 0]
-    return s * gammaln(n + 1.0) + picked
+    return s * gammaln(n + 1.0) + np.take_along_axis(poly, n[..., None], axis=-1)[..., 0]
