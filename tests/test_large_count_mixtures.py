@@ -79,3 +79,28 @@ def test_message_to_z_and_bound_term_are_the_closed_form(monkeypatch, kind):
     assert f.elog(w, cached=False) == pytest.approx(np.sum(w[:, None] * r * table), rel=1e-11)
     if kind in ("binomial", "bernoulli"):  # two terms read x: the folded product ran
         assert calls
+
+
+def _parent_message(kind, r, data, w):
+    """The message to theta_k: the coefficients of its moments in sum_n w_n r_nk E[log p(x_n | theta_k)]
+    ((E[log p], E[log(1 - p)]) of a Beta, (E[lam], E[log lam]) of a Gamma)."""
+    x, wr = data["x"].astype(float), w[:, None] * r
+    if kind == "binomial":
+        return wr.T @ x, wr.T @ (data["n"] - x)
+    if kind == "bernoulli":
+        return wr.T @ x, wr.T @ (1 - x)
+    if kind == "poisson":
+        return -(wr.T @ data["t"]), wr.T @ x
+    if kind == "exponential":
+        return -(wr.T @ x), wr.sum(0)
+    return -(wr.T @ x), 1.7 * wr.sum(0)
+
+
+@pytest.mark.parametrize("kind", ["binomial", "bernoulli", "poisson", "exponential", "gamma"])
+def test_message_to_the_parameters_is_the_closed_form(kind):
+    model, data, w = _gated(kind)
+    randomize(model, np.random.default_rng(2))
+    f = model.compile()[0]["x"]
+    r = model["z"].family.parameters(model["z"].natural)["probabilities"]
+    for got, want in zip(f.messages(model["theta"], w), _parent_message(kind, r, data, w)):
+        np.testing.assert_allclose(got, want, rtol=1e-11)
