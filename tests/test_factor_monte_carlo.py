@@ -270,3 +270,30 @@ def test_a_broken_term_is_seen(monkeypatch, factor, case):
     monkeypatch.setattr(cls, "terms", broken)
     ours, reference, se, live = _compare(case)
     assert np.any(np.abs(ours[live] - reference[live]) > 10 * se[live])
+
+
+@pytest.mark.parametrize("case", sorted(ALLOCATING))
+def test_the_allocation_bound_is_its_closed_form_optimum(case):
+    """For a rate sum_k theta_k beta_k the bound term is E[log p] with E[log sum_k theta_k beta_k]
+    replaced by its Jensen bound at the optimal allocation, log sum_k exp(E[log theta_k] + E[log beta_k])
+    (Gopalan et al. 2015, eq. (3)-(5)); below the Monte Carlo E[log p] (checked above)."""
+    from scipy.special import digamma, gammaln, logsumexp
+
+    model, f, node, weight, eff = _setup(ALL[case])
+    moments = {}
+    for name in ("theta", "beta"):
+        p = model[name].family.parameters(model[name].natural)
+        moments[name] = (p["shape"] / p["rate"], digamma(p["shape"]) - np.log(p["rate"]))
+    (e_theta, log_theta), (e_beta, log_beta) = moments["theta"], moments["beta"]
+    expr = node.parents["rate"]
+    if isinstance(expr.u, vmp.graph.expressions.Gather):
+        e_theta, log_theta = e_theta[expr.u.index], log_theta[expr.u.index]
+        e_beta, log_beta = e_beta[expr.v.index], log_beta[expr.v.index]
+        log_rate, rate = logsumexp(log_theta + log_beta, axis=-1), np.sum(e_theta * e_beta, -1)
+    else:
+        log_rate = logsumexp(log_theta[:, None, :] + log_beta[None, :, :], axis=-1)
+        rate = e_theta @ e_beta.T
+    t = 1.0 if node.factor.exposure is None else node.factor.exposure
+    y = np.asarray(node.data, float)
+    want = y * (log_rate + np.log(t)) - t * rate - gammaln(y + 1)
+    np.testing.assert_allclose(f.elog(weight, per_element=True, cached=False), eff * want, rtol=1e-12, atol=1e-12)
