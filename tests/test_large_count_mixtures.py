@@ -104,3 +104,24 @@ def test_message_to_the_parameters_is_the_closed_form(kind):
     r = model["z"].family.parameters(model["z"].natural)["probabilities"]
     for got, want in zip(f.messages(model["theta"], w), _parent_message(kind, r, data, w)):
         np.testing.assert_allclose(got, want, rtol=1e-11)
+
+
+def test_a_bernoulli_gate_over_a_large_plate_sends_m1_minus_m0():
+    """z_n ~ Bernoulli(rho) gating lam[z] of a Poisson: the message to z's logit is
+    w_n (E[log p(y_n | lam_1)] - E[log p(y_n | lam_0)]); the bound reads (1 - p_n, p_n)."""
+    rng = np.random.default_rng(0)
+    y, w = rng.poisson(3.0, size=N), rng.uniform(0.5, 2.0, size=N)
+    with vmp.Model("b") as model:
+        rho = vmp.Beta("rho", 2.0, 2.0)
+        with vmp.Plate("K", 2):
+            lam = vmp.Gamma("theta", 2.0, 1.0)
+        with vmp.Plate("N", N):
+            z = vmp.Bernoulli("z", rho)
+            vmp.Poisson("x", lam[z], observed=y, weights=w)
+    randomize(model, np.random.default_rng(1))
+    f = model.compile()[0]["x"]
+    table = _table("poisson", lam.family.parameters(lam.natural), dict(x=y, t=np.ones(N)))
+    (msg,) = f.messages(z, w)
+    np.testing.assert_allclose(msg, w * (table[:, 1] - table[:, 0]), rtol=1e-10, atol=1e-10)
+    p = z.family.parameters(z.natural)["probability"]
+    assert f.elog(w, cached=False) == pytest.approx(np.sum(w * ((1 - p) * table[:, 0] + p * table[:, 1])), rel=1e-11)
