@@ -181,11 +181,30 @@ def categorical_gated_by_bernoulli():
     return m, "x"
 
 
+def sum_of_a_gate_a_gather_and_a_dot():
+    """x_n ~ N(mu[z_n] + b[rows_n] + dot(w, X_n) + 1, tau): every kind of glue in one mean."""
+    rng = _rng()
+    rows = np.array([1, 0, 1, 2, 2, 0])
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        tau = vmp.Gamma("tau", 3.0, 1.0)
+        w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        with vmp.Plate("K", 2):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("U", 3):
+            b = vmp.Normal("b", 0.0, 2.0)
+        with vmp.Plate("N", 6):
+            z = vmp.Categorical("z", pi)
+            vmp.Normal("x", mu[z] + b[rows] + vmp.dot(w, rng.normal(size=(6, 2))) + 1.0, tau,
+                       observed=rng.normal(size=6), weights=rng.uniform(size=6))
+    return m, "x"
+
+
 EXTRA = {f.__name__: f for f in [
     gamma_scaled_rate, dirichlet_prior, wishart_prior_3d, exponential_gated,
     exponential_scaled, gathered_gaussian, gathered_normal, gathered_counts, gathered_multinomial,
     gathered_bernoulli, binomial_gated_by_bernoulli, gamma_gated_and_gathered_rate, gamma_gathered_rate,
-    categorical_gated_by_bernoulli,
+    categorical_gated_by_bernoulli, sum_of_a_gate_a_gather_and_a_dot,
 ]}
 ALL = {**{k: v for k, v in CASES.items() if "markov" not in k}, **EXTRA}
 
