@@ -160,6 +160,15 @@ class Family(ABC):
         return h if cls.unit_base_measure else h - cls.expected_log_base_measure(natural, moments)
 
     @classmethod
+    def tempered_log_normalizer(cls, natural: Arrays, s: float) -> np.ndarray:
+        """log int p(x | eta)^s dx, one value per plate element (Mandt et al., Variational
+        Tempering, eq. (3) for one observation): A(s eta) - s A(eta) when h = 1. A family with
+        another base measure raises h(x) to s as well and overrides this."""
+        if not cls.unit_base_measure:
+            raise NotImplementedError(f"{cls.name}: the tempered log-normalizer raises h(x) to s; no closed form here")
+        return cls.log_normalizer(tuple(e * s for e in natural)) - s * cls.log_normalizer(natural)
+
+    @classmethod
     def kl(cls, natural: Arrays, other: Arrays, moments: Arrays | None = None) -> np.ndarray:
         """KL(q_eta || q_eta') = A(eta') - A(eta) - <eta' - eta, E_eta[u]>, one value per plate
         element (the Bregman divergence of the log-normalizer; Winn & Bishop: the bound still to

@@ -13,6 +13,7 @@ import numpy as np
 from scipy import special
 
 from . import constraints
+from ._count_sums import log_sum_over_counts
 from .base import Arrays, Family
 from .bernoulli import Bernoulli
 
@@ -70,6 +71,18 @@ class Binomial(Family):
         with np.errstate(divide="ignore", invalid="ignore"):
             log_pmf = log_c + special.xlogy(xs, p) + special.xlog1py(n - xs, -p)
         return np.sum(np.where(inside, np.exp(log_pmf) * log_c, 0.0), axis=0)
+
+    @classmethod
+    def tempered_log_normalizer(cls, natural: Arrays, s: float) -> np.ndarray:
+        """log sum_{x=0}^{n} Bin(x | n, p)^s = log sum_x exp{s (log C(n, x) + x eta)} - s n log(1 + e^eta)
+        (Mandt et al. eq. (3)): C(n, x) is raised to s too; summed over x."""
+        n, eta = np.broadcast_arrays(cls.trials, np.asarray(natural[0], float))
+
+        def log_term(x):
+            xs = np.minimum(x, n)
+            return s * (special.gammaln(n + 1.0) - special.gammaln(xs + 1.0) - special.gammaln(n - xs + 1.0)
+                        + xs * eta)
+        return log_sum_over_counts(log_term, n * special.expit(eta), last=n) - s * n * np.logaddexp(0.0, eta)
 
     @classmethod
     def mean(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import special
 
 from . import constraints
+from ._count_sums import log_multinomial_sum
 from .base import Arrays, Family
 from .categorical import Categorical
 
@@ -99,6 +100,13 @@ class Multinomial(Family):
                        + special.xlogy(xs, p) + special.xlog1py(n - xs, -p))
         e_log_fact = np.sum(np.where(inside, np.exp(log_pmf) * special.gammaln(xs + 1.0), 0.0), axis=0)
         return special.gammaln(n[..., 0] + 1.0) - e_log_fact.sum(-1)
+
+    @classmethod
+    def tempered_log_normalizer(cls, natural: Arrays, s: float) -> np.ndarray:
+        """log sum_x Mult(x | n, p)^s over the count vectors summing to n (Mandt et al. eq. (3)):
+        the coefficient n! / prod_k x_k! is raised to s too; a product of polynomials."""
+        log_p = np.asarray(natural[0], float) - Categorical.log_normalizer(natural)[..., None]
+        return log_multinomial_sum(log_p, cls.trials, s)
 
     @classmethod
     def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> Arrays:

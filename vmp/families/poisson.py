@@ -9,6 +9,7 @@ import numpy as np
 from scipy import special
 
 from . import constraints
+from ._count_sums import log_sum_over_counts
 from .base import Arrays, Family
 
 #: E[log y!] sums the pmf up to lambda + TAIL_SD sqrt(lambda) + TAIL_SD (the rest is below 1e-16)
@@ -58,6 +59,14 @@ class Poisson(Family):
         log_fact = special.gammaln(y + 1.0)
         pmf = np.exp(special.xlogy(y, lam) - lam - log_fact)
         return -np.sum(pmf * log_fact, axis=0)
+
+    @classmethod
+    def tempered_log_normalizer(cls, natural: Arrays, s: float) -> np.ndarray:
+        """log sum_y Poi(y | lambda)^s = log sum_y exp{s (y eta - log y!)} - s e^eta (Mandt et al.
+        eq. (3)): 1/y! is raised to s too, so it is not A(s eta) - s A(eta); summed over y."""
+        eta = np.asarray(natural[0], float)
+        return (log_sum_over_counts(lambda y: s * (np.where(y > 0, y * eta, 0.0) - special.gammaln(y + 1.0)),
+                                    np.exp(eta)) - s * np.exp(eta))
 
     @classmethod
     def statistics(cls, x: np.ndarray, event_shape: tuple[int, ...] = ()) -> Arrays:

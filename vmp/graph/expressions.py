@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from .. import families as fam
 from ..errors import GraphError, ShapeError
+from ..factors.markov_chain import IMPOSSIBLE
 from . import context
 
 
@@ -50,7 +51,9 @@ class Expression:
 
 
 class Constant(Expression):
-    """A fixed value used as a parent; its moments are the sufficient statistics of the value."""
+    """A fixed value used as a parent; its moments are the sufficient statistics of the value,
+    with log 0 (a zero probability) read as ``IMPOSSIBLE``: exp of it is 0 as of -inf, and the 0
+    of an element that never takes that category times it is 0, not NaN."""
 
     def __init__(self, family: type[fam.Family], value: np.ndarray, label: str):
         self.family = family
@@ -60,7 +63,8 @@ class Constant(Expression):
         n = family.event_ndims[0]
         self.event_shape = self.value.shape[self.value.ndim - n:] if n else ()
         with np.errstate(divide="ignore"):
-            self.moments = family.statistics(self.value, self.event_shape)
+            self.moments = tuple(np.maximum(m, IMPOSSIBLE) if np.isneginf(m).any() else m
+                                 for m in family.statistics(self.value, self.event_shape))
 
 
 def plate_union(*groups) -> tuple:

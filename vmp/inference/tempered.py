@@ -97,10 +97,9 @@ def _locals(plan, integrate_data: bool) -> list:
 
 
 def tempered_integral(family, eta: tuple, counts, s: np.ndarray) -> np.ndarray:
-    """c [A(s eta) - s A(eta)] per element, one column per s: log int p(x | eta)^s dx for c copies."""
-    base = family.log_normalizer(eta)
-    cols = [family.log_normalizer(tuple(e * si for e in eta)) - si * base for si in s]
-    out = np.stack(cols, axis=-1)
+    """c log int p(x | eta)^s dx per element (``Family.tempered_log_normalizer``: A(s eta) - s A(eta)
+    when h = 1), one column per s, for c copies."""
+    out = np.stack([family.tempered_log_normalizer(eta, si) for si in s], axis=-1)
     if counts is not None:
         out = out * np.reshape(counts, np.shape(counts) + (1,))
     return out
@@ -124,17 +123,39 @@ def _gated_terms(engine, plan, base: Context, z, temperatures) -> np.ndarray | N
             onehot = np.zeros(at.shape(z.plates) + (k,))
             onehot[..., j] = 1.0
             eta = engine.conditional(x).messages(x, ctx=replace(at, overrides={z.name: (onehot,)}))
-            per = tempered_integral(x.family, eta, None, s)
+            per = tempered_integral(_family_at(x, at), eta, None, s)
             per = np.broadcast_to(per.reshape(-1, s.size)[0], shape + (s.size,)) if shared else per
             g[..., j, :] += per if counts is None else per * counts[..., None]
     return g
 
 
 def _shared(engine, plan, x, z) -> bool:
-    """Whether x's natural parameter reads no per-datapoint leaf other than the selector z."""
-    leaves = engine.conditional(x).leaves()
+    """Whether x's natural parameter reads no per-datapoint leaf other than the selector z, and
+    neither it nor x's family reads a constant that differs between datapoints (a Poisson's
+    exposure, a Binomial's trials)."""
+    f = engine.conditional(x)
     return x.plates == z.plates and all(
-        leaf.node is x or leaf.node is z or not any(p.name in plan.names for p in leaf.plates) for leaf in leaves)
+        leaf.node is x or leaf.node is z or not any(p.name in plan.names for p in leaf.plates)
+        for leaf in f.leaves()) and not any(
+        _varies(o.array, [f.plate_of.get(ch) for ch in o.letters], plan.names)
+        for t in f.terms for o in t.operands if o.leaf is None and o.array is not None) and not (
+        hasattr(x.family, "trials") and _varies(np.broadcast_to(x.family.trials, x.plate_shape),
+                                                [p.name for p in x.plates], plan.names))
+
+
+def _varies(arr, plates: list, data: set) -> bool:
+    """Whether ``arr`` (axes over ``plates``, broadcastable) differs along a data plate."""
+    arr = np.asarray(arr)
+    return any(name in data and axis < arr.ndim and arr.shape[axis] > 1
+               and np.any(arr != np.take(arr, [0], axis=axis)) for axis, name in enumerate(plates))
+
+
+def _family_at(x, ctx: Context):
+    """x's family, bound to the trials of the elements ``ctx`` keeps when it carries per-element
+    trials (Binomial, Multinomial)."""
+    if not hasattr(x.family, "trials"):
+        return x.family
+    return x.family.of(ctx.take(np.broadcast_to(x.family.trials, x.plate_shape), x.plates))
 
 
 def _counts(engine, node, ctx: Context):
@@ -224,7 +245,7 @@ def _ungated(engine, plan, ctx: Context, s: float, z, n: int) -> np.ndarray:
     for x in _observed(engine, plan):
         if x not in gated:
             eta = engine.conditional(x).messages(x, ctx=ctx)
-            per = tempered_integral(x.family, eta, _counts(engine, x, ctx), np.array([s]))[..., 0]
+            per = tempered_integral(_family_at(x, ctx), eta, _counts(engine, x, ctx), np.array([s]))[..., 0]
             total += per_datapoint(per, x.plates, ctx, n)
     return total
 

@@ -1,0 +1,189 @@
+"""An independent Monte Carlo reference for E_q[log p(child | parents)].
+
+Draws every random node from its q with numpy/scipy samplers built from the node's parameters
+(not the families' own samplers), pushes the draws through the glue (gate, gather, dot, sum,
+scale, diag) with plain numpy written here, and evaluates log p(child | parents) with
+scipy.stats or the textbook density. Nothing here calls vmp's message, moment or draw code.
+
+Every array has a leading axis of S draws, then one axis per plate of its expression (in that
+expression's ``plates`` order), then the event axes. A Categorical or Bernoulli selector is one-hot.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import special, stats
+
+from vmp.graph.expressions import Constant, Diagonal, Dot, Gate, Gather, PlatedConstant, Scaled, Sum
+
+
+def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
+    names, wanted = [p.name for p in source], [p.name for p in target]
+    assert set(names) <= set(wanted), (names, wanted)
+    order = [names.index(n) for n in wanted if n in names]
+    moved = np.transpose(values, [0] + [1 + i for i in order] + list(range(1 + len(source), values.ndim)))
+    shape = (values.shape[0],) + tuple(q.size if q.name in names else 1 for q in target)
+    return moved.reshape(shape + moved.shape[1 + len(order):])
+
+
+def _sample_q(node, s: int, rng: np.random.Generator) -> np.ndarray:
+    """S draws of q(node), from its parameters; one-hot for a selector."""
+    name = node.family.name
+    p = node.family.parameters(node.natural)
+    shape = (s,) + node.plate_shape
+    if name == "Normal":
+        return p["mean"] + rng.standard_normal(shape) / np.sqrt(p["precision"])
+    if name == "Gaussian":
+        cov = np.linalg.inv(p["precision"])
+        chol = np.linalg.cholesky((cov + np.swapaxes(cov, -1, -2)) / 2)
+        z = rng.standard_normal(shape + node.event_shape)
+        return p["mean"] + np.einsum("...ij,...j->...i", chol, z)
+    if name == "Gamma":
+        return rng.gamma(np.broadcast_to(p["shape"], shape)) / p["rate"]
+    if name == "Exponential":
+        return rng.exponential(size=shape) / p["rate"]
+    if name == "Beta":
+        return rng.beta(np.broadcast_to(p["alpha"], shape), np.broadcast_to(p["beta"], shape))
+    if name == "Dirichlet":
+        g = rng.gamma(np.broadcast_to(p["alpha"], shape + node.event_shape))
+        return g / g.sum(-1, keepdims=True)
+    if name == "Wishart":
+        out = np.empty(shape + node.event_shape)
+        for idx in np.ndindex(*node.plate_shape):
+            w = stats.wishart(df=p["dof"][idx], scale=p["scale"][idx]).rvs(size=s, random_state=rng)
+            out[(slice(None),) + idx] = w.reshape((s,) + node.event_shape)
+        return out
+    if name == "Bernoulli":
+        return (rng.uniform(size=shape) < p["probability"]).astype(float)
+    if name == "Categorical":
+        probs = p["probabilities"]
+        u = rng.uniform(size=shape + (1,))
+        k = (u > np.cumsum(probs, -1)).sum(-1)
+        return np.eye(probs.shape[-1])[np.minimum(k, probs.shape[-1] - 1)]
+    raise NotImplementedError(name)
+
+
+def _data(node) -> np.ndarray:
+    x = np.asarray(node.data, float)[None]
+    if node.family.name == "Categorical":
+        k = node.event_shape[-1] if node.event_shape else node.family.categories(node.event_shape)
+        return np.eye(k)[x.astype(int)]
+    return x
+
+
+def node_draws(node, s: int, rng: np.random.Generator, memo: dict) -> np.ndarray:
+    if node.name not in memo:
+        if node.observed and node.natural is None:
+            memo[node.name] = _data(node)
+        elif node.observed or node.clamp is not None:  # observed where the mask is, drawn from q elsewhere
+            mask = np.asarray(node.mask, bool)
+            drawn = _sample_q(node, s, rng)
+            memo[node.name] = np.where(mask.reshape(mask.shape + (1,) * (drawn.ndim - 1 - mask.ndim)),
+                                       _data(node), drawn)
+        else:
+            memo[node.name] = _sample_q(node, s, rng)
+    return memo[node.name]
+
+
+def _selector(node, s, rng, memo) -> np.ndarray:
+    z = node_draws(node, s, rng, memo)
+    return np.stack([1.0 - z, z], -1) if node.family.name == "Bernoulli" else z
+
+
+def draws(expr, owner, s: int, rng: np.random.Generator, memo: dict) -> np.ndarray:
+    """S draws of a parent expression over ``expr.plates`` (a role constant: over ``owner.plates``)."""
+    if getattr(expr, "random", False):
+        return node_draws(expr, s, rng, memo)
+    if isinstance(expr, PlatedConstant):
+        return np.asarray(expr.value, float)[None]
+    if isinstance(expr, Constant):
+        return np.broadcast_to(expr.value, owner.plate_shape + expr.event_shape)[None]
+    if isinstance(expr, Scaled):
+        return expr.scale * draws(expr.node, owner, s, rng, memo)
+    if isinstance(expr, Gather):
+        return np.take(draws(expr.node, owner, s, rng, memo), expr.index, axis=1)
+    if isinstance(expr, Diagonal):
+        alpha = draws(expr.node, owner, s, rng, memo)
+        return alpha[..., :, None] * np.eye(alpha.shape[-1])
+    if isinstance(expr, Gate):
+        values = align(draws(expr.node, owner, s, rng, memo), expr.node.plates, expr.plates + (expr.gated_plate,))
+        onehot = align(_selector(expr.selector, s, rng, memo), expr.selector.plates, expr.plates)
+        event = values.ndim - 2 - len(expr.plates)
+        return np.sum(onehot.reshape(onehot.shape + (1,) * event) * values, axis=1 + len(expr.plates))
+    if isinstance(expr, Dot):
+        if expr.shared is None:
+            u = align(draws(expr.u, owner, s, rng, memo), _plates(expr.u, owner), expr.plates)
+            v = align(draws(expr.v, owner, s, rng, memo), _plates(expr.v, owner), expr.plates)
+            return np.sum(u * v, -1)
+        target = expr.plates + (expr.shared,)
+        u = align(draws(expr.u, owner, s, rng, memo), _plates(expr.u, owner), target)
+        v = align(draws(expr.v, owner, s, rng, memo), _plates(expr.v, owner), target)
+        return np.sum(u * v, -1)
+    if isinstance(expr, Sum):
+        return sum(align(draws(t, owner, s, rng, memo), _plates(t, owner), expr.plates) for t in expr.terms)
+    raise NotImplementedError(type(expr).__name__)
+
+
+def _plates(expr, owner) -> tuple:
+    return owner.plates if isinstance(expr, Constant) and not isinstance(expr, PlatedConstant) else expr.plates
+
+
+def _gaussian_logpdf(x, mean, precision):
+    d = x.shape[-1]
+    r = x - mean
+    _, logdet = np.linalg.slogdet(precision)
+    return 0.5 * logdet - 0.5 * d * np.log(2 * np.pi) - 0.5 * np.einsum("...i,...ij,...j->...", r, precision, r)
+
+
+def log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
+    """log p(x | parents) per draw and child plate element, by scipy.stats or the textbook form."""
+    name, f = node.family.name, node.factor
+    if name == "Normal":
+        return stats.norm.logpdf(x, pa["mean"], 1 / np.sqrt(pa["precision"]))
+    if name == "Gaussian":
+        return _gaussian_logpdf(x, pa["mean"], pa["precision"])
+    if name == "Gamma":
+        return stats.gamma.logpdf(x, f.shape, scale=1 / pa["rate"])
+    if name == "Exponential":
+        return stats.expon.logpdf(x, scale=1 / pa["rate"])
+    if name == "Poisson":
+        t = 1.0 if f.exposure is None else f.exposure
+        return stats.poisson.logpmf(x, t * pa["rate"])
+    if name == "Binomial":
+        return stats.binom.logpmf(x, f.trials, pa["probability"])
+    if name == "Bernoulli":
+        return stats.bernoulli.logpmf(x, pa["probability"])
+    if name == "Beta":
+        return stats.beta.logpdf(x, f.alpha, f.beta)
+    if name == "Categorical":
+        return np.sum(x * np.log(pa["probabilities"]), -1)
+    if name == "Multinomial":
+        n = x.sum(-1)
+        return (special.gammaln(n + 1) - special.gammaln(x + 1).sum(-1)
+                + np.sum(special.xlogy(x, pa["probabilities"]), -1))
+    if name == "Dirichlet":
+        a = np.broadcast_to(f.alpha, x.shape)
+        return (special.gammaln(a.sum(-1)) - special.gammaln(a).sum(-1)
+                + np.sum((a - 1) * np.log(x), -1))
+    if name == "Wishart":
+        out = np.empty(x.shape[:-2])
+        dof = np.broadcast_to(f.dof, node.plate_shape)
+        scale = np.broadcast_to(f.scale, node.plate_shape + node.event_shape)
+        for idx in np.ndindex(*node.plate_shape):
+            sl = (slice(None),) + idx
+            out[sl] = stats.wishart(df=dof[idx], scale=scale[idx]).logpdf(np.moveaxis(x[sl], 0, -1))
+        return out
+    raise NotImplementedError(name)
+
+
+def expected_log_density(node, s: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo mean and standard error of log p(child | parents) per child plate element."""
+    rng = np.random.default_rng(seed)
+    memo: dict = {}
+    x = node_draws(node, s, rng, memo)
+    pa = {}
+    for role, expr in node.parents.items():
+        value = draws(expr, node, s, rng, memo)
+        pa[role] = align(value, _plates(expr, node), node.plates)
+    with np.errstate(divide="ignore"):
+        values = np.broadcast_to(log_density(node, x, pa), (s,) + node.plate_shape)
+    return values.mean(0), values.std(0) / np.sqrt(s)
