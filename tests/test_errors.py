@@ -255,3 +255,24 @@ def test_a_builder_refuses_data_whose_squares_overflow(source, tmp_path):
         x = np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape)
     with pytest.raises(vmp.DataError, match="gaussian_mixture: data has entries of magnitude up to 3e\\+200"):
         gaussian_mixture(x, 2)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: vmp.Categorical("x", [0.5, 0.5, 0.0], observed=[0, 2, 1]),
+    lambda: vmp.Categorical("x", np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]), observed=[0, 0, 0]),
+    lambda: vmp.Multinomial("x", [0.5, 0.5, 0.0], observed=[[1, 0, 0], [0, 1, 2], [2, 0, 0]]),
+], ids=["categorical", "per-element", "multinomial"])
+def test_data_in_a_category_of_constant_probability_zero_are_refused(make):
+    """Their bound is -inf (read as -1e100): an error at declaration names the node and the element."""
+    def build():
+        with vmp.Plate("N", 3):
+            make()
+    with pytest.raises(vmp.DataError, match=r"node 'x'.*probability is 0 at 1 element\(s\) \(the first at \(1,\)\)"):
+        declare(build)
+
+
+def test_a_masked_or_weightless_element_in_a_category_of_probability_zero_is_not_data():
+    with vmp.Model("m"):
+        with vmp.Plate("N", 3):
+            vmp.Categorical("x", [0.5, 0.5, 0.0], observed=[0, 2, 1], mask=[True, False, True])
+            vmp.Categorical("y", [0.5, 0.5, 0.0], observed=[0, 2, 1], weights=[1.0, 0.0, 1.0])

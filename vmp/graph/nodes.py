@@ -11,7 +11,7 @@ from ..factors import (BernoulliFactor, BetaFactor, BinomialFactor, CategoricalF
                        ExponentialFactor, GammaFactor, GaussianARDFactor, GaussianFactor, MultinomialFactor,
                        NormalFactor, PoissonFactor, WishartFactor)
 from .data import is_lazy
-from .expressions import Diagonal, Expression
+from .expressions import Constant, Diagonal, Expression
 from .node import Node, fixed
 
 
@@ -255,7 +255,7 @@ class Categorical(Node):
             return "must be integer category indices"
         if data.size and (data.min() < 0 or data.max() >= self.event_shape[0]):
             return f"must lie in [0, {self.event_shape[0]})"
-        return None
+        return _impossible(self, lambda p: np.take_along_axis(p, data[..., None].astype(np.int64), -1)[..., 0] <= 0)
 
     def _statistics(self, data):
         return _OneHot(data.astype(np.int64), self.event_shape[0])
@@ -345,6 +345,30 @@ class Multinomial(Node):
 
     def _fill_value(self):
         return np.zeros(self.event_shape)
+
+    def _check_data(self, data):
+        why = super()._check_data(data)
+        return why if why is not None else _impossible(self, lambda p: np.any((data > 0) & (p <= 0), axis=-1))
+
+
+def _impossible(node, zero_at) -> str | None:
+    """Why data are impossible under a constant probability vector: ``zero_at(p)`` (p over plates
+    + categories) marks the elements whose data need a category of probability 0 (their bound
+    would be -inf); masked elements and those of weight 0 are not data."""
+    p = node.parents.get("probabilities")
+    if not isinstance(p, Constant):
+        return None
+    value = np.asarray(p.value, float)
+    bad = np.array(zero_at(np.broadcast_to(value, node.plate_shape + value.shape[-1:])), bool)
+    if node.mask is not None:
+        bad &= np.asarray(node.mask, bool).reshape(node.mask.shape[:bad.ndim])
+    if node.multiplicity is not None:
+        bad &= np.broadcast_to(node.multiplicity, bad.shape) > 0
+    if not bad.any():
+        return None
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    return (f"need a category whose constant probability is 0 at {int(bad.sum())} element(s) (the first at "
+            f"{first}): impossible under the model")
 
 
 def _trials(observed, mask) -> np.ndarray | None:
