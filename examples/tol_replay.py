@@ -30,6 +30,7 @@ again; ``--phase`` adds the phase-aware history tried (:func:`knee_stop`) on the
 
     python examples/tol_replay.py [--grid] [--record] [--record-held-out]
     python examples/tol_replay.py --realistic [--phase]
+    python examples/tol_replay.py --units
     (JSON cached in docs/figures/tol_replay.json, tol_replay_heldout.json and
     tol_replay_realistic.json; groups missing from the JSON are recorded)
 """
@@ -353,6 +354,32 @@ def lateness(rows: list[dict], key: str) -> str:
     return "; ".join(out)
 
 
+def units_tables() -> int:
+    """vmp's rule scored in bound units as well as against 10% of P, on every recorded run: the
+    stops that leave at most 1 tol |b| of the trend's rise and come within 1.5 P or 2 P, and
+    stop / P (one reading of the goal a noisy bound allows; docs/stopping.md)."""
+    first = [(np.array(r["iteration"]), np.array(r["elbo"])) for r in json.loads(OUT.read_text()).values()]
+    held = [(np.array(r["iteration"]), np.array(r["elbo"]))
+            for group in json.loads(HELD_OUT.read_text()).values() for r in group.values()]
+    real = [(np.arange(len(b)), np.array(b)) for group in json.loads(REALISTIC.read_text()).values()
+            for b in group.values()]
+    sets = [("seeds 0-11", first, [3e-4, 1e-3, 1e-4], [1, 2, 5, 10]),
+            ("seeds 0-11, the tests' setting", first, [3e-4], [5]),
+            ("held out", held, [3e-4, 1e-3], [1, 2, 5, 10]),
+            ("realistic", real, [1e-4, 3e-4, 1e-3], [1, 5, 10, 25])]
+    print("| runs | P | cases | within 10% of P | left <= 1 tol, stop <= 1.5 P | left <= 1 tol, stop <= 2 P "
+          "| stop / P, median and 90th percentile |\n|---|---|---|---|---|---|---|")
+    for name, data, tols, spacings in sets:
+        rows = cases(curve_stop, data, tols, spacings)
+        left = np.array([r["left"] for r in rows])
+        for plateau in PLATEAUS:
+            ratio = np.array([r["stop"] / max(r[plateau], 1) for r in rows])
+            print(f"| {name} | {plateau} | {len(rows)} | {int(np.sum(np.abs(ratio - 1) <= 0.1))} | "
+                  f"{int(np.sum((left <= 1) & (ratio <= 1.5)))} | {int(np.sum((left <= 1) & (ratio <= 2)))} | "
+                  f"{np.median(ratio):.2f}, {np.quantile(ratio, 0.9):.2f} |")
+    return 0
+
+
 def realistic_tables(groups: dict, tols=(1e-4, 3e-4, 1e-3), spacings=(1, 5, 10, 25)) -> None:
     """vmp's rule on the realistic fits, held out: per configuration, then the lateness per
     spacing and per tol, with the first recordings at the same spacings for comparison."""
@@ -446,6 +473,8 @@ def main(argv=None) -> int:
     ap.add_argument("--realistic", action="store_true",
                     help="only the realistic fits (recorded when missing from their JSON)")
     ap.add_argument("--phase", action="store_true", help="with --realistic: the phase-aware history tried")
+    ap.add_argument("--units", action="store_true",
+                    help="only vmp's rule scored in bound units (rise left, stop / P) on every recorded run")
     ap.add_argument("--patience", action="store_true",
                     help="only the proportional patience tried (patience_stop) against vmp's rule")
     args = ap.parse_args(argv)
@@ -473,6 +502,8 @@ def main(argv=None) -> int:
             phase(first, recorded)
         print(f"{time.process_time() - c0:.1f} s CPU")
         return 0
+    if args.units:
+        return units_tables()
     if args.patience:
         return patience_tables()
     if args.record or not OUT.exists():
