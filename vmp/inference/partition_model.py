@@ -49,6 +49,7 @@ def partition_blob(model, spans: dict) -> bytes:
                 (axis, (lo, hi)), = held
                 _cut_data(node, axis, lo, hi, swaps)
                 _cut_clamp(node, axis, lo, hi, swaps)
+                node.factor_weights()  # multiplicity times mask, from the whole arrays (then cut)
                 for name in WEIGHTS:
                     _cut(node, name, axis, lo, hi, node.plate_shape, swaps, memo)
                 if node.name in kept:
