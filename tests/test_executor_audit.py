@@ -47,3 +47,29 @@ def test_a_masked_weighted_node_whose_data_stay_whole_is_cut_on_holders(client):
     dask = poisson_hmm().fit(executor=vmp.DaskExecutor(client, partitions=2), **options)
     assert worst_relative(dask.state, serial.state) < 1e-12
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-12)
+
+
+def masked_parent(n=53):
+    """h_n ~ N(mu, 1/tau), observed where the mask is True and latent elsewhere (it has a child),
+    y_n ~ N(h_n, 1) observed: a partially observed node with a child (Winn & Bishop section 3.3)."""
+    rng = np.random.default_rng(0)
+    h = 2.0 + rng.normal(size=n)
+    with vmp.Model("masked_parent") as model:
+        mu = vmp.Normal("mu", 0.0, 1e-2)
+        tau = vmp.Gamma("tau", 1.0, 1.0)
+        with vmp.Plate("data", n):
+            parent = vmp.Normal("h", mu, tau, observed=h, mask=rng.random(n) > 0.3)
+            vmp.Normal("y", parent, 1.0, observed=h + rng.normal(size=n))
+    return model
+
+
+def test_a_masked_node_with_a_child_on_holders(client):
+    """The message from y to h is zeroed at h's observed elements (``Clamp.free``: ~observed);
+    a holder's cut Clamp held them as Rows, which had no ~, and the first sweep failed."""
+    options = dict(seed=3, iterations=8, tol=0, progress=False)
+    reference, model = masked_parent(), masked_parent()
+    serial = reference.fit(**options)
+    dask = model.fit(executor=vmp.DaskExecutor(client, partitions=2), **options)
+    assert worst_relative(dask.state, serial.state) < 1e-12
+    np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-12)
+    np.testing.assert_allclose(model.impute("h").mean, reference.impute("h").mean, rtol=1e-12)

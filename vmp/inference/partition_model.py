@@ -111,7 +111,9 @@ def _cut_clamp(node, axis: int, lo: int, hi: int, swaps: list) -> None:
         return
 
     def rows(value):
-        return Rows(value, axis, lo, hi) if isinstance(value, np.ndarray) and value.ndim > axis else value
+        if not (isinstance(value, np.ndarray) and value.ndim > axis):
+            return value
+        return (_Flags if value.dtype == bool else Rows)(value, axis, lo, hi)
 
     for owner, name in [(node, "data"), (node, "mask"), (node, "_data_moments"), (node.factor, "x"),
                         (clamp, "data"), (clamp, "coordinates"), (clamp, "observed"), (clamp, "seen"),
@@ -121,6 +123,16 @@ def _cut_clamp(node, axis: int, lo: int, hi: int, swaps: list) -> None:
         setattr(owner, name, tuple(rows(v) for v in value) if isinstance(value, tuple) else rows(value))
     swaps.append((clamp, "_cache", clamp._cache))
     clamp._cache = (None, None)
+
+
+class _Flags(Rows):
+    """Rows of a boolean array (a Clamp's observed elements) whose negation ``~`` is the rows
+    of the negated array (``Clamp.free`` zeroes a message at ~observed)."""
+
+    def __invert__(self) -> "_Flags":
+        out = Rows.__new__(_Flags)
+        out.__dict__.update(self.__dict__, _rows=~self.rows, _source=None)
+        return out
 
 
 def _cut_constant(const, spans: dict, swaps: list, memo: dict) -> None:
