@@ -73,3 +73,41 @@ def test_a_masked_node_with_a_child_on_holders(client):
     assert worst_relative(dask.state, serial.state) < 1e-12
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-12)
     np.testing.assert_allclose(model.impute("h").mean, reference.impute("h").mean, rtol=1e-12)
+
+
+def self_gather(observed: bool, n=53):
+    """u_n on the data plate (hidden, or observed), y_n ~ N(u_{prev(n)}, 1/tau): a factor of the
+    data plate reads u at rows of other blocks."""
+    rng = np.random.default_rng(0)
+    prev = rng.permutation(n)
+    with vmp.Model("self_gather") as model:
+        mu = vmp.Normal("mu", 0.0, 1e-2)
+        tau = vmp.Gamma("tau", 1.0, 1.0)
+        with vmp.Plate("data", n):
+            u = vmp.Normal("u", mu, 1.0, observed=rng.normal(size=n) if observed else None)
+            if not observed:
+                vmp.Normal("x", u, tau, observed=rng.normal(size=n))
+            vmp.Normal("y", u[prev], tau, observed=rng.normal(size=n))
+    return model
+
+
+@pytest.mark.parametrize("executor", ["Chunked", "DaskExecutor"])
+@pytest.mark.parametrize("plate", [None, "data"])
+def test_a_plate_read_at_other_rows_is_not_split(client, executor, plate):
+    """y_n reads u at row prev(n): a block's message to q(u) lands on rows of other blocks and
+    its bound reads u's moments there (Chunked and Dask failed with an IndexError); a clear error
+    naming the executor, the plate and the gather, whether the plate is the default or named.
+    Observed u: a Dask holder holds only its rows of u's data (an IndexError), Chunked reads them
+    whole and gives Serial's answer."""
+    make = (lambda: vmp.Chunked(size=15, plate=plate)) if executor == "Chunked" else \
+        (lambda: vmp.DaskExecutor(client, partitions=2, plate=plate))
+    options = dict(seed=3, iterations=6, tol=0, progress=False)
+    with pytest.raises(vmp.GraphError, match=rf"{executor}: .*'y' reads 'u' at other rows of plate 'data'"):
+        self_gather(observed=False).fit(executor=make(), **options)
+    if executor == "DaskExecutor":
+        with pytest.raises(vmp.GraphError, match="'y' reads 'u' at other rows of plate 'data'"):
+            self_gather(observed=True).fit(executor=make(), **options)
+    else:
+        serial = self_gather(observed=True).fit(**options)
+        chunked = self_gather(observed=True).fit(executor=make(), **options)
+        assert worst_relative(chunked.state, serial.state) < 1e-12

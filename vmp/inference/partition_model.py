@@ -54,7 +54,7 @@ def partition_blob(model, spans: dict) -> bytes:
                     _cut(node, name, axis, lo, hi, node.plate_shape, swaps, memo)
                 if node.name in kept:
                     kept[node.name] = Rows(kept[node.name], axis, lo, hi)
-            for expr in _glue(node):
+            for expr in glue(node):
                 if isinstance(expr, Gather) and spans.get(expr.plate.name) is not None:
                     _cut(expr, "index", 0, *spans[expr.plate.name], (expr.plate.size,), swaps, memo)
                     if isinstance(expr.index, Rows):
@@ -149,7 +149,7 @@ def _cut_constant(const, spans: dict, swaps: list, memo: dict) -> None:
         const.moments = tuple(m if np.shape(m)[:len(shape)] != shape else Rows(m, axis, lo, hi) for m in const.moments)
 
 
-def _glue(node) -> list:
+def glue(node) -> list:
     """The expressions (gathers, constants, ...) that ``node``'s parents are made of, up to the
     random nodes they read."""
     out, todo, seen = [], [e for e in node.parents.values() if not isinstance(e, str)], set()
