@@ -192,3 +192,124 @@ def test_a_multinomial_mixture_on_holders(client):
     serial = multinomial_mixture(counts, 2).fit(**options)
     dask = multinomial_mixture(counts, 2).fit(executor=vmp.DaskExecutor(client, partitions=2), **options)
     assert worst_relative(dask.state, serial.state) < 1e-12
+
+
+# ----- the comparison table: every executor gives Serial's answers --------------------------------
+
+def _nan(x, rate, seed=1):
+    x = np.array(x, float)
+    x[np.random.default_rng(seed).random(x.shape) < rate] = np.nan
+    return x
+
+
+def _sequences(emission):
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(4, 10, size=11)
+    if emission == "poisson":
+        return hmm([rng.poisson(3, size=n) for n in lengths], 3, emission="poisson")
+    return hmm([_nan(np.cumsum(rng.normal(size=(n, 2)), 0) * 0.3, 0.1) for n in lengths], 3)
+
+
+def _regressions(kind):
+    from models import linear_regression, mixture_of_regressions
+    rng = np.random.default_rng(0)
+    x = np.c_[rng.normal(size=(53, 2)), np.ones(53)]
+    y = np.where(rng.random(53) < 0.5, x @ [1.0, -2.0, 0.5], x @ [-1.0, 0.0, 1.0]) + 0.1 * rng.normal(size=53)
+    y = _nan(y, 0.15)
+    return linear_regression(x, y) if kind == "linear" else mixture_of_regressions(x, y, 2)
+
+
+def _table():
+    from models import (beta_binomial, factor_analysis, factorial_mixture, gaussian_mixture, lda,
+                        matrix_factorization)
+    rng = np.random.default_rng(0)
+    counts = np.stack([rng.multinomial(25, rng.dirichlet(np.full(20, 0.1))) for _ in range(23)])
+    d, w = np.nonzero(counts)
+    users, items = rng.integers(13, size=71), rng.integers(9, size=71)
+    y = rng.normal(size=(47, 2)) @ rng.normal(size=(2, 5)) + 0.1 * rng.normal(size=(47, 5))
+    ratings = rng.normal(size=71)
+    pixels = (rng.random((47, 2)) < 0.5) @ (2.0 * rng.normal(size=(4, 2))).T + 0.3 * rng.normal(size=(47, 4))
+    groups = rng.integers(3, size=53)
+    # name: (build, Minibatch plate or None)
+    return {
+        "gaussian_mixture_nan": (lambda: gaussian_mixture(_nan(blobs(53, 0), 0.15), 3), "data"),
+        "factorial_mixture": (lambda: factorial_mixture(pixels, 2, pi=None), None),
+        "hmm_gaussian_nan_unequal": (lambda: _sequences("gaussian"), "sequences"),
+        "hmm_poisson_unequal": (lambda: _sequences("poisson"), None),
+        "lda": (lambda: lda(d, w, counts[d, w], 3, n_words=20), "documents"),
+        "matrix_factorization": (lambda: matrix_factorization(users, items, ratings, 2, n_users=13, n_items=9),
+                                 "ratings"),
+        "linear_regression_nan": (lambda: _regressions("linear"), None),
+        "mixture_of_regressions_nan": (lambda: _regressions("mixture"), "data"),
+        "factor_analysis_mask": (lambda: factor_analysis(y, 3, mask=np.random.default_rng(2).random(y.shape) > 0.1),
+                                 None),
+        "beta_binomial_weighted": (lambda: beta_binomial(np.random.default_rng(3).binomial(10, 0.3, size=53), 10,
+                                                         groups=groups, weights=0.5 + groups), None),
+        "masked_parent": (masked_parent, None),
+        "poisson_factorization": (poisson_factors, None),
+    }
+
+
+TABLE = _table()
+
+
+def _executors(client, build):
+    from vmp.inference.engine import Engine
+    from vmp.inference.partition import data_plate
+
+    n = data_plate(Engine(build()), None, "Chunked").size
+    size = n // 3 + 1 if n % (n // 3 + 1) else n // 3 + 2  # three or four blocks, the last one shorter
+    return {"chunked": vmp.Chunked(size=size), "dask": vmp.DaskExecutor(client, partitions=2)}
+
+
+def _readings(model, result) -> dict:
+    """What a fit gives to read: the bound history, model.elbo(), the predictives' and the
+    imputations' means of the observed nodes."""
+    out = {"elbo": np.asarray(result.elbo, float), "model.elbo": np.array([model.elbo()])}
+    for node in model.nodes.values():
+        if node.has_data:
+            out[f"predict {node.name}"] = np.asarray(model.predict(node.name).mean)
+            if node.clamp is not None:
+                out[f"impute {node.name}"] = np.asarray(model.impute(node.name).mean)
+    return out
+
+
+def _agree(result, model, serial, reference, tol=1e-12):
+    assert worst_relative(result.state, serial.state) < tol
+    mine, theirs = _readings(model, result), reference
+    assert mine.keys() == theirs.keys()
+    for key in theirs:
+        np.testing.assert_allclose(mine[key], theirs[key], rtol=tol, atol=tol * np.max(np.abs(theirs[key])),
+                                   err_msg=key)
+
+
+@pytest.mark.parametrize("name", sorted(TABLE))
+def test_batch_fits_agree(client, name):
+    """Batch VMP: q of every node, the bound history, model.elbo(), predict and impute of each
+    executor within 1e-12 relative of Serial (only the order of the additions differs; 2e-14 seen)."""
+    build = TABLE[name][0]
+    options = dict(seed=3, iterations=6, tol=0, progress=False)
+    model = build()
+    serial = model.fit(**options)
+    reference = _readings(model, serial)
+    for label, executor in _executors(client, build).items():
+        model = build()
+        _agree(model.fit(executor=executor, **options), model, serial, reference)
+
+
+@pytest.mark.parametrize("name", sorted(k for k, (_, plate) in TABLE.items() if plate))
+def test_minibatch_fits_agree(client, name):
+    """Stochastic VMP with Minibatch: the same rows drawn, q and the bound estimates; the locals
+    then inferred on all data for model.elbo(), predict and impute."""
+    build, plate = TABLE[name]
+    size = max(2, build().plates[plate].size // 4)
+    options = dict(method="stochastic", subsample=vmp.Minibatch(plate, size), iterations=4, evaluate_every=2, seed=3,
+                   progress=False)
+    model = build()
+    serial = model.fit(**options)
+    reference = _readings(model.infer_locals(), serial)
+    for label, executor in _executors(client, build).items():
+        model = build()
+        result = model.fit(executor=executor, **options)
+        assert result.state.rng == serial.state.rng
+        _agree(result, model.infer_locals(), serial, reference)
