@@ -313,3 +313,31 @@ def test_minibatch_fits_agree(client, name):
         result = model.fit(executor=executor, **options)
         assert result.state.rng == serial.state.rng
         _agree(result, model.infer_locals(), serial, reference)
+
+
+@pytest.mark.parametrize("name", ["lda", "hmm_gaussian_nan_unequal"])
+def test_a_checkpoint_resumes_under_another_executor(client, tmp_path, name):
+    """Three sweeps on the cluster written to a checkpoint (the locals kept on the workers
+    gathered into it), three more from it in blocks: Serial's six sweeps."""
+    build = TABLE[name][0]
+    options = dict(seed=3, tol=0, progress=False)
+    serial = build().fit(iterations=6, **options)
+    executors = _executors(client, build)
+    build().fit(iterations=3, checkpoint=tmp_path / "fit.npz", executor=executors["dask"], **options)
+    resumed = build().fit(iterations=6, resume=tmp_path / "fit.npz", executor=executors["chunked"], **options)
+    assert resumed.iterations == 6
+    assert worst_relative(resumed.state, serial.state) < 1e-12
+    np.testing.assert_allclose(resumed.elbo, serial.elbo, rtol=1e-12)
+
+
+@pytest.mark.parametrize("policy", [lambda: vmp.Annealing.linear(4.0, 4), lambda: vmp.LocalTempering([1.0, 2.0, 4.0])])
+def test_batch_policies_agree(client, policy):
+    """Batch VMP with a tempering policy (docs/policies.md) on the mixture of regressions: the
+    data plate's factors weighted by 1/T, the same on every executor."""
+    build = TABLE["mixture_of_regressions_nan"][0]
+    options = dict(seed=3, iterations=6, tol=0, progress=False)
+    serial = build().fit(policies=[policy()], **options)
+    for executor in _executors(client, build).values():
+        result = build().fit(policies=[policy()], executor=executor, **options)
+        assert worst_relative(result.state, serial.state) < 1e-12
+        np.testing.assert_allclose(result.elbo, serial.elbo, rtol=1e-12)
