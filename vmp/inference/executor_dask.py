@@ -170,8 +170,8 @@ class Kept(tuple):
 class DaskExecutor(Executor):
     """Sums over the data plate on a Dask cluster (``client``: a ``distributed.Client``).
 
-    ``plate``: the data plate to partition (default: the largest plate of an observed node other than a
-    Markov chain's steps, which is never split);
+    ``plate``: the data plate to partition (default: the largest plate of an observed node that
+    can be split, :func:`~vmp.inference.partition.apart`);
     ``partitions``: how many row ranges (default: the number of workers); ``retries``: how many
     times a step lost to a worker failure is sent again. ``traffic`` counts the bytes sent to the
     workers and received from them (the bytes of their arrays), the tasks and the rounds of tasks.
