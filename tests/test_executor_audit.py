@@ -341,3 +341,12 @@ def test_batch_policies_agree(client, policy):
         result = build().fit(policies=[policy()], executor=executor, **options)
         assert worst_relative(result.state, serial.state) < 1e-12
         np.testing.assert_allclose(result.elbo, serial.elbo, rtol=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason="vmp/inference/subsample.py: a Minibatch of a plate whose local node is "
+                   "read at other rows of it (y_n reads u at prev(n)) fails inside scipy (ValueError: index exceeds "
+                   "matrix dimension) instead of a clear error at declaration, as for a local coupled along the plate")
+def test_a_minibatch_of_a_plate_read_at_other_rows_is_a_clear_error():
+    with pytest.raises(vmp.GraphError, match="Minibatch"):
+        self_gather(observed=False).fit(method="stochastic", subsample=vmp.Minibatch("data", 13), iterations=3,
+                                        seed=0, progress=False)
