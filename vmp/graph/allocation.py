@@ -61,5 +61,7 @@ class AllocationLeaf(Leaf):
         return self._values(ctx)[comp]
 
     def stamp(self, ctx: Context | None = None):
-        """phi itself: a new array whenever the moments it is computed from change."""
-        return None if restricted(ctx) else self._values(ctx)[0]
+        """phi itself: a new array whenever the moments it is computed from change; in a
+        restricted evaluation (phi recomputed at each read) a new object at each call, never None
+        (None says "reads no q", and a stable Context's memos would keep the term as a constant)."""
+        return object() if restricted(ctx) else self._values(ctx)[0]

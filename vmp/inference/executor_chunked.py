@@ -31,8 +31,8 @@ def _whole(ctx) -> bool:
 class Chunked(Executor):
     """The sums over the data plate in blocks of ``size`` rows, in this process, in row order.
 
-    ``plate``: the data plate to split (default: the largest plate of an observed node other than
-    a Markov chain's steps, which is never split).
+    ``plate``: the data plate to split (default: the largest plate of an observed node that can
+    be split, :func:`~vmp.inference.partition.apart`).
     Evaluations already restricted to rows (a minibatch, PerNode's draw) run as in ``Serial``.
     """
 

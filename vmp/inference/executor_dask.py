@@ -159,8 +159,8 @@ class Kept(Gathered):
 class DaskExecutor(Executor):
     """Sums over the data plate on a Dask cluster (``client``: a ``distributed.Client``).
 
-    ``plate``: the data plate to partition (default: the largest plate of an observed node other than a
-    Markov chain's steps, which is never split);
+    ``plate``: the data plate to partition (default: the largest plate of an observed node that
+    can be split, :func:`~vmp.inference.partition.apart`);
     ``partitions``: how many row ranges (default: the number of workers); ``retries``: how many
     times a step lost to a worker failure is sent again. ``traffic`` counts the bytes sent to the
     workers and received from them (the bytes of their arrays), the tasks and the rounds of tasks.
@@ -190,13 +190,13 @@ class DaskExecutor(Executor):
         """A Minibatch fit whose locals can stay where their rows are (every stepped node's
         children all drawn or all off the drawn plates) partitions the minibatch's plate, each
         holder with its rows' elements of the linked plates (a document's tokens), and runs each
-        step's local step there (:meth:`local_step`)."""
+        step's local step there (:meth:`local_step`). Each fit puts its own holders on the
+        workers: the model's data may have changed since the last (``model.set_data``)."""
         mine = getattr(plan, "local_step", False) and bool(plan.local) and self.plate_name in (None, plan.plate_name)
         for node in plan.stepped if mine else ():
             drawn = [plan.on_batch(f) for f in engine.touching[node.name] if f.child is not node]
             mine = mine and (all(drawn) or not any(drawn))
-        if (plan if mine else None) is not self._plan:
-            self._plan, self._model = plan if mine else None, None
+        self._plan, self._model = plan if mine else None, None
 
     def _bind(self, engine) -> None:
         """Partition the data plate of ``engine``'s model and put one holder per partition on

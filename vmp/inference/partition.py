@@ -11,27 +11,55 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError, VMPError
+from ..graph.expressions import Gather
 from ..graph.leaves import Context
 from .state import State
 
 
 def data_plate(engine, name: str | None, who: str):
-    """The plate to split: ``name``, or the largest plate of an observed node. A plate along which
-    a node is one variable (``Node.joint_plates``: a Markov chain's steps) is never split: its
-    blocks would cut the chain's forward-backward recursion."""
+    """The plate to split: ``name``, or the largest plate of an observed node whose rows can be
+    evaluated apart (:func:`apart`): never a Markov chain's steps nor a plate whose factors read
+    other rows of it."""
     model = engine.model
-    joint = {p.name: n for n in model.nodes.values() for p in n.joint_plates}
+    why = apart(engine, who)
     if name is not None:
         if name not in model.plates:
             raise VMPError(f"{who}: no plate named '{name}' (plates: {', '.join(model.plates)})")
-        if name in joint:
-            raise GraphError(f"{who}: '{joint[name].name}' is one {joint[name].family.name} along plate '{name}' "
-                             f"(a Markov chain's steps): split an outer plate (whole chains), not its steps")
+        if name in why:
+            raise GraphError(f"{who}: {why[name]}")
         return model.plates[name]
-    observed = [p for n in model.nodes.values() if n.has_data for p in n.plates if p.name not in joint]
-    if not observed:
+    observed = [p for n in model.nodes.values() if n.has_data for p in n.plates]
+    usable = [p for p in observed if p.name not in why]
+    if not usable:
+        if observed:
+            raise GraphError(f"{who}: model '{model.name}' has no plate it can split: "
+                             + "; ".join(why[p] for p in dict.fromkeys(p.name for p in observed)))
         raise VMPError(f"{who}: model '{model.name}' has no observed node on a plate to partition")
-    return max(observed, key=lambda p: p.size)
+    return max(usable, key=lambda p: p.size)
+
+
+def apart(engine, who: str) -> dict[str, str]:
+    """The plates whose rows cannot be evaluated apart, each with why: a plate along which a
+    node is one variable (``Node.joint_plates``: blocks of a Markov chain's steps would cut its
+    forward-backward recursion), and a plate whose factors read a node of it at other rows (a
+    gather ``u[index]`` from the plate onto itself: a block's messages land on rows of other
+    blocks). ``DaskExecutor`` holders keep only their rows of observed data too, so for it an
+    observed node gathered so counts; ``Chunked`` reads such data whole."""
+    from .partition_model import glue
+
+    why: dict[str, str] = {}
+    for node in engine.model.nodes.values():
+        for p in node.joint_plates:
+            why.setdefault(p.name, f"'{node.name}' is one {node.family.name} along plate '{p.name}' (a Markov "
+                                   f"chain's steps): split an outer plate (whole chains), not its steps")
+        for expr in glue(node):
+            source = getattr(expr, "node", None)
+            if isinstance(expr, Gather) and expr.plate.name == source.plates[0].name and (
+                    who != "Chunked" or not source.observed):
+                why.setdefault(expr.plate.name, f"'{node.name}' reads '{source.name}' at other rows of plate "
+                                                f"'{expr.plate.name}' (the gather {source.name}[...]), so blocks of "
+                                                f"its rows are not independent: split another plate, or use Serial")
+    return why
 
 
 def local_names(engine, plate) -> list[str]:

@@ -49,11 +49,12 @@ def partition_blob(model, spans: dict) -> bytes:
                 (axis, (lo, hi)), = held
                 _cut_data(node, axis, lo, hi, swaps)
                 _cut_clamp(node, axis, lo, hi, swaps)
+                node.factor_weights()  # multiplicity times mask, from the whole arrays (then cut)
                 for name in WEIGHTS:
                     _cut(node, name, axis, lo, hi, node.plate_shape, swaps, memo)
                 if node.name in kept:
                     kept[node.name] = Rows(kept[node.name], axis, lo, hi)
-            for expr in _glue(node):
+            for expr in glue(node):
                 if isinstance(expr, Gather) and spans.get(expr.plate.name) is not None:
                     _cut(expr, "index", 0, *spans[expr.plate.name], (expr.plate.size,), swaps, memo)
                     if isinstance(expr.index, Rows):
@@ -110,7 +111,9 @@ def _cut_clamp(node, axis: int, lo: int, hi: int, swaps: list) -> None:
         return
 
     def rows(value):
-        return Rows(value, axis, lo, hi) if isinstance(value, np.ndarray) and value.ndim > axis else value
+        if not (isinstance(value, np.ndarray) and value.ndim > axis):
+            return value
+        return (_Flags if value.dtype == bool else Rows)(value, axis, lo, hi)
 
     for owner, name in [(node, "data"), (node, "mask"), (node, "_data_moments"), (node.factor, "x"),
                         (clamp, "data"), (clamp, "coordinates"), (clamp, "observed"), (clamp, "seen"),
@@ -120,6 +123,16 @@ def _cut_clamp(node, axis: int, lo: int, hi: int, swaps: list) -> None:
         setattr(owner, name, tuple(rows(v) for v in value) if isinstance(value, tuple) else rows(value))
     swaps.append((clamp, "_cache", clamp._cache))
     clamp._cache = (None, None)
+
+
+class _Flags(Rows):
+    """Rows of a boolean array (a Clamp's observed elements) whose negation ``~`` is the rows
+    of the negated array (``Clamp.free`` zeroes a message at ~observed)."""
+
+    def __invert__(self) -> "_Flags":
+        out = Rows.__new__(_Flags)
+        out.__dict__.update(self.__dict__, _rows=~self.rows, _source=None)
+        return out
 
 
 def _cut_constant(const, spans: dict, swaps: list, memo: dict) -> None:
@@ -136,7 +149,7 @@ def _cut_constant(const, spans: dict, swaps: list, memo: dict) -> None:
         const.moments = tuple(m if np.shape(m)[:len(shape)] != shape else Rows(m, axis, lo, hi) for m in const.moments)
 
 
-def _glue(node) -> list:
+def glue(node) -> list:
     """The expressions (gathers, constants, ...) that ``node``'s parents are made of, up to the
     random nodes they read."""
     out, todo, seen = [], [e for e in node.parents.values() if not isinstance(e, str)], set()
