@@ -332,10 +332,18 @@ class Multinomial(Node):
     factor_cls = MultinomialFactor
 
     def __init__(self, name: str, probabilities: Any, *, observed=None, mask=None, weights=None):
-        n = None if observed is None else _trials(observed, mask)
-        if n is not None:
-            self.family = fam.Multinomial.of(n)
+        self._n = None if observed is None else _trials(observed, mask)
+        if self._n is not None:
+            self.family = fam.Multinomial.of(self._n)
         super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "family"}  # a class made here, rebuilt
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self._n is not None:
+            self.family = fam.Multinomial.of(self._n)
 
     def _infer_event_shape(self, roles):
         return _categories(self.name, roles)

@@ -202,11 +202,11 @@ class Engine:
         if node.name not in cache:
             from ..graph.compiled import CompiledFactor
 
-            node.observed = False
+            was, node.observed = node.observed, False  # a partially observed node is not observed
             try:
                 cache[node.name] = CompiledFactor(node)
             finally:
-                node.observed = True
+                node.observed = was
         return cache[node.name]
 
     def coupled_plate(self, node):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from ..errors import GraphError, OptionError
 from ..graph.expressions import Gather
 from ..graph.leaves import Context, GatherLeaf
+from .partition_model import glue
 
 
 def _groups(index: np.ndarray, size: int):
@@ -305,6 +306,13 @@ class MinibatchPlan(DataPlatePlan):
             raise OptionError(f"Minibatch: size {self.size} exceeds plate '{self.plate_name}' ({self.plate.size} "
                               f"elements)")
         self.stepped = [n for n in engine.hidden if n not in self.local]
+        for node in engine.model.nodes.values():
+            for expr in glue(node):
+                if isinstance(expr, Gather) and expr.node in self.local and expr.node.plates \
+                        and expr.plate.name == expr.node.plates[0].name:
+                    raise GraphError(f"Minibatch: '{node.name}' reads the local '{expr.node.name}' at other rows "
+                                     f"of plate '{expr.plate.name}' (the gather {expr.node.name}[...]): a "
+                                     f"minibatch's locals are its own rows; not supported")
         for n in self.local:
             coupled = engine.coupled_plate(n)
             if coupled is not None and coupled.name in self.names:
