@@ -138,10 +138,10 @@ def test_relative_change_of_large_arrays_is_summed_in_pieces():
 
 
 def test_squares_in_blocks_are_the_piecewise_sums():
-    """steps.squares adds one BLAS dot per piece of SQUARES_PIECE elements, in order, whether the
+    """change.squares adds one BLAS dot per piece of SQUARES_PIECE elements, in order, whether the
     pieces go one at a time or a block at a time: the same bits (the history's relative change
     did not move when the blocks came)."""
-    from vmp.inference import steps
+    from vmp.graph import change as steps
 
     def piecewise(a, b):
         fa, fb = a.reshape(-1), b.reshape(-1)

@@ -28,6 +28,7 @@ import copy
 
 import numpy as np
 
+from .change import relative_change, squares
 from .data import take_rows
 from .gathered import Gathered
 from .leaves import Context, moments_of
@@ -127,12 +128,10 @@ class LatentRows:
         return out
 
     def relative_change(self, old: tuple, new: Filled) -> float:
-        """``steps.relative_change`` of ``new`` (these rows) from ``old`` summed as the latent
+        """``change.relative_change`` of ``new`` (these rows) from ``old`` summed as the latent
         rows plus the complete rows: the latter add ||old_c - base_c||^2 (0 when ``old`` holds
         ``base`` there, as every ``Filled`` of these rows does) and ||old_c||^2 (a constant
         then), so a sweep reads the latent rows only."""
-        from ..inference.steps import relative_change, squares
-
         same = isinstance(old, Filled) and old.latent is self and old.fill is new.fill
         if not same and any(np.shape(a) != np.shape(b) for a, b in zip(old, self.base())):
             return relative_change(old, new.gathered())  # an old q of another layout: the full sums

@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..graph.change import squares
 from .executor import Serial
 from .heap import heap_for_arrays
 from .partition import rows_bound, rows_context
 from .sparse import sparse
 from .state import State
-from .steps import squares
 
 
 class _Holder:
@@ -128,7 +128,7 @@ def _invalid(holder: _Holder, name: str, natural: tuple) -> int:
 
 def _squares(new: tuple, old: tuple) -> np.ndarray:
     """(sum (new - old)^2, sum old^2) over a partition's rows: relative_change's two sums, a
-    cache-sized piece at a time (``steps.squares``: no temporary of the locals' size)."""
+    cache-sized piece at a time (``change.squares``: no temporary of the locals' size)."""
     sums = [squares(np.asarray(a), np.asarray(b)) for a, b in zip(old, new)]
     return np.array([sum(n for n, _ in sums), sum(d for _, d in sums)])
 
