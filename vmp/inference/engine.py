@@ -202,11 +202,11 @@ class Engine:
         if node.name not in cache:
             from ..graph.compiled import CompiledFactor
 
-            node.observed = False
+            observed, node.observed = node.observed, False
             try:
                 cache[node.name] = CompiledFactor(node)
             finally:
-                node.observed = True
+                node.observed = observed  # (a partially observed node's is False)
         return cache[node.name]
 
     def coupled_plate(self, node):
