@@ -73,3 +73,21 @@ def test_a_saved_fit_loads_into_a_fresh_model_with_nan_data(tmp_path):
     for name, natural in model.state.natural.items():
         assert all(np.array_equal(u, v) for u, v in zip(natural, fresh.state.natural[name])), name
     assert np.array_equal(fresh["x"].mean, model["x"].mean)
+
+
+def test_the_moments_of_x_hold_the_data_at_its_observed_coordinates():
+    """``model['x'].moments`` reads the data's statistics at the observed coordinates whichever
+    way the fit formed q's moments: at the latent rows only (``LatentRows.moments``) or over every
+    row (every row has a NaN; its raw moments read E[x_o^2] = x_o^2 + 0.06 there)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(30, 2))
+    x[:, 0] += 4.0 * rng.integers(2, size=30)
+    x[np.arange(30), rng.integers(2, size=30)] = np.nan
+    for data in (x, np.where(np.arange(30)[:, None] < 25, np.nan_to_num(x, nan=1.0), x)):
+        model = gaussian_mixture(data, 2)
+        model.fit(iterations=3, tol=0, seed=0)
+        first, second = (np.asarray(m) for m in model["x"].moments)
+        seen = ~np.isnan(data)
+        np.testing.assert_array_equal(first[seen], data[seen])
+        both = seen[:, :, None] & seen[:, None, :]
+        np.testing.assert_array_equal(second[both], (data[:, :, None] * data[:, None, :])[both])
