@@ -80,7 +80,6 @@ def missing(name: str, what: str, data, mask=None) -> tuple[np.ndarray, np.ndarr
         raise vmp.DataError(f"{name}: {what} is empty")
     if np.isinf(arr).any():
         raise vmp.DataError(f"{name}: {what} contains inf (NaN marks a missing entry)")
-    representable(name, what, arr)
     seen = ~np.isnan(arr)
     if mask is not None:
         mask = np.asarray(mask)
@@ -89,6 +88,7 @@ def missing(name: str, what: str, data, mask=None) -> tuple[np.ndarray, np.ndarr
         if mask.shape != arr.shape:
             raise vmp.ShapeError(f"{name}: mask must have the shape of {what} {arr.shape}, got {mask.shape}")
         seen = seen & mask
+    representable(name, what, np.where(seen, arr, 0.0))  # (a masked entry is no data: a sentinel may be huge)
     if seen.all():
         return arr, None
     if not seen.any():

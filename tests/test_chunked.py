@@ -231,3 +231,29 @@ def test_a_chains_time_plate_is_never_the_default_split():
     assert np.allclose(b.history["evaluations"]["elbo"], a.history["evaluations"]["elbo"], rtol=1e-12, atol=0)
     with pytest.raises(vmp.GraphError, match="Chunked: 'z' is one \w+ along plate 'time'"):
         hmm(seqs, 3, emission="gaussian").fit(seed=0, iterations=2, executor=vmp.Chunked(size=4, plate="time"))
+
+
+def test_one_chain_out_of_core_runs_whole(tmp_path):
+    """A single Markov chain (no plate of whole chains) with emissions in a memmap: the default
+    executor does not stream them (Chunked has no plate to split: 'no observed node on a plate
+    to partition'); the fit is that of the data in memory."""
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=40) + 3.0 * (rng.random(40) < 0.5)
+    stored = np.lib.format.open_memmap(tmp_path / "y.npy", mode="w+", dtype=float, shape=y.shape)
+    stored[:] = y
+    stored.flush()
+
+    def chain(data):
+        with vmp.Model("chain") as model:
+            pi0 = vmp.Dirichlet("pi0", alpha=np.ones(2))
+            with vmp.Plate("from", 2):
+                a = vmp.Dirichlet("A", alpha=np.ones(2))
+                mu = vmp.Normal("mu", mean=0.0, precision=0.1)
+            with vmp.Plate("time", 40):
+                z = vmp.CategoricalMarkovChain("z", initial=pi0, transition=a)
+                vmp.Normal("y", mean=mu[z], precision=1.0, observed=data)
+        return model
+
+    a = chain(np.load(tmp_path / "y.npy", mmap_mode="r")).fit(iterations=4, tol=0, seed=0)
+    b = chain(y).fit(iterations=4, tol=0, seed=0)
+    np.testing.assert_allclose(a.elbo, b.elbo, rtol=1e-12)

@@ -257,6 +257,20 @@ def test_a_builder_refuses_data_whose_squares_overflow(source, tmp_path):
         gaussian_mixture(x, 2)
 
 
+
+def test_a_builder_admits_a_huge_sentinel_at_a_masked_entry():
+    """A masked entry is no data: a sentinel there (-9.9e299) was refused as overflowing, though
+    the node itself fills masked entries; the fit is that of NaN there."""
+    from vmp.models import gaussian_mixture
+    x = np.random.default_rng(0).normal(size=(40, 2))
+    mask = np.ones(x.shape, bool)
+    mask[5, 1] = False
+    sentinel, nan = x.copy(), x.copy()
+    sentinel[5, 1], nan[5, 1] = -9.9e299, np.nan
+    a = gaussian_mixture(sentinel, 2, mask=mask).fit(iterations=3, tol=0, seed=0)
+    b = gaussian_mixture(nan, 2).fit(iterations=3, tol=0, seed=0)
+    assert np.array_equal(a.elbo, b.elbo)
+
 @pytest.mark.parametrize("make", [
     lambda: vmp.Categorical("x", [0.5, 0.5, 0.0], observed=[0, 2, 1]),
     lambda: vmp.Categorical("x", np.array([[0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [1.0, 0.0, 0.0]]), observed=[0, 0, 0]),

@@ -187,3 +187,35 @@ def test_the_weighted_data_factor_keeps_its_tables():
         mp.setattr(folded, "_stack", counting)
         fit.run(3)
     assert len(calls) == 3
+
+
+def _leaf(data: np.ndarray, weights=None) -> vmp.Model:
+    """mu ~ N(0, I); x_n ~ N(mu, Lambda^-1) (a user-declared leaf with NaN coordinates)."""
+    lam = np.array([[2.0, 0.6], [0.6, 1.0]])
+    with vmp.Model("leaf") as model:
+        mu = vmp.Gaussian("mu", mean=np.zeros(2), precision=np.eye(2))
+        with vmp.Plate("data", data.shape[0]):
+            vmp.Gaussian("x", mean=mu, precision=lam, observed=np.nan_to_num(data), mask=~np.isnan(data),
+                         weights=weights)
+    return model
+
+
+def test_a_weight_0_element_with_some_coordinates_observed_is_absent():
+    """An element of weight 0 with one coordinate masked and one observed is not in the model,
+    as one with both masked: the fit equals that of the data without those rows (it stopped
+    with 'left the valid Gaussian domain': its latent coordinate had no factor), it is not
+    imputed and its draws are NaN."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(8, 2)) + 1.0
+    x[1] = np.nan
+    x[2, 0] = np.nan
+    x[4, 1] = np.nan
+    w = np.ones(8)
+    w[[1, 2]] = 0.0
+    weighted, kept = _leaf(x, w), _leaf(np.delete(x, [1, 2], axis=0))
+    a = weighted.fit(iterations=5, tol=0, seed=0)
+    b = kept.fit(iterations=5, tol=0, seed=0)
+    np.testing.assert_allclose(a.elbo, b.elbo, rtol=1e-12)
+    np.testing.assert_allclose(weighted["mu"].mean, kept["mu"].mean, rtol=1e-12)
+    np.testing.assert_allclose(weighted.impute("x").mean, kept.impute("x").mean, rtol=1e-12)
+    assert np.isnan(weighted["x"].sample(2, rng=0)[:, [1, 2]]).all()

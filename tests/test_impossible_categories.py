@@ -58,3 +58,21 @@ def test_a_masked_count_vector_in_a_ruled_out_category_adds_nothing():
             vmp.Multinomial("x", PI, observed=[[1, 0, 1], [0, 2, 1]], mask=[True, False])
     bound = model.fit(iterations=2, seed=0).elbo[-1]
     assert bound == pytest.approx(stats.multinomial.logpmf([1, 0, 1], 2, PI), rel=1e-12)
+
+
+@pytest.mark.parametrize("resize", [False, True])
+def test_refused_new_data_leave_the_model_as_it_was(resize):
+    """set_data with data the model refuses (a category of constant probability 0) raises and
+    changes nothing: the mask stays (it was dropped, so the masked element read its fill value
+    as data), the plate keeps its size; a refit gives the bits of the fit before."""
+    with vmp.Model("m") as model:
+        with vmp.Plate("d", 4):
+            vmp.Categorical("x", np.array([0.5, 0.3, 0.0, 0.2]), observed=np.array([0, 1, 2, 3]),
+                            mask=np.array([True, True, False, True]))
+    before = model.fit(iterations=2, tol=0, seed=0).elbo
+    new = np.array([0, 2, 1, 1, 0, 3]) if resize else np.array([0, 2, 1, 1])
+    with pytest.raises(vmp.DataError, match="constant probability is 0"):
+        model.set_data("x", new)
+    assert model.plates["d"].size == 4 and model["x"].plate_shape == (4,)
+    assert np.array_equal(model["x"].mask, [True, True, False, True])
+    assert np.array_equal(model.fit(iterations=2, tol=0, seed=0).elbo, before)

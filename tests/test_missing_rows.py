@@ -293,3 +293,20 @@ def _saved(state, tmp_path):
     path = tmp_path / "s.npz"
     state.save(path)
     return path
+
+
+def test_a_filled_q_prints_compares_and_concatenates_as_its_arrays():
+    """``model['x'].natural``/``.moments`` (and ``result.state``) are a ``Filled`` whose tuple
+    slots are placeholders: printing, comparing and concatenating read the arrays (they read
+    ``(None, None)``: two different q compared equal)."""
+    data, _ = _data(n=60, partial=4)
+    model = gaussian_mixture(data, 3)
+    model.fit(iterations=2, tol=0, seed=0)
+    filled = model["x"].moments
+    full = tuple(np.array(a) for a in filled)
+    assert "None" not in repr(filled) and repr(filled) == repr(full)
+    assert all(np.array_equal(a, b) for a, b in zip(filled + (), full)) and len(() + filled) == 2
+    before = model.state.natural["x"]
+    model.fit(iterations=3, tol=0, seed=0)
+    with pytest.raises(ValueError):  # as for two tuples of different arrays: not silently True
+        bool(before == model.state.natural["x"])

@@ -7,9 +7,9 @@
   leaves its parents' factor at 1 (a barren node, Shachter 1986). Its factor gets weight 0 in
   the bound and in the messages to its parents, and its entropy weight 0, so its contribution is
   exactly zero (``Model.compile`` records the pruned elements in ``node.barren``).
-- A masked element of weight 0 (data multiplicity m_i = 0: a padded step of a sequence) of a
-  partially observed node without children is absent: it carries neither data nor a latent
-  value. Its factor's weight is 0, as for any element of weight 0; the ``Clamp`` holds its q at
+- An element of weight 0 (data multiplicity m_i = 0: a padded step of a sequence) with a masked
+  coordinate, of a partially observed node without children, is absent: it carries neither
+  data nor a latent value (its observed coordinates, if any, have weight 0 too). Its factor's weight is 0, as for any element of weight 0; the ``Clamp`` holds its q at
   the data's fill value, as an observed element, so it is neither latent (``Clamp.latent``), nor
   missing (``describe``, ``model.impute``), nor barren.
 """
@@ -30,7 +30,7 @@ class Clamp:
     :meth:`pin`), and the entries of its statistics that x_o fixes are the data's
     (``pinned_entries``). ``observed`` is then the elements with every coordinate observed.
 
-    ``absent`` (over the plates, or None): the masked elements of weight 0 that are held as
+    ``absent`` (over the plates, or None): the elements of weight 0 with a masked coordinate held as
     observed at the data's fill value (module docstring)."""
 
     def __init__(self, node, absent: np.ndarray | None = None):
@@ -119,11 +119,13 @@ class Clamp:
 
 
 def _absent(node) -> np.ndarray | None:
-    """The masked elements of weight 0 (over the plates), or None when there are none."""
+    """The elements of weight 0 with a masked coordinate (over the plates), or None when there
+    are none: with some coordinates observed too, a latent rest would have no factor to make its
+    q proper."""
     if node.multiplicity is None:
         return None
-    seen = node.mask.reshape(node.plate_shape + (-1,)).any(axis=-1)
-    absent = (node.multiplicity == 0) & ~seen
+    complete = node.mask.reshape(node.plate_shape + (-1,)).all(axis=-1)
+    absent = (node.multiplicity == 0) & ~complete
     return absent if absent.any() else None
 
 

@@ -261,11 +261,13 @@ class Node(Expression, ABC):
 
     @property
     def moments(self) -> tuple[np.ndarray, ...] | None:
-        """E[u(x)] under q (the data's statistics for an observed node)."""
+        """E[u(x)] under q (the data's statistics for an observed node, and at the observed
+        elements or coordinates of a partially observed one: ``Clamp.apply``)."""
         if self.observed:
             return self._data_moments
         state = self.model.state
-        return None if state is None else state.moments.get(self.name)
+        moments = None if state is None else state.moments.get(self.name)
+        return moments if moments is None or self.clamp is None else self.clamp.apply(moments)
 
     def set_natural(self, natural: tuple[np.ndarray, ...], moments: tuple[np.ndarray, ...] | None = None) -> None:
         """Set q's natural parameters in ``model.state``; the moments follow (the gradient of
@@ -334,8 +336,7 @@ class Node(Expression, ABC):
         self._need_posterior()
         if self.observed:
             return np.asarray(self.data, float)
-        moments = self.moments if self.clamp is None else self.clamp.apply(self.moments)
-        return self.family.mean(self.natural, moments)
+        return self.family.mean(self.natural, self.moments)
 
     def describe(self, mean: np.ndarray, fmt=str) -> str:
         """One line about q's mean when it is too large to print (the family's ``describe``); the
@@ -347,7 +348,7 @@ class Node(Expression, ABC):
 
     def entropy(self) -> np.ndarray:
         self._need_posterior()
-        return self.family.entropy(self.natural, self.moments)
+        return self.family.entropy(self.natural, self.model.state.moments[self.name])  # (q's own, not pinned)
 
     def sample(self, n: int = 1, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """``n`` independent draws from q(x), shaped (n,) + plates + event (a Categorical's draws

@@ -16,6 +16,27 @@ from .expressions import Constant, Data, Expression, Gather, PlatedConstant, _pl
 
 
 def set_data(model, changes: dict, masks: dict) -> None:
+    """Replace the data; new data refused (a DataError, a ShapeError) leave the model as it was."""
+    held = _held(model)
+    try:
+        _set_data(model, changes, masks)
+    except Exception:
+        for obj, attrs in held:
+            obj.__dict__.clear()
+            obj.__dict__.update(attrs)
+        raise
+
+
+def _held(model) -> list:
+    """(object, a copy of its attributes, and of the dicts among them: a node's parents) for
+    what ``_set_data`` changes before it can refuse the data: nodes, plates, the inputs' uses
+    and the model itself."""
+    objects = [model, *model.nodes.values(), *model.plates.values(), *model.inputs.values()]
+    objects += [use for data in model.inputs.values() for use, _, _ in data.uses]
+    return [(obj, {k: dict(v) if type(v) is dict else v for k, v in obj.__dict__.items()}) for obj in objects]
+
+
+def _set_data(model, changes: dict, masks: dict) -> None:
     targets = {name: _target(model, name) for name in changes}
     sizes = _new_sizes(model, targets, changes)
     resized = {name for name, size in sizes.items() if model.plates[name].size != size}

@@ -27,10 +27,13 @@ from .state import State
 
 def default_executor(model) -> Executor:
     """``Serial``, or ``Chunked`` when some observed data live out of core (a memmap, an HDF5
-    dataset, a zarr array): a batch pass then streams them in blocks of rows."""
+    dataset, a zarr array) on a plate it can split (not a Markov chain's steps, ``data_plate``):
+    a batch pass then streams them in blocks of rows."""
     from ..graph.data import is_lazy
 
-    lazy = any(n.observed and n.data is not None and is_lazy(n.data) for n in model.nodes.values())
+    joint = {p.name for n in model.nodes.values() for p in n.joint_plates}
+    lazy = any(n.observed and n.data is not None and is_lazy(n.data) and any(p.name not in joint for p in n.plates)
+               for n in model.nodes.values())
     return Chunked() if lazy else Serial()
 
 

@@ -657,8 +657,11 @@ def _resume_point(resume, model):
     if not set(state.natural) <= set(families):
         raise VMPError(f"resume=: the saved state has nodes {sorted(state.natural)}, "
                        f"the model's hidden nodes are {sorted(families)}")
-    if not state.moments:
-        state = replace(state, moments={k: tuple(families[k].moments(v)) for k, v in state.natural.items()})
+    moments = dict(state.moments) or {k: tuple(families[k].moments(v)) for k, v in state.natural.items()}
+    for name, natural in state.natural.items():
+        if model[name].clamp is not None:  # as a sweep forms them (the same bits as the fit saved had)
+            moments[name] = Engine.moments(model[name], natural)
+    state = replace(state, moments=moments)
     for name, moments in state.moments.items():
         want = [tuple(s) for s in model[name].component_shapes()]
         if [m.shape for m in moments] != want:

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .engine import Engine
 from .history import arrays, to_dict
 from .state import State
 
@@ -84,12 +85,14 @@ def from_dict(data: dict) -> FitResult:
 def load(path, model=None) -> FitResult:
     """A FitResult from :meth:`FitResult.save`'s file. Given the ``model`` it was fitted on, the
     moments are filled in and ``model.state`` is set to the saved final state."""
+    if model is not None:
+        model.compile()  # (a partially observed node is hidden once compiled: ``missing.resolve``)
     families = None if model is None else {n.name: n.family for n in model.nodes.values() if not n.observed}
     state, docs = State.load(path, families)
     result = from_dict(docs["result"])
     final = state.updated({}, step=int(docs["final_step"]))
     final.natural = {k: tuple(v) for k, v in docs["final_natural"].items()}
-    final.moments = {} if families is None else {k: tuple(families[k].moments(v)) for k, v in final.natural.items()}
+    final.moments = {} if model is None else {k: Engine.moments(model[k], v) for k, v in final.natural.items()}
     result.state = final
     result.resume_point = (state, docs["raw_history"])
     if model is not None:
