@@ -5,10 +5,11 @@
 Sufficient statistics u = (z_t one-hot, z_t z_{t+1}^T), natural parameters eta = (U, P): unary
 log-potentials (T, K) and pairwise log-potentials (T, K, K); P_{T-1} couples nothing, and its
 statistic is zero. The moments are the marginals and pair marginals, E[u] = dA/d eta, computed by
-the forward-backward recursions (Rabiner 1989 eqs. (19)-(27); Beal 2003 section 3.3) in log
-space, each step a log-sum-exp shifted by its maximum. The time axis is the last plate axis, so
-arrays are shaped ``plates + (T, K)`` and ``plates + (T, K, K)``; every recursion step is one array
-operation over all leading plates (many sequences) and all states.
+the forward-backward recursions (Rabiner 1989 eqs. (19)-(27); Beal 2003 section 3.3), scaled in
+probability space (Rabiner eqs. (91)-(93)), in log space for the chains where that underflows.
+The time axis is the last plate axis, so arrays are shaped ``plates + (T, K)`` and
+``plates + (T, K, K)``; every recursion step is one array operation over all leading plates (many
+sequences) and all states.
 
 The log-normalizer A = log Z of a whole chain is reported at t = 0 and 0 at the other steps, so
 that sums over the plates (the bound, the entropy H = A - <eta, E[u]>) are per-chain sums.
@@ -20,6 +21,130 @@ import numpy as np
 from . import constraints
 from ._chain_paths import Paths
 from .base import Arrays, Family
+
+
+#: the least unnormalized forward or backward value (2^-980, 2^42 times the smallest normal float)
+#: trusted in probability space: a product or sum of K terms loses at most about K * 2^-1074 to
+#: gradual underflow, under 2^-90 of it; a chain with a smaller value is recomputed in log space
+_FLOOR = 2.0 ** -980
+#: a potential this far below its step's maximum is a log 0 (``IMPOSSIBLE`` = -1e100, -inf): its
+#: exp is an exact 0, so a state or transition behind only such entries is exactly impossible
+_LOG_ZERO = -1e99
+
+
+def forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(marginals (..., T, K), pair marginals (..., T, K, K), log Z (...)).
+
+    The scaled recursions in probability space (Rabiner 1989 eqs. (91)-(93); Bishop 2006
+    section 13.2.4), on e_t = exp(U_t - mu_t) and E_t = exp(P_t - s_t) with mu_t, s_t the
+    maxima of the step (all steps at once, before the loops):
+
+        a_0 = e_0 / c_0,   a_t = (a_{t-1} E_{t-1}) o e_t / c_t,   c_t the sum that normalizes a_t,
+        b_{T-1} = 1,       b_t = E_t (e_{t+1} o b_{t+1}) / d_t,   d_t the sum that normalizes b_t,
+        log Z = sum_t (log c_t + mu_t) + sum_{t < T-1} s_t,
+        q(z_t) = a_t o b_t / n_t,   n_t = <a_t, b_t>,
+        q(z_t = j, z_{t+1} = k) = a_t(j) E_t(j, k) e_{t+1}(k) b_{t+1}(k) / (d_t n_t),
+
+    each step one matrix product over all chains (a plain 2-D product when every chain has the
+    same pairwise potentials), a product and a normalization. A chain is recomputed by the
+    log-space recursions (``_log_forward_backward``, Rabiner eqs. (19)-(27) by log-sum-exp) where
+    probability space could lose accuracy: an unnormalized value below ``_FLOOR`` (an underflow,
+    or potentials that differ by more than ~680 nats), a zero where a possible state or path
+    leads, or n_t below ``_FLOOR``; anything else stays accurate to rounding, entry by entry.
+    """
+    plates = np.broadcast_shapes(unary.shape[:-2], pairwise.shape[:-3])
+    t_len, k = unary.shape[-2:]
+    u = np.broadcast_to(unary, plates + (t_len, k)).reshape(-1, t_len, k)
+    p = np.broadcast_to(pairwise, plates + (t_len, k, k)).reshape(-1, t_len, k, k)
+    marginals, pairs, log_z, bad = _scaled(u, p)
+    if bad.any():
+        marginals[bad], pairs[bad], log_z[bad] = _log_forward_backward(u[bad], p[bad])
+    return (marginals.reshape(plates + (t_len, k)), pairs.reshape(plates + (t_len, k, k)),
+            log_z.reshape(plates))
+
+
+def _scaled(u: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The scaled recursions on chains (S, T, K) and (S, T, K, K), time-major inside; the last
+    output marks the chains to recompute in log space."""
+    n_chains, t_len, k = u.shape
+    mu = _finite(u.max(-1))  # (S, T)
+    e = np.exp(np.subtract(u.transpose(1, 0, 2), mu.T[..., None], out=np.empty((t_len, n_chains, k))))
+    shared = _shared(p)
+    p_t = p[:, :-1].transpose(1, 0, 2, 3) if shared is None else shared  # (T-1, [S,] K, K)
+    s = _finite(p_t.max((-2, -1)))
+    big = np.subtract(p_t, s[..., None, None], out=np.empty(p_t.shape))
+    big_e = np.exp(big, out=big)
+    product = np.dot if shared is not None else _batched
+    a, c = np.empty((t_len, n_chains, k)), np.empty((t_len, n_chains))
+    b, d = np.empty((t_len, n_chains, k)), np.ones((t_len, n_chains))
+    ones = np.ones(k)
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        a[0] = e[0]
+        np.dot(a[0], ones, out=c[0])
+        a[0] /= c[0][:, None]
+        for t in range(1, t_len):
+            product(a[t - 1], big_e[t - 1], a[t])
+            a[t] *= e[t]
+            np.dot(a[t], ones, out=c[t])
+            a[t] /= c[t][:, None]
+        b[-1] = 1.0
+        for t in range(t_len - 2, -1, -1):
+            g = e[t + 1] * b[t + 1]
+            product(g, _transposed(big_e[t]), b[t])
+            np.dot(b[t], ones, out=d[t])
+            b[t] /= d[t][:, None]
+        n = np.einsum("tsk,tsk->ts", a, b)
+        a_n = a / n[..., None]
+        marginals = (a_n * b).transpose(1, 0, 2).copy()
+        pairs = np.zeros(p.shape)
+        if t_len > 1:
+            g = e[1:] * b[1:] / d[:-1, :, None]
+            np.multiply(a_n[:-1, :, :, None] * big_e[:, None] if shared is not None else a_n[:-1, :, :, None] * big_e,
+                        g[..., None, :], out=pairs[:, :-1].transpose(1, 0, 2, 3))
+        log_z = mu.sum(-1) + np.log(c).sum(0) + (s.sum(0) if shared is None else s.sum())
+    bad = _lost(a, c, b, d, n, e, u, mu, p_t, s)
+    return marginals, pairs, log_z, bad
+
+
+def _batched(x: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
+    """out = x m chain by chain: (S, K) times (S, K, K)."""
+    np.matmul(x[:, None, :], m, out=out[:, None, :])
+
+
+def _transposed(m: np.ndarray) -> np.ndarray:
+    return np.swapaxes(m, -1, -2)
+
+
+def _shared(p: np.ndarray) -> np.ndarray | None:
+    """The pairwise potentials P_t (T-1, K, K) when every chain has the same, else None."""
+    head = p[0, :-1]
+    if p.shape[0] > 1 and not ((p[-1, :-1] == head).all() and (p[:, :-1] == head).all()):
+        return None
+    return head
+
+
+def _lost(a, c, b, d, n, e, u, mu, p_t, s) -> np.ndarray:
+    """The chains (S,) where probability space may have lost accuracy: an unnormalized forward
+    or backward value in (0, _FLOOR) or NaN, n_t below _FLOOR, or a zero where some state or
+    path that is not a log 0 leads (the zero came from underflow)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        bad = (~(a * c[..., None] >= _FLOOR) & (a != 0)).any(-1)
+        bad |= (~(b * d[..., None] >= _FLOOR) & (b != 0)).any(-1)
+        bad |= ~(n >= _FLOOR)
+    bad = bad.any(0)
+    zero_a, zero_b = a == 0, b == 0
+    if not (zero_a.any() or zero_b.any()):
+        return bad
+    state = (u - mu[..., None] > _LOG_ZERO).transpose(1, 0, 2)  # (T, S, K)
+    step = (p_t - s[..., None, None] > _LOG_ZERO).astype(float)  # (T-1, [S,] K, K)
+    if step.ndim == 3:
+        step = step[:, None]
+    reach_a = state.copy()
+    reach_a[1:] &= np.matmul((a[:-1] > 0)[..., None, :].astype(float), step)[..., 0, :] > 0
+    reach_b = np.ones(b.shape, bool)
+    ahead = ((b[1:] > 0) & state[1:]).astype(float)
+    reach_b[:-1] = np.matmul(step, ahead[..., None])[..., 0] > 0
+    return bad | (zero_a & reach_a).any((0, 2)) | (zero_b & reach_b).any((0, 2))
 
 
 def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
@@ -47,8 +172,8 @@ def _log_matvec(log_v: np.ndarray, exp_p: np.ndarray, shift: np.ndarray, subscri
     return np.where(low, exact(), out) if low.any() else out
 
 
-def forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(marginals (..., T, K), pair marginals (..., T, K, K), log Z (...)).
+def _log_forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``forward_backward`` in log space, for the chains where probability space underflows:
 
     log alpha_t(k) = U_t(k) + logsumexp_j [log alpha_{t-1}(j) + P_{t-1}(j, k)],
     log beta_t(j)  = logsumexp_k [P_t(j, k) + U_{t+1}(k) + log beta_{t+1}(k)],   log beta_{T-1} = 0,
