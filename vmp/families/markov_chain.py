@@ -94,15 +94,20 @@ def _scaled(u: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
             np.dot(b[t], ones, out=d[t])
             b[t] /= d[t][:, None]
         n = np.einsum("tsk,tsk->ts", a, b)
-        a_n = a / n[..., None]
-        marginals = (a_n * b).transpose(1, 0, 2).copy()
-        pairs = np.zeros(p.shape)
+        a_n = np.divide(a, n[..., None]).transpose(1, 0, 2)
+        marginals = a_n * b.transpose(1, 0, 2)
+        pairs = np.empty(p.shape)
+        pairs[:, -1] = 0.0
         if t_len > 1:
-            g = e[1:] * b[1:] / d[:-1, :, None]
-            np.multiply(a_n[:-1, :, :, None] * big_e[:, None] if shared is not None else a_n[:-1, :, :, None] * big_e,
-                        g[..., None, :], out=pairs[:, :-1].transpose(1, 0, 2, 3))
+            g = (e[1:] * b[1:] / d[:-1, :, None]).transpose(1, 0, 2)
+            np.multiply(a_n[:, :-1, :, None], big_e if shared is not None else big_e.transpose(1, 0, 2, 3),
+                        out=pairs[:, :-1])
+            pairs[:, :-1] *= g[:, :, None, :]
         log_z = mu.sum(-1) + np.log(c).sum(0) + (s.sum(0) if shared is None else s.sum())
-    bad = _lost(a, c, b, d, n, e, u, mu, p_t, s)
+        bad = _unsure(a, c) | _unsure(b, d) | ~(n >= _FLOOR).all(0)
+    if bad.all() or not ((a == 0).any() or (b == 0).any()):
+        return marginals, pairs, log_z, bad
+    bad |= _lost(a, b, u, mu, p_t, s)
     return marginals, pairs, log_z, bad
 
 
@@ -123,18 +128,21 @@ def _shared(p: np.ndarray) -> np.ndarray | None:
     return head
 
 
-def _lost(a, c, b, d, n, e, u, mu, p_t, s) -> np.ndarray:
-    """The chains (S,) where probability space may have lost accuracy: an unnormalized forward
-    or backward value in (0, _FLOOR) or NaN, n_t below _FLOOR, or a zero where some state or
-    path that is not a log 0 leads (the zero came from underflow)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        bad = (~(a * c[..., None] >= _FLOOR) & (a != 0)).any(-1)
-        bad |= (~(b * d[..., None] >= _FLOOR) & (b != 0)).any(-1)
-        bad |= ~(n >= _FLOOR)
-    bad = bad.any(0)
+def _unsure(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The chains (S,) with an unnormalized value x * scale in (0, _FLOOR), or a normalizer that
+    is not positive and finite (x (T, S, K) normalized by scale (T, S)): NaN and inf come from
+    the normalizers."""
+    bad = ~((scale > 0) & (scale < np.inf))
+    low = x < (_FLOOR / scale)[..., None]
+    if low.any():
+        bad |= (low & (x != 0)).any(-1)
+    return bad.any(0)
+
+
+def _lost(a, b, u, mu, p_t, s) -> np.ndarray:
+    """The chains (S,) with a zero forward or backward value where some state or path that is
+    not a log 0 (``_LOG_ZERO``) leads: the zero came from underflow."""
     zero_a, zero_b = a == 0, b == 0
-    if not (zero_a.any() or zero_b.any()):
-        return bad
     state = (u - mu[..., None] > _LOG_ZERO).transpose(1, 0, 2)  # (T, S, K)
     step = (p_t - s[..., None, None] > _LOG_ZERO).astype(float)  # (T-1, [S,] K, K)
     if step.ndim == 3:
@@ -144,7 +152,7 @@ def _lost(a, c, b, d, n, e, u, mu, p_t, s) -> np.ndarray:
     reach_b = np.ones(b.shape, bool)
     ahead = ((b[1:] > 0) & state[1:]).astype(float)
     reach_b[:-1] = np.matmul(step, ahead[..., None])[..., 0] > 0
-    return bad | (zero_a & reach_a).any((0, 2)) | (zero_b & reach_b).any((0, 2))
+    return (zero_a & reach_a).any((0, 2)) | (zero_b & reach_b).any((0, 2))
 
 
 def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
