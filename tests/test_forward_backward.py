@@ -144,6 +144,7 @@ UNDERFLOWS = {
     "switching": _switching(),
     "hidden behind a zero": _hidden(760.0),  # exp(-760) is 0: a zero where a possible state leads
     "hidden below the floor": _hidden(700.0),  # exp(-700) is 1e-304, normal but below _FLOOR
+    "a state below the floor": (np.array([[0.0, -700.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), np.zeros((3, 3, 3))),
     "far apart states": (np.array([[0.0, -1e3, -2e3], [-5e2, 0.0, -3e3], [0.0, 0.0, 0.0]]), np.zeros((3, 3, 3))),
 }
 
