@@ -149,6 +149,19 @@ UNDERFLOWS = {
 }
 
 
+def test_log_normalizer_alone_equals_enumeration():
+    """``chain_log_normalizer`` (the forward recursion alone, with its checks) on every case and
+    every underflow, one chain per case."""
+    rng = np.random.default_rng(12)
+    for case in CASES:
+        unary, pairwise = CASES[case](rng, 6, 5, 3, False)
+        got = chain.chain_log_normalizer(unary, pairwise)
+        assert np.allclose(got, [brute(u, p)["log_z"] for u, p in zip(unary, pairwise)], rtol=1e-12, atol=0)
+    for unary, pairwise in UNDERFLOWS.values():
+        got = chain.chain_log_normalizer(unary, pairwise)
+        assert got == pytest.approx(brute(unary, pairwise)["log_z"], rel=1e-12)
+
+
 @pytest.mark.parametrize("name", UNDERFLOWS)
 def test_chains_that_underflow_are_recomputed_in_log_space(name):
     """Among ordinary chains, the one that underflows in probability space (and only that one)

@@ -52,63 +52,142 @@ def forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarra
     or potentials that differ by more than ~680 nats), a zero where a possible state or path
     leads, or n_t below ``_FLOOR``; anything else stays accurate to rounding, entry by entry.
     """
-    plates = np.broadcast_shapes(unary.shape[:-2], pairwise.shape[:-3])
-    t_len, k = unary.shape[-2:]
-    u = np.broadcast_to(unary, plates + (t_len, k)).reshape(-1, t_len, k)
-    p = np.broadcast_to(pairwise, plates + (t_len, k, k)).reshape(-1, t_len, k, k)
+    u, p, plates = _chains(unary, pairwise)
     marginals, pairs, log_z, bad = _scaled(u, p)
     if bad.any():
         marginals[bad], pairs[bad], log_z[bad] = _log_forward_backward(u[bad], p[bad])
+    t_len, k = u.shape[1:]
     return (marginals.reshape(plates + (t_len, k)), pairs.reshape(plates + (t_len, k, k)),
             log_z.reshape(plates))
 
 
+def chain_log_normalizer(unary: np.ndarray, pairwise: np.ndarray) -> np.ndarray:
+    """log Z (...) by the forward recursion of ``forward_backward`` alone (Rabiner 1989 eq. (93):
+    log Z = sum_t log c_t, plus the shifts), with its checks and log-space fallback."""
+    u, p, plates = _chains(unary, pairwise)
+    steps = _Steps(u, p)
+    a, c = steps.forward()
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_z = steps.log_z(c)
+        bad = _unsure(a, c)
+    if not bad.all():
+        bad |= steps.lost_forward(a)
+    if bad.any():
+        log_z[bad] = _log_forward_backward(u[bad], p[bad])[2]
+    return log_z.reshape(plates)
+
+
 def _scaled(u: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The scaled recursions on chains (S, T, K) and (S, T, K, K), time-major inside; the last
-    output marks the chains to recompute in log space."""
-    n_chains, t_len, k = u.shape
-    mu = _finite(u.max(-1))  # (S, T)
-    e = np.exp(np.subtract(u.transpose(1, 0, 2), mu.T[..., None], out=np.empty((t_len, n_chains, k))))
-    shared = _shared(p)
-    p_t = p[:, :-1].transpose(1, 0, 2, 3) if shared is None else shared  # (T-1, [S,] K, K)
-    s = _finite(p_t.max((-2, -1)))
-    big = np.subtract(p_t, s[..., None, None], out=np.empty(p_t.shape))
-    big_e = np.exp(big, out=big)
-    product = np.dot if shared is not None else _batched
-    a, c = np.empty((t_len, n_chains, k)), np.empty((t_len, n_chains))
-    b, d = np.empty((t_len, n_chains, k)), np.ones((t_len, n_chains))
-    ones = np.ones(k)
-    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-        a[0] = e[0]
-        np.dot(a[0], ones, out=c[0])
-        a[0] /= c[0][:, None]
-        for t in range(1, t_len):
-            product(a[t - 1], big_e[t - 1], a[t])
-            a[t] *= e[t]
-            np.dot(a[t], ones, out=c[t])
-            a[t] /= c[t][:, None]
+    """``forward_backward`` in probability space on chains (S, T, K), (S, T, K, K), and the
+    chains (S,) to recompute in log space."""
+    steps = _Steps(u, p)
+    a, c = steps.forward()
+    b, d = steps.backward()
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
+        marginals, pairs, n = steps.moments(a, b, d)
+        log_z = steps.log_z(c)
+        bad = _unsure(a, c) | _unsure(b, d) | ~(n >= _FLOOR).all(0)
+    if not bad.all():
+        bad |= steps.lost_forward(a) | steps.lost_backward(b)
+    return marginals, pairs, log_z, bad
+
+
+def _chains(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """The potentials as chains (S, T, K) and (S, T, K, K), and the plates they came in."""
+    plates = np.broadcast_shapes(unary.shape[:-2], pairwise.shape[:-3])
+    t_len, k = unary.shape[-2:]
+    u = np.broadcast_to(unary, plates + (t_len, k)).reshape(-1, t_len, k)
+    return u, np.broadcast_to(pairwise, plates + (t_len, k, k)).reshape(-1, t_len, k, k), plates
+
+
+class _Steps:
+    """The exponentiated potentials of S chains, time-major: e (T, S, K) = exp(U_t - mu_t) and
+    E (T-1, K, K) = exp(P_t - s_t) when every chain has the same pairwise potentials (the
+    products are then plain 2-D ones), else E (T-1, S, K, K)."""
+
+    def __init__(self, u: np.ndarray, p: np.ndarray):
+        n_chains, t_len, k = u.shape
+        self.u, self.mu = u, _finite(u.max(-1))  # (S, T)
+        self.e = np.exp(np.subtract(u.transpose(1, 0, 2), self.mu.T[..., None], out=np.empty((t_len, n_chains, k))))
+        shared = _shared(p)
+        self.shared = shared is not None
+        self.p = p[:, :-1].transpose(1, 0, 2, 3) if shared is None else shared  # (T-1, [S,] K, K)
+        self.s = _finite(self.p.max((-2, -1)))
+        big = np.subtract(self.p, self.s[..., None, None], out=np.empty(self.p.shape))
+        self.big_e = np.exp(big, out=big)
+        self.product = np.dot if self.shared else _batched
+        self.ones = np.ones(k)
+
+    def forward(self) -> tuple[np.ndarray, np.ndarray]:
+        """a (T, S, K) and c (T, S): a_t = (a_{t-1} E_{t-1}) o e_t / c_t."""
+        e, big_e, ones = self.e, self.big_e, self.ones
+        a, c = np.empty(e.shape), np.empty(e.shape[:2])
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            a[0] = e[0]
+            np.dot(a[0], ones, out=c[0])
+            a[0] /= c[0][:, None]
+            for t in range(1, len(e)):
+                self.product(a[t - 1], big_e[t - 1], a[t])
+                a[t] *= e[t]
+                np.dot(a[t], ones, out=c[t])
+                a[t] /= c[t][:, None]
+        return a, c
+
+    def backward(self) -> tuple[np.ndarray, np.ndarray]:
+        """b (T, S, K) and d (T, S): b_t = E_t (e_{t+1} o b_{t+1}) / d_t, b_{T-1} = 1, d_{T-1} = 1."""
+        e, big_e, ones = self.e, self.big_e, self.ones
+        b, d = np.empty(e.shape), np.ones(e.shape[:2])
         b[-1] = 1.0
-        for t in range(t_len - 2, -1, -1):
-            g = e[t + 1] * b[t + 1]
-            product(g, _transposed(big_e[t]), b[t])
-            np.dot(b[t], ones, out=d[t])
-            b[t] /= d[t][:, None]
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+            for t in range(len(e) - 2, -1, -1):
+                self.product(e[t + 1] * b[t + 1], _transposed(big_e[t]), b[t])
+                np.dot(b[t], ones, out=d[t])
+                b[t] /= d[t][:, None]
+        return b, d
+
+    def moments(self, a: np.ndarray, b: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """q(z_t) (S, T, K), q(z_t, z_{t+1}) (S, T, K, K) (zero at T-1) and n_t (T, S)."""
         n = np.einsum("tsk,tsk->ts", a, b)
         a_n = np.divide(a, n[..., None]).transpose(1, 0, 2)
         marginals = a_n * b.transpose(1, 0, 2)
-        pairs = np.empty(p.shape)
+        pairs = np.empty(a_n.shape + a_n.shape[-1:])
         pairs[:, -1] = 0.0
-        if t_len > 1:
-            g = (e[1:] * b[1:] / d[:-1, :, None]).transpose(1, 0, 2)
-            np.multiply(a_n[:, :-1, :, None], big_e if shared is not None else big_e.transpose(1, 0, 2, 3),
+        if len(a) > 1:
+            g = (self.e[1:] * b[1:] / d[:-1, :, None]).transpose(1, 0, 2)
+            np.multiply(a_n[:, :-1, :, None], self.big_e if self.shared else self.big_e.transpose(1, 0, 2, 3),
                         out=pairs[:, :-1])
             pairs[:, :-1] *= g[:, :, None, :]
-        log_z = mu.sum(-1) + np.log(c).sum(0) + (s.sum(0) if shared is None else s.sum())
-        bad = _unsure(a, c) | _unsure(b, d) | ~(n >= _FLOOR).all(0)
-    if bad.all() or not ((a == 0).any() or (b == 0).any()):
-        return marginals, pairs, log_z, bad
-    bad |= _lost(a, b, u, mu, p_t, s)
-    return marginals, pairs, log_z, bad
+        return marginals, pairs, n
+
+    def log_z(self, c: np.ndarray) -> np.ndarray:
+        """log Z = sum_t (log c_t + mu_t) + sum_{t < T-1} s_t, per chain."""
+        return self.mu.sum(-1) + np.log(c).sum(0) + (self.s.sum() if self.shared else self.s.sum(0))
+
+    def _possible(self) -> tuple[np.ndarray, np.ndarray]:
+        """Whether each state (T, S, K) and transition (T-1, S or 1, K, K) is not a log 0."""
+        state = (self.u - self.mu[..., None] > _LOG_ZERO).transpose(1, 0, 2)
+        step = (self.p - self.s[..., None, None] > _LOG_ZERO).astype(float)
+        return state, step if step.ndim == 4 else step[:, None]
+
+    def lost_forward(self, a: np.ndarray) -> np.ndarray:
+        """The chains (S,) with a_t(k) = 0 where state k is possible and a state with a_{t-1} > 0
+        leads to it: the zero came from underflow."""
+        zero = a == 0
+        if not zero.any():
+            return np.zeros(a.shape[1], bool)
+        state, step = self._possible()
+        reach = state.copy()
+        reach[1:] &= np.matmul((a[:-1] > 0)[..., None, :].astype(float), step)[..., 0, :] > 0
+        return (zero & reach).any((0, 2))
+
+    def lost_backward(self, b: np.ndarray) -> np.ndarray:
+        """The chains (S,) with b_t(j) = 0 where j leads to a possible state with b_{t+1} > 0."""
+        zero = b == 0
+        if not zero.any():
+            return np.zeros(b.shape[1], bool)
+        state, step = self._possible()
+        ahead = ((b[1:] > 0) & state[1:]).astype(float)
+        return (zero[:-1] & (np.matmul(step, ahead[..., None])[..., 0] > 0)).any((0, 2))
 
 
 def _batched(x: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
@@ -137,22 +216,6 @@ def _unsure(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
     if low.any():
         bad |= (low & (x != 0)).any(-1)
     return bad.any(0)
-
-
-def _lost(a, b, u, mu, p_t, s) -> np.ndarray:
-    """The chains (S,) with a zero forward or backward value where some state or path that is
-    not a log 0 (``_LOG_ZERO``) leads: the zero came from underflow."""
-    zero_a, zero_b = a == 0, b == 0
-    state = (u - mu[..., None] > _LOG_ZERO).transpose(1, 0, 2)  # (T, S, K)
-    step = (p_t - s[..., None, None] > _LOG_ZERO).astype(float)  # (T-1, [S,] K, K)
-    if step.ndim == 3:
-        step = step[:, None]
-    reach_a = state.copy()
-    reach_a[1:] &= np.matmul((a[:-1] > 0)[..., None, :].astype(float), step)[..., 0, :] > 0
-    reach_b = np.ones(b.shape, bool)
-    ahead = ((b[1:] > 0) & state[1:]).astype(float)
-    reach_b[:-1] = np.matmul(step, ahead[..., None])[..., 0] > 0
-    return (zero_a & reach_a).any((0, 2)) | (zero_b & reach_b).any((0, 2))
 
 
 def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
@@ -259,7 +322,7 @@ class CategoricalMarkovChain(Family):
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
         """log Z of each chain at t = 0, zero at t > 0 (shape plates + (T,))."""
-        _, _, log_z = forward_backward(natural[0], natural[1])
+        log_z = chain_log_normalizer(natural[0], natural[1])
         out = np.zeros(natural[0].shape[:-1])
         out[..., 0] = log_z
         return out
