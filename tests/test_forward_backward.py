@@ -144,6 +144,9 @@ UNDERFLOWS = {
     "switching": _switching(),
     "hidden behind a zero": _hidden(760.0),  # exp(-760) is 0: a zero where a possible state leads
     "hidden below the floor": _hidden(700.0),  # exp(-700) is 1e-304, normal but below _FLOOR
+    "every path through a flushed transition": (  # exp(-800) is 0: c_1 = 0
+        np.array([[0.0, IMPOSSIBLE, IMPOSSIBLE], [0.0, 0.0, 0.0]]),
+        np.broadcast_to(np.array([[-800.0, IMPOSSIBLE, IMPOSSIBLE], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), (2, 3, 3))),
     "a state below the floor": (np.array([[0.0, -700.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]), np.zeros((3, 3, 3))),
     "far apart states": (np.array([[0.0, -1e3, -2e3], [-5e2, 0.0, -3e3], [0.0, 0.0, 0.0]]), np.zeros((3, 3, 3))),
 }
