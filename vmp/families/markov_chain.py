@@ -25,7 +25,7 @@ from .base import Arrays, Family
 
 #: the least unnormalized forward or backward value (2^-980, 2^42 times the smallest normal float)
 #: trusted in probability space: a product or sum of K terms loses at most about K * 2^-1074 to
-#: gradual underflow, under 2^-90 of it; a chain with a smaller value is recomputed in log space
+#: gradual underflow, K * 2^-94 of it; a chain with a smaller value is recomputed in log space
 _FLOOR = 2.0 ** -980
 #: a potential this far below its step's maximum is a log 0 (``IMPOSSIBLE`` = -1e100, -inf): its
 #: exp is an exact 0, so a state or transition behind only such entries is exactly impossible
@@ -50,7 +50,8 @@ def forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarra
     log-space recursions (``_log_forward_backward``, Rabiner eqs. (19)-(27) by log-sum-exp) where
     probability space could lose accuracy: an unnormalized value below ``_FLOOR`` (an underflow,
     or potentials that differ by more than ~680 nats), a zero where a possible state or path
-    leads, or n_t below ``_FLOOR``; anything else stays accurate to rounding, entry by entry.
+    leads, or n_t below ``_FLOOR``. In the other chains every forward and backward value keeps
+    its relative accuracy (sums of products of positive numbers, nothing lost to underflow).
     """
     u, p, plates = _chains(unary, pairwise)
     marginals, pairs, log_z, bad = _scaled(u, p)
