@@ -3,7 +3,7 @@
 Binding replaces each role operand by the moments that feed it: a node's own moments, a
 constant's statistics, a gathered node's moments, a product of moments for ``dot`` (E[u.v] =
 E[u].E[v], E[(u.v)^2] = tr(E[uu^T]E[vv^T]) or, factorized, Paquet eq. (7)), a scaled node's
-moments, and, for a gate P[z], P's moments over a gate letter multiplied by E[z] in every term.
+moments (by a constant, or by a Gamma node c: E[c P] = E[c] E[P]), and, for a gate P[z], P's moments over a gate letter multiplied by E[z] in every term.
 Each expanded term stays linear in every leaf element, so the message to a leaf is the einsum of
 the term without that operand (Winn & Bishop eq. (5)); the ELBO term is the full contraction.
 """
