@@ -266,3 +266,24 @@ def test_a_scale_outside_the_child_plates_is_refused():
             with pytest.raises(GraphError, match="'y'.*'tau\\*s'.*\\['m'\\]"):
                 vmp.Normal("y", 0.0, tau * s, observed=np.ones(3))
 
+
+
+def test_the_folded_message_to_a_per_point_scale_is_the_term_by_term_one(monkeypatch):
+    """Above ``folded.MIN_SIZE`` (here forced to -1) lam's message, three terms reading y, is one
+    product over y's statistics with nothing but the data plate in its shape (an n x 1 result
+    laid out as n); switched off, the same q to 1e-12 (a Student-t over 40,000 points failed there)."""
+    from vmp.graph import folded
+
+    y = _data(np.random.default_rng(10))
+    calls, real = [], folded.product
+    monkeypatch.setattr(folded, "MIN_SIZE", -1)
+    monkeypatch.setattr(folded, "product", lambda *a, **k: calls.append(1) or real(*a, **k))
+    fast = _student(y)
+    fast.fit(iterations=5, tol=0, init="prior")
+    assert calls
+    monkeypatch.setattr(folded, "ENABLED", False)
+    plain = _student(y)
+    plain.fit(iterations=5, tol=0, init="prior")
+    for name in ("mu", "tau", "lam"):
+        for a, b in zip(fast[name].natural, plain[name].natural):
+            np.testing.assert_allclose(a, b, rtol=1e-12)

@@ -182,7 +182,9 @@ def product(parts: list, n_lead: int, weight, ctx, plate_of, shape: tuple, memo:
         np.matmul(gt, _table(kinds, columns, start, stop, table), out=out.T[:, start:stop])
     if weight is not None:
         out *= np.broadcast_to(weight, lead).reshape(n, 1)
-    return out if len(lead) == 1 else np.ascontiguousarray(out).reshape(shape)
+    if len(lead) == 1:  # n x 1 for a message over the child's plate only (a per-point scale's)
+        return out if tail else out.reshape(shape)
+    return np.ascontiguousarray(out).reshape(shape)
 
 
 def reads(terms: list, child) -> dict:
