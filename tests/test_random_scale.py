@@ -287,3 +287,29 @@ def test_the_folded_message_to_a_per_point_scale_is_the_term_by_term_one(monkeyp
     for name in ("mu", "tau", "lam"):
         for a, b in zip(fast[name].natural, plain[name].natural):
             np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_a_large_multivariate_t_reduces_its_plate_sums_as_term_by_term(monkeypatch):
+    """33,000 points (more than DIRECT = 32,768): the data-plate sums sum_n E[c_n] x_n x_n^T, sum_n E[c_n] x_n and
+    sum_n E[c_n] (a number: no component axis) come from folded.reduction; switched off, the
+    same q and bound to 1e-10."""
+    from vmp.graph import folded
+
+    x = np.random.default_rng(11).standard_t(3.0, size=(33_000, 2))
+
+    def fit():
+        with vmp.Model("mt") as model:
+            vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+            vmp.Wishart("Lam", 4.0, np.eye(2))
+            with vmp.Plate("n", len(x)):
+                c = vmp.Gamma("c", NU / 2, NU / 2)
+                vmp.Gaussian("x", model["mu"], c * model["Lam"], observed=x)
+        return model, model.fit(iterations=4, tol=0, init="prior").final_elbo
+
+    fast, fast_bound = fit()
+    monkeypatch.setattr(folded, "ENABLED", False)
+    plain, plain_bound = fit()
+    assert fast_bound == pytest.approx(plain_bound, rel=1e-10)
+    for name in ("mu", "Lam", "c"):
+        for a, b in zip(fast[name].natural, plain[name].natural):
+            np.testing.assert_allclose(a, b, rtol=1e-10)

@@ -243,7 +243,8 @@ def reduction(inputs: list, letters: str, child_letters: str, data: list, memo: 
     else:
         block, src = v[tri + d], rest
     block = block.reshape(block.shape[:len(src) - len(rest)] + held[4])
-    return np.ascontiguousarray(np.einsum(f"{src}->{letters}", block))
+    out = np.asarray(np.einsum(f"{src}->{letters}", block))
+    return np.ascontiguousarray(out) if out.ndim else out  # sum_n E[c_n] alone is a number, not 1 x 1
 
 
 def _stack(x: np.ndarray, pairs: bool, partners: list, child_letters: str, rest: str, memo: dict) -> tuple:
