@@ -538,6 +538,20 @@ def gaussian_gated_random_scale():
     return m, "x"
 
 
+def normal_gated_random_scale():
+    """Both sides gated by one z: y_n ~ N(mu, 1/(tau_{z_n} lam_{n z_n})) (z_k z_l = 0 for k != l)."""
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("N", 3):
+            z = vmp.Categorical("z", pi)
+            with vmp.Plate("K", 2):
+                lam = vmp.Gamma("lam", 1.5, 1.5)
+            vmp.Normal("y", 0.5, tau[z] * lam[z], observed=[0.3, -1.0, 4.0])
+    return m, "y"
+
+
 def poisson_product_rate():
     """A Poisson rate s_n lam_k over two plates, s gathered."""
     rng = _rng()
@@ -573,5 +587,5 @@ CASES = {f.__name__: f for f in [
     markov_chain, markov_chain_weighted, markov_chain_gate,
     poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
     poisson_dot, poisson_dot_gathered, normal_random_scale, gaussian_wishart_random_scale,
-    gaussian_gated_random_scale, poisson_product_rate, gamma_product_rate,
+    gaussian_gated_random_scale, normal_gated_random_scale, poisson_product_rate, gamma_product_rate,
 ]}
