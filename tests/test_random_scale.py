@@ -294,3 +294,26 @@ def test_a_large_multivariate_t_reduces_its_plate_sums_as_term_by_term(monkeypat
     for name in ("mu", "Lam", "c"):
         for a, b in zip(fast[name].natural, plain[name].natural):
             np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+def test_a_constant_scales_a_product_as_it_scales_a_side():
+    """2 * (tau * lam), (tau * lam) / 0.5 and (2 * tau) * lam: one model, the same q."""
+    y = _data(np.random.default_rng(12), 6)
+    fits = []
+    for write in (lambda t, l: 2.0 * (t * l), lambda t, l: (t * l) / 0.5, lambda t, l: (2.0 * t) * l):
+        with vmp.Model("c") as m:
+            mu = vmp.Normal("mu", 0.0, 1e-2)
+            tau = vmp.Gamma("tau", 1.0, 1.0)
+            with vmp.Plate("n", len(y)):
+                vmp.Normal("y", mu, write(tau, vmp.Gamma("lam", 1.5, 1.5)), observed=y)
+        fits.append((m, m.fit(iterations=10, tol=0, init="prior").final_elbo))
+    (a, bound), *others = fits
+    for b, other in others:
+        assert other == pytest.approx(bound, rel=1e-13)
+        for name in ("mu", "tau", "lam"):
+            for u, v in zip(a[name].natural, b[name].natural):
+                np.testing.assert_allclose(v, u, rtol=1e-12)
+    with vmp.Model("bad"):
+        tau, lam = vmp.Gamma("tau", 1.0, 1.0), vmp.Gamma("lam", 1.0, 1.0)
+        with pytest.raises(GraphError, match="positive finite"):
+            (tau * lam) * -1.0

@@ -490,6 +490,15 @@ class Product(Expression):
     def inputs(self):
         return [self.node, self.scale]
 
+    def __rmul__(self, other):  # 2 * (tau * lam): a constant scales the product
+        return Product(other, self) if isinstance(other, Expression) else Scaled(other, self)
+
+    def __mul__(self, other):
+        return Product(self, other) if isinstance(other, Expression) else Scaled(other, self)
+
+    def __truediv__(self, other):
+        return Scaled(other, self, divide=True)
+
 
 def _scalable_side(e: Expression) -> bool:
     """A side of ``Product``: a node of a scalable family, a gather or gate of one, or one of
