@@ -565,6 +565,17 @@ def poisson_product_rate():
     return m, "y"
 
 
+def exponential_product_rate():
+    """An Exponential rate lam s_n, weighted."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        lam = vmp.Gamma("lam", 2.0, 1.0)
+        with vmp.Plate("N", 5):
+            s = vmp.Gamma("s", 3.0, 3.0)
+            vmp.Exponential("x", lam * s, observed=rng.exponential(size=5), weights=rng.uniform(size=5))
+    return m, "x"
+
+
 def gamma_product_rate():
     """A Gamma child's rate b s_n."""
     with vmp.Model("c") as m:
@@ -588,4 +599,5 @@ CASES = {f.__name__: f for f in [
     poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
     poisson_dot, poisson_dot_gathered, normal_random_scale, gaussian_wishart_random_scale,
     gaussian_gated_random_scale, normal_gated_random_scale, poisson_product_rate, gamma_product_rate,
+    exponential_product_rate,
 ]}
