@@ -11,6 +11,7 @@ from .matrix_factorization import matrix_factorization as matrix_factorization
 from .mixture_of_regressions import mixture_of_regressions as mixture_of_regressions
 from .multinomial_mixture import multinomial_mixture as multinomial_mixture
 from .poisson_factorization import poisson_factorization as poisson_factorization
+from .robust_regression import robust_regression as robust_regression
 
 #: the builders the command line can feed from a data file (vmp/cli.py SPECS)
 MODELS = {"gaussian_mixture": gaussian_mixture, "lda": lda, "matrix_factorization": matrix_factorization}

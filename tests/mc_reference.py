@@ -2,7 +2,7 @@
 
 Draws every random node from its q with numpy/scipy samplers built from the node's parameters
 (not the families' own samplers), pushes the draws through the glue (gate, gather, dot, sum,
-scale, diag) with plain numpy written here, and evaluates log p(child | parents) with
+scale, product, diag) with plain numpy written here, and evaluates log p(child | parents) with
 scipy.stats or the textbook density. Nothing here calls vmp's message, moment or draw code.
 
 Every array has a leading axis of S draws, then one axis per plate of its expression (in that
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
-from vmp.graph.expressions import Constant, Diagonal, Dot, Gate, Gather, PlatedConstant, Scaled, Sum
+from vmp.graph.expressions import Constant, Diagonal, Dot, Gate, Gather, PlatedConstant, Product, Scaled, Sum
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -99,6 +99,10 @@ def draws(expr, owner, s: int, rng: np.random.Generator, memo: dict) -> np.ndarr
         return np.broadcast_to(expr.value, owner.plate_shape + expr.event_shape)[None]
     if isinstance(expr, Scaled):
         return expr.scale * draws(expr.node, owner, s, rng, memo)
+    if isinstance(expr, Product):
+        p = align(draws(expr.node, owner, s, rng, memo), expr.node.plates, expr.plates)
+        c = align(draws(expr.scale, owner, s, rng, memo), expr.scale.plates, expr.plates)
+        return c.reshape(c.shape + (1,) * (p.ndim - c.ndim)) * p
     if isinstance(expr, Gather):
         return np.take(draws(expr.node, owner, s, rng, memo), expr.index, axis=1)
     if isinstance(expr, Diagonal):

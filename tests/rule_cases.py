@@ -502,6 +502,91 @@ def dot_bernoulli_constant():
 
 
 
+def normal_random_scale():
+    """The variational Student-t: y_n ~ N(mu, 1 / (tau lam_n)), the constant-scaled tau for good measure."""
+    with vmp.Model("c") as m:
+        mu = vmp.Normal("mu", 0.0, 0.1)
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            lam = vmp.Gamma("lam", 1.5, 1.5)
+            vmp.Normal("y", mu, lam * (2.0 * tau), observed=[0.3, -1.0, 2.0, 7.0])
+    return m, "y"
+
+
+def gaussian_wishart_random_scale():
+    """The multivariate t: x_n ~ N(mu, (c_n Lambda)^-1)."""
+    with vmp.Model("c") as m:
+        mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+        lam = vmp.Wishart("Lam", 3.0, np.eye(2))
+        with vmp.Plate("N", 3):
+            c = vmp.Gamma("c", 2.0, 2.0)
+            vmp.Gaussian("x", mu, c * lam, observed=_rng().normal(size=(3, 2)))
+    return m, "x"
+
+
+def gaussian_gated_random_scale():
+    """A Student-t mixture (Svensen & Bishop 2005): x_n ~ N(mu_{z_n}, (u_n Lambda_{z_n})^-1)."""
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+            lam = vmp.Wishart("Lam", 3.0, np.eye(2))
+        with vmp.Plate("N", 3):
+            z = vmp.Categorical("z", pi)
+            u = vmp.Gamma("u", 2.0, 2.0)
+            vmp.Gaussian("x", mu[z], lam[z] * u, observed=_rng().normal(size=(3, 2)))
+    return m, "x"
+
+
+def normal_gated_random_scale():
+    """Both sides gated by one z: y_n ~ N(mu, 1/(tau_{z_n} lam_{n z_n})) (z_k z_l = 0 for k != l)."""
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("N", 3):
+            z = vmp.Categorical("z", pi)
+            with vmp.Plate("K", 2):
+                lam = vmp.Gamma("lam", 1.5, 1.5)
+            vmp.Normal("y", 0.5, tau[z] * lam[z], observed=[0.3, -1.0, 4.0])
+    return m, "y"
+
+
+def poisson_product_rate():
+    """A Poisson rate s_n lam_k over two plates, s gathered."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("M", 2):
+            s = vmp.Gamma("s", 2.0, 1.0)
+        with vmp.Plate("K", 3):
+            lam = vmp.Gamma("lam", 2.0, 1.0)
+        with vmp.Plate("N", 4), vmp.Plate("K", 3):
+            vmp.Poisson("y", s[[0, 1, 1, 0]] * lam, observed=rng.poisson(3.0, size=(4, 3)))
+    return m, "y"
+
+
+def exponential_product_rate():
+    """An Exponential rate lam s_n, weighted."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        lam = vmp.Gamma("lam", 2.0, 1.0)
+        with vmp.Plate("N", 5):
+            s = vmp.Gamma("s", 3.0, 3.0)
+            vmp.Exponential("x", lam * s, observed=rng.exponential(size=5), weights=rng.uniform(size=5))
+    return m, "x"
+
+
+def gamma_product_rate():
+    """A Gamma child's rate b s_n."""
+    with vmp.Model("c") as m:
+        b = vmp.Gamma("b", 2.0, 1.0)
+        with vmp.Plate("N", 3):
+            s = vmp.Gamma("s", 3.0, 2.0)
+            t = vmp.Gamma("t", [0.7, 2.0, 5.0], b * s)
+            vmp.Normal("y", 0.0, t, observed=[0.3, -1.0, 2.0])
+    return m, "t"
+
+
 CASES = {f.__name__: f for f in [
     factorial_mixture, bernoulli_latent_beta, dot_bernoulli_constant, gated_by_bernoulli,
     beta_prior, bernoulli_observed_masked, binomial_gated, bernoulli_gated,
@@ -512,5 +597,7 @@ CASES = {f.__name__: f for f in [
     gaussian_ard, gaussian_ard_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
     markov_chain, markov_chain_weighted, markov_chain_gate,
     poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
-    poisson_dot, poisson_dot_gathered,
+    poisson_dot, poisson_dot_gathered, normal_random_scale, gaussian_wishart_random_scale,
+    gaussian_gated_random_scale, normal_gated_random_scale, poisson_product_rate, gamma_product_rate,
+    exponential_product_rate,
 ]}

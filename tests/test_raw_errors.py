@@ -41,7 +41,7 @@ def test_scaling_by_a_positive_number_from_either_side(scale):
     (lambda t: t * np.arange(5), ["shape (5,)", "'tau'"]),
     (lambda t: t / 0, ["'tau' / 0", "positive finite"]),
     (lambda t: t * -1.0, ["'tau'", "positive finite"]),
-    (lambda t: t * t, ["two nodes", "'tau'"]),
+    (lambda t: t * t, ["both sides", "'tau'"]),
     (lambda t: t * "2", ["'tau'", "one positive number"]),
 ])
 def test_scaling_refused_with_a_graph_error(scale, words):

@@ -11,7 +11,8 @@ own locals, e.g. its z_n; after ``model.set_data`` the held-out rows).
   precision), a Student-t (known mean, Gamma or Wishart precision: Bishop PRML eqs. 2.159,
   2.161), a Categorical. Otherwise it is moment-matched (``method`` says which): a Student-t with
   the precision's degrees of freedom and the exact covariance for a Gaussian mean with a random
-  precision, a Gaussian for the rest (gated mixtures, products ``dot(u, v)``).
+  precision, a Gaussian for the rest (gated mixtures, products ``dot(u, v)``, a precision scaled by a
+  random c, ``tau * lam``, whose variance reads E[1/c] E[1/tau]).
 - ``sample(n, rng)`` is always exact: ancestral draws from q, then from p(x | pa).
 """
 from __future__ import annotations

@@ -115,7 +115,7 @@ def _random_label(node) -> str:
 
 
 def _kind_of_expression(expr) -> str:
-    from .graph.expressions import Dot, Gate, Gather, Rows, Scaled
+    from .graph.expressions import Dot, Gate, Gather, Product, Rows, Scaled
 
     if isinstance(expr, Rows):
         return f"rows over {expr.dim_plate.name}"
@@ -127,6 +127,8 @@ def _kind_of_expression(expr) -> str:
         return "inner product" if expr.shared is None else f"inner product over {expr.shared.name}"
     if isinstance(expr, Scaled):
         return "scaled"
+    if isinstance(expr, Product):
+        return f"scaled by {expr.scale.name}"
     return type(expr).__name__.lower()
 
 

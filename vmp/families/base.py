@@ -52,6 +52,11 @@ class Family(ABC):
     #: True when c x (a constant c > 0) is in the family with u(c x) = (c u_0(x), u_1(x) +
     #: ``scale_dimension`` log c): the ``c * P`` glue
     scalable: ClassVar[bool] = False
+    #: True when x > 0 is a scalar with u = (x, log x): a node of it may scale a ``scalable`` node
+    #: P, ``c * P`` for a random c, keeping every term multilinear under mean field
+    #: (E[c P] = E[c] E[P], E[u_1(c P)] = E[u_1(P)] + ``scale_dimension`` E[log c]): the
+    #: variational Student-t's per-point precision scale (Bishop PRML 10.2, Archambeau & Verleysen 2007)
+    scales: ClassVar[bool] = False
     #: True when x > 0 with u = (x, log x): for m = sum_k x_k over independent q(x_k), E[m] stays
     #: multilinear and E[log m] >= sum_k phi_k (E[log x_k] - log phi_k) for every allocation phi
     #: (Jensen), with equality at phi_k ∝ exp E[log x_k]: ``vmp.dot`` of two such plated nodes

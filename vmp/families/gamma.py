@@ -14,6 +14,7 @@ class Gamma(Family):
     support = constraints.positive
     arg_constraints = {"shape": constraints.shape, "rate": constraints.positive}
     scalable = True
+    scales = True
     allocates = True
 
     @staticmethod

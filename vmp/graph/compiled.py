@@ -3,7 +3,7 @@
 Binding replaces each role operand by the moments that feed it: a node's own moments, a
 constant's statistics, a gathered node's moments, a product of moments for ``dot`` (E[u.v] =
 E[u].E[v], E[(u.v)^2] = tr(E[uu^T]E[vv^T]) or, factorized, Paquet eq. (7)), a scaled node's
-moments, and, for a gate P[z], P's moments over a gate letter multiplied by E[z] in every term.
+moments (by a constant, or by a Gamma node c: E[c P] = E[c] E[P]), and, for a gate P[z], P's moments over a gate letter multiplied by E[z] in every term.
 Each expanded term stays linear in every leaf element, so the message to a leaf is the einsum of
 the term without that operand (Winn & Bishop eq. (5)); the ELBO term is the full contraction.
 """
@@ -23,7 +23,8 @@ from ..factors.terms import DIRECT, Term, accumulate, contract_to, inner_product
 from ..families._linalg import PACK_ORDER, pack_symmetric, unpack_symmetric
 from . import folded
 from .allocation import AllocationLeaf
-from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Rows, Scaled, Sum
+from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
+                          Sum)
 from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf, memoizable,
                      moments_of, restricted)
 
@@ -98,6 +99,20 @@ class ScaledBinding:
         if comp == 0:
             return [(c * self.scale, ops) for c, ops in terms]
         return terms + [(self.dim * np.log(self.scale), [])]
+
+
+class ProductBinding:
+    """c * P for a random scale c (``Product``): E[c P] = E[c] E[P] and
+    E[u_1(c P)] = E[u_1(P)] + k E[log c] (k = ``Family.scale_dimension``), so every expanded term
+    stays linear in each side's moments."""
+
+    def __init__(self, node, scale, dim: int):
+        self.node, self.scale, self.dim = node, scale, dim
+
+    def sub(self, comp, ev, fresh):
+        if comp == 0:
+            return _product(self.node.sub(0, ev, fresh), self.scale.sub(0, "", fresh))
+        return self.node.sub(comp, ev, fresh) + [(self.dim * c, ops) for c, ops in self.scale.sub(comp, "", fresh)]
 
 
 class DotBinding:
@@ -323,6 +338,9 @@ class CompiledFactor:
         if isinstance(expr, Scaled):
             inner = self._bind(expr.node, letters, role)
             return ScaledBinding(inner, expr.scale, expr.family, expr.family.scale_dimension(expr.event_shape))
+        if isinstance(expr, Product):
+            return ProductBinding(self._bind(expr.node, letters, role), self._bind(expr.scale, letters, role),
+                                  expr.dimension)
         if isinstance(expr, Dot) and expr.allocates:
             k = self._new_letter()
             self.sizes[k] = expr.shared.size

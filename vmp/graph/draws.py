@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
-from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum
+from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sum
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -35,7 +35,7 @@ def value_ndim(expr: Expression) -> int:
         return len(expr._data_event_shape())
     if isinstance(expr, Dot):
         return 0
-    if isinstance(expr, (Gate, Gather, Scaled)):
+    if isinstance(expr, (Gate, Gather, Scaled, Product)):
         return value_ndim(expr.node)
     return len(expr.event_shape)
 
@@ -64,6 +64,8 @@ def draw(expr: Expression, n: int, rng: np.random.Generator, memo: dict) -> np.n
         return _gate(expr, n, rng, memo)
     if isinstance(expr, Scaled):
         return expr.scale * draw(expr.node, n, rng, memo)
+    if isinstance(expr, Product):
+        return _product(expr, n, rng, memo)
     if isinstance(expr, Diagonal):
         return draw(expr.node, n, rng, memo)
     if isinstance(expr, Dot):
@@ -94,3 +96,10 @@ def _dot(expr: Dot, n: int, rng, memo) -> np.ndarray:
     u = align(draw(expr.u, n, rng, memo), expr.u.plates, target)
     v = align(draw(expr.v, n, rng, memo), expr.v.plates, target)
     return (u * v).sum(-1)
+
+
+def _product(expr: Product, n: int, rng, memo) -> np.ndarray:
+    """c P: the scale's draw times the node's, over the product's plates and P's event axes."""
+    values = align(draw(expr.node, n, rng, memo), expr.node.plates, expr.plates)
+    c = align(draw(expr.scale, n, rng, memo), expr.scale.plates, expr.plates)
+    return c.reshape(c.shape + (1,) * (values.ndim - c.ndim)) * values

@@ -9,7 +9,7 @@ a sum are independent):
 - ``Probabilities``: (E[p],) of a Dirichlet parent.
 
 A gather takes rows, a gate is the mixture sum_k E[z_k] E[f(P_k)] (linear in the component's
-statistic), ``c * P`` rescales.
+statistic), ``c * P`` rescales (by a constant, or by a random c: E[(c P)^-1] = E[1/c] E[P^-1]).
 """
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ import numpy as np
 
 from ..errors import GraphError
 from .draws import align
-from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Scaled, Sum, random_nodes
+from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sum,
+                          random_nodes)
 from .leaves import moments_of
 
 
@@ -42,6 +43,11 @@ class Statistic(ABC):
     def scaled(self, stats: tuple, c: float) -> tuple:
         """The statistic of ``c * P`` from P's (only the inverse of a precision defines it)."""
         raise GraphError(f"{type(self).__name__}: no exact expectation through a scaled parent c * P")
+
+    def product(self, stats: tuple, scale: tuple) -> tuple:
+        """The statistic of ``c * P`` for a random scale c independent of P under q, from P's and
+        c's (laid over the same plates)."""
+        raise GraphError(f"{type(self).__name__}: no exact expectation through a product c * P of nodes")
 
 
 class FirstTwo(Statistic):
@@ -74,6 +80,11 @@ class Inverse(Statistic):
 
     def scaled(self, stats, c):
         return (stats[0] / c,)
+
+    def product(self, stats, scale):
+        """E[(c P)^-1] = E[1/c] E[P^-1] (independent under mean field)."""
+        c = scale[0]
+        return (stats[0] * c.reshape(c.shape + (1,) * (stats[0].ndim - c.ndim)),)
 
 
 class Probabilities(Statistic):
@@ -118,6 +129,8 @@ def _expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple[tuple, tup
     if isinstance(expr, Scaled):
         inner, plates = _expect(expr.node, stat, owner)
         return stat.scaled(inner, expr.scale), plates
+    if isinstance(expr, Product):
+        return stat.product(expect(expr.node, stat, expr.plates), expect(expr.scale, stat, expr.plates)), expr.plates
     if isinstance(expr, Diagonal):
         inner, _ = _expect(expr.node, stat, owner)
         return inner, expr.plates

@@ -3,7 +3,8 @@
 Deterministic glue (Winn & Bishop section 4.2 on gates; Paquet section 3 on the bilinear model):
 ``P[z]`` gates a plated node by a Categorical node (mixtures), ``P[rows]`` gathers plate
 elements by an integer index (sparse data), ``dot(u, v)`` is an inner product of Gaussians,
-``c * P`` scales a Gamma or Wishart node by a positive constant.
+``c * P`` scales a Gamma or Wishart node by a positive constant, and ``c * P`` for a Gamma node c
+by a random scale (a Student-t's per-point precision).
 """
 from __future__ import annotations
 
@@ -33,9 +34,14 @@ class Expression:
         raise GraphError(f"'{self.name}' cannot be indexed; only random nodes can be gated or gathered")
 
     def __rmul__(self, other):
+        if isinstance(other, Expression):
+            return Product(other, self)
         raise GraphError(f"'{self.name}' cannot be scaled; only Gamma and Wishart nodes can")
 
-    __mul__ = __rmul__
+    def __mul__(self, other):
+        if isinstance(other, Expression):
+            return Product(self, other)
+        return self.__rmul__(other)
 
     def __truediv__(self, other):
         return self.__rmul__(other)
@@ -426,8 +432,8 @@ class Scaled(Expression):
             names = " and ".join(f.name for f in fam.ALL if f.scalable)
             raise GraphError(f"{written}: only {names} nodes can be scaled")
         if isinstance(scale, Expression):
-            raise GraphError(f"{written}: a product or ratio of two nodes is not conjugate; only a "
-                             f"positive constant can scale '{node.name}'")
+            raise GraphError(f"{written}: a ratio of two nodes is not conjugate (E[1/c] is not a moment of "
+                             f"c's q); multiply by a Gamma node instead, '{node.name}' * c")
         if np.ndim(scale) != 0 or isinstance(scale, (bool, np.bool_, str, bytes)):
             raise GraphError(f"{written}: '{node.name}' can only be scaled by one positive number; "
                              f"give per-element values in the node's own parameters instead")
@@ -445,6 +451,74 @@ class Scaled(Expression):
 
     def inputs(self):
         return [self.node]
+
+
+class Product(Expression):
+    """``P * c`` (or ``c * P``) for a random scale c, a Gamma node, and P a Gamma or Wishart node
+    (each a node, a gather or gate of one, or one of those times a constant). Under mean field
+    every term stays multilinear: E[c P] = E[c] E[P], E[log c P] = E[log P] + k E[log c] with
+    k = 1 for a Gamma P, D for a D x D Wishart (E[log|c Lambda|] = D E[log c] + E[log|Lambda|]),
+    so each side receives a message of its own family (Winn & Bishop 2005 section 4 on
+    deterministic nodes; the variational Student-t of Bishop PRML 10.2, Archambeau & Verleysen 2007,
+    Svensen & Bishop 2005). ``node`` is the side that sets the family, ``scale`` the Gamma side."""
+
+    def __init__(self, a: Expression, b: Expression):
+        where = f"'{a.name}' * '{b.name}'"
+        for e in (a, b):
+            if not _scalable_side(e):
+                raise GraphError(
+                    f"{where}: '{e.name}' ({e.family.name}{', ' + type(e).__name__.lower() if not e.random else ''})"
+                    f" cannot be a side of a product of nodes; a random scale multiplies a Gamma or Wishart "
+                    f"node by a Gamma node (each a node, a gather or gate of one, or one times a constant)")
+        if b.family.scales and not b.event_shape:
+            node, scale = a, b
+        elif a.family.scales and not a.event_shape:
+            node, scale = b, a
+        else:
+            raise GraphError(f"{where}: one side must be a Gamma node (the random scale); got "
+                             f"'{a.name}' ({a.family.name}) and '{b.name}' ({b.family.name})")
+        shared = {n.name for n in _scaled_nodes(a)} & {n.name for n in _scaled_nodes(b)}
+        if shared:
+            raise GraphError(f"{where}: node(s) {sorted(shared)} appear on both sides; E[c^2] and E[log c^2] "
+                             f"mix moments a {scale.family.name} q does not keep multilinear")
+        self.node, self.scale = node, scale
+        self.dimension = node.family.scale_dimension(node.event_shape)
+        self.family, self.event_shape = node.family, node.event_shape
+        self.plates = plate_union(node.plates, scale.plates)
+        self.name = f"{node.name}*{scale.name}"
+
+    def inputs(self):
+        return [self.node, self.scale]
+
+    def __rmul__(self, other):  # 2 * (tau * lam): a constant scales the product
+        return Product(other, self) if isinstance(other, Expression) else Scaled(other, self)
+
+    def __mul__(self, other):
+        return Product(self, other) if isinstance(other, Expression) else Scaled(other, self)
+
+    def __truediv__(self, other):
+        return Scaled(other, self, divide=True)
+
+
+def _scalable_side(e: Expression) -> bool:
+    """A side of ``Product``: a node of a scalable family, a gather or gate of one, or one of
+    those times a constant."""
+    inner = e.node if isinstance(e, Scaled) else e
+    return e.family.scalable and (getattr(inner, "random", False) or isinstance(inner, (Gather, Gate)))
+
+
+def _scaled_nodes(e: Expression) -> list:
+    """The nodes whose value a side of ``Product`` carries (not a gate's selector: z_k z_l = 0 for
+    k != l, so two sides gated by one z stay multilinear)."""
+    return [e] if e.random else _scaled_nodes(e.node)
+
+
+def times(a, b) -> Expression:
+    """``a * b`` of a node with anything: a constant scale (``Scaled``) or a random one
+    (``Product``)."""
+    if isinstance(a, Expression) and isinstance(b, Expression):
+        return Product(a, b)
+    return Scaled(a, b) if isinstance(b, Expression) else Scaled(b, a)
 
 
 def _describe(value) -> str:

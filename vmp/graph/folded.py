@@ -182,7 +182,9 @@ def product(parts: list, n_lead: int, weight, ctx, plate_of, shape: tuple, memo:
         np.matmul(gt, _table(kinds, columns, start, stop, table), out=out.T[:, start:stop])
     if weight is not None:
         out *= np.broadcast_to(weight, lead).reshape(n, 1)
-    return out if len(lead) == 1 else np.ascontiguousarray(out).reshape(shape)
+    if len(lead) == 1:  # n x 1 for a message over the child's plate only (a per-point scale's)
+        return out if tail else out.reshape(shape)
+    return np.ascontiguousarray(out).reshape(shape)
 
 
 def reads(terms: list, child) -> dict:
@@ -241,7 +243,8 @@ def reduction(inputs: list, letters: str, child_letters: str, data: list, memo: 
     else:
         block, src = v[tri + d], rest
     block = block.reshape(block.shape[:len(src) - len(rest)] + held[4])
-    return np.ascontiguousarray(np.einsum(f"{src}->{letters}", block))
+    out = np.asarray(np.einsum(f"{src}->{letters}", block))
+    return np.ascontiguousarray(out) if out.ndim else out  # sum_n E[c_n] alone is a number, not 1 x 1
 
 
 def _stack(x: np.ndarray, pairs: bool, partners: list, child_letters: str, rest: str, memo: dict) -> tuple:

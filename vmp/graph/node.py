@@ -11,7 +11,7 @@ from ..errors import ConjugacyError, DataError, GraphError, ShapeError
 from ..factors import Conditional
 from . import context
 from .data import chunks, is_lazy
-from .expressions import Constant, Data, Expression, Gate, Gather, Scaled
+from .expressions import Constant, Data, Expression, Gate, Gather, Scaled, times
 from .plate import Plate
 
 
@@ -294,10 +294,10 @@ class Node(Expression, ABC):
     __array_ufunc__ = None
 
     def __rmul__(self, other):
-        return Scaled(other, self)
+        return times(other, self)
 
-    def __mul__(self, other):  # tau * 2.0 is 2.0 * tau
-        return Scaled(other, self)
+    def __mul__(self, other):  # tau * 2.0 is 2.0 * tau; tau * lam is a Product
+        return times(self, other)
 
     def __truediv__(self, other):  # tau / 2 is 0.5 * tau
         return Scaled(other, self, divide=True)
