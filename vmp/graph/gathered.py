@@ -11,7 +11,9 @@ class Gathered(tuple):
     holds its parts."""
 
     def gathered(self) -> tuple:
-        raise NotImplementedError
+        """The arrays themselves; each subclass (``partial.Filled``, an executor's ``Kept``) says
+        where its parts are held."""
+        raise NotImplementedError(f"{type(self).__name__} does not say where its arrays are held")
 
     def __getitem__(self, i):
         return self.gathered()[i]
