@@ -1,183 +1,28 @@
-"""A factor bound to the graph: its terms expanded into einsum contractions over leaves.
+"""A factor bound to the graph: its expanded terms (``binding.py``) evaluated as einsum
+contractions over leaves.
 
-Binding replaces each role operand by the moments that feed it: a node's own moments, a
-constant's statistics, a gathered node's moments, a product of moments for ``dot`` (E[u.v] =
-E[u].E[v], E[(u.v)^2] = tr(E[uu^T]E[vv^T]) or, factorized, Paquet eq. (7)), a scaled node's
-moments (by a constant, or by a Gamma node c: E[c P] = E[c] E[P]), and, for a gate P[z], P's moments over a gate letter multiplied by E[z] in every term.
 Each expanded term stays linear in every leaf element, so the message to a leaf is the einsum of
 the term without that operand (Winn & Bishop eq. (5)); the ELBO term is the full contraction.
 """
 from __future__ import annotations
 
-import itertools
 import math
-import string
 import weakref
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import GraphError
-from ..factors.terms import DIRECT, Term, accumulate, contract_to, inner_product, scale
+from ..factors.terms import DIRECT, accumulate, contract_to, inner_product, scale
 from ..families._linalg import PACK_ORDER, pack_symmetric, unpack_symmetric
 from . import folded
-from .allocation import AllocationLeaf
-from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
-                          Sum)
-from .leaves import (ConstLeaf, Context, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf, memoizable,
-                     moments_of, restricted)
+from .binding import Binder, Expanded, Operand
+from .leaves import Context, EventGatherLeaf, GatherLeaf, IndicatorLeaf, memoizable, moments_of, restricted
 
-PLATE_LETTERS = string.ascii_uppercase
 #: sparse matrices kept per pair of gathers (one per weight array: ones, the data, a policy's)
 PAIRS_KEPT = 4
 #: arrays of ones kept per factor (one per shape of the plates a term does not read: the full
 #: data plate, and a minibatch's sizes)
 ONES_KEPT = 4
-FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
-
-
-@dataclass
-class Operand:
-    leaf: Leaf | None  # None for a constant array
-    comp: int
-    letters: str
-    array: np.ndarray | None = None
-
-    def value(self, ctx=None, plate_of: dict | None = None) -> np.ndarray:
-        if self.leaf is not None:
-            return self.leaf.value(self.comp, ctx)
-        arr = self.array
-        if ctx is not None and ctx.subset:
-            for axis, ch in enumerate(self.letters):
-                idx = ctx.subset.get(plate_of.get(ch))
-                if idx is not None:
-                    arr = np.take(arr, idx, axis=axis)
-        return arr
-
-
-@dataclass
-class Expanded:
-    coef: float
-    operands: list[Operand]
-
-
-class _Fresh:
-    def __init__(self):
-        self.i = 0
-
-    def __call__(self, n: int = 1) -> str:
-        out = FRESH_EVENT[self.i:self.i + n]
-        self.i += n
-        if len(out) < n:
-            raise GraphError("a factor needs more einsum letters than available")
-        return out
-
-
-class LeafBinding:
-    def __init__(self, leaf: Leaf, letters: str):
-        self.leaf, self.letters = leaf, letters
-
-    def sub(self, comp: int, ev: str, fresh) -> list[tuple[float, list[Operand]]]:
-        fam_ = self.leaf.family
-        if self.leaf.point and comp in fam_.outer:
-            a, b = fam_.outer[comp]
-            na = fam_.event_ndims[a]
-            return [(1.0, [Operand(self.leaf, a, self.letters + ev[:na]), Operand(self.leaf, b, self.letters + ev[na:])])]
-        return [(1.0, [Operand(self.leaf, comp, self.letters + ev)])]
-
-
-class ScaledBinding:
-    """c * P: first moment scales by c; log-moment shifts by k log c (``Family.scale_dimension``:
-    the Gamma's 1, the Wishart's D)."""
-
-    def __init__(self, inner, scale: float, family, dim: int):
-        self.inner, self.scale, self.family, self.dim = inner, scale, family, dim
-
-    def sub(self, comp, ev, fresh):
-        terms = self.inner.sub(comp, ev, fresh)
-        if comp == 0:
-            return [(c * self.scale, ops) for c, ops in terms]
-        return terms + [(self.dim * np.log(self.scale), [])]
-
-
-class ProductBinding:
-    """c * P for a random scale c (``Product``): E[c P] = E[c] E[P] and
-    E[u_1(c P)] = E[u_1(P)] + k E[log c] (k = ``Family.scale_dimension``), so every expanded term
-    stays linear in each side's moments."""
-
-    def __init__(self, node, scale, dim: int):
-        self.node, self.scale, self.dim = node, scale, dim
-
-    def sub(self, comp, ev, fresh):
-        if comp == 0:
-            return _product(self.node.sub(0, ev, fresh), self.scale.sub(0, "", fresh))
-        return self.node.sub(comp, ev, fresh) + [(self.dim * c, ops) for c, ops in self.scale.sub(comp, "", fresh)]
-
-
-class DotBinding:
-    """Moments (E[m], E[m^2]) of m = u . v as sums of products of u's and v's moments."""
-
-    def __init__(self, bu, bv, cross=None):
-        self.bu, self.bv, self.cross = bu, bv, cross  # cross: (bu', bv', offdiag Operand) if factorized
-
-    def sub(self, comp, ev, fresh):
-        if self.cross is None:
-            e = fresh(comp + 1)
-            return _product(self.bu.sub(comp, e, fresh), self.bv.sub(comp, e, fresh))
-        first = _product(self.bu.sub(comp, "", fresh), self.bv.sub(comp, "", fresh))
-        if comp == 0:
-            return first
-        bu2, bv2, off = self.cross
-        pair_k = _product(self.bu.sub(0, "", fresh), self.bv.sub(0, "", fresh))
-        pair_l = _product(bu2.sub(0, "", fresh), bv2.sub(0, "", fresh))
-        return first + [(c, ops + [off]) for c, ops in _product(pair_k, pair_l)]
-
-
-class BinaryBinding:
-    """A 0/1 variable z: its second moment is its first, E[z^2] = E[z] (``Family.binary``)."""
-
-    def __init__(self, inner: LeafBinding):
-        self.inner = inner
-
-    def sub(self, comp, ev, fresh):
-        return self.inner.sub(0, ev, fresh)
-
-
-class DiagonalBinding:
-    """diag(alpha), rows(A): the node's letter for its innermost plate becomes the first event
-    letter; the node's own ``keep`` event letters follow it."""
-
-    def __init__(self, inner: LeafBinding, placeholder: str, keep: int = 0):
-        self.inner, self.placeholder, self.keep = inner, placeholder, keep
-
-    def sub(self, comp, ev, fresh):
-        lead, own = ev[:len(ev) - self.keep], ev[len(ev) - self.keep:]
-        return [(c, [Operand(o.leaf, o.comp, o.letters.replace(self.placeholder, lead)) for o in ops])
-                for c, ops in self.inner.sub(comp, own, fresh)]
-
-
-class SumBinding:
-    """Moments of m = sum_i a_i over independent terms: E[m] = sum_i E[a_i],
-    E[m m^T] = sum_i E[a_i a_i^T] + 2 sum_{i < j} E[a_i] E[a_j]^T (the pair (j, i) is the
-    transpose of (i, j): equal against the symmetric precision it meets, and messages are
-    symmetrized)."""
-
-    def __init__(self, parts):
-        self.parts = parts
-
-    def sub(self, comp, ev, fresh):
-        out = [t for b in self.parts for t in b.sub(comp, ev, fresh)]
-        if comp == 0:
-            return out
-        half = len(ev) // 2
-        for bi, bj in itertools.combinations(self.parts, 2):
-            out += [(2.0 * c, ops) for c, ops in _product(bi.sub(0, ev[:half], fresh), bj.sub(0, ev[half:], fresh))]
-        return out
-
-
-def _product(a, b):
-    return [(ca * cb, oa + ob) for (ca, oa), (cb, ob) in itertools.product(a, b)]
 
 
 class ScaledProduct:
@@ -203,30 +48,6 @@ def kept_value(kept):
     return kept.value() if isinstance(kept, ScaledProduct) else kept
 
 
-class AllocationBinding:
-    """The moments of m = sum_k u_k v_k for a factor's terms: E[m] = sum_k E[u_k] E[v_k], and
-    E[log m] as the allocation bound (see the module docstring)."""
-
-    def __init__(self, bu, bv, letters: str, name: str):
-        parts = []
-        for b in (bu, bv):
-            sub = b.sub(1, "", _Fresh())
-            if len(sub) != 1 or len(sub[0][1]) != 1 or getattr(b, "leaf", None) is None:
-                raise GraphError(f"{name}: each side of a dot of Gamma variables must be a node or a gather")
-            parts.append(sub[0][1][0])
-        self.bu, self.bv = bu, bv
-        self.leaf = AllocationLeaf(parts, letters, name)
-        self.phi = Operand(self.leaf, 0, letters)
-        self.phi_log_phi = Operand(self.leaf, 1, letters)
-
-    def sub(self, comp, ev, fresh):
-        if comp == 0:
-            return _product(self.bu.sub(0, "", fresh), self.bv.sub(0, "", fresh))
-        return ([(c, [self.phi] + ops) for c, ops in self.bu.sub(1, "", fresh)]
-                + [(c, [self.phi] + ops) for c, ops in self.bv.sub(1, "", fresh)]
-                + [(-1.0, [self.phi_log_phi])])
-
-
 def _symmetric(leaf, comp: int, b: np.ndarray) -> bool:
     """Is moment ``comp`` of the leaf's family an outer product x x^T (symmetric matrices of
     order at least PACK_ORDER in the last two axes of ``b``)."""
@@ -240,28 +61,13 @@ class CompiledFactor:
 
     def __init__(self, child):
         self.child = child
-        self.letters: dict = {}
-        self._next = 0
-        for p in child.plates:
-            self.letters[p.name] = self._new_letter()
-        self.child_letters = "".join(self.letters[p.name] for p in child.plates)
-        self.plate_of = {self.letters[p.name]: p.name for p in child.plates}
+        bound = Binder(child)
+        self.letters, self.child_letters, self.plate_of = bound.letters, bound.child_letters, bound.plate_of
+        self.sizes, self._leaves, self._gates = bound.sizes, bound._leaves, bound._gates
+        self.terms: list[Expanded] = bound.terms
+        self.coupled: dict = bound.coupled
+        self.targets = bound.targets
         self.child_shape = child.plate_shape
-        self.sizes = {self.letters[p.name]: p.size for p in child.plates}
-        self._leaves: dict = {}
-        self._gates: dict = {}
-        self._role_nodes: dict = {}
-        bindings = {"x": self._bind(child, dict(self.letters), role="x")}
-        for role, expr in child.parents.items():
-            bindings[role] = self._bind(expr, dict(self.letters), role=role)
-        self.terms: list[Expanded] = []
-        for term in child.factor.terms() + child.factor.data_terms():
-            self.terms.extend(self._expand(term, bindings))
-        self.terms = [self._event_gather(t) for t in self.terms]
-        self.coupled: dict = {}
-        self._find_couplings()
-        used = {id(o.leaf) for t in self.terms for o in t.operands if o.leaf is not None}
-        self.targets = [leaf for leaf in self._leaves.values() if leaf.target and id(leaf) in used]
         self._cache: dict = {}
         self._patterns: dict = {}
         self._products: dict = {}
@@ -279,145 +85,6 @@ class CompiledFactor:
         self._kept_memo: tuple = (None, None)
         self._folded: dict = {}  # folded.product's data, rows last; folded.reduction's stacks
         self._data_reads = folded.reads(self.terms, child) if child.observed else {}
-
-    # ----- binding ----------------------------------------------------------------------
-    def _new_letter(self) -> str:
-        if self._next >= len(PLATE_LETTERS):
-            raise GraphError(f"node '{self.child.name}': too many plates, gates and inner products in one factor")
-        ch = PLATE_LETTERS[self._next]
-        self._next += 1
-        return ch
-
-    def _leaf(self, key, make) -> Leaf:
-        if key not in self._leaves:
-            self._leaves[key] = make()
-        return self._leaves[key]
-
-    def _claim(self, node, role):
-        other = self._role_nodes.setdefault(node.name, role)
-        if other != role:
-            raise GraphError(
-                f"node '{self.child.name}': '{node.name}' reaches it through two parent roles "
-                f"('{other}' and '{role}'); that is not supported"
-            )
-
-    def _bind(self, expr: Expression, letters: dict, role: str):
-        from .node import Node
-
-        if isinstance(expr, PlatedConstant):
-            return LeafBinding(ConstLeaf(expr, expr.plates), "".join(letters[p.name] for p in expr.plates))
-        if isinstance(expr, Constant):
-            leaf = ConstLeaf(expr, self.child.plates)
-            return LeafBinding(leaf, self.child_letters)
-        if isinstance(expr, Node):
-            if expr is not self.child:
-                self._claim(expr, role)
-            leaf = self._leaf(("node", expr.name), lambda: NodeLeaf(expr))
-            return LeafBinding(leaf, "".join(letters[p.name] for p in expr.plates))
-        if isinstance(expr, Gather):
-            self._claim(expr.node, role)
-            leaf = self._leaf(("gather", expr.node.name, id(expr)), lambda: GatherLeaf(expr))
-            return LeafBinding(leaf, "".join(letters[p.name] for p in expr.plates))
-        if isinstance(expr, Gate):
-            z = expr.selector
-            if z.name not in self._gates:
-                g = self._new_letter()
-                zb = self._bind(z, letters, role=f"gate of {role}")
-                leaf = zb.leaf if z.family.one_hot else self._leaf(("indicator", z.name), lambda: IndicatorLeaf(z))
-                self._gates[z.name] = (g, Operand(leaf, 0, zb.letters + g))
-                self.sizes[g] = expr.gated_plate.size
-            g = self._gates[z.name][0]
-            inner = dict(letters)
-            inner[expr.gated_plate.name] = g
-            return self._bind(expr.node, inner, role)
-        if isinstance(expr, (Diagonal, Rows)):
-            inner = dict(letters, **{expr.dim_plate.name: "#"})
-            return DiagonalBinding(self._bind(expr.node, inner, role), "#", len(expr.node.event_shape))
-        if isinstance(expr, Sum):
-            return SumBinding([self._bind(t, letters, role) for t in expr.terms])
-        if isinstance(expr, Scaled):
-            inner = self._bind(expr.node, letters, role)
-            return ScaledBinding(inner, expr.scale, expr.family, expr.family.scale_dimension(expr.event_shape))
-        if isinstance(expr, Product):
-            return ProductBinding(self._bind(expr.node, letters, role), self._bind(expr.scale, letters, role),
-                                  expr.dimension)
-        if isinstance(expr, Dot) and expr.allocates:
-            k = self._new_letter()
-            self.sizes[k] = expr.shared.size
-            lk = dict(letters, **{expr.shared.name: k})
-            bu, bv = self._bind(expr.u, lk, role), self._bind(expr.v, lk, role)
-            return AllocationBinding(bu, bv, "".join(letters[p.name] for p in expr.plates) + k, expr.name)
-        if isinstance(expr, Dot):
-            if expr.shared is None:
-                return DotBinding(self._bind(expr.u, letters, role), self._bind(expr.v, letters, role))
-            k, l = self._new_letter(), self._new_letter()
-            size = expr.shared.size
-            self.sizes[k] = self.sizes[l] = size
-            lk = dict(letters, **{expr.shared.name: k})
-            ll = dict(letters, **{expr.shared.name: l})
-            off = Operand(None, 0, k + l, array=1.0 - np.eye(size))
-            bu, bv = self._factor_of_dot(expr.u, lk, role), self._factor_of_dot(expr.v, lk, role)
-            cross = (self._factor_of_dot(expr.u, ll, role), self._factor_of_dot(expr.v, ll, role), off)
-            return DotBinding(bu, bv, cross)
-        raise GraphError(f"node '{self.child.name}': cannot use {expr!r} as a parent")
-
-    def _factor_of_dot(self, expr: Expression, letters: dict, role: str):
-        binding = self._bind(expr, letters, role)
-        return BinaryBinding(binding) if expr.family.binary else binding
-
-    def _expand(self, term: Term, bindings) -> list[Expanded]:
-        fresh = _Fresh()
-        out = [(term.coef, [])]
-        for op in term.ops:
-            out = _product(out, bindings[op.role].sub(op.comp, op.event, fresh))
-        consts = [Operand(None, 0, self.child_letters + c.event, array=c.value) for c in term.consts]
-        gates = [g[1] for g in self._gates.values()]
-        return [Expanded(c, ops + consts + gates) for c, ops in out]
-
-    def _event_gather(self, t: Expanded) -> Expanded:
-        """Replace one-hot(x_n) * E[log p] over the category letter by E[log p_{x_n}] for an
-        observed Categorical child (an index, not an N x K one-hot)."""
-        child = self.child
-        if not (child.observed and child.family.selects and child.family.one_hot):
-            return t
-        xs = [o for o in t.operands if o.leaf is not None and o.leaf.node is child]
-        if len(xs) != 1:
-            return t
-        x = xs[0]
-        e = x.letters[len(self.child_letters):]
-        partners = [o for o in t.operands if o is not x and e in o.letters]
-        if len(e) != 1 or len(partners) != 1 or partners[0].leaf is None:
-            return t
-        p = partners[0]
-        axis = p.letters.index(e)
-        shared = set(p.letters) & set(self.child_letters)
-        if not shared:
-            letters = p.letters[:axis] + self.child_letters + p.letters[axis + 1:]
-            per_element = False
-        elif p.letters == self.child_letters + e:
-            letters, per_element = self.child_letters, True
-        else:
-            return t
-        key = ("event", id(p.leaf), p.comp)
-        leaf = self._leaf(key, lambda: EventGatherLeaf(p.leaf, p.comp, axis, child, per_element))
-        ops = [o for o in t.operands if o is not x and o is not p] + [Operand(leaf, 0, letters)]
-        return Expanded(t.coef, ops)
-
-    def _find_couplings(self) -> None:
-        """Plates along which one node's elements meet in a single term (factorized dot)."""
-        for t in self.terms:
-            seen: dict = {}
-            for o in t.operands:
-                if o.leaf is None or not o.leaf.target:
-                    continue
-                seen.setdefault(id(o.leaf), []).append(o)
-            for ops in seen.values():
-                if len(ops) < 2:
-                    continue
-                leaf = ops[0].leaf
-                for i, p in enumerate(leaf.plates):
-                    if len({o.letters[i] for o in ops}) > 1:
-                        self.coupled.setdefault(leaf.node.name, set()).add(p)
 
     # ----- evaluation -------------------------------------------------------------------
     def _weight(self, weight, ctx):
