@@ -26,12 +26,19 @@ def sample_prior(model, n: int, seed=None) -> dict[str, np.ndarray]:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise OptionError(f"model '{model.name}': sample_prior(n) needs a positive integer number of draws, "
                           f"got {n!r}")
+    return ancestral(model, int(n), seed)
+
+
+def ancestral(model, n: int, seed=None, given: dict | None = None) -> dict[str, np.ndarray]:
+    """``n`` joint draws of every node from p(x | given): the nodes in ``given`` ({name: draws
+    shaped (n,) + plates + event}, e.g. draws from a fitted q) take those values, the others are
+    drawn from their conditionals in topological order."""
     _, order = model.compile()
     rng = np.random.default_rng(seed)
-    memo: dict = {}
+    memo: dict = dict(given or {})
     for name in order:
-        if name in model.nodes:
-            memo[name] = _draw(model[name], int(n), rng, memo)
+        if name in model.nodes and name not in memo:
+            memo[name] = _draw(model[name], n, rng, memo)
     return {name: _absent_as_nan(model[name], memo[name]) for name in model.nodes}
 
 
