@@ -949,6 +949,19 @@ def _version() -> str:
     return __version__
 
 
+def _summary_parser(sub) -> None:
+    p = sub.add_parser("summary", help="print the posterior summary of a saved fit",
+                       description="Read a fit saved by vmp fit --checkpoint (or result.save) into the model "
+                                   "MODEL [DATA] built as vmp fit builds it (the same options), and print "
+                                   "its summary; --csv also writes the posterior table (the report's "
+                                   "summary.csv).")
+    p.add_argument("checkpoint", metavar="CHECKPOINT", help="the saved fit (.npz)")
+    _model_options(p)
+    p.add_argument("--csv", metavar="FILE", help="also write the posterior table (node, element, mean, sd, "
+                                                 "95%% interval) to FILE")
+    p.set_defaults(func=cmd_summary)
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="vmp", description="Variational message passing on Bayesian networks.",
                      epilog="Exit status: 0 success, 1 data/model/fit error, 2 wrong arguments.")
@@ -1002,17 +1015,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="DIR", help="write the report into DIR")
     p.set_defaults(func=cmd_fit)
 
-    p = sub.add_parser("summary", help="print the posterior summary of a saved fit",
-                       description="Read a fit saved by vmp fit --checkpoint (or result.save) into the model "
-                                   "MODEL [DATA] built as vmp fit builds it (the same options), and print "
-                                   "its summary; --csv also writes the posterior table (the report's "
-                                   "summary.csv).")
-    p.add_argument("checkpoint", metavar="CHECKPOINT", help="the saved fit (.npz)")
-    _model_options(p)
-    p.add_argument("--csv", metavar="FILE", help="also write the posterior table (node, element, mean, sd, "
-                                                 "95%% interval) to FILE")
-    p.set_defaults(func=cmd_summary)
-
+    _summary_parser(sub)
     p = sub.add_parser("render", help="draw a model's network")
     _model_options(p)
     p.add_argument("-o", "--output", metavar="FILE",

@@ -22,43 +22,56 @@ from ..graph.prior import ancestral
 
 class VMPEstimator(BaseEstimator):
     """Base of the estimators: subclasses name their builder's options (``_builder_options``)
-    and the plates that hold the data (``_local_plates``)."""
+    and the plates that hold the data (``_local_plates``).
+
+    The options of the fit, shared by every estimator:
+
+    max_iter : int, default=100
+        Sweeps of batch VMP, steps of stochastic VMP (``model.fit``'s ``iterations``).
+    tol : float or None, default=None
+        ``model.fit``'s stopping tolerance (None: its default).
+    n_init : int, default=1
+        Fits from successive seeds; the best final bound is kept (not for LinearRegression, whose
+        fit has no symmetry to break).
+    random_state : int, RandomState or None, default=None
+        The seed of the fit (an int is vmp's ``seed``) and of ``sample``.
+    """
 
     #: constructor parameters passed to the builder when they are not None
     _builder_options: tuple[str, ...] = ()
     #: plates of the data: nodes on them are local (inferred again for new data)
     _local_plates: tuple[str, ...] = ("data",)
 
+    def _option_names(self) -> tuple[str, ...]:
+        """The constructor parameters that are builder options."""
+        return self._builder_options
+
     def _options(self) -> dict:
         """The builder options the user set."""
-        return {name: getattr(self, name) for name in self._builder_options if getattr(self, name) is not None}
+        return {name: getattr(self, name) for name in self._option_names() if getattr(self, name) is not None}
 
     def _seed(self) -> int:
-        """vmp's seed from scikit-learn's ``random_state`` (an int is used as it is)."""
-        state = self.random_state
-        if isinstance(state, (int, np.integer)) and not isinstance(state, bool):
-            return int(state)
-        return int(check_random_state(state).randint(np.iinfo(np.int32).max))
+        """vmp's seed from scikit-learn's ``random_state``."""
+        return seed_of(self.random_state)
 
     def _generator(self, random_state=None) -> np.random.Generator:
-        """A numpy Generator from ``random_state`` (an int, a RandomState, None: the
-        estimator's own ``random_state``)."""
-        state = self.random_state if random_state is None else random_state
-        if isinstance(state, (int, np.integer)) and not isinstance(state, bool):
-            return np.random.default_rng(int(state))
-        return np.random.default_rng(check_random_state(state).randint(np.iinfo(np.int32).max))
+        """A numpy Generator from ``random_state`` (None: the estimator's own)."""
+        return np.random.default_rng(seed_of(self.random_state if random_state is None else random_state))
 
-    def _fit_options(self) -> dict:
+    def _fit_options(self, model) -> dict:
         """``model.fit`` options: batch VMP, or stochastic VMP with minibatches of
-        ``batch_size`` elements of the first local plate where the estimator has a ``method``."""
-        options = {"iterations": self.max_iter, "n_init": self.n_init, "seed": self._seed(), "progress": False}
+        ``batch_size`` elements (at most all) of the first local plate where the estimator has a
+        ``method``."""
+        options = {"iterations": self.max_iter, "n_init": getattr(self, "n_init", 1), "seed": self._seed(),
+                   "progress": False}
         if self.tol is not None:
             options["tol"] = self.tol
         if getattr(self, "method", "batch") == "stochastic":
             from ..inference import Minibatch
 
-            options.update(method="stochastic", subsample=Minibatch(self._local_plates[0], self.batch_size))
-            options.update(self._step_options())
+            plate = self._local_plates[0]
+            size = min(self.batch_size, model.plates[plate].size)  # at most the whole plate
+            options.update(method="stochastic", subsample=Minibatch(plate, size), **self._step_options())
         return options
 
     def _step_options(self) -> dict:
@@ -67,7 +80,7 @@ class VMPEstimator(BaseEstimator):
 
     def _fit_model(self, model) -> "VMPEstimator":
         """Fit ``model`` and keep it and the result; a diverged fit raises."""
-        result = model.fit(**self._fit_options())
+        result = model.fit(**self._fit_options(model))
         if result.diverged:
             raise ConvergenceError(f"{type(self).__name__}: the fit diverged: {result.message}")
         self.posterior_, self.result_ = model, result
@@ -94,6 +107,14 @@ class VMPEstimator(BaseEstimator):
         memo: dict = {}
         given = {name: draw(self.posterior_[name], 1, rng, memo) for name in self._global_names(self.posterior_)}
         return {name: values[0] for name, values in ancestral(model, 1, rng, given).items()}
+
+
+def seed_of(random_state) -> int:
+    """vmp's seed from scikit-learn's ``random_state``: an int as it is, else a draw of the
+    RandomState (None: numpy's global one)."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 def bound_per_element(node) -> np.ndarray:

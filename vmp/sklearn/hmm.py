@@ -29,14 +29,8 @@ class HiddenMarkovModel(VMPEstimator):
     mean_precision, dof : Gaussian emissions' options; n_symbols, beta : categorical; shape,
         rate : Poisson (see :func:`vmp.models.hmm`). None leaves the builder's default; an
         option of another emission is refused.
-    max_iter : int, default=100
-        Sweeps of batch VMP.
-    tol : float or None, default=None
-        Stopping tolerance of ``model.fit`` (None: its default).
-    n_init : int, default=1
-        Fits from successive seeds; the best final bound is kept.
-    random_state : int, RandomState or None, default=None
-        The seed of the fit.
+    max_iter, tol, n_init, random_state
+        The fit's options, as for every estimator of :mod:`vmp.sklearn` (:class:`VMPEstimator`).
 
     Attributes
     ----------
@@ -71,8 +65,9 @@ class HiddenMarkovModel(VMPEstimator):
         self.n_init = n_init
         self.random_state = random_state
 
-    @property
-    def _builder_options(self) -> tuple[str, ...]:
+    def _option_names(self) -> tuple[str, ...]:
+        """The options of the chain and of the chosen emission; an unknown emission, or an
+        option of another emission, is refused."""
         if self.emission not in EMISSION_OPTIONS:
             raise ValueError(f"HiddenMarkovModel: emission must be one of {sorted(EMISSION_OPTIONS)}, "
                              f"got {self.emission!r}")
@@ -86,7 +81,7 @@ class HiddenMarkovModel(VMPEstimator):
     def _sequences(self, X, lengths, reset: bool) -> list[np.ndarray]:
         """The rows of X split by ``lengths`` (one sequence without): T x D arrays for Gaussian
         emissions, length-T integer arrays otherwise."""
-        self._builder_options  # the emission and its options, checked before the data
+        self._option_names()  # the emission and its options, checked before the data
         x = validate_data(self, X, dtype=np.float64, reset=reset)
         if self.emission != "gaussian":
             if x.shape[1] != 1:

@@ -28,24 +28,18 @@ class LatentDirichletAllocation(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         Batch VMP, or stochastic VMP on minibatches of ``batch_size`` documents (Hoffman et
         al.'s online LDA) with the step (learning_offset + t)^-learning_decay.
     batch_size : int, default=128
-        Documents per minibatch (``method="stochastic"``).
+        Documents per minibatch (``method="stochastic"``; at most n_documents).
     learning_offset, learning_decay : float, default=10.0, 0.7
         tau0 and kappa of the step size, for ``method="stochastic"`` and ``partial_fit``.
     total_samples : int, default=1_000_000
         The corpus size D that ``partial_fit`` scales each minibatch's statistics to (D / |S|).
-    max_iter : int, default=100
-        Sweeps of batch VMP, steps of stochastic VMP.
-    tol : float or None, default=None
-        Stopping tolerance of ``model.fit`` (None: its default).
     max_doc_update_iter, mean_change_tol : int, float, default=100, 0.0
         The local step on new documents (``transform``, ``score``, ``partial_fit``): coordinate
         updates of theta and z until the largest change of their moments over all documents is
         below ``mean_change_tol``. With 0 every document gets ``max_doc_update_iter`` updates,
         so that its topic proportions do not depend on the other documents of X.
-    n_init : int, default=1
-        Fits from successive seeds; the best final bound is kept.
-    random_state : int, RandomState or None, default=None
-        The seed of the fit.
+    max_iter, tol, n_init, random_state
+        The fit's options, as for every estimator of :mod:`vmp.sklearn` (:class:`VMPEstimator`).
 
     Attributes
     ----------

@@ -26,15 +26,9 @@ class GaussianMixture(DensityMixin, VMPEstimator):
         Batch VMP (the bound never decreases) or stochastic VMP with minibatches of
         ``batch_size`` points (Hoffman et al. 2013's SVI).
     batch_size : int, default=100
-        Points per minibatch of a stochastic fit.
-    max_iter : int, default=100
-        Sweeps of batch VMP, steps of stochastic VMP.
-    tol : float or None, default=None
-        Stopping tolerance of ``model.fit`` (None: its default).
-    n_init : int, default=1
-        Fits from successive seeds; the best final bound is kept.
-    random_state : int, RandomState or None, default=None
-        The seed of the fit.
+        Points per minibatch of a stochastic fit (at most n_samples).
+    max_iter, tol, n_init, random_state
+        The fit's options, as for every estimator of :mod:`vmp.sklearn` (:class:`VMPEstimator`).
 
     Attributes
     ----------

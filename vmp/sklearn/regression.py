@@ -22,12 +22,8 @@ class LinearRegression(RegressorMixin, VMPEstimator):
     noise_precision, noise_prior, prior_precision, ard, ard_prior : optional
         The builder's options (a fixed tau, tau's Gamma prior, the weights' prior precision,
         automatic relevance determination and its Gamma prior); None leaves the builder's default.
-    max_iter : int, default=100
-        Sweeps of batch VMP.
-    tol : float or None, default=None
-        Stopping tolerance of ``model.fit`` (None: its default).
-    random_state : int, RandomState or None, default=None
-        The seed of the fit.
+    max_iter, tol, random_state
+        The fit's options, as for every estimator of :mod:`vmp.sklearn` (:class:`VMPEstimator`).
 
     Attributes
     ----------
@@ -44,7 +40,6 @@ class LinearRegression(RegressorMixin, VMPEstimator):
 
     _builder_options = ("noise_precision", "noise_prior", "prior_precision", "ard", "ard_prior")
     _local_plates = ("data",)
-    n_init = 1
 
     def __init__(self, *, fit_intercept: bool = True, noise_precision=None, noise_prior=None,
                  prior_precision=None, ard=None, ard_prior=None, max_iter: int = 100, tol=None,
