@@ -26,7 +26,7 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 FENCED = re.compile(r"^\s*```python\n.*?^\s*```", re.S | re.M)
 SPAN = re.compile(r"`([^`]+)`")
 SCRIPT = re.compile(r"python\s+examples/(\w+)\.py((?:[ \t\n]+(?![#(]|python )[^\s`]+)*)")
-VMP = re.compile(r"(?:^|[\s/])vmp (fit|demo|render)((?:[ \t\n]+(?![#(])[^\s`]+)*)")
+VMP = re.compile(r"(?:^|[\s/])vmp (fit|demo|render|summary)((?:[ \t\n]+(?![#(])[^\s`]+)*)")
 FLAG = re.compile(r"(?<![\w-])(--?[a-zA-Z][\w-]*)")
 
 

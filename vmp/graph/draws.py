@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
-from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sum
+from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled, Sum
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -66,7 +66,7 @@ def draw(expr: Expression, n: int, rng: np.random.Generator, memo: dict) -> np.n
         return expr.scale * draw(expr.node, n, rng, memo)
     if isinstance(expr, Product):
         return _product(expr, n, rng, memo)
-    if isinstance(expr, Diagonal):
+    if isinstance(expr, (Diagonal, Rows)):  # the node's innermost plate read as an event axis
         return draw(expr.node, n, rng, memo)
     if isinstance(expr, Dot):
         return _dot(expr, n, rng, memo)

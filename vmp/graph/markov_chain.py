@@ -78,6 +78,17 @@ class CategoricalMarkovChain(Node):
     def _fill_value(self):
         return np.zeros(self.plate_shape[-1:], dtype=int)
 
+    def conditional(self, parents):
+        """The chain p(z | pi0, A) at point values: U_0 = log pi0, P_t = log A for t < L-1 (the
+        transitions within the chain), zero elsewhere (a padded step: a uniform state, as the
+        factor's -log K and its entropy leave it). log 0 is ``IMPOSSIBLE``."""
+        with np.errstate(divide="ignore"):
+            log_initial = np.maximum(np.log(parents["initial"]), IMPOSSIBLE)
+            log_transition = np.maximum(np.log(parents["transition"]), IMPOSSIBLE)
+        unary = self.factor.first[..., None] * log_initial
+        pairwise = self.factor.transition[..., None, None] * log_transition
+        return unary, pairwise
+
     def live(self, alive: np.ndarray) -> np.ndarray:
         """A chain stays in the bound whole when any of its steps has an observed descendant."""
         return np.broadcast_to(alive.any(axis=-1, keepdims=True), alive.shape)

@@ -182,12 +182,22 @@ class Model:
         return Engine(self).elbo(self.state)
 
     # ----- reading q: predictions (vmp.predictive, vmp.export) ----------------------------
-    def predict(self, name: str, draws: int = 1000, seed: int | None = 0):
+    def predict(self, name: str, draws: int = 1000, seed: int | None = 0, *, prior: bool = False):
         """The posterior predictive of node ``name`` under the current q (mean, variance,
-        ``to_scipy()``, ``sample(n, rng)``); see :mod:`vmp.predictive`."""
-        from ..predictive import predict
+        ``to_scipy()``, ``sample(n, rng)``); see :mod:`vmp.predictive`. With ``prior=True`` the
+        prior predictive instead (no fit needed): its moments from ``draws`` draws of the prior
+        (:func:`vmp.predictive.prior_predict`)."""
+        from ..predictive import predict, prior_predict
 
-        return predict(self, name, draws, seed)
+        return (prior_predict if prior else predict)(self, name, draws, seed)
+
+    def sample_prior(self, n: int, seed=None) -> dict:
+        """``n`` joint draws of every node from the prior (ancestral sampling through the glue;
+        observed nodes drawn too: the prior predictive), {name: array (n,) + plates + event};
+        see :mod:`vmp.graph.prior`. Needs no fit."""
+        from .prior import sample_prior
+
+        return sample_prior(self, n, seed)
 
     def impute(self, name: str, draws: int = 1000, seed: int | None = 0):
         """The posterior of the masked entries of node ``name``; see :func:`vmp.predictive.impute`."""

@@ -319,6 +319,9 @@ class Exponential(Node):
     def __init__(self, name: str, rate: Any, *, observed=None, mask=None, weights=None):
         super().__init__(name, {"rate": rate}, observed, mask, weights)
 
+    def conditional(self, parents):
+        return self.family.natural_from(parents["rate"])
+
     def _fill_value(self):
         return np.ones(())
 
@@ -402,6 +405,9 @@ class Beta(Node):
 
     def _make_factor(self):
         return BetaFactor((), self._hyperparameter("alpha", self._alpha, ()), self._hyperparameter("beta", self._beta, ()))
+
+    def conditional(self, parents):
+        return self.family.natural_from(self.factor.alpha, self.factor.beta)
 
     def _fill_value(self):
         return np.full((), 0.5)
