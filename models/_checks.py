@@ -1,6 +1,8 @@
 """Input checks shared by the model builders: errors name the builder and the argument."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 import vmp
@@ -46,9 +48,15 @@ def values(name: str, what: str, data, positive: bool = False) -> np.ndarray:
 
 
 def count(name: str, what: str, k, minimum: int = 1) -> int:
-    if int(k) != k or k < minimum:
+    if not _whole(k) or k < minimum:
         raise vmp.ShapeError(f"{name}: {what} must be an integer >= {minimum}, got {k!r}")
     return int(k)
+
+
+def _whole(value) -> bool:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, numbers.Real)):
+        return False
+    return bool(np.isfinite(value)) and int(value) == value
 
 
 def same_length(name: str, **arrays) -> None:
