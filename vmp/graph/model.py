@@ -183,7 +183,7 @@ class Model:
         """The exact evidence lower bound of the current q."""
         from ..inference.engine import Engine
 
-        return Engine(self).elbo(self.state)
+        return Engine(self).elbo(self.current_state())
 
     # ----- reading q: predictions (vmp.predictive, vmp.export) ----------------------------
     def predict(self, name: str, draws: int = 1000, seed: int | None = 0):
