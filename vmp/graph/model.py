@@ -85,6 +85,10 @@ class Model:
         for node in self.nodes.values():
             for role, value in list(node.parents.items()):
                 if isinstance(value, str):
+                    if value not in self.nodes:
+                        known = ", ".join(self.nodes) or "none"
+                        raise GraphError(f"node '{node.name}': its {role} '{value}' names no node of model "
+                                         f"'{self.name}' (nodes: {known}); give a number, an array or a node")
                     parent = self[value]
                     node.check_parent(role, parent)
                     node.parents[role] = parent
@@ -179,7 +183,7 @@ class Model:
         """The exact evidence lower bound of the current q."""
         from ..inference.engine import Engine
 
-        return Engine(self).elbo(self.state)
+        return Engine(self).elbo(self.current_state())
 
     # ----- reading q: predictions (vmp.predictive, vmp.export) ----------------------------
     def predict(self, name: str, draws: int = 1000, seed: int | None = 0, *, prior: bool = False):

@@ -12,7 +12,7 @@ from ..factors import (BernoulliFactor, BetaFactor, BinomialFactor, CategoricalF
                        NormalFactor, PoissonFactor, WishartFactor)
 from .data import is_lazy
 from .expressions import Constant, Diagonal, Expression
-from .node import Node, fixed
+from .node import Node, fixed, real_numbers
 
 
 def _dim_of(value: Any, ndim_const: int) -> int | None:
@@ -20,17 +20,20 @@ def _dim_of(value: Any, ndim_const: int) -> int | None:
         return None
     if isinstance(value, Expression):
         return value.event_shape[0] if value.event_shape else None
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # ragged: the node's own check of the value names it
+        return None
     return arr.shape[-1] if arr.ndim >= ndim_const else None
 
 
 def _constant(node: Node, role: str, value: Any) -> np.ndarray:
     """A hyperparameter that only a constant can fill (``fixed`` refused random ones), as a float
     array, or a HyperparameterError naming the node and the role."""
-    try:
-        return np.asarray(value, float)
-    except (TypeError, ValueError):
-        raise HyperparameterError(f"node '{node.name}': {role} must be numbers, got {value!r}") from None
+    arr, why = real_numbers(value)
+    if why is not None:
+        raise HyperparameterError(f"node '{node.name}': {role} {why}")
+    return arr
 
 
 class Gaussian(Node):
