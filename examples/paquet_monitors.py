@@ -22,9 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
 from vmp.models import matrix_factorization  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "examples"))
-from paquet_fig2 import DEFAULT, load, rmse  # noqa: E402
+from _movielens import DEFAULT, load, rmse  # noqa: E402
 
 
 def main(argv=None) -> int:

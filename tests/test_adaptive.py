@@ -686,14 +686,14 @@ def test_coupled_agreement_leaves_out_the_exact_elements():
 
 
 def _at_risk(name: str):
-    """The models where examples/adaptive_models.py found the coupled default furthest from the
+    """The models where benchmarks/adaptive_models.py found the coupled default furthest from the
     rule (docs/adaptive.md, "The coupled default on the other models"), on its data: a Gaussian
     mixture and factor analysis under PerNode(10) with option (a), and a multinomial mixture
     under Minibatch(30)."""
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from adaptive_models import builders
 
     subsample = vmp.Minibatch("data", 30) if name == "multinomial_mixture" else vmp.PerNode(children=10)
