@@ -130,5 +130,13 @@ def test_a_script_answers_help_without_running(path):
     assert script_options()[name] is not None, f"{name}.py: no argparse parser"
 
 
+def test_every_example_is_listed_in_the_readme():
+    """examples/ holds what a user runs, each named in README.md's list."""
+    readme = (ROOT / "README.md").read_text()
+    missing = [p.name for p in SCRIPTS if p.parent.name == "examples" and not p.name.startswith("_")
+               and f"`{p.name}`" not in readme]
+    assert not missing, f"examples not listed in README.md: {missing}"
+
+
 if __name__ == "__main__":
     print(json.dumps(parsers(Path(sys.argv[1]))))
