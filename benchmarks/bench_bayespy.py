@@ -1,4 +1,4 @@
-"""Benchmark: batch VMP on the Bayesian Gaussian mixture against BayesPy's VB (issue 13).
+"""Benchmark: batch VMP on the Bayesian Gaussian mixture against BayesPy's VB.
 
 The data of benchmarks/bench_mixture.py (N = 100,000 points from K = 10 seeded clusters, D = 2 and 8),
 the model of ``vmp.models.gaussian_mixture(x, K)`` declared in both libraries with the same priors

@@ -1,4 +1,4 @@
-"""Benchmark: stochastic VMP costs O(minibatch) with every default on (issue "at scale").
+"""Benchmark: stochastic VMP costs O(minibatch) with every default on.
 
 Mixture (K = 10, D = 2, Minibatch("data", 100), 200 steps, defaults: evaluations every 10 steps
 on a fixed 2,000-point subsample, the per-step noisy bound, DomainMonitor and ElboMonitor) at

@@ -1,8 +1,8 @@
 """Run benchmarks on two git revisions alternately, in one run, and print both figures and their ratio.
 
 Each revision is checked out in a git worktree under a temporary directory and run with this
-Python (its own vmp and models first on the path: each run prints where vmp was imported from and
-stops if it is not the worktree's). For every round the benchmarks run on both revisions, the
+Python (its own vmp and models first on the path; the run stops before any benchmark if vmp or
+vmp.models would be imported from elsewhere). For every round the benchmarks run on both revisions, the
 order of the two swapped from one round to the next, so that both see the same load. Printed per
 benchmark: each revision's figures (the script's own, ``_registry.py``), their medians and the
 ratio OTHER / BASE (below 1: OTHER is faster), with the load average over the run.
