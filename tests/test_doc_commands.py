@@ -131,8 +131,10 @@ def test_a_script_answers_help_without_running(path):
 
 
 def test_every_example_is_listed_in_the_readme():
-    """examples/ holds what a user runs, each named in README.md's list."""
+    """examples/ holds what a user runs, each named in README.md's list; benchmarks are in benchmarks/."""
     readme = (ROOT / "README.md").read_text()
+    benchmarks = [p.name for p in SCRIPTS if p.parent.name == "examples" and p.name.startswith("bench_")]
+    assert not benchmarks, f"move to benchmarks/ (and add a line to benchmarks/_registry.py): {benchmarks}"
     missing = [p.name for p in SCRIPTS if p.parent.name == "examples" and not p.name.startswith("_")
                and f"`{p.name}`" not in readme]
     assert not missing, f"examples not listed in README.md: {missing}"
