@@ -6,6 +6,7 @@
 # transition matrix and the emission parameters are Dirichlet, Gaussian and Wishart nodes.
 
 # %%
+# %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
 

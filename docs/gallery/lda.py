@@ -7,6 +7,7 @@
 # shows the bound evaluated on a subsample with its standard error, and the step sizes.
 
 # %%
+# %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
 

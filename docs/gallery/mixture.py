@@ -6,6 +6,7 @@
 # at every sweep, and the dashboard shows the convergence.
 
 # %%
+# %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
 

@@ -13,6 +13,7 @@
 # step sizes and goes on, turning the divergence into a converging run.
 
 # %%
+# %matplotlib inline
 import warnings
 
 import matplotlib.pyplot as plt

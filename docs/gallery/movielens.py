@@ -7,6 +7,7 @@
 # where it is missing, this page uses synthetic ratings of the same shape and says so below.
 
 # %%
+# %matplotlib inline
 import os
 import pathlib
 

@@ -7,6 +7,7 @@
 # variable whose q(T) the data move. Both are policies: weights on the data plate's messages.
 
 # %%
+# %matplotlib inline
 import matplotlib.pyplot as plt
 import numpy as np
 
