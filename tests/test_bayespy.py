@@ -516,7 +516,7 @@ def test_both_bounds_are_the_exact_log_evidence_of_conjugate_pairs():
 
 
 def test_the_benchmark_runs_the_same_computation_in_both(tmp_path):
-    """examples/bench_bayespy.py on a small mixture: both libraries' bounds agree from the
+    """benchmarks/bench_bayespy.py on a small mixture: both libraries' bounds agree from the
     shared initial q, and the ratio line is printed."""
     import os
     import re
@@ -526,7 +526,7 @@ def test_the_benchmark_runs_the_same_computation_in_both(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     env = dict(os.environ, PYTHONPATH=str(root))
-    out = subprocess.run([sys.executable, str(root / "examples" / "bench_bayespy.py"), "--n", "400", "--k", "3",
+    out = subprocess.run([sys.executable, str(root / "benchmarks" / "bench_bayespy.py"), "--n", "400", "--k", "3",
                           "--dims", "3", "--iterations", "2", "--bayespy-iterations", "2"],
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert out.returncode == 0, out.stderr

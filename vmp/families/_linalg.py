@@ -18,7 +18,7 @@ from scipy import special
 
 #: the column loop serves stacks of at least VECTOR_BATCH matrices of order at most VECTOR_ORDER
 #: and at most VECTOR_MAX elements in all; below, the per-matrix LAPACK call is cheaper, above,
-#: the loop's passes over the stack leave the cache (examples/bench_linalg.py measures both)
+#: the loop's passes over the stack leave the cache (benchmarks/bench_linalg.py measures both)
 VECTOR_BATCH = 256
 VECTOR_ORDER = 12
 VECTOR_MAX = 2**22
