@@ -69,7 +69,7 @@ def scaled(value, expr: Expression) -> Linear:
     except ValueError:
         raise ShapeError(f"{written}: the constant has shape {np.shape(value)}, which does not broadcast to "
                          f"plates {[p.name for p in own]} + event {event} = {target}") from None
-    return Linear(expr, np.ascontiguousarray(arr), own, False, label)
+    return Linear(expr, np.array(arr), own, False, label)
 
 
 def mapped(matrix, expr: Expression) -> Linear:
