@@ -37,15 +37,15 @@ def _t(a: np.ndarray) -> np.ndarray:
     return np.swapaxes(a, -1, -2)
 
 
-def _inv(m: np.ndarray) -> np.ndarray:
-    """Inverses of a stack of matrices; NaN for a singular one (its chain is then not valid)."""
+def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a^-1 b for a stack of matrices; NaN for a singular one (its chain is then not valid)."""
     try:
-        return np.linalg.inv(m)
+        return np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
-        out = np.full(m.shape, np.nan)
-        for i in np.ndindex(m.shape[:-2]):
+        out = np.full(b.shape, np.nan)
+        for i in np.ndindex(a.shape[:-2]):
             try:
-                out[i] = np.linalg.inv(m[i])
+                out[i] = np.linalg.solve(a[i], b[i])
             except np.linalg.LinAlgError:
                 pass
         return out
@@ -78,29 +78,30 @@ class Forward:
 
 
 def forward(precision: np.ndarray, coupling: np.ndarray, linear: np.ndarray) -> Forward:
-    """The forward pass on P (T, S, D, D), C (T-1, S, D, D) and b (T, S, D)."""
-    steps = precision.shape[0]
-    schur = np.empty(precision.shape)
-    inverse = np.empty(precision.shape)
-    gain = np.empty(coupling.shape)
-    tilde = np.empty(linear.shape)
-    cross = np.empty(precision.shape[1:])
-    step = np.empty(linear.shape[1:])
+    """The forward pass on P (T, S, D, D), C (T-1, S, D, D) and b (T, S, D), one solve per step:
+    with X_t = [D_t | -b~_t] and D_t^-1 [C_t | b~_t | I] = [G_t | m_t | S_t],
+    X_{t+1} = [P_{t+1} | -b_{t+1}] - C_t^T [G_t | m_t]."""
+    steps, chains, d = linear.shape
+    x = np.empty((steps, chains, d, d + 1))  # [D_t | -b~_t]
+    x[..., :d] = precision
+    np.negative(linear, out=x[..., d])
+    rhs = np.zeros((steps, chains, d, 2 * d + 1))  # [C_t | b~_t | I]
+    rhs[:-1, ..., :d] = coupling
+    rhs[..., d + 1:] = np.eye(d)
+    solved = np.empty(rhs.shape)  # [G_t | m_t | S_t]
+    step = np.empty((chains, d, d + 1))
+    ct = _t(coupling)
     with np.errstate(invalid="ignore", over="ignore"):
-        schur[0] = precision[0]
-        tilde[0] = linear[0]
-        inverse[0] = _inv(schur[0])
-        for t in range(1, steps):
-            np.matmul(inverse[t - 1], coupling[t - 1], out=gain[t - 1])
-            np.matmul(_t(coupling[t - 1]), gain[t - 1], out=cross)
-            np.subtract(precision[t], cross, out=schur[t])
-            np.matmul(tilde[t - 1][:, None, :], gain[t - 1], out=step[:, None, :])
-            np.add(linear[t], step, out=tilde[t])
-            inverse[t] = _inv(schur[t])
-    return _checked(schur, sym(inverse), gain, tilde)
+        for t in range(steps):
+            np.negative(x[t, ..., d], out=rhs[t, ..., d])
+            solved[t] = _solve(x[t, ..., :d], rhs[t])
+            if t < steps - 1:
+                np.matmul(ct[t], solved[t, ..., :d + 1], out=step)
+                x[t + 1] -= step
+    return _checked(x[..., :d], sym(solved[..., d + 1:]), solved[:-1, ..., :d], rhs[..., d], solved[..., d])
 
 
-def _checked(schur, inverse, gain, tilde) -> Forward:
+def _checked(schur, inverse, gain, tilde, mean) -> Forward:
     """The pass with its positive-definiteness check and log-determinants (one vectorized
     Cholesky factorization of every D_t)."""
     with np.errstate(invalid="ignore", over="ignore"):
@@ -112,7 +113,6 @@ def _checked(schur, inverse, gain, tilde) -> Forward:
         if not ok.all():
             f = Cholesky(np.where(ok[..., None, None], safe, eye), vectorize=True)
         logdet = np.where(ok, f.logdet(), np.nan)
-        mean = np.einsum("tsij,tsj->tsi", inverse, tilde)
     return Forward(schur, inverse, gain, mean, tilde, ok.all(0), logdet)
 
 
