@@ -622,8 +622,9 @@ def gaussian_chain_known_dynamics():
     rng = _rng()
     with vmp.Model("c") as m:
         with vmp.Plate("S", 2), vmp.Plate("T", 3):
-            x = vmp.GaussianMarkovChain("x", np.zeros(2), np.eye(2), 0.5 * rng.normal(size=(3, 2, 2)),
-                                        np.array([[2.0, 0.3], [0.3, 1.0]]), inputs=(rng.normal(size=(2, 1)),
+            x = vmp.GaussianMarkovChain("x", np.array([0.5, -1.0]), np.array([[2.0, 0.3], [0.3, 1.0]]),
+                                        0.5 * rng.normal(size=(3, 2, 2)),
+                                        np.array([[2.0, 0.9], [0.9, 1.0]]), inputs=(rng.normal(size=(2, 1)),
                                                                                      rng.normal(size=(3, 1))),
                                         weights=np.array([[2.0] * 3, [0.5] * 3]))
             vmp.Gaussian("y", x, np.eye(2), observed=rng.normal(size=(2, 3, 2)))
@@ -669,7 +670,7 @@ def _switching():
             q = vmp.Gamma("Q", 3.0, 1.0)
         with vmp.Plate("S", 2), vmp.Plate("T", 4):
             s = vmp.CategoricalMarkovChain("s", pi0, trans, lengths=[4, 3])
-            x = vmp.GaussianMarkovChain("x", np.zeros(2), np.eye(2), a[s], q[s], lengths=[4, 3])
+            x = vmp.GaussianMarkovChain("x", np.array([3.0, -2.0]), np.eye(2), a[s], q[s], lengths=[4, 3])
             vmp.Normal("y", vmp.dot(x, np.array([1.0, 0.5])), 2.0, observed=rng.normal(size=(2, 4)),
                        mask=np.array([[True, True, True, True], [True, True, True, False]]))
     return m
