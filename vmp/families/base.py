@@ -79,6 +79,9 @@ class Family(ABC):
     #: q(x_m | x_o) in the event's layout and ``pinned_entries`` the statistics' entries that
     #: the observed coordinates fix (the Gaussian's; a mask over plates + event)
     pins_coordinates: ClassVar[bool] = False
+    #: the family of one step of a chain read alone (a Gaussian chain's x_t is a Gaussian), for
+    #: a family whose ``joint_plates`` are steps; None otherwise
+    step_family: ClassVar[type | None] = None
     #: event shape of ``example()``
     example_event: ClassVar[tuple[int, ...]] = ()
 

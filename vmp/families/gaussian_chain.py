@@ -26,6 +26,7 @@ from . import constraints
 from ._kalman import Forward, Smoothed, smooth
 from ._linalg import mark_symmetric, symmetric_part, sym
 from .base import Arrays, Family
+from .gaussian import Gaussian
 
 #: the last few solved chains, by the identity of their natural-parameter arrays (read-only while
 #: kept): an update's moments, validity check and entropy read one smoother pass
@@ -156,6 +157,7 @@ class GaussianMarkovChain(Family):
     arg_constraints = {"mean": constraints.real_vector, "covariance": constraints.positive_definite,
                        "cross_covariance": constraints.real}
     joint_plates = 1
+    step_family = Gaussian
     example_event = (2,)
 
     @staticmethod

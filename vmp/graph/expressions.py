@@ -26,6 +26,8 @@ class Expression:
     name: str
     random: bool = False
     """True for a random variable (a Node) rather than glue or a constant."""
+    transparent: bool = False
+    """True for a view of a node as another family (no box of its own in the DAG)."""
 
     def inputs(self) -> list["Expression"]:
         return []

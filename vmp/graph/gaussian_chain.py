@@ -19,11 +19,13 @@ class Steps(Expression):
     A child of a chain (``vmp.Normal("y", vmp.dot(x, c), r)``, ``vmp.Gaussian("y", x, R)``)
     reads it through this view; its messages land on the chain's first two components."""
 
+    transparent = True
+
     def __init__(self, chain: Node):
         self.node = chain
-        self.family = fam.Gaussian
+        self.family = chain.family.step_family
         self.plates, self.event_shape = chain.plates, chain.event_shape
-        self.name = f"steps({chain.name})"
+        self.name = chain.name
 
     def inputs(self):
         return [self.node]
@@ -35,13 +37,13 @@ class Matrix(Expression):
     (D x M, or with leading time and chain axes: time-varying dynamics). Its moments are E[A]
     (event (D, M)) and E[a_i a_i^T] (event (D, M, M))."""
 
-    def __init__(self, value: Any, owner: str, role: str, shape: tuple[int, int], plates: tuple):
+    def __init__(self, value: Any, owner: str, role: str, shape: tuple[int, int], plates: tuple, family):
         where = f"node '{owner}': {role}"
         self.constant = None
         self.name = f"{owner}.{role}"
-        self.family, self.event_shape = fam.Gaussian, tuple(shape)
+        self.family, self.event_shape = family, tuple(shape)
         if isinstance(value, Expression):
-            if value.family is not fam.Gaussian or not value.plates:
+            if value.family is not family or not value.plates:
                 raise GraphError(f"{where} must be a constant matrix or a Gaussian node over a plate of its "
                                  f"{shape[0]} rows, got {value!r}")
             rows = value.plates[-1]
@@ -79,12 +81,12 @@ class NoiseDiagonal(Diagonal):
     """diag(v): Gamma nodes over a plate of the D state dimensions (or such a node gated by a
     regime, ``v[s]``) read as the diagonal of the noise precision."""
 
-    def __init__(self, node: Expression, owner: str, dim: int):
-        if node.family is not fam.Gamma or not node.plates or node.plates[-1].size != dim:
+    def __init__(self, node: Expression, owner: str, dim: int, family):
+        if node.family is not family or not node.plates or node.plates[-1].size != dim:
             raise ShapeError(f"node '{owner}': a Gamma noise precision must be over a plate of the {dim} state "
                              f"dimensions (innermost), got {node!r}")
         self.node, self.dim_plate = node, node.plates[-1]
-        self.family, self.plates, self.event_shape = fam.Gamma, node.plates[:-1], (dim,)
+        self.family, self.plates, self.event_shape = family, node.plates[:-1], (dim,)
         self.name = f"diag({node.name})"
 
 
@@ -116,7 +118,7 @@ class GaussianMarkovChain(Node):
         if observed is not None:
             raise GraphError(f"node '{name}': an observed GaussianMarkovChain is not supported; observe the states "
                              f"with a vmp.Gaussian child of known precision instead")
-        if isinstance(noise, Expression) and noise.family is fam.Gamma:
+        if isinstance(noise, Expression) and noise.family is GaussianChainARDFactor.roles["noise"]:
             self.factor_cls = GaussianChainARDFactor
         self._lengths, self._inputs = lengths, None
         roles = {"mean": mean, "precision": precision, "transition": transition, "noise": noise}
@@ -139,7 +141,7 @@ class GaussianMarkovChain(Node):
 
     def view(self, family):
         """The chain as one Gaussian per step (``Steps``) where a Gaussian is wanted."""
-        return Steps(self) if family is fam.Gaussian else self
+        return Steps(self) if family is self.family.step_family else self
 
     def _role_event(self, role):
         if role == "control":
@@ -154,12 +156,13 @@ class GaussianMarkovChain(Node):
 
     def _parent(self, role, value):
         d = self.event_shape[0]
+        family = self.factor_cls.roles[role]
         if isinstance(value, Expression):
-            value = value.view(fam.Gaussian)
+            value = value.view(family)
         if role in ("transition", "control"):
-            return Matrix(value, self.name, role, self._role_event(role), self.plates)
-        if role == "noise" and isinstance(value, Expression) and value.family is fam.Gamma:
-            return NoiseDiagonal(value, self.name, d)
+            return Matrix(value, self.name, role, self._role_event(role), self.plates, family)
+        if role == "noise" and isinstance(value, Expression) and self.factor_cls is GaussianChainARDFactor:
+            return NoiseDiagonal(value, self.name, d, family)
         if isinstance(value, Expression):
             self.check_parent(role, value)
             return value
