@@ -12,18 +12,19 @@ eta and eta' with the same sums below are one q). The chain's precision is block
 
     Lambda_tt = -2 sym(J_t + L_{t-1}),   Lambda_{t,t+1} = -K_t,   linear term b_t = h_t + g_{t-1},
 
-and the moments (E[x_t], E[x_t x_t^T], E[x_t x_{t+1}^T] and their shifts) come from the
-information-form RTS smoother in ``_kalman.py`` in O(T D^3), vectorized over the chains (Beal
-2003 ch. 5; BayesPy's GaussianMarkovChain). A = 1/2 b^T Lambda^-1 b - 1/2 log|Lambda| + TD/2
-log 2 pi is reported per step (the terms of the forward pass), as is the entropy
-1/2 log|2 pi e Lambda^-1| = sum_t [D/2 (1 + log 2 pi) - 1/2 log|D_t|].
+and the moments (E[x_t], E[x_t x_t^T], E[x_t x_{t+1}^T] and their shifts) are the smoothed
+marginals (Beal 2003 ch. 5; BayesPy's GaussianMarkovChain), computed by block cyclic reduction
+in ``_cyclic.py`` in O(T D^3) work and O(log T) vectorized steps over all chains (the filter is
+the sequential forward pass in ``_kalman.py``). A = 1/2 b^T Lambda^-1 b
+- 1/2 log|Lambda| + TD/2 log 2 pi is reported per step (the terms of each step's pivot), as is
+the entropy 1/2 log|2 pi e Lambda^-1| = sum_t [D/2 (1 + log 2 pi) - 1/2 log|P_t|].
 """
 from __future__ import annotations
 
 import numpy as np
 
 from . import constraints
-from ._kalman import Forward, Smoothed, smooth
+from ._cyclic import reduce
 from ._linalg import mark_symmetric, symmetric_part, sym
 from .base import Arrays, Family
 from .gaussian import Gaussian
@@ -64,7 +65,8 @@ class _Solved:
     def __init__(self, natural: Arrays):
         prec, coupling, b, self.chains = canonical(natural)
         self.steps, self.d = b.shape[0], b.shape[-1]
-        self.forward, self.smoothed = smooth(prec, coupling, b)
+        self.reduction = reduce(prec, coupling, b)
+        self.smoothed = self.reduction.smoothed
 
     def lay(self, a: np.ndarray) -> np.ndarray:
         """(T, S, ...) -> chains + (T, ...)."""
@@ -177,21 +179,22 @@ class GaussianMarkovChain(Family):
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
-        """Per step t the forward pass's 1/2 b~_t^T D_t^-1 b~_t - 1/2 log|D_t| + D/2 log 2 pi
-        (``_kalman.Forward``); their sum over t is A(eta)."""
+        """Per step t its pivot's 1/2 b_t^T P_t^-1 b_t - 1/2 log|P_t| + D/2 log 2 pi
+        (``_cyclic.Reduction``); their sum over t is A(eta)."""
         solved = _solve(natural)
-        return solved.per_step(solved.forward.log_normalizer())
+        return solved.per_step(solved.reduction.log_normalizer())
 
     @classmethod
     def entropy(cls, natural: Arrays, moments: Arrays | None = None) -> np.ndarray:
-        """Per step D/2 (1 + log 2 pi) - 1/2 log|D_t|: their sum is 1/2 log|2 pi e Lambda^-1|."""
+        """Per step D/2 (1 + log 2 pi) - 1/2 log|P_t| (its pivot): their sum is
+        1/2 log|2 pi e Lambda^-1|."""
         solved = _solve(natural)
-        return solved.per_step(solved.forward.entropy())
+        return solved.per_step(solved.reduction.entropy())
 
     @classmethod
     def valid(cls, natural: Arrays) -> np.ndarray:
-        """Finite natural parameters and a positive-definite precision (every Schur complement
-        of the forward pass); a chain is valid or not as a whole (repeated at each step)."""
+        """Finite natural parameters and a positive-definite precision (every pivot of the
+        reduction); a chain is valid or not as a whole (repeated at each step)."""
         arrays = [np.asarray(a, float) for a in natural]
         plates = np.broadcast_shapes(*(a.shape[:a.ndim - n] for a, n in zip(arrays, cls.event_ndims)))
         ok = np.ones(plates[:-1], bool)
@@ -203,7 +206,7 @@ class GaussianMarkovChain(Family):
             safe = tuple(a if ok.all() else np.where(ok.reshape(ok.shape + (1,) * (1 + n)), a, s)
                          for a, n, s in zip(arrays, cls.event_ndims, stand_in))
             with np.errstate(all="ignore"):
-                ok &= _solve(safe).forward.ok.reshape(plates[:-1])
+                ok &= _solve(safe).reduction.ok.reshape(plates[:-1])
         return np.broadcast_to(ok[..., None], plates).copy()
 
     @classmethod
