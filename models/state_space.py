@@ -76,6 +76,80 @@ def local_level(y, *, noise_shape: float = 1e-3, level_shape: float = 1e-3, name
     return model
 
 
+def _principal(data: np.ndarray, seen: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """The loadings C (M x D) and scores (S, T, D) of the first D principal components of the
+    observed steps (missing entries at their output's mean), the scores of unit variance, and
+    the precision 1 / sigma^2 of what they leave (probabilistic PCA's sigma^2, the mean of the
+    other eigenvalues, Tipping & Bishop 1999 eq. (8); at least 1e-3 of the variance): the
+    starting point of C, E[x] and tau (ARD and the state scale then start at the data's scale,
+    not in the basin where x explains nothing)."""
+    mean = np.array([data[..., j][seen[..., j]].mean() for j in range(data.shape[-1])])
+    filled = np.where(seen, data, mean) - mean
+    rows = filled.reshape(-1, filled.shape[-1])
+    _, sv, vt = np.linalg.svd(rows[seen.reshape(rows.shape).any(-1)], full_matrices=False)
+    k = min(d, len(sv))
+    n = max(int(seen.any(-1).sum()), 1)
+    eig = sv ** 2 / n
+    rest = max(float(eig[k:].mean()) if len(eig) > k else 0.0, 1e-3 * float(eig.sum()) / len(eig), 1e-300)
+    loadings = np.zeros((data.shape[-1], d))
+    loadings[:, :k] = vt[:k].T * np.sqrt(eig[:k])
+    scores = np.zeros(data.shape[:-1] + (d,))
+    scores[..., :k] = filled @ vt[:k].T / np.sqrt(np.maximum(eig[:k], 1e-300))
+    return loadings, scores, 1.0 / rest
+
+
+def _regimes(scores: np.ndarray, lengths: np.ndarray, k: int, window: int, seed: int = 0) -> np.ndarray:
+    """Starting regime marginals (S, T, K): k-means (k-means++ starts, Lloyd's iterations) on
+    each step's local dynamics in the principal scores, the log mean square increment and the
+    lag-one regression coefficient over a centred window of ``window`` steps; 0.8 on the
+    step's cluster. Regimes that differ in their noise or their persistence separate there."""
+    from vmp.inference.init import kmeanspp
+
+    steps = scores.shape[1]
+    rows = []
+    for i, n in enumerate(lengths):
+        z = scores[i, :n]
+        dz = np.diff(z, axis=0, prepend=z[:1])
+        kernel = np.ones(window) / window
+        energy = np.convolve(np.sum(dz ** 2, -1), kernel, mode="same")
+        lagged = np.convolve(np.sum(z[1:] * z[:-1], -1), kernel, mode="same")
+        power = np.convolve(np.sum(z[:-1] ** 2, -1), kernel, mode="same")
+        slope = np.append(lagged / np.maximum(power, 1e-12), lagged[-1:] / max(power[-1], 1e-12))
+        rows.append(np.stack([np.log(energy + 1e-12), slope], -1))
+    feats = np.concatenate(rows)
+    feats = (feats - feats.mean(0)) / np.maximum(feats.std(0), 1e-12)
+    centers = kmeanspp(feats, k, np.random.default_rng(seed))
+    for _ in range(50):
+        label = np.argmin(((feats[:, None, :] - centers[None]) ** 2).sum(-1), 1)
+        centers = np.array([feats[label == j].mean(0) if np.any(label == j) else centers[j] for j in range(k)])
+    out = np.full((len(lengths), steps, k), 1.0 / k)
+    start = 0
+    for i, n in enumerate(lengths):
+        out[i, :n] = 0.2 / (k - 1)
+        out[i, np.arange(n), label[start:start + n]] = 0.8
+        start += n
+    return out
+
+
+def _dynamics(scores: np.ndarray, lengths: np.ndarray, regimes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each regime's least-squares dynamics on the principal scores, weighted by the starting
+    regime marginals of the step it governs: A^(k) (D x D) laid out as the rows of the "A" node
+    (D, K, D), and the innovation precisions nu^(k)_i (D, K)."""
+    d, k = scores.shape[-1], regimes.shape[-1]
+    within = np.arange(scores.shape[1] - 1) < (lengths - 1)[:, None]
+    w = regimes[:, :-1] * within[..., None]  # (S, T-1, K)
+    prev, step = scores[:, :-1], scores[:, 1:]
+    a = np.empty((k, d, d))
+    nu = np.empty((k, d))
+    for j in range(k):
+        xx = np.einsum("st,sti,stj->ij", w[..., j], prev, prev) + 1e-6 * np.eye(d)
+        yx = np.einsum("st,sti,stj->ij", w[..., j], step, prev)
+        a[j] = np.linalg.solve(xx.T, yx.T).T
+        resid = step - np.einsum("ij,stj->sti", a[j], prev)
+        nu[j] = w[..., j].sum() / np.maximum(np.einsum("st,sti->i", w[..., j], resid ** 2), 1e-12)
+    return np.transpose(a, (1, 0, 2)), nu.T
+
+
 #: the parameters ``linear_dynamical_system(learn=...)`` may learn
 LEARNABLE = ("transition", "noise_precision", "loading", "output_precision")
 
@@ -115,15 +189,20 @@ def linear_dynamical_system(Y, state_dim: int, *, learn=True, transition=None, n
             a = vmp.Gaussian("A", np.zeros(d), np.eye(d)) if "transition" in learned else transition
             nu = vmp.Gamma("nu", 1.0, 1.0) if "noise_precision" in learned else noise_precision
         with vmp.Plate("state_dims", d):
-            gamma = vmp.Gamma("gamma", 1e-3, 1e-3) if "loading" in learned else None
+            gamma = vmp.Gamma("gamma", 1e-3, 1e-5 * var / d) if "loading" in learned else None
         with vmp.Plate("outputs", m):
             c = vmp.Gaussian("C", np.zeros(d), gamma) if "loading" in learned else loading
-            tau = vmp.Gamma("tau", 1.0, var) if "output_precision" in learned else output_precision
+            tau = vmp.Gamma("tau", 1.0, 0.1 * var) if "output_precision" in learned else output_precision
         with vmp.Plate("sequences", data.shape[0]), vmp.Plate("time", data.shape[1]):
             x = vmp.GaussianMarkovChain("x", np.zeros(d), 0.01 / var * np.eye(d), a, nu, inputs=inputs,
                                         lengths=lengths)
             with vmp.Plate("outputs", m):
                 vmp.Normal("y", vmp.dot(c, x), tau, observed=data, mask=seen, weights=weights)
+    if "loading" in learned:
+        loadings, scores, precision = _principal(data, seen, d)
+        model.start = {"C": loadings, "x": scores}
+        if "output_precision" in learned:
+            model.start["tau"] = np.full(m, precision)
     return model
 
 
@@ -139,7 +218,8 @@ def _learned(name: str, learn) -> set:
     return learned
 
 
-def switching_lds(Y, n_regimes: int, state_dim: int, *, stay: float = 10.0, name: str = "switching_lds") -> vmp.Model:
+def switching_lds(Y, n_regimes: int, state_dim: int, *, stay: float = 10.0, window: int = 10,
+                  name: str = "switching_lds") -> vmp.Model:
     """The switching linear dynamical system (Ghahramani & Hinton 2000): a regime chain s selects
     the dynamics and the innovation precisions of each step,
 
@@ -167,13 +247,18 @@ def switching_lds(Y, n_regimes: int, state_dim: int, *, stay: float = 10.0, name
             a = vmp.Gaussian("A", np.zeros(d), np.eye(d))
             nu = vmp.Gamma("nu", 1.0, 1.0)
         with vmp.Plate("state_dims", d):
-            gamma = vmp.Gamma("gamma", 1e-3, 1e-3)
+            gamma = vmp.Gamma("gamma", 1e-3, 1e-5 * var / d)
         with vmp.Plate("outputs", m):
             c = vmp.Gaussian("C", np.zeros(d), gamma)
-            tau = vmp.Gamma("tau", 1.0, var)
+            tau = vmp.Gamma("tau", 1.0, 0.1 * var)
         with vmp.Plate("sequences", data.shape[0]), vmp.Plate("time", data.shape[1]):
             s = vmp.CategoricalMarkovChain("s", pi0, switch, lengths=lengths)
             x = vmp.GaussianMarkovChain("x", np.zeros(d), 0.01 / var * np.eye(d), a[s], nu[s], lengths=lengths)
             with vmp.Plate("outputs", m):
                 vmp.Normal("y", vmp.dot(c, x), tau, observed=data, mask=seen, weights=weights)
+    loadings, scores, precision = _principal(data, seen, d)
+    regimes = _regimes(scores, lengths, k, window)
+    dynamics, noise = _dynamics(scores, lengths, regimes)
+    model.start = {"C": loadings, "x": scores, "tau": np.full(m, precision), "s": regimes, "A": dynamics,
+                   "nu": noise}
     return model

@@ -291,6 +291,12 @@ class Family(ABC):
         raise NotImplementedError(f"cannot set the mean of a {cls.name}")
 
     @classmethod
+    def start_at(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """The q a fit's ``init`` mean stands for: ``with_mean`` (the spread kept); a family whose
+        kept spread would blur the start (a chain of states at its prior's) overrides it."""
+        return cls.with_mean(natural, mean)
+
+    @classmethod
     def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays | None:
         """eta moved at random to break the symmetry of the components of a mixture, or None
         when the family has no such move (then the components start equal). ``concentration`` sets the

@@ -301,6 +301,18 @@ class GaussianMarkovChain(Family):
         return (h, natural[1], natural[2], np.zeros(np.shape(natural[3])), natural[4])
 
     @classmethod
+    def start_at(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """Independent steps N(m_t, v I) held tight around the path m (v: 1e-3 of its variance
+        over steps, 1e-6 for a constant path): the parameters' first updates read the path, not
+        a prior's spread around it."""
+        m = np.broadcast_to(np.asarray(mean, float), np.shape(natural[0]))
+        var = 1e-3 * float(np.var(m)) or 1e-6
+        d = m.shape[-1]
+        zeros = np.zeros(np.shape(natural[1]))
+        precision = np.broadcast_to(np.eye(d) / var, zeros.shape)
+        return m / var, -0.5 * precision, zeros, np.zeros(m.shape), zeros.copy()
+
+    @classmethod
     def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays:
         """The mean moved to a draw from q itself."""
         return cls.with_mean(natural, cls.sample(natural, rng))

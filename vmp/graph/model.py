@@ -139,10 +139,17 @@ class Model:
         return describe(self)
 
     # ----- inference --------------------------------------------------------------------
+    #: a builder's starting point ({node name: initial mean}): the fits' ``init`` when none is given
+    start: dict | None = None
+
+    def _started(self, options: dict) -> dict:
+        return options if self.start is None or "init" in options else {**options, "init": self.start}
+
     def fit(self, **options):
         """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
         from ..inference import fit
 
+        options = self._started(options)
         iterations = options.get("iterations")  # None: the method's default
         if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer))
                                        or iterations < 1):
@@ -154,13 +161,13 @@ class Model:
         """A batch VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
         from ..inference import Fit
 
-        return Fit(self, method="batch", **options)
+        return Fit(self, method="batch", **self._started(options))
 
     def stochastic(self, **options):
         """A stochastic VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
         from ..inference import Fit
 
-        return Fit(self, method="stochastic", **options)
+        return Fit(self, method="stochastic", **self._started(options))
 
     def infer_locals(self, iterations: int = 50, tol: float = 1e-4) -> "Model":
         """Give the hidden nodes that the fit's state lacks (the local nodes of a minibatch fit,
