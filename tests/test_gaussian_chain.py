@@ -18,7 +18,8 @@ from vmp.families.gaussian_chain import GaussianMarkovChain as Family
 def kalman(y, seen, a, q, c, r, m0, p0):
     """Filter and RTS smoother for x_{t+1} = A x_t + N(0, Q), y_t = C x_t + N(0, R) (covariances
     Q, R, P0), steps with seen[t] False skipped; returns smoothed means, covariances,
-    Cov(x_t, x_{t+1}) and the log-likelihood of the seen steps."""
+    Cov(x_t, x_{t+1}) and the log-likelihood of the seen steps (``kalman.filtered``: the filtered
+    means and covariances of the last call)."""
     steps, d = len(y), len(m0)
     mf, pf = np.zeros((steps, d)), np.zeros((steps, d, d))
     mp, pp = np.zeros((steps, d)), np.zeros((steps, d, d))
@@ -33,6 +34,7 @@ def kalman(y, seen, a, q, c, r, m0, p0):
             mf[t] = mp[t] + gain @ e
             pf[t] = pp[t] - gain @ s @ gain.T
             loglik += -0.5 * (len(e) * np.log(2 * np.pi) + np.linalg.slogdet(s)[1] + e @ np.linalg.solve(s, e))
+    kalman.filtered = (mf.copy(), pf.copy())
     ms, ps, cross = mf.copy(), pf.copy(), np.zeros((steps, d, d))
     for t in range(steps - 2, -1, -1):
         j = pf[t] @ a.T @ np.linalg.inv(pp[t + 1])

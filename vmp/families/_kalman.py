@@ -11,12 +11,12 @@ information filter: Schur complements, Golub & Van Loan section 4.5):
     D_0 = P_0,   D_t = P_t - C_{t-1}^T D_{t-1}^-1 C_{t-1},
     b~_0 = b_0,  b~_t = b_t + C_{t-1}^T D_{t-1}^-1 b~_{t-1},
 
-with S_t = D_t^-1, G_t = S_t C_t and m_t = S_t b~_t; log|Lambda| = sum_t log|D_t| and
-b^T Lambda^-1 b = sum_t b~_t^T S_t b~_t. N(m_t, S_t) is the filtered marginal of x_t given the
-potentials of the steps up to t (a backward pass through q(x_t | x_{t+1}) = N(m_t + G_t x_{t+1},
-S_t) would be the RTS smoother; ``_cyclic.py`` computes the smoothed marginals in log T
-vectorized levels instead). Each step is one solve and two array operations over all chains;
-every Schur complement is a positive-definite D x D matrix. Arrays are time-major, (T, S, ...).
+with S_t = D_t^-1, G_t = S_t C_t and m_t = S_t b~_t. (D_t, b~_t) is the information form of x_t's
+marginal given the potentials of the steps up to t, the filter's (a backward pass through
+q(x_t | x_{t+1}) = N(m_t + G_t x_{t+1}, S_t) would be the RTS smoother; ``_cyclic.py`` computes
+the smoothed marginals in log T vectorized levels instead). Each step is one solve and two array
+operations over all chains; every Schur complement is a positive-definite D x D matrix. Arrays
+are time-major, (T, S, ...).
 """
 from __future__ import annotations
 
@@ -44,24 +44,19 @@ def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def forward(precision: np.ndarray, coupling: np.ndarray, linear: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The filtered means m_t (T, S, D) and covariances S_t (T, S, D, D) of chains with blocks P
-    (T, S, D, D), C (T-1, S, D, D) and b (T, S, D), one solve per step: with X_t = [D_t | -b~_t]
-    and D_t^-1 [C_t | b~_t | I] = [G_t | m_t | S_t], X_{t+1} = [P_{t+1} | -b_{t+1}] - C_t^T [G_t | m_t]."""
+    """The forward pass's D_t (T, S, D, D) and b~_t (T, S, D) for chains with blocks P (T, S, D, D),
+    C (T-1, S, D, D) and b (T, S, D), one solve per step: with X_t = [D_t | -b~_t] and
+    D_t^-1 [C_t | b~_t] = [G_t | m_t], X_{t+1} = [P_{t+1} | -b_{t+1}] - C_t^T [G_t | m_t]."""
     steps, chains, d = linear.shape
     x = np.empty((steps, chains, d, d + 1))  # [D_t | -b~_t]
     x[..., :d] = precision
     np.negative(linear, out=x[..., d])
-    rhs = np.zeros((steps, chains, d, 2 * d + 1))  # [C_t | b~_t | I]
-    rhs[:-1, ..., :d] = coupling
-    rhs[..., d + 1:] = np.eye(d)
-    solved = np.empty(rhs.shape)  # [G_t | m_t | S_t]
+    rhs = np.zeros((chains, d, d + 1))  # [C_t | b~_t]
     step = np.empty((chains, d, d + 1))
-    ct = _t(coupling)
     with np.errstate(invalid="ignore", over="ignore"):
-        for t in range(steps):
-            np.negative(x[t, ..., d], out=rhs[t, ..., d])
-            solved[t] = _solve(x[t, ..., :d], rhs[t])
-            if t < steps - 1:
-                np.matmul(ct[t], solved[t, ..., :d + 1], out=step)
-                x[t + 1] -= step
-    return solved[..., d], sym(solved[..., d + 1:])
+        for t in range(steps - 1):
+            rhs[..., :d] = coupling[t]
+            np.negative(x[t, ..., d], out=rhs[..., d])
+            np.matmul(_t(coupling[t]), _solve(x[t, ..., :d], rhs), out=step)
+            x[t + 1] -= step
+    return sym(x[..., :d]), -x[..., d]

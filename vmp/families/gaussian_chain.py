@@ -25,6 +25,7 @@ import numpy as np
 
 from . import constraints
 from ._cyclic import reduce
+from ._kalman import forward
 from ._linalg import mark_symmetric, symmetric_part, sym
 from .base import Arrays, Family
 from .gaussian import Gaussian
@@ -208,6 +209,25 @@ class GaussianMarkovChain(Family):
             with np.errstate(all="ignore"):
                 ok &= _solve(safe).reduction.ok.reshape(plates[:-1])
         return np.broadcast_to(ok[..., None], plates).copy()
+
+    @classmethod
+    def filtered(cls, natural: Arrays, departure: Arrays) -> tuple[np.ndarray, np.ndarray]:
+        """The filtered marginals q(x_t | potentials of the steps up to t): means (..., T, D) and
+        covariances (..., T, D, D), from the forward pass of eta (``_kalman.forward``: D_t and
+        b~_t) less each step's potentials of the transition out of it, ``departure`` (its
+        contributions to h_t and J_t): precision D_t + 2 sym(J_dep,t), linear term b~_t - h_dep,t."""
+        prec, coupling, b, chains = canonical(natural)
+        schur, tilde = forward(prec, coupling, b)
+        steps, d = b.shape[0], b.shape[-1]
+
+        def lay(a, event):
+            return np.moveaxis(np.broadcast_to(a, chains + (steps,) + event).reshape((-1, steps) + event), 1, 0)
+
+        info = schur + 2.0 * sym(lay(departure[1], (d, d)))
+        cov = sym(np.linalg.inv(info))
+        mean = np.einsum("tsij,tsj->tsi", cov, tilde - lay(departure[0], (d,)))
+        back = (lambda a: np.moveaxis(a, 0, 1).reshape(chains + (steps,) + a.shape[2:]))
+        return back(mean), back(cov)
 
     @classmethod
     def symmetrize(cls, message: Arrays, exact: frozenset = frozenset()) -> Arrays:

@@ -225,6 +225,16 @@ class GaussianMarkovChain(Node):
         """A chain stays in the bound whole when any of its steps has an observed descendant."""
         return np.broadcast_to(alive.any(axis=-1, keepdims=True), alive.shape)
 
+    def smoothed(self, level: float = 0.95):
+        """q(x_t) of every step: means, covariances and central intervals (``vmp.time_series``)."""
+        from ..time_series import smoothed
+        return smoothed(self, level)
+
+    def filtered(self, level: float = 0.95):
+        """q(x_t | the potentials of steps 0..t): the filter (``vmp.time_series``)."""
+        from ..time_series import filtered
+        return filtered(self, level)
+
     def to_scipy(self, index: tuple = ()):
         """q of one chain (``index`` over the chains' plates) as a multivariate normal over its
         T D values."""

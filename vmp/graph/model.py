@@ -202,6 +202,14 @@ class Model:
 
         return impute(self, name, draws, seed)
 
+    def forecast(self, steps: int, name: str | None = None, **options):
+        """``steps`` steps past the end of each sequence of the observed node ``name`` (default: the
+        one that reads the model's Gaussian chain), by draws from q (``vmp.time_series.forecast``:
+        ``inputs=``, ``draws=``, ``seed=``, ``level=``)."""
+        from ..time_series import forecast
+
+        return forecast(self, steps, name, **options)
+
     def to_arviz(self, draws: int = 1000, seed: int | None = 0, predictive: bool = True):
         """Draws from q (and from the predictive of the observed nodes) as ArviZ InferenceData;
         needs ArviZ. See :func:`vmp.export.to_arviz`."""
