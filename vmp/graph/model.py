@@ -143,7 +143,13 @@ class Model:
     start: dict | None = None
 
     def _started(self, options: dict) -> dict:
-        return options if self.start is None or "init" in options else {**options, "init": self.start}
+        """``options`` with ``init=start`` when none is given (without the nodes local to a
+        minibatch's plate: their q is computed per minibatch)."""
+        if self.start is None or "init" in options:
+            return options
+        local = getattr(options.get("subsample"), "plate_name", None)
+        start = {k: v for k, v in self.start.items() if all(p.name != local for p in self[k].plates)}
+        return {**options, "init": start}
 
     def fit(self, **options):
         """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
