@@ -279,13 +279,9 @@ class GaussianMarkovChain(Family):
             return stats.multivariate_normal(mean.reshape(-1), cov)
         return Flattened(mean, cov)
 
-    @classmethod
-    def marginal(cls, natural: Arrays):
-        """Elementwise marginals x_td ~ N(mu_td, Sigma_t,dd), for credible intervals."""
-        from scipy import stats  # when asked for: scipy.stats is slow to import
-
-        p = cls.parameters(natural)
-        return stats.norm(p["mean"], np.sqrt(np.diagonal(p["covariance"], axis1=-2, axis2=-1)))
+    #: elementwise marginals x_td ~ N(mu_td, Sigma_t,dd), for credible intervals: the Gaussian's
+    #: formula on the chain's smoothed ``parameters``
+    marginal = vars(Gaussian)["marginal"]
 
     @classmethod
     def random_natural(cls, rng, plate_shape, event_shape):

@@ -10,7 +10,9 @@ element (Winn & Bishop eq. (5)); ``CompiledFactor`` evaluates them.
 
 A new glue expression is one ``...Binding`` class here (``sub(comp, ev, fresh)``: the expanded
 terms of moment ``comp`` of the expression, its event letters ``ev``) and one case in
-``Binder.bind``.
+``Binder._bind``. A constant W times x (``W x``: E[W x] = W E[x], E[(W x)(W x)^T] = W E[x x^T] W^T),
+a matrix by rows (E[A]_ij, E[a_i a_i^T]_jl) and a chain read as one Gaussian per step are bound
+in ``Binder._bind_linear``.
 """
 from __future__ import annotations
 
@@ -319,15 +321,8 @@ class Binder:
             inner = dict(letters)
             inner[expr.gated_plate.name] = g
             return self._bind(expr.node, inner, role)
-        if isinstance(expr, Steps):
-            return self._bind(expr.node, letters, role)
-        if isinstance(expr, Matrix) and expr.node is None:
-            return ConstantMatrixBinding(expr.constant, "".join(letters[p.name] for p in expr.plates))
-        if isinstance(expr, Matrix):
-            return RowsBinding(self._bind(expr.node, dict(letters, **{expr.dim_plate.name: "#"}), role), "#")
-        if isinstance(expr, Linear):
-            return LinearBinding(self._bind(expr.node, letters, role), expr.weight,
-                                 "".join(letters[p.name] for p in expr.weight_plates), expr.matrix)
+        if isinstance(expr, (Steps, Matrix, Linear)):
+            return self._bind_linear(expr, letters, role)
         if isinstance(expr, (Diagonal, Rows)):
             inner = dict(letters, **{expr.dim_plate.name: "#"})
             return DiagonalBinding(self._bind(expr.node, inner, role), "#", len(expr.node.event_shape))
@@ -358,6 +353,18 @@ class Binder:
             cross = (self._factor_of_dot(expr.u, ll, role), self._factor_of_dot(expr.v, ll, role), off)
             return DotBinding(bu, bv, cross)
         raise GraphError(f"node '{self.child.name}': cannot use {expr!r} as a parent")
+
+    def _bind_linear(self, expr, letters: dict, role: str):
+        """A chain's steps (its own leaf), a matrix by rows (constant or a node over a plate of
+        rows), a constant linear map W x."""
+        if isinstance(expr, Steps):
+            return self._bind(expr.node, letters, role)
+        if isinstance(expr, Matrix) and expr.node is None:
+            return ConstantMatrixBinding(expr.constant, "".join(letters[p.name] for p in expr.plates))
+        if isinstance(expr, Matrix):
+            return RowsBinding(self._bind(expr.node, dict(letters, **{expr.dim_plate.name: "#"}), role), "#")
+        return LinearBinding(self._bind(expr.node, letters, role), expr.weight,
+                             "".join(letters[p.name] for p in expr.weight_plates), expr.matrix)
 
     def _factor_of_dot(self, expr: Expression, letters: dict, role: str):
         binding = self._bind(expr, letters, role)

@@ -10,6 +10,7 @@ from .. import families as fam
 from ..errors import DataError, GraphError, ShapeError
 from ..factors.gaussian_chain import GaussianChainARDFactor, GaussianChainFactor
 from .expressions import Diagonal, Expression, PlatedConstant, _plated
+from .markov_chain import chain_lengths, per_chain
 from .node import Node, raise_hyper
 from .nodes import _dim_of
 
@@ -187,23 +188,11 @@ class GaussianMarkovChain(Node):
         return _plated(arr, self.factor_cls.roles[role], own, event, f"node '{self.name}': {role}")
 
     def _check_weights(self, weights):
-        w = super()._check_weights(weights)
-        if w is not None and not np.all(w == w[..., :1]):
-            raise DataError(f"node '{self.name}': weights must be one per chain (equal along the time plate "
-                            f"'{self.plates[-1].name}')")
-        return w
+        return per_chain(self, super()._check_weights(weights))
 
     def _make_factor(self):
-        steps = self.plates[-1].size
-        lengths = np.full(self.plate_shape[:-1], steps) if self._lengths is None else np.asarray(self._lengths)
-        if lengths.shape != self.plate_shape[:-1]:
-            raise ShapeError(f"node '{self.name}': lengths has shape {lengths.shape}, expected one per chain "
-                             f"{self.plate_shape[:-1]} (the plates outside the time plate '{self.plates[-1].name}')")
-        if lengths.dtype.kind not in "iu" or lengths.size and (lengths.min() < 1 or lengths.max() > steps):
-            raise DataError(f"node '{self.name}': lengths must be integers in [1, {steps}] (the time plate "
-                            f"'{self.plates[-1].name}'), got {self._lengths!r}")
-        self.lengths = lengths
-        return self.factor_cls(self.event_shape, lengths, steps, self._checked_inputs())
+        self.lengths = chain_lengths(self, self._lengths)
+        return self.factor_cls(self.event_shape, self.lengths, self.plates[-1].size, self._checked_inputs())
 
     def _checked_inputs(self) -> np.ndarray | None:
         if self._inputs is None:
