@@ -107,7 +107,9 @@ def test_sequences_of_different_lengths_and_missing_entries():
     y1[3, 0] = np.nan
     model = linear_dynamical_system([y1, y2], 1, learn=("transition", "noise_precision"), loading=np.ones((2, 1)),
                                     output_precision=np.ones(2))
-    model.fit(iterations=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vmp.ConvergenceWarning)
+        model.fit(iterations=5)
     assert model["x"].lengths.tolist() == [12, 7]
     assert model.impute("y").mean.shape == (1,)
     assert model["x"].mean.shape == (2, 12, 1)
