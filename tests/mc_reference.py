@@ -14,6 +14,8 @@ import numpy as np
 from scipy import special, stats
 
 from vmp.graph.expressions import Constant, Diagonal, Dot, Gate, Gather, PlatedConstant, Product, Scaled, Sum
+from vmp.graph.gaussian_chain import Matrix, Steps
+from vmp.graph.linear import Linear
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -54,12 +56,58 @@ def _sample_q(node, s: int, rng: np.random.Generator) -> np.ndarray:
         return out
     if name == "Bernoulli":
         return (rng.uniform(size=shape) < p["probability"]).astype(float)
+    if name == "GaussianMarkovChain":
+        return _sample_chain(node.natural, s, rng)
+    if name == "CategoricalMarkovChain":
+        return _sample_paths(node.natural, s, rng)
     if name == "Categorical":
         probs = p["probabilities"]
         u = rng.uniform(size=shape + (1,))
         k = (u > np.cumsum(probs, -1)).sum(-1)
         return np.eye(probs.shape[-1])[np.minimum(k, probs.shape[-1] - 1)]
     raise NotImplementedError(name)
+
+
+def _sample_chain(natural, s: int, rng: np.random.Generator) -> np.ndarray:
+    """S paths of Gaussian chains from their precision formed whole from the natural parameters
+    (h, J, K, g, L): log q = sum_t h_t.x_t + x_t^T J_t x_t + x_t^T K_t x_{t+1} + g_t.x_{t+1}
+    + x_{t+1}^T L_t x_{t+1} + const, read term by term into a T D x T D quadratic form."""
+    h, j, k, g, l_next = (np.asarray(a, float) for a in natural)
+    chains, (steps, d) = h.shape[:-2], h.shape[-2:]
+    out = np.empty((s,) + h.shape)
+    for idx in np.ndindex(*chains):
+        quad, lin = np.zeros((steps * d, steps * d)), np.zeros(steps * d)
+        for t in range(steps):
+            a = slice(t * d, (t + 1) * d)
+            lin[a] += h[idx][t]
+            quad[a, a] += j[idx][t]
+            if t < steps - 1:
+                b = slice((t + 1) * d, (t + 2) * d)
+                quad[a, b] += k[idx][t]
+                lin[b] += g[idx][t]
+                quad[b, b] += l_next[idx][t]
+        prec = -(quad + quad.T)  # log q = -1/2 x^T prec x + lin^T x
+        cov = np.linalg.inv(prec)
+        draw = rng.multivariate_normal(cov @ lin, (cov + cov.T) / 2, size=s)
+        out[(slice(None),) + idx] = draw.reshape(s, steps, d)
+    return out
+
+
+def _sample_paths(natural, s: int, rng: np.random.Generator) -> np.ndarray:
+    """S one-hot paths of categorical chains (unary U (..., T, K), pairwise P (..., T, K, K)),
+    every one of the K^T paths scored and drawn by its probability."""
+    import itertools
+
+    unary, pairwise = (np.asarray(a, float) for a in natural)
+    chains, (steps, k) = unary.shape[:-2], unary.shape[-2:]
+    paths = np.array(list(itertools.product(range(k), repeat=steps)))
+    out = np.empty((s,) + unary.shape)
+    for idx in np.ndindex(*chains):
+        score = unary[idx][np.arange(steps), paths].sum(-1)
+        score += pairwise[idx][np.arange(steps - 1), paths[:, :-1], paths[:, 1:]].sum(-1)
+        p = np.exp(score - score.max())
+        out[(slice(None),) + idx] = np.eye(k)[paths[rng.choice(len(paths), size=s, p=p / p.sum())]]
+    return out
 
 
 def _data(node) -> np.ndarray:
@@ -105,6 +153,17 @@ def draws(expr, owner, s: int, rng: np.random.Generator, memo: dict) -> np.ndarr
         return c.reshape(c.shape + (1,) * (p.ndim - c.ndim)) * p
     if isinstance(expr, Gather):
         return np.take(draws(expr.node, owner, s, rng, memo), expr.index, axis=1)
+    if isinstance(expr, Steps):
+        return node_draws(expr.node, s, rng, memo)
+    if isinstance(expr, Matrix):
+        if expr.node is None:
+            return np.asarray(expr.constant, float)[None]
+        rows = align(draws(expr.node, owner, s, rng, memo), expr.node.plates, expr.plates + (expr.dim_plate,))
+        return rows
+    if isinstance(expr, Linear):
+        x = align(draws(expr.node, owner, s, rng, memo), _plates(expr.node, owner), expr.plates)
+        w = align(np.asarray(expr.weight, float)[None], expr.weight_plates, expr.plates)
+        return np.einsum("...ij,...j->...i", w, x) if expr.matrix else w * x
     if isinstance(expr, Diagonal):
         alpha = draws(expr.node, owner, s, rng, memo)
         return alpha[..., :, None] * np.eye(alpha.shape[-1])
@@ -176,7 +235,26 @@ def log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
             sl = (slice(None),) + idx
             out[sl] = stats.wishart(df=dof[idx], scale=scale[idx]).logpdf(np.moveaxis(x[sl], 0, -1))
         return out
+    if name == "GaussianMarkovChain":
+        return _chain_log_density(node, x, pa)
     raise NotImplementedError(name)
+
+
+def _chain_log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
+    """Per step t: log N(x_0; mu, P^-1) at t = 0, log N(x_{t+1}; A_t x_t + B u_t, Q_t^-1) for
+    t < L-1, and log N(x_t; 0, I) at a padded step t >= L."""
+    f = node.factor
+    d = x.shape[-1]
+    out = np.zeros(x.shape[:-1])
+    out[..., 0] = _gaussian_logpdf(x[..., 0, :], pa["mean"][..., 0, :], pa["precision"][..., 0, :, :])
+    noise = np.broadcast_to(pa["noise"], x.shape[:-1] + (d, d))
+    mean = np.einsum("...ij,...j->...i", pa["transition"], x)
+    if "control" in pa:
+        mean = mean + np.einsum("...ij,...j->...i", pa["control"], f.inputs)
+    step = _gaussian_logpdf(x[..., 1:, :], mean[..., :-1, :], noise[..., :-1, :, :])
+    out[..., :-1] += f.within[..., :-1] * step
+    pad = _gaussian_logpdf(x, np.zeros(d), np.eye(d))
+    return out * (1.0 - f.padding) + f.padding * pad
 
 
 def expected_log_density(node, s: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

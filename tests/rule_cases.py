@@ -587,6 +587,123 @@ def gamma_product_rate():
     return m, "t"
 
 
+def _gaussian_chain(noise: str, inputs: bool = True):
+    """x ~ GaussianMarkovChain(mu, P, A, Q, (B, u)) over two chains of lengths 4 and 3 padded to
+    4, D = 2, learned A (rows), Q (Wishart, or Gamma per dimension), B (rows) and u; scalar
+    observations y_t = c . x_t with one missing step and the padding masked."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+        p = vmp.Wishart("P", 3.0, np.eye(2))
+        with vmp.Plate("rows", 2):
+            a = vmp.Gaussian("A", np.array([0.9, 0.0]), 4.0 * np.eye(2))
+            b = vmp.Gaussian("B", np.zeros(3), np.eye(3)) if inputs else None
+            q = vmp.Gamma("Q", 3.0, 1.0) if noise == "gamma" else None
+        if noise == "wishart":
+            q = vmp.Wishart("Q", 4.0, 0.5 * np.eye(2))
+        with vmp.Plate("S", 2), vmp.Plate("T", 4):
+            u = rng.normal(size=(2, 4, 3))
+            x = vmp.GaussianMarkovChain("x", mu, p, a, q, inputs=(b, u) if inputs else None, lengths=[4, 3])
+            mask = np.array([[True, False, True, True], [True, True, True, False]])
+            vmp.Normal("y", vmp.dot(x, np.array([1.0, -0.5])), 2.0, observed=rng.normal(size=(2, 4)), mask=mask)
+    return m
+
+
+def gaussian_chain():
+    return _gaussian_chain("wishart"), "x"
+
+
+def gaussian_chain_ard():
+    return _gaussian_chain("gamma"), "x"
+
+
+def gaussian_chain_known_dynamics():
+    """Constant time-varying A_t (T x D x D), constant noise and inputs B, a weighted chain."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("S", 2), vmp.Plate("T", 3):
+            x = vmp.GaussianMarkovChain("x", np.array([0.5, -1.0]), np.array([[2.0, 0.3], [0.3, 1.0]]),
+                                        0.5 * rng.normal(size=(3, 2, 2)),
+                                        np.array([[2.0, 0.9], [0.9, 1.0]]), inputs=(rng.normal(size=(2, 1)),
+                                                                                     rng.normal(size=(3, 1))),
+                                        weights=np.array([[2.0] * 3, [0.5] * 3]))
+            vmp.Gaussian("y", x, np.eye(2), observed=rng.normal(size=(2, 3, 2)))
+    return m, "x"
+
+
+def gaussian_chain_vector_child():
+    """y_t ~ N(C x_t, R^-1) with a constant 3 x 2 map C and a Wishart R: the Steps view and A @ x."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        r = vmp.Wishart("R", 4.0, np.eye(3))
+        with vmp.Plate("T", 4):
+            x = vmp.GaussianMarkovChain("x", np.zeros(2), np.eye(2), 0.9 * np.eye(2), 4.0 * np.eye(2))
+            vmp.Gaussian("y", rng.normal(size=(3, 2)) @ x, r, observed=rng.normal(size=(4, 3)),
+                         mask=np.array([True, True, False, True]))
+    return m, "y"
+
+
+def gaussian_chain_learned_map():
+    """y_td ~ N(c_d . x_t, 1/r_d): a Gaussian node C over the output plate, Gamma r_d (Beal's VB LDS)."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("out", 3):
+            c = vmp.Gaussian("C", np.zeros(2), np.eye(2))
+            r = vmp.Gamma("r", 2.0, 1.0)
+        with vmp.Plate("T", 4):
+            x = vmp.GaussianMarkovChain("x", np.zeros(2), np.eye(2), 0.9 * np.eye(2), [4.0, 2.0])
+            with vmp.Plate("out", 3):
+                vmp.Normal("y", vmp.dot(c, x), r, observed=rng.normal(size=(4, 3)))
+    return m, "y"
+
+
+def _switching():
+    """s ~ MarkovChain over 2 regimes; x ~ GaussianMarkovChain with A[s] and Q[s] (Gamma noise per
+    regime and dimension): the switching state-space model."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi0 = vmp.Dirichlet("pi0", np.ones(2))
+        with vmp.Plate("K", 2):
+            trans = vmp.Dirichlet("Z", np.ones(2))
+        with vmp.Plate("rows", 2), vmp.Plate("K", 2):
+            a = vmp.Gaussian("A", np.array([0.9, 0.0]), 4.0 * np.eye(2))
+            q = vmp.Gamma("Q", 3.0, 1.0)
+        with vmp.Plate("S", 2), vmp.Plate("T", 4):
+            s = vmp.CategoricalMarkovChain("s", pi0, trans, lengths=[4, 3])
+            x = vmp.GaussianMarkovChain("x", np.array([3.0, -2.0]), np.eye(2), a[s], q[s], lengths=[4, 3])
+            vmp.Normal("y", vmp.dot(x, np.array([1.0, 0.5])), 2.0, observed=rng.normal(size=(2, 4)),
+                       mask=np.array([[True, True, True, True], [True, True, True, False]]))
+    return m
+
+
+def gaussian_chain_switching():
+    return _switching(), "x"
+
+
+def normal_constant_scales():
+    """AR(1) written by hand: x_t ~ N(0.9 x_{t-1}, 1) as Normals, and a Gaussian's mean a * w."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        x0 = vmp.Normal("x0", 0.0, 1.0)
+        x1 = vmp.Normal("x1", 0.9 * x0, 2.0)
+        vmp.Normal("x2", x1 / 2.0 + 0.5, 3.0, observed=0.4)
+        w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        with vmp.Plate("N", 3):
+            vmp.Normal("y", np.array([1.0, -2.0, 0.5]) * x1, 1.5, observed=rng.normal(size=3))
+            vmp.Gaussian("z", np.array([2.0, -1.0]) * w, np.eye(2), observed=rng.normal(size=(3, 2)))
+    return m, "y"
+
+
+def normal_scaled_ar():
+    m, _ = normal_constant_scales()
+    return m, "x1"
+
+
+def gaussian_elementwise_scale():
+    m, _ = normal_constant_scales()
+    return m, "z"
+
+
 CASES = {f.__name__: f for f in [
     factorial_mixture, bernoulli_latent_beta, dot_bernoulli_constant, gated_by_bernoulli,
     beta_prior, bernoulli_observed_masked, binomial_gated, bernoulli_gated,
@@ -599,5 +716,7 @@ CASES = {f.__name__: f for f in [
     poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
     poisson_dot, poisson_dot_gathered, normal_random_scale, gaussian_wishart_random_scale,
     gaussian_gated_random_scale, normal_gated_random_scale, poisson_product_rate, gamma_product_rate,
-    exponential_product_rate,
+    exponential_product_rate, gaussian_chain, gaussian_chain_ard, gaussian_chain_known_dynamics,
+    gaussian_chain_vector_child, gaussian_chain_learned_map, gaussian_chain_switching, normal_constant_scales,
+    normal_scaled_ar, gaussian_elementwise_scale,
 ]}

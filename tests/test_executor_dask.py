@@ -515,3 +515,24 @@ def test_a_message_kept_as_a_scaled_product_on_workers_is_the_serial_one(client,
     dask = build().fit(seed=1, progress=False, executor=vmp.DaskExecutor(client), **options)
     assert worst_relative(dask.state, serial.state) < 1e-10
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-12)
+
+
+def state_space(seed=0):
+    """A linear dynamical system over eight sequences of different lengths (the chains are
+    partitioned whole: a worker holds some sequences)."""
+    from models import linear_dynamical_system
+
+    rng = np.random.default_rng(seed)
+    seqs = [np.cumsum(rng.normal(size=(n, 2)), 0) + rng.normal(size=(n, 2)) for n in (12, 9, 15, 10, 8, 14, 11, 13)]
+    return linear_dynamical_system(seqs, 2)
+
+
+@pytest.mark.parametrize("fit", ["batch", "minibatch"])
+def test_a_state_space_model_over_sequences(client, fit):
+    options = FITS[fit]("sequences", 2)
+    serial = state_space().fit(seed=3, progress=False, **options)
+    executor = vmp.DaskExecutor(client)
+    dask = state_space().fit(seed=3, progress=False, executor=executor, **options)
+    assert executor.traffic["tasks"] > 0
+    assert worst_relative(dask.state, serial.state) < 1e-10
+    np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-10)

@@ -8,6 +8,8 @@ from .dirichlet import DirichletFactor as DirichletFactor
 from .exponential import ExponentialFactor as ExponentialFactor
 from .gamma import GammaFactor as GammaFactor
 from .gaussian import GaussianARDFactor as GaussianARDFactor
+from .gaussian_chain import GaussianChainARDFactor as GaussianChainARDFactor
+from .gaussian_chain import GaussianChainFactor as GaussianChainFactor
 from .gaussian import GaussianFactor as GaussianFactor
 from .gaussian import NormalFactor as NormalFactor
 from .markov_chain import MarkovChainFactor as MarkovChainFactor
@@ -16,7 +18,7 @@ from .poisson import PoissonFactor as PoissonFactor
 from .wishart import WishartFactor as WishartFactor
 
 FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
-           MarkovChainFactor, PoissonFactor, ExponentialFactor, MultinomialFactor, BetaFactor, BernoulliFactor,
+           MarkovChainFactor, GaussianChainFactor, GaussianChainARDFactor, PoissonFactor, ExponentialFactor, MultinomialFactor, BetaFactor, BernoulliFactor,
            BinomialFactor)
 
 

@@ -13,6 +13,7 @@ from .dirichlet import Dirichlet as Dirichlet
 from .exponential import Exponential as Exponential
 from .gamma import Gamma as Gamma
 from .gaussian import Gaussian as Gaussian
+from .gaussian_chain import GaussianMarkovChain as GaussianMarkovChain
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
 from .multinomial import Multinomial as Multinomial
 from .normal import Normal as Normal
@@ -20,4 +21,4 @@ from .poisson import Poisson as Poisson
 from .wishart import Wishart as Wishart
 
 ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical,
-                                  CategoricalMarkovChain, Poisson, Exponential, Multinomial, Beta, Bernoulli, Binomial)
+                                  CategoricalMarkovChain, GaussianMarkovChain, Poisson, Exponential, Multinomial, Beta, Bernoulli, Binomial)

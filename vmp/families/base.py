@@ -79,6 +79,9 @@ class Family(ABC):
     #: q(x_m | x_o) in the event's layout and ``pinned_entries`` the statistics' entries that
     #: the observed coordinates fix (the Gaussian's; a mask over plates + event)
     pins_coordinates: ClassVar[bool] = False
+    #: the family of one step of a chain read alone (a Gaussian chain's x_t is a Gaussian), for
+    #: a family whose ``joint_plates`` are steps; None otherwise
+    step_family: ClassVar[type | None] = None
     #: event shape of ``example()``
     example_event: ClassVar[tuple[int, ...]] = ()
 
@@ -286,6 +289,12 @@ class Family(ABC):
         """eta with E[x] moved to ``mean`` and its spread kept (the initializer sets gated
         components and factors of inner products this way)."""
         raise NotImplementedError(f"cannot set the mean of a {cls.name}")
+
+    @classmethod
+    def start_at(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """The q a fit's ``init`` mean stands for: ``with_mean`` (the spread kept); a family whose
+        kept spread would blur the start (a chain of states at its prior's) overrides it."""
+        return cls.with_mean(natural, mean)
 
     @classmethod
     def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays | None:

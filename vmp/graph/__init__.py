@@ -1,6 +1,7 @@
 """Declaring networks: models, plates, nodes, deterministic glue."""
 from .expressions import Data as Data
 from .expressions import dot as dot
+from .gaussian_chain import GaussianMarkovChain as GaussianMarkovChain
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
 from .model import Model as Model
 from .node import Node as Node

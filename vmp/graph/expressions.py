@@ -26,9 +26,19 @@ class Expression:
     name: str
     random: bool = False
     """True for a random variable (a Node) rather than glue or a constant."""
+    transparent: bool = False
+    """True for a view of a node as another family (no box of its own in the DAG)."""
 
     def inputs(self) -> list["Expression"]:
         return []
+
+    def view(self, family: type[fam.Family]) -> "Expression":
+        """This expression as a parent that wants ``family`` (itself, unless a node reads as
+        another family there: a Gaussian chain as one Gaussian per step)."""
+        return self
+
+    # numpy defers to the reflected methods (np.ones(3) * x is one expression, not an array of them)
+    __array_ufunc__ = None
 
     def __getitem__(self, key):
         raise GraphError(f"'{self.name}' cannot be indexed; only random nodes can be gated or gathered")
@@ -36,6 +46,9 @@ class Expression:
     def __rmul__(self, other):
         if isinstance(other, Expression):
             return Product(other, self)
+        if self.view(fam.Gaussian).family.location:
+            from .linear import scaled
+            return scaled(other, self)
         raise GraphError(f"'{self.name}' cannot be scaled; only Gamma and Wishart nodes can")
 
     def __mul__(self, other):
@@ -44,7 +57,14 @@ class Expression:
         return self.__rmul__(other)
 
     def __truediv__(self, other):
+        if not isinstance(other, Expression) and self.view(fam.Gaussian).family.location:
+            return self.__rmul__(1.0 / np.asarray(other, float))
         return self.__rmul__(other)
+
+    def __rmatmul__(self, other):
+        """``A @ x``: a constant matrix applied to a Gaussian expression (``linear.mapped``)."""
+        from .linear import mapped
+        return mapped(other, self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} plates={[p.name for p in self.plates]} event={self.event_shape}>"
@@ -262,6 +282,7 @@ class Dot(Expression):
     that family, whose E[log m] is bounded through the allocation (vmp/graph/allocation.py)."""
 
     def __init__(self, u, v):
+        u, v = (e.view(fam.Gaussian) if isinstance(e, Expression) else e for e in (u, v))
         where = f"dot({getattr(u, 'name', 'const')}, {getattr(v, 'name', 'const')})"
         if not isinstance(u, Expression) and not isinstance(v, Expression):
             raise GraphError(f"{where}: at least one argument must be a Gaussian or Normal node")
@@ -318,8 +339,14 @@ class Dot(Expression):
         return [self.u, self.v]
 
 
-def dot(u, v) -> Dot:
-    """Inner product node ``u . v`` usable as the mean of a Normal; u or v may be a constant array."""
+def dot(u, v) -> Expression:
+    """Inner product node ``u . v`` usable as the mean of a Normal; u or v may be a constant array.
+    A constant M x D matrix next to a Gaussian of dimension D that is not a design matrix over the
+    open plates is the linear map ``u @ v`` (a Gaussian of dimension M)."""
+    from .linear import is_map, mapped
+
+    if is_map(u, v):
+        return mapped(u, v)
     return Dot(u, v)
 
 
@@ -339,6 +366,7 @@ class Sum(Expression):
     def __init__(self, terms: list):
         flat: list = []
         for t in terms:
+            t = t.view(fam.Gaussian) if isinstance(t, Expression) else t
             flat.extend(t.terms if isinstance(t, Sum) else [t])
         random = [t for t in flat if isinstance(t, Expression)]
         where = " + ".join(getattr(t, "name", "const") for t in flat)
@@ -514,11 +542,15 @@ def _scaled_nodes(e: Expression) -> list:
 
 
 def times(a, b) -> Expression:
-    """``a * b`` of a node with anything: a constant scale (``Scaled``) or a random one
-    (``Product``)."""
+    """``a * b`` of a node with anything: a constant scale (``Scaled``), a random one
+    (``Product``), or a constant times a Gaussian or Normal node (``linear.scaled``)."""
     if isinstance(a, Expression) and isinstance(b, Expression):
         return Product(a, b)
-    return Scaled(a, b) if isinstance(b, Expression) else Scaled(b, a)
+    value, node = (a, b) if isinstance(b, Expression) else (b, a)
+    if node.view(fam.Gaussian).family.location:
+        from .linear import scaled
+        return scaled(value, node)
+    return Scaled(value, node)
 
 
 def _describe(value) -> str:

@@ -143,10 +143,23 @@ class Model:
         return describe(self)
 
     # ----- inference --------------------------------------------------------------------
+    #: a builder's starting point ({node name: initial mean}): the fits' ``init`` when none is given
+    start: dict | None = None
+
+    def _started(self, options: dict) -> dict:
+        """``options`` with ``init=start`` when none is given (without the nodes local to a
+        minibatch's plate: their q is computed per minibatch)."""
+        if self.start is None or "init" in options:
+            return options
+        local = getattr(options.get("subsample"), "plate_name", None)
+        start = {k: v for k, v in self.start.items() if all(p.name != local for p in self[k].plates)}
+        return {**options, "init": start}
+
     def fit(self, **options):
         """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
         from ..inference import fit
 
+        options = self._started(options)
         iterations = options.get("iterations")  # None: the method's default
         if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer))
                                        or iterations < 1):
@@ -158,13 +171,13 @@ class Model:
         """A batch VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
         from ..inference import Fit
 
-        return Fit(self, method="batch", **options)
+        return Fit(self, method="batch", **self._started(options))
 
     def stochastic(self, **options):
         """A stochastic VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
         from ..inference import Fit
 
-        return Fit(self, method="stochastic", **options)
+        return Fit(self, method="stochastic", **self._started(options))
 
     def infer_locals(self, iterations: int = 50, tol: float = 1e-4) -> "Model":
         """Give the hidden nodes that the fit's state lacks (the local nodes of a minibatch fit,
@@ -208,6 +221,14 @@ class Model:
         from ..predictive import impute
 
         return impute(self, name, draws, seed)
+
+    def forecast(self, steps: int, name: str | None = None, **options):
+        """``steps`` steps past the end of each sequence of the observed node ``name`` (default: the
+        one that reads the model's Gaussian chain), by draws from q (``vmp.time_series.forecast``:
+        ``inputs=``, ``draws=``, ``seed=``, ``level=``)."""
+        from ..time_series import forecast
+
+        return forecast(self, steps, name, **options)
 
     def to_arviz(self, draws: int = 1000, seed: int | None = 0, predictive: bool = True):
         """Draws from q (and from the predictive of the observed nodes) as ArviZ InferenceData;

@@ -81,6 +81,7 @@ class Node(Expression, ABC):
             if why is not None:
                 raise_hyper(self.name, why)
             return Constant(family, arr, label=f"{self.name}.{role}")
+        value = value.view(family)
         self.check_parent(role, value)
         return value
 
@@ -301,9 +302,6 @@ class Node(Expression, ABC):
                              f"can gate")
         return Gather(self, key, plate)
 
-    # numpy defers to __rmul__ (np.arange(5) * tau is refused as a whole, not element by element)
-    __array_ufunc__ = None
-
     def __rmul__(self, other):
         return times(other, self)
 
@@ -311,6 +309,8 @@ class Node(Expression, ABC):
         return times(self, other)
 
     def __truediv__(self, other):  # tau / 2 is 0.5 * tau
+        if not isinstance(other, Expression) and self.view(fam.Gaussian).family.location:
+            return Expression.__truediv__(self, other)
         return Scaled(other, self, divide=True)
 
     def factor_weights(self) -> np.ndarray | None:

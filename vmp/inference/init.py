@@ -11,7 +11,8 @@ random offset; each gate's selector is then updated from them (an E-step). Gauss
 product start at a draw from their prior and Gammas in one (Poisson factorization) at their prior
 plus a random offset. ``init={name: value}``
 is applied last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals
-for a CategoricalMarkovChain: independent steps).
+for a CategoricalMarkovChain: independent steps), a path for a GaussianMarkovChain
+(``Family.start_at``).
 """
 from __future__ import annotations
 
@@ -101,7 +102,7 @@ def _set_mean(state: State, node, value: np.ndarray) -> State:
         raise ShapeError(f"init: node '{node.name}': the mean given has shape {value.shape}, which does not "
                          f"broadcast to the node's mean, shape {want}")
     try:
-        natural = node.family.with_mean(natural, value)
+        natural = node.family.start_at(natural, value)
     except NotImplementedError:
         raise GraphError(f"init: cannot set the mean of {node.family.name} node '{node.name}'; give a node of "
                          f"a family with a location (Gaussian, Normal) or over categories (Categorical, "
