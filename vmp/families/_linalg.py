@@ -295,10 +295,10 @@ class Cholesky:
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """A^-1 b for b shaped plates + (D,): L y = b forward, then L^T x = y backward."""
-        b = np.broadcast_to(np.asarray(b, dtype=float), self.plates + (self.d,))
-        if not self.vectorized:
+        if not self.vectorized:  # numpy broadcasts b's leading axes against the stack's
             e = self._e
-            return e * np.linalg.solve(self._scaled, (e * b)[..., None])[..., 0]
+            return e * np.linalg.solve(self._scaled, (e * np.asarray(b, dtype=float))[..., None])[..., 0]
+        b = np.broadcast_to(np.asarray(b, dtype=float), self.plates + (self.d,))
         return _stack_first(self._solve_stack(b.reshape(-1, self.d).T.copy(order="C")), self.plates)
 
     def _solve_stack(self, y: np.ndarray) -> np.ndarray:
