@@ -66,8 +66,8 @@ def test_resume_in_a_fresh_process_gives_the_same_bits(name, tmp_path):
 
 def _same_policies(a: State, b: State) -> None:
     """The policies' state (q(T), log C(T), per-datapoint r_n, the sampler's counter) bit for bit."""
-    assert len(a.extra["policies"]) == len(b.extra["policies"])
-    for x, y in zip(a.extra["policies"], b.extra["policies"]):
+    assert len(a.loop.policies) == len(b.loop.policies)
+    for x, y in zip(a.loop.policies, b.loop.policies):
         assert x.keys() == y.keys()
         for key in x:
             np.testing.assert_array_equal(x[key], y[key], err_msg=key)

@@ -6,7 +6,7 @@ One protocol: a ``Subsample`` (the user's choice, a plain description) is ``prep
 model into a ``Plan`` (its structure, kept by the fit, never on the Subsample); each step the
 plan ``draw``s a ``Draw`` from the fit's generator, which gives every stepped node the contexts
 of its factors. The Minibatch plan also has local nodes, optimized on the drawn rows before the
-global step (``vmp.inference.steps.local_step``). Batch VMP's plan is the FullPlan: every child, rho = 1.
+global step (``vmp.inference.steps.local_step``). Batch VMP's plan is the BatchPlan: every child.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import GraphError, OptionError
 from ..graph.expressions import Gather
@@ -90,11 +91,19 @@ class Subsample(ABC):
 @dataclass
 class Draw:
     """What one step reads: per stepped node, the Context of each factor touching it (None: all
-    of it); for a minibatch, its rows and the Context of the rows (locals in its overrides)."""
+    of it); for a minibatch, its rows and the Context of the rows (locals in its overrides).
+    The loop adds the policies' weights of the rows (``local_weight`` on the local step's
+    factors, ``weight`` on the global targets'; None: 1) and their ``records`` for the history,
+    and the generator ``rng`` for the draws a step may add (SVI+'s redraws, the Monte Carlo
+    start of an adaptive step size)."""
 
     contexts: dict = field(default_factory=dict)  # node name -> {factor child name: Context | None}
     rows: np.ndarray | None = None
     ctx: Context | None = None
+    local_weight: Any = None
+    weight: Any = None
+    records: dict = field(default_factory=dict)
+    rng: np.random.Generator | None = None
 
 
 class Plan(ABC):
@@ -104,8 +113,6 @@ class Plan(ABC):
     policies_allowed = False
     #: the drawn rows' local nodes are optimized before the global step (Paquet Alg. 2)
     local_step = False
-    #: every node reads all of its children with rho = 1: batch VMP, whose bound never falls
-    monotone = False
     #: each element of a stepped node draws its own children (Paquet Alg. 1)
     element_draws = False
 
@@ -169,7 +176,7 @@ class PerNodePlan(Plan):
 
     def __init__(self, engine, children: int):
         self.children = children
-        self.stepped = list(engine.schedule())
+        self.stepped = list(engine.hidden)
         self.samplers: dict = {}
         for node in engine.hidden:
             for f in engine.touching[node.name]:
@@ -431,14 +438,12 @@ def own_and_children(engine, plan, ctx, node, weight) -> dict:
             for f in engine.touching[node.name]}
 
 
-class FullPlan(DataPlatePlan):
+class BatchPlan(DataPlatePlan):
     """Batch VMP: every node reads all of its children, parents first, rho = 1. With a data
     ``plate`` the policies' weights multiply every factor on it (its rows are every row)."""
 
-    monotone = True
-
     def __init__(self, engine, plate: str | None = None):
-        self.stepped = engine.schedule()
+        self.stepped = list(engine.hidden)
         self.per_sweep = sweep_accesses(engine)
         self.rows = None
         if plate is not None:
