@@ -91,9 +91,16 @@ STOCHASTIC = ("subsample", "update", "step", "evaluate_every", "evaluate", "moni
 KEYWORDS = tuple(dict.fromkeys(COMMON + BATCH + STOCHASTIC))
 
 
+#: phrases of the messages beyond an option's name, as Python spells them
+PHRASES = {"subsample choices": "subsample=vmp.Minibatch(plate, size) (minibatches of a data plate, SVI) or "
+                                "vmp.PerNode(children=C) (each node update draws C children)"}
+
+
 def python_name(name: str) -> str:
-    """How a message names an option (``subsample``: ``subsample=``) or an option's value
-    (``method=stochastic``: ``method='stochastic'``) in Python."""
+    """How a message names an option (``subsample``: ``subsample=``), an option's value
+    (``method=stochastic``: ``method='stochastic'``) or a phrase (:data:`PHRASES`) in Python."""
+    if name in PHRASES:
+        return PHRASES[name]
     key, _, value = name.partition("=")
     return f"{key}={value!r}" if value else f"{key}="
 
@@ -110,8 +117,8 @@ def check(keywords: Mapping[str, Any], say: Callable[[str], str] = python_name) 
     if method not in ("batch", "stochastic"):
         raise OptionError(f"unknown method {method!r}; use 'batch' or 'stochastic'")
     own, other = (BATCH, STOCHASTIC) if method == "batch" else (STOCHASTIC, BATCH)
-    wrong = sorted(k for k in given if k in other and k not in own
-                   and not (k == "update" and given[k] == "per-node"))  # (a) is every batch sweep's order
+    wrong = [k for k in given if k in other and k not in own
+             and not (k == "update" and given[k] == "per-node")]  # (a) is every batch sweep's order
     if wrong:
         raise OptionError(_misplaced(method, wrong, say))
     policies = tuple(given.get("policies", ()))
@@ -126,10 +133,11 @@ def check(keywords: Mapping[str, Any], say: Callable[[str], str] = python_name) 
 
 def _misplaced(method: str, wrong: list, say) -> str:
     names = ", ".join(say(k) for k in wrong)
+    verb = "apply" if len(wrong) > 1 else "applies"
     if method == "batch":
-        return f"batch VMP does not take {names}: they are options of {say('method=stochastic')}"
-    return (f"stochastic VMP does not take {names}: they are options of batch VMP (a stochastic fit "
-            f"runs its iterations; monitors watch it)")
+        return f"{names} {verb} to {say('method=stochastic')}, not batch VMP"
+    return (f"{names} {verb} to batch VMP, not {say('method=stochastic')} (a stochastic fit runs its "
+            f"iterations; monitors watch it)")
 
 
 def _batch(given: dict, policies: tuple) -> BatchOptions:
@@ -146,9 +154,8 @@ def _batch(given: dict, policies: tuple) -> BatchOptions:
 def _stochastic(given: dict, say) -> StochasticOptions:
     subsample = given.get("subsample")
     if not isinstance(subsample, Subsample):
-        raise OptionError(f"{say('method=stochastic')} needs {say('subsample')} vmp.Minibatch(plate, size) "
-                          f"(minibatches of a data plate, SVI) or vmp.PerNode(children=C) (each node update "
-                          f"draws C children)" + ("" if subsample is None else f"; got {subsample!r}"))
+        raise OptionError(f"{say('method=stochastic')} needs {say('subsample choices')}"
+                          + ("" if subsample is None else f"; got {subsample!r}"))
     update = given.get("update", "per-node")
     if update not in ("per-node", "global"):
         raise OptionError(f"{say('update')} takes 'per-node' (option (a)) or 'global' (option (b)), got {update!r}")

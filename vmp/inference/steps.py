@@ -206,13 +206,13 @@ def _subset_axis(node, ctx: Context) -> tuple[int, str]:
 
 def _active(ctx: Context, active: np.ndarray, nodes) -> tuple[Context, dict]:
     """The Context of the drawn datapoints at positions ``active`` (sorted) with the locals'
-    moments restricted to them, and per subset plate the positions of the elements kept."""
+    moments restricted to them, and per subset plate the positions of their elements."""
     where, subset, owner = {}, {}, {}
     for name, elements in ctx.subset.items():
-        keep = np.flatnonzero(np.isin(ctx.owner[name], active))
-        where[name] = keep
-        subset[name] = elements[keep]
-        owner[name] = np.searchsorted(active, ctx.owner[name][keep])
+        at = np.flatnonzero(np.isin(ctx.owner[name], active))
+        where[name] = at
+        subset[name] = elements[at]
+        owner[name] = np.searchsorted(active, ctx.owner[name][at])
     sub = Context(subset=subset, owner=owner, state=ctx.state)
     for node in nodes:
         axis, plate = _subset_axis(node, ctx)
@@ -227,7 +227,7 @@ def _at(arrays: tuple, axis: int, where: dict | None, plate: str) -> tuple:
 
 
 def _put(arrays: tuple, axis: int, where: dict | None, plate: str, values: tuple) -> tuple:
-    """``arrays`` with ``values`` at the kept positions (in place: local_step owns them)."""
+    """``arrays`` with ``values`` at the positions ``where`` (in place: local_step owns them)."""
     if where is None:
         return tuple(values)
     out = []
