@@ -1,8 +1,8 @@
 """Where a default fit's sweep goes: CPU time (time.process_time) per phase of
 ``model.fit`` for matrix factorization on MovieLens, per sweep, fastest of --repeat fits.
 
-The phases are the loop's own methods and the engine's, wrapped for the run: the targets (the
-messages, with the sparse products inside them), the domain check and moments of each update,
+The phases are the engine's methods and batch VMP's, wrapped for the run: the targets (the
+messages, with the sparse products inside them), the moments and domain check of each update,
 the relative change, the bound every sweep (elog and entropy inside it) and initialization
 (with its first bound), amortized over the sweeps. Run with OMP_NUM_THREADS=1.
 
@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:
 from bench_bmf_movielens import DEFAULT, load  # noqa: E402
 
 SPENT: dict = collections.defaultdict(float)
-ORDER = ["targets (messages)", "  of which sparse products", "domain check and moments", "  of which the domain check",
+ORDER = ["targets (messages)", "  of which sparse products", "moments", "domain check",
          "relative change", "bound", "  of which entropies", "initialization (with the first bound)", "whole fit"]
 
 
@@ -50,15 +50,15 @@ def main(argv=None) -> None:
     p.add_argument("--repeat", type=int, default=5)
     args = p.parse_args(argv)
     from vmp.graph import compiled
-    from vmp.inference import engine, loop, steps
+    from vmp.inference import batch, engine, loop
     from vmp.models import matrix_factorization
 
     _timed(loop.Fit, "__init__", "initialization (with the first bound)")
-    _timed(loop.Fit, "_valid_targets", "targets (messages)")
+    _timed(engine.Engine, "target", "targets (messages)")
     _timed(compiled.CompiledFactor, "_product", "  of which sparse products")
-    _timed(loop.Fit, "_apply", "domain check and moments")
-    _timed(engine.Engine, "check_domain", "  of which the domain check", static=True)
-    _timed(steps, "relative_change", "relative change")
+    _timed(engine.Engine, "moments", "moments", static=True)
+    _timed(engine.Engine, "check_domain", "domain check", static=True)
+    _timed(batch, "relative_change", "relative change")
     _timed(loop.Fit, "evaluate", "bound")
     _timed(engine.Engine, "entropy", "  of which entropies")
     users, items, ratings = load(pathlib.Path(args.path))

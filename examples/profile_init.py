@@ -44,14 +44,15 @@ def main() -> None:
 
     from vmp.inference.engine import Engine
     from vmp.inference.init import initialize
-    from vmp.inference.loop import Fit, FullPlan
+    from vmp.inference.loop import Fit
+    from vmp.inference.subsample import BatchPlan
     from vmp.models import matrix_factorization
 
     users, items, ratings = load(pathlib.Path(args.path))
     model = matrix_factorization(users, items, ratings, n_factors=args.k)
     model.fit(iterations=10, tol=0, seed=0)
     engine = Engine(model, None)
-    plan = FullPlan(engine, None)
+    plan = BatchPlan(engine, None)
     hot = cpu_ms(lambda: initialize(engine, np.random.default_rng(0), None, plan), args.repeat)
     prior = cpu_ms(lambda: initialize(engine, np.random.default_rng(0), "prior", plan), args.repeat)
     rows = []
