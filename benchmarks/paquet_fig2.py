@@ -108,7 +108,7 @@ def main(argv=None) -> int:
                                 step=vmp.RobbinsMonro(tau=0.0, kappa=0.6, rho1=rho1),
                                 iterations=args.iterations, evaluate_every=args.every, seed=args.seed, progress=False,
                                 callback=None if budget is None else
-                                lambda t, fit: fit.state.extra["accesses"] < budget)
+                                lambda t, fit: fit.state.loop.accesses < budget)
                 ev = res.history["evaluations"]
                 err = rmse(model, users, items, ratings) if not res.diverged else float("inf")
                 key = f"({'a' if option == 'per-node' else 'b'}) C={c} rho1={rho1:g}{_seed(args)}"
@@ -141,7 +141,7 @@ def adaptive(args) -> int:
             res = model.fit(method="stochastic", subsample=vmp.PerNode(children=c), update=option,
                             step=schedule, iterations=10 ** 6, evaluate_every=args.every, seed=args.seed, monitors=monitors,
                             callback=lambda t, fit: _trace(t, fit, schedule, trace)
-                            and fit.state.extra["accesses"] < budget, progress=False)
+                            and fit.state.loop.accesses < budget, progress=False)
             ev = res.history["evaluations"]
             err = rmse(model, users, items, ratings) if not res.diverged else float("inf")
             runs[key] = {"accesses": ev["accesses"].tolist(), "elbo": ev["elbo"].tolist(), "rmse": err,
@@ -171,7 +171,7 @@ def _trace(t: int, fit, schedule, trace: dict) -> bool:
     """At the steps of TRACE_STEPS, each node's rate after step t's gradient (the rate its next
     average gives): mean, 10/50/90% quantiles over its elements, and elements 0 to 2."""
     if t in TRACE_STEPS:
-        for name, st in fit.state.extra["schedules"].items():
+        for name, st in fit.state.loop.schedules.items():
             r = np.ravel(schedule.rate_before(t, st))
             trace.setdefault(name, {})[t] = {"mean": float(r.mean()), "q": np.quantile(r, [0.1, 0.5, 0.9]).tolist(),
                                              "first": r[:3].tolist(), **({"f": float(np.exp(st["log_f"]))}

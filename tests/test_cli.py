@@ -349,7 +349,7 @@ def test_model_errors_and_bad_output(tmp_path, points_csv, capsys):
 def test_stochastic_option_errors(capsys, points_csv):
     base = ("fit", "gaussian_mixture", points_csv, "-k", 2, "--iterations", 5)
     sto = base + ("--method", "stochastic")
-    assert_clean_failure(call(capsys, *sto, "--minibatch", "rows:10"), 2, "no plate 'rows'",
+    assert_clean_failure(call(capsys, *sto, "--minibatch", "rows:10"), 2, "no plate named 'rows'",
                          "components, data", "data plates: data")
     assert_clean_failure(call(capsys, *sto, "--minibatch", "components:1"), 2,
                          "plate 'components' holds no observed node", "(data)")

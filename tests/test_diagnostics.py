@@ -53,7 +53,7 @@ def _independent_heldout(result, data) -> float:
     from vmp import families as fam
 
     state = result.state
-    x = data[np.asarray(state.extra["plan"]["heldout_evaluation"])]
+    x = data[np.asarray(state.loop.plan["heldout_evaluation"])]
     d = x.shape[1]
     pi = fam.Dirichlet.parameters(state.natural["pi"])["alpha"]
     mu = fam.Gaussian.parameters(state.natural["mu"])
@@ -71,7 +71,7 @@ def _independent_heldout(result, data) -> float:
 def test_heldout_bound_matches_an_independent_computation(svi):
     _, result = svi
     heldout = result.history["evaluations"]["heldout"]
-    assert heldout.size == 7 and len(result.state.extra["plan"]["heldout_evaluation"]) == 18
+    assert heldout.size == 7 and len(result.state.loop.plan["heldout_evaluation"]) == 18
     assert heldout[-1] == pytest.approx(_independent_heldout(result, _data()), rel=1e-6)
     # overlapping clusters: the held-out points' q(z) are spread, so their entropies count
     x = np.random.default_rng(3).normal(size=(150, 2)) + np.repeat([[0.0, 0.0], [1.5, 0.0]], 75, axis=0)

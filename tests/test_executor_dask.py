@@ -234,7 +234,7 @@ def test_the_state_is_plain_after_a_run(tmp_path, fit):
     finally:
         client.close()
         cluster.close()
-    good = result.state.extra["good"]
+    good = result.state.loop.best
     assert ("z" in result.state.natural) == (fit == "batch")  # a minibatch fit keeps no local q
     for value in (result.state.natural.get("z", ()), result.state.moments.get("z", ()), good.get("z", ())):
         assert not isinstance(value, Kept)

@@ -412,7 +412,7 @@ def test_hmm_with_missing_coordinates_recovers_the_emissions():
     assert np.all(np.diff(elbo[1:]) >= -1e-9 * np.abs(elbo[2:]))
 
 
-@pytest.mark.filterwarnings("ignore::vmp.inference.loop.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::vmp.ConvergenceWarning")
 def test_factorial_mixture_nan_entries_are_masked_elements():
     """Each x_nd of the factorial mixture is its own element: a NaN entry is an element mask
     (integrated out), the same bits as giving the mask."""
@@ -453,7 +453,7 @@ def test_set_data_with_a_coordinate_mask_infers_the_new_rows():
     assert rmse < 1.1 * np.sqrt(np.mean((np.array(oracle) - truth)[sure] ** 2))
 
 
-@pytest.mark.filterwarnings("ignore::vmp.inference.loop.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::vmp.ConvergenceWarning")
 def test_chunked_sweeps_equal_serial_on_nan_data():
     """Batch VMP streamed in blocks of rows (each block's targets pinned by its own rows) gives
     Serial's q."""

@@ -267,7 +267,7 @@ def test_a_subsample_without_method_means_a_stochastic_fit():
     assert implicit.extra["method"] == "stochastic" and implicit.iterations == 15
     np.testing.assert_array_equal(implicit.history["evaluations"]["elbo"], explicit.history["evaluations"]["elbo"])
     assert model.fit(iterations=5, tol=0, seed=0).extra["method"] == "batch"
-    with pytest.raises(vmp.VMPError, match="options of method='stochastic'"):
+    with pytest.raises(vmp.VMPError, match="applies to method='stochastic'"):
         model.fit(method="batch", subsample=vmp.Minibatch("data", 20))
 
 

@@ -191,7 +191,7 @@ def test_global_tempering_on_the_mixture():
     res = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30), policies=[policy],
                     iterations=150, evaluate_every=50, seed=2)
     assert not res.diverged
-    st = res.state.extra["policies"][0]
+    st = res.state.loop.policies[0]
     assert st["log_partition"][0] == pytest.approx(0.0, abs=1e-9)
     assert np.all(np.diff(st["log_partition"]) > 0)
     assert st["r"].sum() == pytest.approx(1.0)
@@ -224,7 +224,7 @@ def test_local_tempering_on_lda_gives_broad_documents_high_temperatures():
     res = model.fit(method="stochastic", subsample=vmp.Minibatch("documents", 10), policies=[policy],
                     iterations=200, evaluate_every=100, seed=1, step=vmp.RobbinsMonro(tau=1.0, kappa=0.7))
     assert not res.diverged
-    st = res.state.extra["policies"][0]
+    st = res.state.loop.policies[0]
     assert np.allclose(st["r"].sum(axis=1), 1.0)
     expected_t = st["r"] @ policy.temperatures
     assert np.min(expected_t[:6]) > np.percentile(expected_t[6:], 90), "outlying documents get high T"
@@ -236,7 +236,7 @@ def test_global_tempering_runs_on_lda_with_its_own_partition_function():
     res = lda(d, w, c, 3, n_words=30, alpha=0.1, eta=0.1).fit(
         method="stochastic", subsample=vmp.Minibatch("documents", 5), policies=[policy], iterations=20,
         evaluate_every=10, seed=0)
-    st = res.state.extra["policies"][0]
+    st = res.state.loop.policies[0]
     assert np.all(np.diff(st["log_partition"]) > 0), "log C(T) grows with T"
     assert st["r"].sum() == pytest.approx(1.0)
     t = res.history["temperature"]
@@ -270,7 +270,7 @@ def test_local_tempering_gives_outliers_high_temperatures():
     res = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30), policies=[policy],
                     iterations=200, evaluate_every=100, seed=1)
     assert not res.diverged
-    st = res.state.extra["policies"][0]
+    st = res.state.loop.policies[0]
     assert np.allclose(st["r"].sum(axis=1), 1.0)
     expected_t = st["r"] @ policy.temperatures
     assert np.min(expected_t[:5]) > np.percentile(expected_t[5:], 90), "outliers are explained by high T"

@@ -1,8 +1,6 @@
 """The model: a named DAG of nodes (networkx), entered with ``with``."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..errors import GraphError, OptionError
 from . import context
 from .expressions import Expression
@@ -160,11 +158,6 @@ class Model:
         from ..inference import fit
 
         options = self._started(options)
-        iterations = options.get("iterations")  # None: the method's default
-        if iterations is not None and (isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer))
-                                       or iterations < 1):
-            raise OptionError(f"model '{self.name}': fit(iterations=...) needs a positive integer, "
-                              f"got {iterations!r}")
         return fit(self, **options)
 
     def batch(self, **options):

@@ -34,7 +34,7 @@ def initialize(engine, rng: np.random.Generator, init: Any = None, plan=None) ->
 
     For a plan with a local step (Minibatch) only the global nodes get a q (the locals are
     computed per minibatch and never over the whole plate) and the symmetry breaking reads the
-    plan's evaluation subsample. Under option (b) the loop then runs :func:`first_sweep`."""
+    plan's evaluation subsample."""
     local = plan is not None and plan.local_step
     state = State()
     for node in plan.stepped if local else engine.hidden:
@@ -49,25 +49,6 @@ def initialize(engine, rng: np.random.Generator, init: Any = None, plan=None) ->
             raise GraphError(f"init: node '{name}' is local to the minibatch plate; its q is computed per minibatch")
         state = _set_mean(state, engine.model[name], np.asarray(value, float))
     return state
-
-
-def first_sweep(engine, plan, state: State, rng: np.random.Generator) -> tuple[State, int]:
-    """One coordinate sweep of the global nodes (option (a) order, rho = 1) from the locals of
-    one minibatch; returns the state and the observed elements read."""
-    from dataclasses import replace
-
-    from .steps import coordinate, local_step
-
-    draw = plan.draw(engine, rng)
-    remote = engine.executor.local_step(engine, plan, state, draw.rows, plan.stepped)
-    if remote is not None:
-        ctx, count = remote.ctx, remote.accesses
-    else:
-        ctx, _, count = local_step(engine, plan, state, draw.ctx)
-    draw = replace(draw, ctx=ctx)
-    for node in plan.stepped:
-        state = state.updated({node.name: coordinate(engine, plan, state, draw, node, 1.0)})
-    return state, count + sum(plan.accesses(engine, draw, node) for node in plan.stepped)
 
 
 def _rows(data, rows):

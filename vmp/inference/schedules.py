@@ -1,7 +1,7 @@
 """Step-size schedules rho_t, t = 1, 2, ... (Robbins & Monro 1951; Paquet section 2.2;
 Ranganath et al. 2013).
 
-A schedule is a rule with plain-data state kept in the fit's State (``state.extra["schedules"]``,
+A schedule is a rule with plain-data state kept in the fit's State (``state.loop.schedules``,
 one entry per stepped node), so a checkpoint and its resume give the same bits::
 
     st = schedule.start()
@@ -275,9 +275,9 @@ class Adaptive(Schedule):
         ``own_draws`` they step with rate 1, and so does a node with one rate whose elements all
         are (its target is batch VMP's: the coordinate update)."""
         per_element = self.per == "element" or (self.per == "auto" and own_draws and not self.coupled)
-        keep = per_element and own_draws and axes > 0 and exact is not None and bool(np.any(exact))
+        masked = per_element and own_draws and axes > 0 and exact is not None and bool(np.any(exact))
         whole = own_draws and exact is not None and np.size(exact) > 0 and bool(np.all(exact))
-        mask = np.asarray(exact, dtype=bool) if keep else (np.asarray(True) if whole else None)
+        mask = np.asarray(exact, dtype=bool) if masked else (np.asarray(True) if whole else None)
         st = {"g": None, "h": 0.0, "tau": float(max(self.samples, self.min_tau)),
               "axes": axes if per_element else 0, "exact": mask}
         return {**st, **COUPLED_START} if self.coupled else st
@@ -334,9 +334,9 @@ class Adaptive(Schedule):
         agree = 0.0 if z is None else float(sum(np.sum(a * b) for a, b in zip(seen, z)))
         past = z if z is None or np.all(free) else tuple(along(free, b) * b for b in z)
         norm = 0.0 if z is None else float(np.sqrt(_square(seen) * _square(past)))
-        keep = np.maximum(0.0, 1.0 - np.asarray(rho) / self.horizon)
+        decay = np.maximum(0.0, 1.0 - np.asarray(rho) / self.horizon)
         z = tuple(a.copy() for a in gradient) if z is None else \
-            tuple(along(keep, b) * b + a for a, b in zip(gradient, z))
+            tuple(along(decay, b) * b + a for a, b in zip(gradient, z))
         return {"z": z, "agree": agree, "norm": norm, "taken": float(np.mean(rho))}
 
     def pool(self, states: list) -> list:
