@@ -79,6 +79,10 @@ class Family(ABC):
     #: q(x_m | x_o) in the event's layout and ``pinned_entries`` the statistics' entries that
     #: the observed coordinates fix (the Gaussian's; a mask over plates + event)
     pins_coordinates: ClassVar[bool] = False
+    #: a family whose first statistics are another family's (a stick-breaking node's log pi is a
+    #: Dirichlet's u): it may fill a factor's role for that family, which reads only those
+    #: statistics (``fills``)
+    reads_as: ClassVar[type | None] = None
     #: event shape of ``example()``
     example_event: ClassVar[tuple[int, ...]] = ()
 
@@ -87,6 +91,12 @@ class Family(ABC):
         if not cls.unit_base_measure and cls.latent:
             raise TypeError(f"family {cls.__name__}: a non-unit base measure needs latent = False "
                             f"(the bound has no E_q[log h(x)] term for a latent q)")
+
+    @classmethod
+    def fills(cls, role: type) -> bool:
+        """May a node of this family fill a factor's role that consumes ``role``'s moments: it is
+        that family, or its first statistics are that family's (``reads_as``)."""
+        return cls is role or cls.reads_as is role
 
     # ----- a selector's indicator (``selects``) ------------------------------------------
     @classmethod

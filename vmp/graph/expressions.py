@@ -372,13 +372,15 @@ class Sum(Expression):
 
 class Diagonal(Expression):
     """diag(alpha): the Gamma node alpha's innermost plate (size D) read as the event axis of a
-    D x D diagonal precision (automatic relevance determination, one alpha_d per dimension)."""
+    D x D diagonal precision (automatic relevance determination, one alpha_d per dimension); so
+    too the (mu_d, tau_d) of a NormalGamma node over D coordinates, or a gate or gather of one
+    (``theta[z, "components"]``: the plate left innermost is the coordinates')."""
 
     def __init__(self, node, owner: str, dim: int | None, family: type[fam.Family]):
-        if not getattr(node, "random", False) or node.family is not family:
+        if not (getattr(node, "random", False) or isinstance(node, (Gate, Gather))) or node.family is not family:
             raise GraphError(
-                f"node '{owner}': a Gamma precision of a Gaussian must be a Gamma node over a plate of "
-                f"the event dimensions (ARD), got {node!r}"
+                f"node '{owner}': a {family.name} parent of a Gaussian must be a {family.name} node (or a gate "
+                f"or gather of one) over a plate of the event dimensions, got {node!r}"
             )
         if not node.plates:
             raise GraphError(
@@ -406,9 +408,9 @@ class Rows(Expression):
     first event axis (a transition matrix, row j the distribution of the next state after j)."""
 
     def __init__(self, node, owner: str, k: int, family: type[fam.Family]):
-        if not getattr(node, "random", False) or node.family is not family or not node.plates:
-            raise GraphError(f"node '{owner}': a random transition matrix must be a Dirichlet node over a "
-                             f"plate of its K rows, got {node!r}")
+        if not getattr(node, "random", False) or not node.family.fills(family) or not node.plates:
+            raise GraphError(f"node '{owner}': a random transition matrix must be a Dirichlet (or stick-breaking) "
+                             f"node over a plate of its K rows, got {node!r}")
         if node.plates[-1].size != k or node.event_shape != (k,):
             raise ShapeError(f"node '{owner}': the transition matrix '{node.name}' must have an innermost plate "
                              f"of K = {k} rows and K = {k} states, it has plates {[p.name for p in node.plates]} "
