@@ -119,6 +119,17 @@ class Gate(Expression):
     def inputs(self):
         return [self.node, self.selector]
 
+    __array_ufunc__ = None  # np.float64(2) * tau[z] is a Scaled, not an elementwise product
+
+    def __rmul__(self, other):
+        return times(other, self)
+
+    def __mul__(self, other):
+        return times(self, other)
+
+    def __truediv__(self, other):
+        return Scaled(other, self, divide=True)
+
 
 class Gather(Expression):
     """``P[rows]``: element rows[i] of P's outermost plate for each i of the current plate.
@@ -175,6 +186,17 @@ class Gather(Expression):
         self.scatter = sp.csr_matrix(
             (np.ones(index.size), (index, np.arange(index.size))), shape=(self.node.plates[0].size, index.size)
         )
+
+    __array_ufunc__ = None  # np.float64(2) * tau[rows] is a Scaled, not an elementwise product
+
+    def __rmul__(self, other):
+        return times(other, self)
+
+    def __mul__(self, other):
+        return times(self, other)
+
+    def __truediv__(self, other):
+        return Scaled(other, self, divide=True)
 
     def set_index(self, index, where: str) -> None:
         """New rows (``model.set_data``; the plate already has its new size)."""
@@ -416,7 +438,7 @@ class Rows(Expression):
                              f"of K = {k} rows and K = {k} states, it has plates {[p.name for p in node.plates]} "
                              f"and event {node.event_shape}")
         self.node, self.dim_plate = node, node.plates[-1]
-        self.family = family
+        self.family = node.family
         self.plates = node.plates[:-1]
         self.event_shape = (k, k)
         self.name = f"rows({node.name})"
@@ -426,7 +448,9 @@ class Rows(Expression):
 
 
 class Scaled(Expression):
-    """``c * P`` (or ``P * c``, ``P / c``) for a positive constant c and a Gamma or Wishart node P."""
+    """``c * P`` (or ``P * c``, ``P / c``) for a positive constant c and a Gamma or Wishart node P,
+    a gate or gather of one (``c * tau[z]``, ``c * tau[rows]``; ``(c * tau)[z]`` is ``c * tau[z]``),
+    or a product of nodes."""
 
     def __init__(self, scale: float, node, *, divide: bool = False):
         written = f"'{node.name}' / {_describe(scale)}" if divide else f"{_describe(scale)} * '{node.name}'"
@@ -453,6 +477,12 @@ class Scaled(Expression):
 
     def inputs(self):
         return [self.node]
+
+    def __getitem__(self, key):
+        """``(c * P)[z]`` and ``(c * P)[rows]``: c times the gate or gather of the node P."""
+        if not getattr(self.node, "random", False):
+            return super().__getitem__(key)
+        return Scaled(self.scale, self.node[key])
 
 
 class Product(Expression):
