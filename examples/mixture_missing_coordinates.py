@@ -20,6 +20,7 @@ from scipy.optimize import linear_sum_assignment
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from models import gaussian_mixture  # noqa: E402
+from _bench import FACTORIZED  # noqa: E402
 
 
 def matched_error(means: np.ndarray, truth: np.ndarray) -> float:
@@ -49,9 +50,9 @@ def main() -> None:
     print(f"N = {args.n}, D = {args.d}, K = {args.k}, {args.missing:.0%} of the coordinates missing, "
           f"{complete.sum()} complete rows")
     for label, build, impute in [
-        ("latent coordinates", lambda: gaussian_mixture(data, args.k), True),
-        ("complete rows only", lambda: gaussian_mixture(x[complete], args.k), False),
-        ("column-mean filled", lambda: gaussian_mixture(filled, args.k), False),
+        ("latent coordinates", lambda: gaussian_mixture(data, args.k, **FACTORIZED), True),
+        ("complete rows only", lambda: gaussian_mixture(x[complete], args.k, **FACTORIZED), False),
+        ("column-mean filled", lambda: gaussian_mixture(filled, args.k, **FACTORIZED), False),
     ]:
         for seed in range(args.seeds):
             model = build()

@@ -79,6 +79,10 @@ class Family(ABC):
     #: q(x_m | x_o) in the event's layout and ``pinned_entries`` the statistics' entries that
     #: the observed coordinates fix (the Gaussian's; a mask over plates + event)
     pins_coordinates: ClassVar[bool] = False
+    #: True when a node of it is a Gaussian's mean and precision together (a mixture component of
+    #: points in R^D): gated components of it start from the k-means responsibilities of their
+    #: child's points (``inference.init.kmeans_components``), as scikit-learn's and hmmlearn's
+    clusters: ClassVar[bool] = False
     #: a family whose first statistics are another family's (a stick-breaking node's log pi is a
     #: Dirichlet's u): it may fill a factor's role for that family, which reads only those
     #: statistics (``fills``)

@@ -56,6 +56,7 @@ class GaussianWishart(Family):
     name = "GaussianWishart"
     event_ndims = (1, 0, 2, 0)
     support = _MeanAndPrecision()
+    clusters = True
     #: and dof > D - 1, which depends on D: ``constraints_for``
     arg_constraints = {"mean": constraints.real_vector, "beta": constraints.positive,
                        "scale": constraints.positive_definite}

@@ -37,6 +37,7 @@ class NormalGamma(Family):
     name = "NormalGamma"
     event_ndims = (0, 0, 0, 0)
     support = _MeanAndPrecision()
+    clusters = True
     arg_constraints = {"mean": constraints.real, "beta": constraints.positive, "shape": constraints.shape,
                        "rate": constraints.positive}
 
