@@ -92,7 +92,23 @@ def _plate_named(plate, among: tuple, what: str):
     return found
 
 
-class Gate(Expression):
+class _Selection(Expression):
+    """A gate or gather of a node: times a constant it is ``Scaled`` (``c * tau[z]``), times a
+    node a ``Product``, as the node itself would be."""
+
+    __array_ufunc__ = None  # np.float64(2) * tau[z] is a Scaled, not an elementwise product
+
+    def __rmul__(self, other):
+        return times(other, self)
+
+    def __mul__(self, other):
+        return times(self, other)
+
+    def __truediv__(self, other):
+        return Scaled(other, self, divide=True)
+
+
+class Gate(_Selection):
     """``P[z]``: component z_n of the plated node P (a mixture). P's innermost plate is gated,
     or the plate named by ``P[z, plate]`` (BayesPy's cluster_plate)."""
 
@@ -119,19 +135,8 @@ class Gate(Expression):
     def inputs(self):
         return [self.node, self.selector]
 
-    __array_ufunc__ = None  # np.float64(2) * tau[z] is a Scaled, not an elementwise product
 
-    def __rmul__(self, other):
-        return times(other, self)
-
-    def __mul__(self, other):
-        return times(self, other)
-
-    def __truediv__(self, other):
-        return Scaled(other, self, divide=True)
-
-
-class Gather(Expression):
+class Gather(_Selection):
     """``P[rows]``: element rows[i] of P's outermost plate for each i of the current plate.
     ``rows`` may be a ``vmp.Data``: ``model.set_data`` then replaces it (new rows, and the
     plate's new size)."""
@@ -186,17 +191,6 @@ class Gather(Expression):
         self.scatter = sp.csr_matrix(
             (np.ones(index.size), (index, np.arange(index.size))), shape=(self.node.plates[0].size, index.size)
         )
-
-    __array_ufunc__ = None  # np.float64(2) * tau[rows] is a Scaled, not an elementwise product
-
-    def __rmul__(self, other):
-        return times(other, self)
-
-    def __mul__(self, other):
-        return times(self, other)
-
-    def __truediv__(self, other):
-        return Scaled(other, self, divide=True)
 
     def set_index(self, index, where: str) -> None:
         """New rows (``model.set_data``; the plate already has its new size)."""
