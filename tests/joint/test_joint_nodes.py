@@ -192,3 +192,16 @@ def test_scaled_gates_and_gathers_are_the_scaled_parameters():
     for other in fits[1:]:
         np.testing.assert_allclose(other["shape"], fits[0]["shape"], rtol=1e-12)
         np.testing.assert_allclose(other["rate"], fits[0]["rate"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("family", [vmp.families.GaussianWishart, vmp.families.NormalGamma])
+def test_the_marginal_of_the_mean_is_that_of_draws(family):
+    """``marginal`` (the Student-t of mu that summaries' sd and intervals read) against the mean's
+    draws from the joint q: quantiles within Monte Carlo error."""
+    eta = family.example()
+    draws = family.sample(eta, np.random.default_rng(5), size=(20000,))
+    mu = draws[..., -1, :] if family is vmp.families.GaussianWishart else draws[..., 0]
+    d = family.marginal(eta)
+    for q in (0.1, 0.5, 0.9):
+        hit = np.mean(mu <= d.ppf(q), axis=0)
+        assert np.all(np.abs(hit - q) < 5 * np.sqrt(q * (1 - q) / 20000)), (q, hit)

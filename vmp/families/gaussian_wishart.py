@@ -151,6 +151,17 @@ class GaussianWishart(Family):
         return join(m + step / np.sqrt(beta)[..., None], precision)
 
     @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of E[mu]'s coordinates: mu ~ St(m, [(nu - D + 1) beta W]^-1, nu - D + 1)
+        (Bishop PRML eq. (10.81) without the data point's own variance), so mu_d is a Student-t with
+        nu - D + 1 degrees of freedom, location m_d and squared scale [(nu - D + 1) beta W]^-1_dd."""
+        m, beta, w_inv, nu = cls._parts(natural)
+        dof = nu - m.shape[-1] + 1.0
+        var = np.diagonal(w_inv, axis1=-2, axis2=-1) / (dof * beta)[..., None]
+        from scipy import stats  # when asked for: scipy.stats is slow to import
+        return stats.t(dof[..., None], loc=m, scale=np.sqrt(var))
+
+    @classmethod
     def to_scipy(cls, natural: Arrays):
         """N(mu | m, (beta Lambda)^-1) W(Lambda | nu, W) from scipy.stats' two distributions."""
         p = cls.parameters(natural)

@@ -96,6 +96,13 @@ class NormalGamma(Family):
         return np.stack([mu, tau], axis=-1)
 
     @classmethod
+    def marginal(cls, natural: Arrays):
+        """Elementwise marginals of E[mu]: mu ~ St(m, b / (a beta), 2a) (Bishop PRML eq. (2.159))."""
+        m, beta, a, b = cls._parts(natural)
+        from scipy import stats  # when asked for: scipy.stats is slow to import
+        return stats.t(2.0 * a, loc=m, scale=np.sqrt(b / (a * beta)))
+
+    @classmethod
     def to_scipy(cls, natural: Arrays):
         """N(mu | m, 1/(beta tau)) Gamma(tau | a, b) from scipy.stats' two distributions."""
         p = cls.parameters(natural)
