@@ -37,7 +37,7 @@ EXCLUDED = {
        for name in ("GaussianWishart", "NormalGamma", "StickBreaking", "ClosedStickBreaking")},
     **{("test_domain_errors_at_declaration_name_the_node_and_the_role", name):
        "the node is declared by its prior's concentration and truncation (checked by "
-       "tests/test_joint.py::test_stick_breaking_declaration_errors), not by q's sticks (alpha, beta)"
+       "tests/joint/test_joint_nodes.py::test_stick_breaking_declaration_errors), not by q's sticks (alpha, beta)"
        for name in ("StickBreaking", "ClosedStickBreaking")},
 }
 
