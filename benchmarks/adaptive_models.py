@@ -35,6 +35,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import vmp  # noqa: E402
 from vmp import models  # noqa: E402
+from _bench import FACTORIZED  # noqa: E402
 
 
 def builders(seed: int = 0) -> dict:
@@ -73,7 +74,7 @@ def builders(seed: int = 0) -> dict:
     states = np.cumsum(r.random((40, 30)) > 0.9, axis=1) % 2
     sequences = 4.0 * states + r.normal(size=states.shape)
     return {
-        "gaussian_mixture": lambda: models.gaussian_mixture(x, 3),
+        "gaussian_mixture": lambda: models.gaussian_mixture(x, 3, **FACTORIZED),
         "factor_analysis": lambda: models.factor_analysis(y_fa, 3),
         "linear_regression": lambda: models.linear_regression(a, y_lr),
         "mixture_of_regressions": lambda: models.mixture_of_regressions(a, y_mr, 2),

@@ -63,7 +63,8 @@ def write(path: pathlib.Path, fmt: str, n: int, d: int, k: int, seed: int = 0):
 
 
 def mixture(x, k: int) -> vmp.Model:
-    """The mixture of models/gaussian_mixture.py, its priors from a subsample of about 20,000 rows."""
+    """The factorized mixture of models/gaussian_mixture.py (``FACTORIZED``), its priors from a subsample of
+    about 20,000 rows."""
     n, d = x.shape
     sample = np.asarray(x[:: max(1, n // 20_000)])
     prec = np.linalg.inv(np.atleast_2d(np.cov(sample, rowvar=False)) + 1e-6 * np.eye(d))

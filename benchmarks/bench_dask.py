@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
 from models import gaussian_mixture, lda  # noqa: E402
+from _bench import FACTORIZED  # noqa: E402
 
 
 def data(n: int, k: int, d: int, seed: int = 0) -> np.ndarray:
@@ -70,14 +71,14 @@ def globals_difference(a, b, names) -> float:
 def mixture_bench(args, client) -> None:
     x = data(args.n, args.k, args.d)
     print(f"batch mixture: N={args.n:,}, K={args.k}, D={args.d}, {args.sweeps} sweeps after a warm-up sweep")
-    model = gaussian_mixture(x, args.k)
+    model = gaussian_mixture(x, args.k, **FACTORIZED)
     fit = model.batch(seed=0, progress=False)
     sweeps(fit, 1)
     serial, _, serial_cpu = sweeps(fit, args.sweeps)
     serial_state = fit.state
     del fit, model
 
-    model = gaussian_mixture(x, args.k)
+    model = gaussian_mixture(x, args.k, **FACTORIZED)
     executor = vmp.DaskExecutor(client)
     t0 = time.perf_counter()
     fit = model.batch(seed=0, progress=False, executor=executor)
@@ -110,11 +111,11 @@ def traffic_bench(client) -> None:
     for n in (10**4, 10**5):
         x = data(n, 10, 4)
         ex = vmp.DaskExecutor(client)
-        fit = gaussian_mixture(x, 10).batch(seed=0, progress=False, executor=ex)
+        fit = gaussian_mixture(x, 10, **FACTORIZED).batch(seed=0, progress=False, executor=ex)
         sweeps(fit, 1, ex)
         _, batch, _ = sweeps(fit, 2, ex)
         ex2 = vmp.DaskExecutor(client)
-        fit2 = gaussian_mixture(x, 10).stochastic(subsample=vmp.Minibatch("data", 100), evaluate_every=0, seed=0,
+        fit2 = gaussian_mixture(x, 10, **FACTORIZED).stochastic(subsample=vmp.Minibatch("data", 100), evaluate_every=0, seed=0,
                                                   progress=False, executor=ex2)
         fit2.step()
         before = ex2.traffic["sent"]

@@ -3,7 +3,7 @@
 Synthetic data: N points from K seeded Gaussian clusters in D dimensions. For each D, each
 configuration runs in its own subprocess (so peak memory figures do not mix):
 
-* ``vmp``             models.gaussian_mixture(x, K).fit(iterations=I, tol=0)
+* ``vmp``             models.gaussian_mixture(x, K, **FACTORIZED).fit(iterations=I, tol=0) (benchmarks/_bench.py)
 * ``sklearn-random``  BayesianGaussianMixture(K, covariance_type='full',
                       weight_concentration_prior_type='dirichlet_distribution',
                       max_iter=I, tol=0, n_init=1, init_params='random')
@@ -48,7 +48,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _bench import best_cpu, limit_threads, mixture_arguments  # noqa: E402
+from _bench import FACTORIZED, best_cpu, limit_threads, mixture_arguments  # noqa: E402
 
 METHODS = ("vmp", "sklearn-random", "sklearn-kmeans")
 CPU: list = []  # CPU seconds of each fit of this process, in order
@@ -103,7 +103,7 @@ def fit_vmp(x, k, iterations, seed):
     import vmp  # noqa: F401
     from vmp.models import gaussian_mixture
 
-    model = gaussian_mixture(x, n_components=k)
+    model = gaussian_mixture(x, n_components=k, **FACTORIZED)
     t0, c0 = time.perf_counter(), time.process_time()
     res = model.fit(iterations=iterations, tol=0, seed=seed)
     total = time.perf_counter() - t0

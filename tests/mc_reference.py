@@ -60,6 +60,25 @@ def _sample_q(node, s: int, rng: np.random.Generator) -> np.ndarray:
         return _sample_chain(node.natural, s, rng)
     if name == "CategoricalMarkovChain":
         return _sample_paths(node.natural, s, rng)
+    if name == "GaussianWishart":  # points: Lambda's rows, then mu ~ N(m, (beta Lambda)^-1)
+        lam = np.empty(shape + node.event_shape * 2)
+        for idx in np.ndindex(*node.plate_shape):
+            w = stats.wishart(df=p["dof"][idx], scale=p["scale"][idx]).rvs(size=s, random_state=rng)
+            lam[(slice(None),) + idx] = w.reshape((s,) + node.event_shape * 2)
+        cov = np.linalg.inv(p["beta"][..., None, None] * lam)
+        z = rng.standard_normal(shape + node.event_shape)
+        mu = p["mean"] + np.einsum("...ij,...j->...i", np.linalg.cholesky((cov + np.swapaxes(cov, -1, -2)) / 2), z)
+        return np.concatenate([lam, mu[..., None, :]], axis=-2)
+    if name == "NormalGamma":  # pairs (mu, tau)
+        tau = rng.gamma(np.broadcast_to(p["shape"], shape)) / p["rate"]
+        return np.stack([p["mean"] + rng.standard_normal(shape) / np.sqrt(p["beta"] * tau), tau], -1)
+    if name in ("StickBreaking", "ClosedStickBreaking"):  # weights from Beta sticks
+        v = rng.beta(np.broadcast_to(p["alpha"], shape + node.event_shape),
+                     np.broadcast_to(p["beta"], shape + node.event_shape))
+        if name == "ClosedStickBreaking":
+            v[..., -1] = 1.0
+        rest = np.cumprod(1.0 - v, axis=-1)
+        return v * np.concatenate([np.ones(v.shape[:-1] + (1,)), rest[..., :-1]], axis=-1)
     if name == "Categorical":
         probs = p["probabilities"]
         u = rng.uniform(size=shape + (1,))
@@ -166,6 +185,8 @@ def draws(expr, owner, s: int, rng: np.random.Generator, memo: dict) -> np.ndarr
         return np.einsum("...ij,...j->...i", w, x) if expr.matrix else w * x
     if isinstance(expr, Diagonal):
         alpha = draws(expr.node, owner, s, rng, memo)
+        if expr.family.name == "NormalGamma":  # (mu_d, tau_d) over the coordinates, as they are
+            return alpha
         return alpha[..., :, None] * np.eye(alpha.shape[-1])
     if isinstance(expr, Gate):
         values = align(draws(expr.node, owner, s, rng, memo), expr.node.plates, expr.plates + (expr.gated_plate,))
@@ -197,13 +218,52 @@ def _gaussian_logpdf(x, mean, precision):
     return 0.5 * logdet - 0.5 * d * np.log(2 * np.pi) - 0.5 * np.einsum("...i,...ij,...j->...", r, precision, r)
 
 
+def _joint_parameters(node, values: np.ndarray) -> dict:
+    """Mean and precision from a joint parent's draws: GaussianWishart points (Lambda's rows,
+    then mu), or NormalGamma pairs (mu, tau) (over the coordinates: precision diag(tau))."""
+    if type(node.factor).__name__ == "GaussianJointFactor":
+        return {"mean": values[..., -1, :], "precision": values[..., :-1, :]}
+    if node.family.name == "Gaussian":
+        return {"mean": values[..., 0], "precision": values[..., 1][..., :, None] * np.eye(values.shape[-2])}
+    return {"mean": values[..., 0], "precision": values[..., 1]}
+
+
+def _sticks(pi: np.ndarray, closed: bool) -> np.ndarray:
+    """The sticks v_k = pi_k / (1 - sum_{j<k} pi_j) of weights (the K-th left out when v_K = 1)."""
+    before = np.concatenate([np.zeros(pi.shape[:-1] + (1,)), np.cumsum(pi, -1)[..., :-1]], -1)
+    v = pi / (1.0 - before)
+    return v[..., :-1] if closed else v
+
+
+def _joint_prior(node, x: np.ndarray) -> np.ndarray:
+    """log NW(mu, Lambda | m0, beta0, nu0, W0) or log NG(mu, tau | m0, beta0, a0, b0) per element."""
+    f = node.factor
+    if node.family.name == "NormalGamma":
+        mu, tau = x[..., 0], x[..., 1]
+        return (stats.gamma.logpdf(tau, f.shape, scale=1 / f.rate)
+                + stats.norm.logpdf(mu, f.mean, 1 / np.sqrt(f.beta * tau)))
+    mu, lam = x[..., -1, :], x[..., :-1, :]
+    out = _gaussian_logpdf(mu, np.broadcast_to(f.mean, mu.shape), np.broadcast_to(f.beta, mu.shape[:-1])[..., None, None] * lam)
+    for idx in np.ndindex(*node.plate_shape):
+        sl = (slice(None),) + idx
+        out[sl] += stats.wishart(df=f.dof[idx], scale=f.scale[idx]).logpdf(np.moveaxis(lam[sl], 0, -1))
+    return out
+
+
 def log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
     """log p(x | parents) per draw and child plate element, by scipy.stats or the textbook form."""
     name, f = node.family.name, node.factor
+    if "parameters" in pa:
+        pa = _joint_parameters(node, pa["parameters"])
     if name == "Normal":
         return stats.norm.logpdf(x, pa["mean"], 1 / np.sqrt(pa["precision"]))
     if name == "Gaussian":
         return _gaussian_logpdf(x, pa["mean"], pa["precision"])
+    if name in ("GaussianWishart", "NormalGamma"):
+        return _joint_prior(node, x)
+    if name in ("StickBreaking", "ClosedStickBreaking"):
+        v = _sticks(x, name == "ClosedStickBreaking")
+        return stats.beta.logpdf(v, 1.0, pa["concentration"][..., None]).sum(-1)
     if name == "Gamma":
         return stats.gamma.logpdf(x, f.shape, scale=1 / pa["rate"])
     if name == "Exponential":

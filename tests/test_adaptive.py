@@ -9,7 +9,7 @@ import pytest
 from scipy.optimize import brentq
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 from tests.golden_fits import _blobs, _mf
 from vmp.inference import steps
 from vmp.inference.engine import along
@@ -212,7 +212,7 @@ def test_each_node_is_primed_where_its_first_step_reads_its_target(update):
     mu's step, so its start is drawn there, not at the initial q (where mu's prior variance
     made Lambda's priming gradients 200 times larger than its first step's, and the adaptive rate
     then halved every step); under option (b) every node is primed at the snapshot."""
-    model = gaussian_mixture(_blobs(300), 3)
+    model = factorized_mixture(_blobs(300), 3)
     step = {}
     for name in ("pi", "mu", "Lambda"):
         step[name] = _Recording(samples=5, coupled=False)
@@ -249,7 +249,7 @@ def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
     if subsample == "pernode":
         model, sub, names = _mf(True), vmp.PerNode(children=2), ("tau", "u", "v")
     else:
-        model, sub, names = gaussian_mixture(_blobs(300), 3), vmp.Minibatch("data", 30), ("pi", "mu", "Lambda")
+        model, sub, names = factorized_mixture(_blobs(300), 3), vmp.Minibatch("data", 30), ("pi", "mu", "Lambda")
     result = model.fit(method="stochastic", subsample=sub, update=update, step=_rule(), iterations=60,
                        evaluate_every=20, seed=0, progress=False)
     assert not result.diverged and result.elbo[-1] > result.elbo[0]
@@ -739,7 +739,7 @@ def test_a_coupled_node_whose_elements_all_read_all_their_children_steps_with_ra
         rho = np.asarray(fit.result().history["rho"]["mu"])
         assert np.all(rho == 1.0) if whole else np.all(rho[1:] < 1.0), rho
         assert fit.state.loop.schedules["mu"]["norm"] == 0.0 or not whole
-    result = gaussian_mixture(_blobs(), 3).fit(method="stochastic", subsample=vmp.PerNode(children=10), update="per-node",
+    result = factorized_mixture(_blobs(), 3).fit(method="stochastic", subsample=vmp.PerNode(children=10), update="per-node",
                                         step=vmp.Adaptive(), iterations=5, progress=False)
     assert np.all(np.asarray(result.history["rho"]["z"]) == 1.0)
     assert not np.all(np.asarray(result.history["rho"]["mu"]) == 1.0)

@@ -73,8 +73,8 @@ def test_summary_csv_matches_result_summary(fitted):
     text = result.summary(model)
     table = pd.read_csv(report / "summary.csv")
     assert list(table.columns) == ["node", "element", "mean", "sd", "lower", "upper"]
-    assert list(table["node"].unique()) == ["pi", "mu", "Lambda", "z"]
-    for node in ("pi", "mu", "Lambda"):
+    assert list(table["node"].unique()) == ["pi", "theta", "z"]
+    for node in ("pi", "theta"):
         rows = table[table["node"] == node]
         mean, sd, bounds = printed(text, node)
         assert np.allclose(rows["mean"], mean, rtol=1e-3, atol=1e-3), node
@@ -89,19 +89,32 @@ def test_summary_csv_matches_result_summary(fitted):
 
 
 def test_summary_csv_holds_the_closed_form_marginals(fitted):
+    """Stick-breaking weights: E[pi_k^2] = E[v_k^2] prod_{j<k} E[(1 - v_j)^2] of Beta sticks, the
+    interval against independent draws; a Normal-Wishart mean: the Student-t marginal
+    mu_k ~ t_{nu - D + 1}(m_k, W_k^-1 / (beta_k (nu - D + 1))) (Bishop PRML section 10.2)."""
     x, _, report, checkpoint = fitted
     model, _ = loaded(x, checkpoint)
     table = pd.read_csv(report / "summary.csv").set_index(["node", "element"])
-    a = model["pi"].parameters["alpha"]
-    beta = stats.beta(a, a.sum() - a)  # the Dirichlet's marginals
+    sticks = model["pi"].parameters
+    a, b = sticks["alpha"], sticks["beta"]
+    e_v, e_v2 = a / (a + b), a * (a + 1) / ((a + b) * (a + b + 1))
+    e_w2 = b * (b + 1) / ((a + b) * (a + b + 1))
+    first = e_v * np.concatenate([[1.0], np.cumprod(1 - e_v)[:-1]])
+    second = e_v2 * np.concatenate([[1.0], np.cumprod(e_w2)[:-1]])
     pi = table.loc["pi"]
-    assert np.allclose(pi["sd"], np.sqrt(a * (a.sum() - a) / (a.sum() ** 2 * (a.sum() + 1))), rtol=1e-12)
-    assert np.allclose(pi["lower"], beta.ppf(0.025), rtol=1e-10) and np.allclose(pi["upper"], beta.ppf(0.975), rtol=1e-10)
-    cov = model["mu"].parameters["covariance"]
-    mu = table.loc["mu"]
-    assert np.allclose(mu["sd"], np.sqrt(np.diagonal(cov, axis1=1, axis2=2)).ravel(), rtol=1e-12)
-    assert np.allclose(mu["upper"] - mu["mean"], 1.959963984540054 * mu["sd"], rtol=1e-10)
-    assert np.allclose(table.loc["Lambda"]["mean"], model["Lambda"].mean.ravel(), rtol=1e-15)
+    assert np.allclose(pi["mean"], first, rtol=1e-12)
+    assert np.allclose(pi["sd"], np.sqrt(second - first ** 2), rtol=1e-10)
+    v = np.random.default_rng(3).beta(a, b, size=(100_000, 3))
+    draws = v * np.concatenate([np.ones((len(v), 1)), np.cumprod(1 - v, axis=1)[:, :-1]], axis=1)
+    assert np.allclose(pi["lower"], np.quantile(draws, 0.025, axis=0), atol=0.01)
+    assert np.allclose(pi["upper"], np.quantile(draws, 0.975, axis=0), atol=0.01)
+    theta, d = model["theta"].parameters, x.shape[1]
+    df = theta["dof"] - d + 1
+    shape = np.linalg.inv(theta["scale"]) / (theta["beta"] * df)[:, None, None]
+    t_sd = np.sqrt(np.diagonal(shape, axis1=1, axis2=2) * (df / (df - 2))[:, None])
+    rows = table.loc["theta"]
+    assert np.allclose(rows["mean"], theta["mean"].ravel(), rtol=1e-12)
+    assert np.allclose(rows["sd"], t_sd.ravel(), rtol=1e-10)
 
 
 def test_posterior_nc_holds_draws_from_q(fitted):
@@ -109,10 +122,10 @@ def test_posterior_nc_holds_draws_from_q(fitted):
     x, _, report, checkpoint = fitted
     model, _ = loaded(x, checkpoint)
     data = az.from_netcdf(report / "posterior.nc")
-    mu = data.posterior["mu"].values
+    mu = data.posterior["theta"].values[..., -1, :]  # a draw of (Lambda_k, mu_k): mu_k its last row
     assert mu.shape == (1, 500, 3, 2)
     se = mu[0].std(0) / np.sqrt(500)
-    assert np.all(np.abs(mu[0].mean(0) - model["mu"].mean) < 5 * se)
+    assert np.all(np.abs(mu[0].mean(0) - model["theta"].mean) < 5 * se)
     assert np.array_equal(data.observed_data["x"].values, x)
     assert data.posterior.attrs["left_out"] == "none"
 
@@ -140,7 +153,7 @@ def test_vmp_summary_errors(fitted, capsys, tmp_path):
     x, data, report, checkpoint = fitted
     cases = [(["summary", str(tmp_path / "none.npz"), "gaussian_mixture"], "not found"),
              (["summary", str(report / "summary.csv"), "gaussian_mixture"], "is not a saved fit"),
-             (["summary", str(checkpoint), "lda"], "holds node(s) Lambda, mu, pi, z that model 'lda'"),
+             (["summary", str(checkpoint), "lda"], "holds node(s) pi, theta, z that model 'lda'"),
              (["summary", str(checkpoint), "gaussian_mixture", str(data), "-k", "4"], "holds node(s)")]
     for argv, words in cases:
         assert main(argv) == 1
@@ -153,7 +166,7 @@ def test_large_nodes_are_left_out_and_named(fitted, tmp_path):
     model, _ = loaded(x, checkpoint)
     with pytest.warns(UserWarning, match=r"left out z \(270 elements\)"):
         table = posterior_table(model, max_elements=100)
-    assert set(table["node"]) == {"pi", "mu", "Lambda"}
+    assert set(table["node"]) == {"pi", "theta"}
     az = pytest.importorskip("arviz", reason="posterior.nc is written through ArviZ")
     from vmp.export import write_netcdf
 
@@ -161,7 +174,7 @@ def test_large_nodes_are_left_out_and_named(fitted, tmp_path):
         warnings.simplefilter("ignore")
         write_netcdf(model, tmp_path / "p.nc", draws=100, budget=100 * 10)
     data = az.from_netcdf(tmp_path / "p.nc")
-    assert set(data.posterior.data_vars) == {"pi", "mu"} and data.posterior.attrs["left_out"] == "Lambda, x, z"
+    assert set(data.posterior.data_vars) == {"pi"} and data.posterior.attrs["left_out"] == "theta, x, z"
 
 
 def test_a_scalar_node_is_one_row_with_its_gamma_marginal():

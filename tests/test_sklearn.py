@@ -148,8 +148,9 @@ def test_gaussian_mixture_on_iris_gives_the_vmp_models_fit():
     model = gaussian_mixture(x, 3)
     result = model.fit(iterations=200, seed=0, progress=False)
     assert est.lower_bound_ == result.final_elbo and est.n_iter_ == result.iterations
-    assert np.array_equal(est.means_, model["mu"].mean) and np.array_equal(est.weights_, model["pi"].mean)
-    assert np.array_equal(est.precisions_, model["Lambda"].mean)
+    theta = model["theta"]
+    assert np.array_equal(est.means_, theta.mean) and np.array_equal(est.weights_, model["pi"].mean)
+    assert np.array_equal(est.precisions_, theta.parameters["precision"])
     assert np.allclose(est.predict_proba(x), model["z"].mean, atol=1e-10)
     assert np.array_equal(est.predict(x), model["z"].mean.argmax(1))
 
@@ -171,12 +172,35 @@ def per_point_bound(model, x):
     return logsumexp(np.array(terms), axis=0)
 
 
-def test_gaussian_mixture_score_samples_is_the_per_point_bound():
+def per_point_bound_joint(model, x):
+    """The same bound under the joint q(mu_k, Lambda_k) = N(m_k, (beta_k Lambda_k)^-1) W(Lambda_k | W_k, nu_k):
+    E[(x - mu)^T Lambda (x - mu)] = D / beta_k + nu_k (x - m_k)^T W_k (x - m_k) (Bishop PRML eq. 10.64), and
+    stick-breaking weights E[log pi_k] = E[log v_k] + sum_{j<k} E[log(1 - v_j)] (Blei & Jordan 2006)."""
+    sticks, theta = model["pi"].parameters, model["theta"].parameters
+    a, b = sticks["alpha"], sticks["beta"]
+    e_log_v, e_log_rest = digamma(a) - digamma(a + b), digamma(b) - digamma(a + b)
+    e_log_pi = e_log_v + np.concatenate([[0.0], np.cumsum(e_log_rest)[:-1]])
+    d = x.shape[1]
+    terms = []
+    for k in range(len(a)):
+        nu, w, m, beta = theta["dof"][k], theta["scale"][k], theta["mean"][k], theta["beta"][k]
+        e_logdet = digamma((nu + 1 - np.arange(1, d + 1)) / 2).sum() + d * np.log(2) + np.linalg.slogdet(w)[1]
+        diff = x - m
+        quad = d / beta + nu * np.einsum("ni,ij,nj->n", diff, w, diff)
+        terms.append(e_log_pi[k] + 0.5 * e_logdet - 0.5 * d * np.log(2 * np.pi) - 0.5 * quad)
+    return logsumexp(np.array(terms), axis=0)
+
+
+@pytest.mark.parametrize("options,reference", [
+    ({}, per_point_bound_joint),
+    ({"covariance": "factorized", "weights": "dirichlet"}, per_point_bound),
+], ids=["joint", "factorized"])
+def test_gaussian_mixture_score_samples_is_the_per_point_bound(options, reference):
     x = iris()
-    est = GaussianMixture(3, random_state=0).fit(x)
+    est = GaussianMixture(3, random_state=0, **options).fit(x)
     new = x[::7] + 0.3
-    assert np.allclose(est.score_samples(new), per_point_bound(est.posterior_, new), rtol=1e-12, atol=1e-10)
-    assert np.isclose(est.score(new), per_point_bound(est.posterior_, new).mean(), rtol=1e-12)
+    assert np.allclose(est.score_samples(new), reference(est.posterior_, new), rtol=1e-12, atol=1e-10)
+    assert np.isclose(est.score(new), reference(est.posterior_, new).mean(), rtol=1e-12)
 
 
 def test_gaussian_mixture_stochastic_and_sample():

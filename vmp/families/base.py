@@ -82,6 +82,14 @@ class Family(ABC):
     #: the family of one step of a chain read alone (a Gaussian chain's x_t is a Gaussian), for
     #: a family whose ``joint_plates`` are steps; None otherwise
     step_family: ClassVar[type | None] = None
+    #: True when a node of it is a Gaussian's mean and precision together (a mixture component of
+    #: points in R^D): gated components of it start from the k-means responsibilities of their
+    #: child's points (``inference.init.kmeans_components``), as scikit-learn's and hmmlearn's
+    clusters: ClassVar[bool] = False
+    #: a family whose first statistics are another family's (a stick-breaking node's log pi is a
+    #: Dirichlet's u): it may fill a factor's role for that family, which reads only those
+    #: statistics (``fills``)
+    reads_as: ClassVar[type | None] = None
     #: event shape of ``example()``
     example_event: ClassVar[tuple[int, ...]] = ()
 
@@ -90,6 +98,12 @@ class Family(ABC):
         if not cls.unit_base_measure and cls.latent:
             raise TypeError(f"family {cls.__name__}: a non-unit base measure needs latent = False "
                             f"(the bound has no E_q[log h(x)] term for a latent q)")
+
+    @classmethod
+    def fills(cls, role: type) -> bool:
+        """May a node of this family fill a factor's role that consumes ``role``'s moments: it is
+        that family, or its first statistics are that family's (``reads_as``)."""
+        return cls is role or cls.reads_as is role
 
     # ----- a selector's indicator (``selects``) ------------------------------------------
     @classmethod

@@ -111,7 +111,7 @@ class Node(Expression, ABC):
 
     def check_parent(self, role: str, value: Expression) -> None:
         family = self.factor_cls.roles[role]
-        if value.family is not family:
+        if not value.family.fills(family):
             supported = ", ".join(f"{r} <- {f.name}" for r, f in self.factor_cls.roles.items())
             raise ConjugacyError(
                 f"node '{self.name}' ({self.family.name}): parent '{value.name}' is a {value.family.name}, "

@@ -11,17 +11,25 @@ from ._base import VMPEstimator, bound_per_element
 class GaussianMixture(DensityMixin, VMPEstimator):
     """Bayesian Gaussian mixture fitted by variational message passing.
 
-    pi ~ Dir(alpha), mu_k ~ N(m0, P0^-1), Lambda_k ~ W(nu0, W0), z_n ~ Cat(pi),
-    x_n ~ N(mu_{z_n}, Lambda_{z_n}^-1) (Bishop, PRML section 10.2), built by
-    :func:`vmp.models.gaussian_mixture` with its data-scaled defaults.
+    pi from truncated stick-breaking weights (or Dir(alpha)), (mu_k, Lambda_k) with a joint
+    Normal-Wishart q (or factorized q(mu_k) q(Lambda_k), or a Normal-Gamma per coordinate),
+    z_n ~ Cat(pi), x_n ~ N(mu_{z_n}, Lambda_{z_n}^-1) (Bishop, PRML section 10.2; Blei & Jordan
+    2006), built by :func:`vmp.models.gaussian_mixture` with its data-scaled defaults.
 
     Parameters
     ----------
     n_components : int, default=2
         Mixture components K (at least 2); components the data do not need get weights near 0.
+    covariance : {"joint", "factorized", "diag"}, optional
+        The components' q (scikit-learn's "full" is "joint", its "diag" is "diag"); None leaves
+        the builder's default ("joint").
+    weights : {"dirichlet_process", "dirichlet"}, optional
+        Stick-breaking or Dirichlet weights (scikit-learn's ``weight_concentration_prior_type``);
+        None leaves the builder's default ("dirichlet_process").
     alpha, mean_precision, dof, scale : optional
-        The builder's hyperparameters: Dirichlet concentration, P0 = mean_precision * S^-1, nu0
-        and W0; None leaves the builder's default.
+        The builder's hyperparameters: the weights' concentration, beta0 (the mean's precision
+        relative to Lambda_k, or P0 = mean_precision * S^-1 when factorized), nu0 and W0; None
+        leaves the builder's default.
     method : {"batch", "stochastic"}, default="batch"
         Batch VMP (the bound never decreases) or stochastic VMP with minibatches of
         ``batch_size`` points (Hoffman et al. 2013's SVI).
@@ -34,8 +42,8 @@ class GaussianMixture(DensityMixin, VMPEstimator):
     ----------
     weights_ : (K,) E[pi].
     means_ : (K, D) E[mu_k].
-    precisions_ : (K, D, D) E[Lambda_k].
-    covariances_ : (K, D, D) E[Lambda_k]^-1.
+    precisions_ : (K, D, D) E[Lambda_k] ((K, D), its diagonal, for ``covariance="diag"``).
+    covariances_ : E[Lambda_k]^-1, shaped as ``precisions_``.
     posterior_ : vmp.Model, the fitted model (diagrams, dashboards, predictives, checkpoints).
     result_ : vmp.FitResult of the fit; lower_bound_, n_iter_, converged_ read from it.
 
@@ -45,13 +53,15 @@ class GaussianMixture(DensityMixin, VMPEstimator):
     points from the posterior predictive (one draw of the parameters from q).
     """
 
-    _builder_options = ("alpha", "mean_precision", "dof", "scale")
+    _builder_options = ("covariance", "weights", "alpha", "mean_precision", "dof", "scale")
     _local_plates = ("data",)
 
-    def __init__(self, n_components: int = 2, *, alpha=None, mean_precision=None, dof=None, scale=None,
-                 method: str = "batch", batch_size: int = 100, max_iter: int = 100, tol=None,
+    def __init__(self, n_components: int = 2, *, covariance=None, weights=None, alpha=None, mean_precision=None,
+                 dof=None, scale=None, method: str = "batch", batch_size: int = 100, max_iter: int = 100, tol=None,
                  n_init: int = 1, random_state=None):
         self.n_components = n_components
+        self.covariance = covariance
+        self.weights = weights
         self.alpha = alpha
         self.mean_precision = mean_precision
         self.dof = dof
@@ -81,9 +91,13 @@ class GaussianMixture(DensityMixin, VMPEstimator):
     def _set_attributes(self) -> None:
         model = self.posterior_
         self.weights_ = model["pi"].mean
-        self.means_ = model["mu"].mean
-        self.precisions_ = model["Lambda"].mean
-        self.covariances_ = np.linalg.inv(self.precisions_)
+        if "theta" in model:  # joint: (mu_k, Lambda_k) one node; diag: one per coordinate
+            theta = model["theta"]
+            self.means_, self.precisions_ = theta.mean, theta.parameters["precision"]
+        else:
+            self.means_, self.precisions_ = model["mu"].mean, model["Lambda"].mean
+        diagonal = self.precisions_.ndim == 2
+        self.covariances_ = 1.0 / self.precisions_ if diagonal else np.linalg.inv(self.precisions_)
 
     def _responsibilities(self, X):
         """The model on ``X`` with q(z_n) inferred given the fitted globals, and its z."""
