@@ -60,6 +60,9 @@ def _set_data(model, changes: dict, masks: dict) -> None:
         if node.observed and node.name not in targets and any(p.name in resized for p in node.plates):
             node._set_data(np.broadcast_to(node._fill_value(), node.plate_shape + node._data_event_shape()),
                            np.zeros(node.plate_shape, bool))  # held-out: unknown, to predict
+    for node in model.nodes.values():
+        if node.observed and (node.name in targets or any(p.name in resized for p in node.plates)):
+            node.factor.observe(node.data)  # terms of the data alone: the base measure, a Poisson's zeros
     model._compiled = None
     _refresh_locals(model, touched)
 
