@@ -172,6 +172,14 @@ class Model:
 
         return Fit(self, method="stochastic", **self._started(options))
 
+    def stream(self, plate: str, forget: float = 1.0, population: float | None = None, **options):
+        """A fit that follows a stream of chunks of ``plate``'s data: ``stream.update({"x": rows})``
+        (streaming VB with ``forget``, or population VB with ``population=alpha``); see
+        :mod:`vmp.inference.stream`."""
+        from ..inference.stream import Stream
+
+        return Stream(self, plate, forget, population, **options)
+
     def infer_locals(self, iterations: int = 50, tol: float = 1e-4) -> "Model":
         """Give the hidden nodes that the fit's state lacks (the local nodes of a minibatch fit,
         whose q is computed per minibatch) their q on all data given the others: one pass over

@@ -12,7 +12,8 @@ product start at a draw from their prior and Gammas in one (Poisson factorizatio
 plus a random offset. ``init={name: value}``
 is applied last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals
 for a CategoricalMarkovChain: independent steps), a path for a GaussianMarkovChain
-(``Family.start_at``).
+(``Family.start_at``). ``init=State`` is a warm start: the stepped nodes' q taken from it as
+they are (a stream's next chunk starts at the globals of the last one).
 """
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ def initialize(engine, rng: np.random.Generator, init: Any = None, plan=None) ->
     computed per minibatch and never over the whole plate) and the symmetry breaking reads the
     plan's evaluation subsample."""
     local = plan is not None and plan.local_step
+    if isinstance(init, State):
+        return _given(engine, init, plan.stepped if local else engine.hidden)
     state = State()
     for node in plan.stepped if local else engine.hidden:
         state = _set(state, node, engine.factors[node.name].messages(node, ctx=Context(state=state)))
@@ -49,6 +52,16 @@ def initialize(engine, rng: np.random.Generator, init: Any = None, plan=None) ->
             raise GraphError(f"init: node '{name}' is local to the minibatch plate; its q is computed per minibatch")
         state = _set_mean(state, engine.model[name], np.asarray(value, float))
     return state
+
+
+def _given(engine, init: State, nodes) -> State:
+    """A warm start: ``nodes``' q as ``init`` has them (its step counter kept, so a schedule
+    continues), their moments formed again; a GraphError names a node it lacks."""
+    missing = [n.name for n in nodes if n.name not in init.natural]
+    if missing:
+        raise GraphError(f"init: the State given has no q for {missing}")
+    natural = {n.name: tuple(init.natural[n.name]) for n in nodes}
+    return State(natural, {n.name: engine.moments(n, natural[n.name]) for n in nodes}, init.step)
 
 
 def _rows(data, rows):

@@ -76,7 +76,7 @@ class StochasticVMP(Method):
         globals are first made to agree (one coordinate sweep, from a minibatch's locals or
         over all data; option (a)'s first step is such a sweep already)."""
         state = initialize(engine, rng, init, self.plan)
-        if self.options.update != "global" or init == "prior":
+        if self.options.update != "global" or isinstance(init, State) or init == "prior":
             return state, 0
         if self.plan.local_step:
             return first_sweep(engine, self.plan, state, rng)

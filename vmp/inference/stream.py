@@ -1,0 +1,312 @@
+"""Fits that follow a stream: each chunk of data updates the global nodes' q.
+
+Streaming variational Bayes (Broderick, Boyd, Wibisono, Wilson & Jordan 2013, SDA-Bayes run
+serially): batch VMP on chunk b with the prior of the globals replaced by the posterior after
+chunk b - 1,
+
+    q_b = VMP( chunk b ; prior eta_b ),     eta_{b+1} = forget * lambda_b + (1 - forget) * eta_0,
+
+where lambda_b are the globals' posterior natural parameters and eta_0 their declared prior's.
+For conjugate globals without locals, forget = 1 gives the batch posterior on all the data
+(natural parameters add the chunks' sufficient statistics). ``forget`` < 1 is exponential
+forgetting: the prior is pulled back toward eta_0 after every chunk, so old chunks count by
+forget^age and a drifting q can follow the data. Local nodes (on the stream's plate, or on a
+plate linked to it through gathers) are fitted fresh per chunk, from the globals' q.
+
+Population variational Bayes (``population=alpha``, McInerney, Ranganath & Blei 2015): the
+prior stays eta_0; each chunk runs stochastic steps whose minibatches stand for a population of
+alpha points (``vmp.inference.population``), the step counter continuing across chunks.
+
+The stream's state is the globals' q, the number of chunks seen and the step counter:
+``save(path)`` writes it as a State file and ``model.stream(..., resume=path)`` continues with
+the same bits.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from contextlib import contextmanager
+
+import numpy as np
+
+from ..errors import DataError, GraphError, OptionError, ShapeError
+from ..factors.natural_prior import NaturalPrior
+from ..graph.change import relative_change
+from ..graph.expressions import Constant, random_nodes
+from ..graph.leaves import Context
+from .engine import Engine
+from .loop import Fit
+from .options import check, checked_seed
+from .population import Population
+from .result import FitResult
+from .state import State
+from .steps import complete
+from .subsample import check_data_plate, linked_plates
+
+
+class DriftWarning(UserWarning):
+    """A chunk's bound per element is far below the earlier chunks': the data may have changed."""
+
+
+#: a chunk whose bound per element lies this many robust deviations below the earlier chunks'
+#: median (with at least DRIFT_HISTORY of them) is reported as a change in the data
+DRIFT_DEVIATIONS = 6.0
+DRIFT_HISTORY = 3
+
+
+class Stream:
+    """``model.stream(plate, forget=1.0, population=None, ...)``; ``update(chunk)`` fits one chunk.
+
+    ``batch`` (population VB only): the minibatch size (default: the whole chunk); ``steps``:
+    stochastic steps per chunk (default: one pass, ceil(chunk / batch)). Other keywords are the
+    chunk fits' options (``iterations``, ``tol``, ``seed``, ``init`` for the first chunk, a
+    ``step`` schedule...). ``resume``: a file written by :meth:`save`."""
+
+    def __init__(self, model, plate: str, forget: float = 1.0, population: float | None = None, *,
+                 batch: int | None = None, steps: int | None = None, resume=None, **options):
+        check_data_plate(model, plate, "model.stream")
+        self.model, self.plate = model, plate
+        self.forget = _forget(forget)
+        if population is not None:
+            if self.forget != 1.0:
+                raise OptionError("model.stream: forget= applies to streaming VB; population VB keeps the "
+                                  "declared prior (give one of forget= and population=)")
+        self.population = None if population is None else float(population)
+        self.batch, self.steps = _count(batch, "batch"), _count(steps, "steps")
+        if self.population is None and (batch is not None or steps is not None):
+            raise OptionError("model.stream: batch= and steps= apply to population VB (population=alpha)")
+        for key in ("method", "subsample", "checkpoint", "checkpoint_every", "resume"):
+            if key in options:
+                raise OptionError(f"model.stream: {key}= is set by the stream (per chunk fits), not an option")
+        self.method = "batch" if self.population is None else "stochastic"
+        probe = {"subsample": Population(plate, 1, self.population)} if self.population is not None else {}
+        check({"method": self.method, **probe, **options})
+        self.options = options
+        self.seed = checked_seed(options.pop("seed", 0))
+        self.plates = {plate, *linked_plates(model, plate)}
+        self.locals, self.globals = self._split()
+        self.prior0 = self._declared_priors() if self.population is None else {}
+        self.posterior: dict | None = None
+        self.chunks, self.step, self.bounds = 0, 0, []
+        if resume is not None:
+            self._resume(resume)
+
+    # ----- structure ----------------------------------------------------------------------
+    def _split(self) -> tuple[list, list]:
+        """(locals, globals): hidden nodes on the stream's plates, and the others; every global
+        of streaming VB must have constant parents (its prior is what the stream replaces)."""
+        model = self.model
+        model.compile()
+        hidden = [n for n in model.nodes.values() if not n.observed]
+        local = [n for n in hidden if any(p.name in self.plates for p in n.plates)]
+        glob = [n for n in hidden if n not in local]
+        if self.population is None:
+            for node in glob:
+                parents = sorted({p.name for e in node.parents.values() if not isinstance(e, Constant)
+                                  for p in random_nodes(e)})
+                if parents:
+                    raise GraphError(f"model.stream: global node '{node.name}' has random parent(s) {parents}; "
+                                     f"streaming VB moves each global's posterior into its own prior, which "
+                                     f"needs constant hyperparameters (a joint node such as GaussianWishart, "
+                                     f"or population=alpha, which keeps the declared prior)")
+        return local, glob
+
+    def _declared_priors(self) -> dict:
+        """eta_0 of every global: its own factor's message (constant parents)."""
+        factors, _ = self.model.compile()
+        ctx = Context(state=State())
+        return {n.name: tuple(np.array(a, float) for a in factors[n.name].messages(n, ctx=ctx))
+                for n in self.globals}
+
+    def prior(self) -> dict | None:
+        """The globals' prior for the next chunk, eta = forget * lambda + (1 - forget) * eta_0
+        (None before the first chunk: the declared prior)."""
+        if self.posterior is None:
+            return None
+        f = self.forget
+        if f == 1.0:
+            return dict(self.posterior)
+        return {name: tuple(f * lam + (1.0 - f) * eta0 for lam, eta0 in zip(post, self.prior0[name]))
+                for name, post in self.posterior.items()}
+
+    @contextmanager
+    def _priors(self, prior: dict | None):
+        """The globals' factors replaced by ``prior`` (NaturalPrior) while a chunk is fitted."""
+        if prior is None:
+            yield
+            return
+        model, kept = self.model, {}
+        for node in self.globals:
+            kept[node.name] = node.factor
+            node.factor = NaturalPrior(node.event_shape, node.family, prior[node.name])
+        model._compiled = None
+        try:
+            yield
+        finally:
+            for node in self.globals:
+                node.factor = kept[node.name]
+            model._compiled = None
+
+    # ----- one chunk ----------------------------------------------------------------------
+    def update(self, chunk: dict) -> FitResult | None:
+        """Fit one chunk ({observed node or vmp.Data name: rows}); the globals' posterior becomes
+        the next chunk's prior. Returns the chunk's FitResult (bound, history; its
+        ``extra['stream']``: the chunk's number, size, bound per element and each global's
+        relative change). An empty chunk changes nothing (a warning; returns None)."""
+        chunk, n = self._checked(chunk)
+        if n == 0:
+            warnings.warn(f"model.stream: an empty chunk of plate '{self.plate}' changes nothing", UserWarning,
+                          stacklevel=2)
+            return None
+        model = self.model
+        model.state = None  # (set_data would infer the locals of the last chunk's q again)
+        model.set_data(chunk)
+        seed = int(np.random.SeedSequence([self.seed or 0, self.chunks]).generate_state(1)[0])
+        with self._priors(None if self.population else self.prior()):
+            fit = Fit(model, method=self.method, init=self._start(), seed=seed, **self._fit_options(n))
+            fit.run(self._steps(n))
+            result = fit.result()
+        if result.interrupted:
+            model.state = None if self.posterior is None else State(self.posterior, {})
+            raise KeyboardInterrupt(f"model.stream: interrupted during chunk {self.chunks + 1}; the stream is "
+                                    f"at the end of chunk {self.chunks}")
+        return self._advance(result, n)
+
+    def _checked(self, chunk: dict) -> tuple[dict, int]:
+        """The chunk as {name: array}, every observed node on the stream's plates present, all
+        of one length along the plate; else a DataError or ShapeError naming the node."""
+        if not isinstance(chunk, dict):
+            raise DataError(f"model.stream: a chunk is a dict from observed node names to their rows, got "
+                            f"{type(chunk).__name__}")
+        model = self.model
+        wanted = [n.name for n in model.nodes.values() if n.has_data and n.plates and n.plates[0].name == self.plate]
+        unknown = [k for k in chunk if k not in model.nodes and k not in model.inputs]
+        if unknown:
+            raise DataError(f"model.stream: the chunk names {unknown}, which are not nodes or inputs of model "
+                            f"'{model.name}'")
+        missing = [k for k in wanted if k not in chunk]
+        if missing:
+            raise DataError(f"model.stream: the chunk has no rows for observed node(s) {missing} of plate "
+                            f"'{self.plate}'")
+        out, sizes = {}, {}
+        for name, rows in chunk.items():
+            rows = np.asarray(rows)
+            node = model.nodes.get(name)
+            if node is not None:
+                event = node._data_event_shape()
+                if rows.ndim < 1 or tuple(rows.shape[rows.ndim - len(event):]) != tuple(event) \
+                        or rows.ndim != len(node.plates) + len(event):
+                    raise ShapeError(f"node '{name}': a chunk's rows have shape {rows.shape}; node '{name}' takes "
+                                     f"(rows,) + {tuple(p.size for p in node.plates[1:])} + {tuple(event)}")
+                if node.plates and node.plates[0].name == self.plate:
+                    sizes[name] = rows.shape[0]
+            out[name] = rows
+        if len(set(sizes.values())) > 1:
+            raise ShapeError(f"model.stream: the chunk's nodes have different numbers of rows along plate "
+                             f"'{self.plate}': {sizes}")
+        return out, next(iter(sizes.values()), 0)
+
+    def _start(self):
+        """The chunk fit's start: after the first chunk, the globals at their last q (with the
+        locals given them, for batch VMP); before it, the fits' ``init``."""
+        if self.posterior is None:
+            return self.options.get("init")
+        engine = Engine(self.model)
+        state = State({}, {}, self.step if self.population is not None else 0)
+        for node in self.globals:
+            natural = self.posterior[node.name]
+            state = state.updated({node.name: (natural, engine.moments(node, natural))})
+        if self.population is not None:
+            return state
+        return complete(engine, state, [n for n in engine.hidden if n in self.locals])
+
+    def _fit_options(self, n: int) -> dict:
+        options = {k: v for k, v in self.options.items() if k != "init"}
+        if self.population is not None:
+            size = min(self.batch or n, n)
+            options["subsample"] = Population(self.plate, size, self.population)
+        return options
+
+    def _steps(self, n: int) -> int | None:
+        if self.population is None:
+            return None
+        size = min(self.batch or n, n)
+        return self.steps or math.ceil(n / size)
+
+    def _advance(self, result: FitResult, n: int) -> FitResult:
+        """The stream after a fitted chunk: its globals' posterior, counters and diagnostics."""
+        state = result.state
+        new = {g.name: tuple(np.array(a) for a in state.natural[g.name]) for g in self.globals}
+        change = {name: (float("nan") if self.posterior is None else
+                         float(relative_change(self.posterior[name], new[name]))) for name in new}
+        per = float(result.final_elbo) / n
+        drift = _drift(per, self.bounds)
+        self.posterior, self.step = new, int(state.step)
+        self.chunks += 1
+        self.bounds.append(per)
+        result.extra["stream"] = {"chunk": self.chunks, "rows": n, "bound_per_element": per, "change": change,
+                                  "drift": drift}
+        if drift:
+            warnings.warn(f"model.stream: chunk {self.chunks}'s bound per element {per:.4g} is far below the "
+                          f"earlier chunks' (median {np.median(self.bounds[:-1]):.4g}): the data may have "
+                          f"changed", DriftWarning, stacklevel=3)
+        return result
+
+    def run(self, source, rows: int | None = None, **read) -> list:
+        """``update`` on every chunk of ``source`` (see :func:`vmp.inference.stream_sources.chunks`);
+        the chunks' results."""
+        from .stream_sources import chunks
+
+        return [r for r in (self.update(c) for c in chunks(source, rows, self.model, self.plate, **read))
+                if r is not None]
+
+    # ----- the stream's state -------------------------------------------------------------
+    def save(self, path) -> None:
+        """Write the stream's state (the globals' q, the chunks seen, the step counter, the
+        chunks' bounds) to one ``.npz`` file (``State.save``)."""
+        if self.posterior is None:
+            raise OptionError("model.stream: nothing to save before the first chunk")
+        State(self.posterior, {}, self.step).save(path, stream=self._describe())
+
+    def _describe(self) -> dict:
+        return {"plate": self.plate, "forget": self.forget, "population": self.population, "chunks": self.chunks,
+                "bounds": list(self.bounds), "globals": [g.name for g in self.globals]}
+
+    def _resume(self, path) -> None:
+        state, docs = State.load(path)
+        saved = docs.get("stream") or {}
+        mine = self._describe()
+        for key in ("plate", "forget", "population", "globals"):
+            if saved.get(key) != mine[key]:
+                raise OptionError(f"model.stream(resume=): the file was written by a stream with {key}="
+                                  f"{saved.get(key)!r}, this one has {mine[key]!r}")
+        self.posterior = {k: tuple(v) for k, v in state.natural.items()}
+        self.step, self.chunks, self.bounds = state.step, int(saved["chunks"]), list(saved["bounds"])
+
+    def __repr__(self) -> str:
+        kind = f"population={self.population:g}" if self.population else f"forget={self.forget:g}"
+        return f"<Stream of plate '{self.plate}', {kind}: {self.chunks} chunk(s)>"
+
+
+def _forget(forget) -> float:
+    if isinstance(forget, bool) or not isinstance(forget, (int, float, np.floating)) or not 0 < forget <= 1:
+        raise OptionError(f"model.stream: forget= must lie in (0, 1], got {forget!r}")
+    return float(forget)
+
+
+def _count(value, name: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise OptionError(f"model.stream: {name}= must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _drift(per: float, earlier: list) -> bool:
+    """Is ``per`` far below the earlier chunks' bounds per element (median minus
+    DRIFT_DEVIATIONS scaled median absolute deviations, at least 1% of the median's size)?"""
+    if len(earlier) < DRIFT_HISTORY or not np.isfinite(per):
+        return False
+    med = float(np.median(earlier))
+    spread = max(1.4826 * float(np.median(np.abs(np.asarray(earlier) - med))), 0.01 * abs(med), 1e-12)
+    return per < med - DRIFT_DEVIATIONS * spread
