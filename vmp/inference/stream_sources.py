@@ -1,0 +1,153 @@
+"""Chunks of a data plate from where the data are: arrays in memory or out of core, iterators,
+and CSV or Parquet files read a block of rows at a time.
+
+``chunks(source, rows, model, plate)`` yields {observed node name: rows of its data}:
+
+- a dict of arrays ({name: array}; numpy arrays, memmaps, HDF5 datasets, zarr arrays: anything
+  with ``shape`` and slicing) or one such array (for the plate's only observed node): blocks of
+  ``rows`` rows, each read alone (``vmp.graph.data.chunks``);
+- an iterable of such dicts or arrays: each item is a chunk, read when the stream asks for it;
+- a path to a CSV/TSV/whitespace text file or a Parquet file: ``rows`` lines at a time (a text
+  file's first line may be a header; a Parquet file is read by ``pyarrow`` in batches of
+  ``rows``). ``columns={node: [column names or 0-based positions]}`` says which columns feed
+  which node (default: every column to the plate's only observed node).
+"""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from ..errors import DataError, OptionError
+from ..graph.data import chunks as blocks
+from ..tables import PARQUET, _is_number, _sniff, _split
+
+
+def chunks(source, rows: int | None, model, plate: str, columns: dict | None = None) -> Iterator[dict]:
+    """The chunks of ``source`` for the stream of ``model``'s ``plate`` (see the module)."""
+    if isinstance(source, (str, Path)):
+        yield from _file(Path(source), _rows(rows), model, plate, columns)
+        return
+    if isinstance(source, dict) or hasattr(source, "shape"):
+        yield from _arrays(_named(source, model, plate), _rows(rows))
+        return
+    if not hasattr(source, "__iter__"):
+        raise DataError(f"model.stream: cannot read chunks from a {type(source).__name__}; give arrays, an "
+                        f"iterable of chunks, or a CSV/Parquet file")
+    for item in source:
+        yield _named(item, model, plate)
+
+
+def _rows(rows) -> int:
+    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
+        raise OptionError(f"model.stream: rows= (the rows of a chunk) must be a positive integer, got {rows!r}")
+    return int(rows)
+
+
+def _observed(model, plate: str) -> list:
+    return [n for n in model.nodes.values() if n.observed and n.plates and n.plates[0].name == plate]
+
+
+def _named(item, model, plate: str) -> dict:
+    """``item`` as {name: array}: a dict as it is, an array for the plate's only observed node."""
+    if isinstance(item, dict):
+        return item
+    nodes = _observed(model, plate)
+    if len(nodes) != 1:
+        raise DataError(f"model.stream: an array chunk needs one observed node on plate '{plate}'; there are "
+                        f"{[n.name for n in nodes]}: give {{name: rows}}")
+    return {nodes[0].name: item}
+
+
+def _arrays(arrays: dict, rows: int) -> Iterator[dict]:
+    lengths = {k: int(np.shape(v)[0]) for k, v in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise DataError(f"model.stream: the arrays have different numbers of rows: {lengths}")
+    readers = {k: blocks(v, rows) for k, v in arrays.items()}
+    for _ in range(0, next(iter(lengths.values()), 0), rows):
+        yield {k: next(r) for k, r in readers.items()}
+
+
+def _file(path: Path, rows: int, model, plate: str, columns: dict | None) -> Iterator[dict]:
+    if not path.is_file():
+        raise DataError(f"model.stream: data file '{path}' not found")
+    tables = _parquet(path, rows) if path.suffix.lower() in PARQUET else _text(path, rows)
+    first = True
+    for names, values in tables:
+        if first:
+            split = _columns(path, names, model, plate, columns)
+            first = False
+        yield {node.name: _as_data(node, values[:, cols]) for node, cols in split}
+
+
+def _text(path: Path, rows: int) -> Iterator[tuple[list, np.ndarray]]:
+    """(column names, a block of ``rows`` lines as floats) from a text file, one block read at
+    a time (``np.loadtxt`` on the lines; the first line a header when it is not all numbers)."""
+    with open(path, encoding="utf-8-sig") as fh:
+        lines = (line for line in fh if line.strip() and not line.lstrip().startswith("#"))
+        head = next(lines, None)
+        if head is None:
+            return
+        delimiter = _sniff(head.strip())
+        fields = _split(head.strip(), delimiter)
+        numeric = all(_is_number(f) for f in fields)
+        names = [f"column {j + 1}" for j in range(len(fields))] if numeric else fields
+        if numeric:
+            lines = itertools.chain([head], lines)
+        while True:
+            block = list(itertools.islice(lines, rows))
+            if not block:
+                return
+            try:
+                values = np.loadtxt(block, delimiter=delimiter, ndmin=2)
+            except ValueError as err:
+                raise DataError(f"model.stream: data file '{path}': {err}") from None
+            yield names, values
+
+
+def _parquet(path: Path, rows: int) -> Iterator[tuple[list, np.ndarray]]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as err:
+        raise DataError(f"model.stream: reading the Parquet file '{path}' a block at a time needs pyarrow "
+                        f"(pip install 'vmp[parquet]'): {err}") from None
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=rows):
+        yield list(batch.schema.names), np.column_stack([c.to_numpy(zero_copy_only=False) for c in batch.columns])
+
+
+def _columns(path: Path, names: list, model, plate: str, columns: dict | None) -> list:
+    """[(node, column positions)] for the file's ``names``."""
+    if columns is None:
+        nodes = _observed(model, plate)
+        if len(nodes) != 1:
+            raise OptionError(f"model.stream: data file '{path}' feeds {[n.name for n in nodes]}: say which "
+                              f"columns go where with columns={{node: [columns]}}")
+        return [(nodes[0], list(range(len(names))))]
+    out = []
+    for name, cols in columns.items():
+        cols = [cols] if isinstance(cols, (str, int)) else list(cols)
+        where = []
+        for c in cols:
+            if isinstance(c, str) and c in names:
+                where.append(names.index(c))
+            elif isinstance(c, (int, np.integer)) and 0 <= c < len(names):
+                where.append(int(c))
+            else:
+                raise DataError(f"model.stream: data file '{path}' has no column {c!r} (columns: {names})")
+        out.append((model[name], where))
+    return out
+
+
+def _as_data(node, values: np.ndarray) -> np.ndarray:
+    """Columns as the node's data: (rows,) + its data event, integers for a node of counts or
+    categories (a DataError names a cell that is not one)."""
+    event = node._data_event_shape()
+    values = values.reshape((values.shape[0],) + tuple(event)) if event else values.reshape(-1)
+    if node.data is not None and np.asarray(node.data).dtype.kind in "iub":
+        whole = np.round(values)
+        if not np.all(whole == values):
+            raise DataError(f"node '{node.name}': a chunk's values are not all whole numbers")
+        values = whole.astype(np.int64)
+    return np.ascontiguousarray(values)
