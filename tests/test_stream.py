@@ -352,3 +352,59 @@ def test_a_change_in_the_data_is_reported():
     with pytest.warns(vmp.inference.stream.DriftWarning, match="chunk 6"):
         result = stream.update({"x": rng.normal(9.0, 0.5, 50)})
     assert result.extra["stream"]["drift"]
+
+
+# ----- mixtures: the batch clustering, and a drift followed -------------------------------------
+def _clusters(n, seed):
+    rng = np.random.default_rng(seed)
+    z = rng.integers(0, 3, n)
+    return np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]])[z] + rng.normal(size=(n, 2))
+
+
+def test_streamed_mixture_has_the_batch_clustering_and_bound():
+    """Ten chunks of a 3-component mixture: the clustering of all the data under the stream's
+    globals agrees with the batch fit's (adjusted Rand index >= 0.98) and its bound on all the
+    data is within 0.5% of the batch fit's."""
+    from sklearn.metrics import adjusted_rand_score
+
+    from vmp.models import gaussian_mixture
+
+    x = _clusters(12000, 9)
+    batch = gaussian_mixture(x, 3)
+    want = batch.fit().final_elbo
+    model = gaussian_mixture(x[:1200], 3)
+    stream = model.stream("data")
+    for rows in _split(x):
+        stream.update({"x": rows})
+    got = stream.bound({"x": x})
+    assert abs(got - want) <= 0.005 * abs(want)
+    ari = adjusted_rand_score(batch["z"].mean.argmax(-1), model["z"].mean.argmax(-1))
+    assert ari >= 0.98, ari
+
+
+@pytest.mark.filterwarnings("ignore::vmp.inference.stream.DriftWarning")
+def test_forgetting_follows_moving_mixture_centers():
+    """Centers that move linearly over 50 chunks: with forget=0.9 the final centers' error is
+    at most half of forget=1's."""
+    import itertools
+
+    from vmp.models import gaussian_mixture
+
+    rng = np.random.default_rng(1)
+    start = np.array([[0.0, 0.0], [6.0, 0.0], [0.0, 6.0]])
+    speed = np.array([[0.06, 0.06], [-0.04, 0.08], [0.08, -0.04]])
+    chunks = []
+    for c in range(50):
+        z = rng.integers(0, 3, 100)
+        chunks.append(start[z] + c * speed[z] + 0.7 * rng.normal(size=(100, 2)))
+    final = start + 49 * speed
+    error = {}
+    for f in (1.0, 0.9):
+        model = gaussian_mixture(chunks[0], 3)
+        stream = model.stream("data", forget=f)
+        for rows in chunks:
+            stream.update({"x": rows})
+        means = model["theta"].family.parameters(stream.posterior["theta"])["mean"]
+        error[f] = min(np.mean(np.linalg.norm(means[list(p)] - final, axis=1))
+                       for p in itertools.permutations(range(3)))
+    assert error[0.9] <= 0.5 * error[1.0], error

@@ -212,13 +212,18 @@ class Stream:
         if self.posterior is None:
             return self.options.get("init")
         engine = Engine(self.model)
-        state = State({}, {}, self.step if self.population is not None else 0)
-        for node in self.globals:
-            natural = self.posterior[node.name]
-            state = state.updated({node.name: (natural, engine.moments(node, natural))})
+        state = self._globals_state(engine, self.step if self.population is not None else 0)
         if self.population is not None:
             return state
         return complete(engine, state, [n for n in engine.hidden if n in self.locals])
+
+    def _globals_state(self, engine, step: int) -> State:
+        """A State holding the globals' last q (their moments formed again)."""
+        state = State({}, {}, step)
+        for node in self.globals:
+            natural = self.posterior[node.name]
+            state = state.updated({node.name: (natural, engine.moments(node, natural))})
+        return state
 
     def _fit_options(self, n: int) -> dict:
         options = {k: v for k, v in self.options.items() if k != "init"}
@@ -251,6 +256,20 @@ class Stream:
                           f"earlier chunks' (median {np.median(self.bounds[:-1]):.4g}): the data may have "
                           f"changed", DriftWarning, stacklevel=3)
         return result
+
+    def bound(self, data: dict) -> float:
+        """The bound on ``data`` (rows of the plate, e.g. all data seen, or held-out rows) of the
+        model as declared, with the globals at the stream's q and the locals inferred given
+        them; the model's state is left there (``model["z"].mean`` reads those rows' q)."""
+        if self.posterior is None:
+            raise OptionError("model.stream: no chunk fitted yet")
+        data, n = self._checked(data)
+        model = self.model
+        model.state = None
+        model.set_data(data)
+        engine = Engine(model)
+        model.state = complete(engine, self._globals_state(engine, 0), [n for n in engine.hidden if n in self.locals])
+        return engine.elbo(model.state)
 
     def run(self, source, rows: int | None = None, **read) -> list:
         """``update`` on every chunk of ``source`` (see :func:`vmp.inference.stream_sources.chunks`);
