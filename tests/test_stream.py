@@ -157,7 +157,7 @@ def test_forgetting_follows_its_recursion():
     np.testing.assert_allclose(np.array(stream.prior()["mu"], float), eta, rtol=1e-12)
 
 
-@pytest.mark.filterwarnings("ignore::vmp.inference.stream.DriftWarning")
+@pytest.mark.filterwarnings("ignore::vmp.DriftWarning")
 def test_forgetting_follows_a_drift():
     """A mean that moves by 0.5 per chunk: with forget=0.5 the final posterior mean is near the
     last chunk's, with forget=1 it lags at the average over all chunks."""
@@ -349,7 +349,7 @@ def test_a_change_in_the_data_is_reported():
         warnings.simplefilter("error")
         for _ in range(5):
             stream.update({"x": rng.normal(1.0, 0.5, 50)})
-    with pytest.warns(vmp.inference.stream.DriftWarning, match="chunk 6"):
+    with pytest.warns(vmp.DriftWarning, match="chunk 6"):
         result = stream.update({"x": rng.normal(9.0, 0.5, 50)})
     assert result.extra["stream"]["drift"]
 
@@ -382,7 +382,7 @@ def test_streamed_mixture_has_the_batch_clustering_and_bound():
     assert ari >= 0.98, ari
 
 
-@pytest.mark.filterwarnings("ignore::vmp.inference.stream.DriftWarning")
+@pytest.mark.filterwarnings("ignore::vmp.DriftWarning")
 def test_forgetting_follows_moving_mixture_centers():
     """Centers that move linearly over 50 chunks: with forget=0.9 the final centers' error is
     at most half of forget=1's."""

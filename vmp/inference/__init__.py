@@ -10,6 +10,7 @@ from .loop import fit as fit
 from .method import DivergenceWarning as DivergenceWarning
 from .method import StepInfo as StepInfo
 from .options import Options as Options
+from .population import Population as Population
 from .result import FitResult as FitResult
 from .result import load as load
 from .schedules import Adaptive as Adaptive
@@ -19,5 +20,7 @@ from .schedules import RobbinsMonro as RobbinsMonro
 from .schedules import Warmup as Warmup
 from .state import LoopState as LoopState
 from .state import State as State
+from .stream import DriftWarning as DriftWarning
+from .stream import Stream as Stream
 from .subsample import Minibatch as Minibatch
 from .subsample import PerNode as PerNode

@@ -48,9 +48,11 @@ class DriftWarning(UserWarning):
     """A chunk's bound per element is far below the earlier chunks': the data may have changed."""
 
 
-#: a chunk whose bound per element lies this many robust deviations below the earlier chunks'
-#: median (with at least DRIFT_HISTORY of them) is reported as a change in the data
+#: a chunk whose bound per element lies below the earlier chunks' median (with at least
+#: DRIFT_HISTORY of them) by more than DRIFT_DEVIATIONS robust deviations and DRIFT_NATS nats
+#: (each element of the chunk e times less likely than before) is reported as a change in the data
 DRIFT_DEVIATIONS = 6.0
+DRIFT_NATS = 1.0
 DRIFT_HISTORY = 3
 
 
@@ -271,13 +273,16 @@ class Stream:
         model.state = complete(engine, self._globals_state(engine, 0), [n for n in engine.hidden if n in self.locals])
         return engine.elbo(model.state)
 
-    def run(self, source, rows: int | None = None, **read) -> list:
-        """``update`` on every chunk of ``source`` (see :func:`vmp.inference.stream_sources.chunks`);
-        the chunks' results."""
+    def read(self, source, rows: int | None = None, columns: dict | None = None):
+        """The chunks of ``source`` for this stream, read one at a time (arrays, iterables,
+        CSV/Parquet files: :func:`vmp.inference.stream_sources.chunks`)."""
         from .stream_sources import chunks
 
-        return [r for r in (self.update(c) for c in chunks(source, rows, self.model, self.plate, **read))
-                if r is not None]
+        return chunks(source, rows, self.model, self.plate, columns)
+
+    def run(self, source, rows: int | None = None, columns: dict | None = None) -> list:
+        """``update`` on every chunk of ``source`` (:meth:`read`); the chunks' results."""
+        return [r for r in (self.update(c) for c in self.read(source, rows, columns)) if r is not None]
 
     # ----- the stream's state -------------------------------------------------------------
     def save(self, path) -> None:
@@ -322,10 +327,10 @@ def _count(value, name: str) -> int | None:
 
 
 def _drift(per: float, earlier: list) -> bool:
-    """Is ``per`` far below the earlier chunks' bounds per element (median minus
-    DRIFT_DEVIATIONS scaled median absolute deviations, at least 1% of the median's size)?"""
+    """Is ``per`` far below the earlier chunks' bounds per element: below their median by more
+    than DRIFT_DEVIATIONS scaled median absolute deviations and by more than DRIFT_NATS?"""
     if len(earlier) < DRIFT_HISTORY or not np.isfinite(per):
         return False
     med = float(np.median(earlier))
-    spread = max(1.4826 * float(np.median(np.abs(np.asarray(earlier) - med))), 0.01 * abs(med), 1e-12)
-    return per < med - DRIFT_DEVIATIONS * spread
+    spread = 1.4826 * float(np.median(np.abs(np.asarray(earlier) - med)))
+    return per < med - max(DRIFT_DEVIATIONS * spread, DRIFT_NATS)
