@@ -408,3 +408,37 @@ def test_forgetting_follows_moving_mixture_centers():
         error[f] = min(np.mean(np.linalg.norm(means[list(p)] - final, axis=1))
                        for p in itertools.permutations(range(3)))
     assert error[0.9] <= 0.5 * error[1.0], error
+
+
+def test_ctrl_c_during_a_chunk_loses_nothing():
+    """SIGINT during a chunk's fit: KeyboardInterrupt, the stream still at the chunk before, and
+    the chunk given again gives the bits of a stream that was never interrupted."""
+    import os
+    import signal
+
+    x = _mixture_data(200, seed=10)
+    chunks = _split(x, 4)
+    whole = _mixture(50).stream("data", iterations=20)
+    for rows in chunks:
+        whole.update({"x": rows})
+    hit = {"armed": False}
+
+    def interrupt(t, fit):
+        if hit["armed"] and t == 1:
+            hit["armed"] = False
+            os.kill(os.getpid(), signal.SIGINT)
+
+    stream = _mixture(50).stream("data", iterations=20, callback=interrupt)
+    for rows in chunks[:2]:
+        stream.update({"x": rows})
+    before = {k: tuple(a.copy() for a in v) for k, v in stream.posterior.items()}
+    hit["armed"] = True
+    with pytest.raises(KeyboardInterrupt, match="end of chunk 2"):
+        stream.update({"x": chunks[2]})
+    assert stream.chunks == 2 and stream.model["mu"].mean.shape == (2,)
+    for name, arrays in before.items():
+        assert all(np.array_equal(a, b) for a, b in zip(arrays, stream.posterior[name]))
+    for rows in chunks[2:]:
+        stream.update({"x": rows})
+    for name in ("pi", "mu"):
+        assert all(np.array_equal(a, b) for a, b in zip(whole.posterior[name], stream.posterior[name]))

@@ -169,7 +169,7 @@ class Stream:
             fit.run(self._steps(n))
             result = fit.result()
         if result.interrupted:
-            model.state = None if self.posterior is None else State(self.posterior, {})
+            model.state = None if self.posterior is None else self._globals_state(Engine(model), self.step)
             raise KeyboardInterrupt(f"model.stream: interrupted during chunk {self.chunks + 1}; the stream is "
                                     f"at the end of chunk {self.chunks}")
         return self._advance(result, n)
