@@ -10,8 +10,8 @@ where lambda_b are the globals' posterior natural parameters and eta_0 their dec
 For conjugate globals without locals, forget = 1 gives the batch posterior on all the data
 (natural parameters add the chunks' sufficient statistics). ``forget`` < 1 is exponential
 forgetting: the prior is pulled back toward eta_0 after every chunk, so old chunks count by
-forget^age and a drifting q can follow the data. Local nodes (on the stream's plate, or on a
-plate linked to it through gathers) are fitted fresh per chunk, from the globals' q.
+forget^age and a drifting q can follow the data. Local nodes (on the stream's plate) are
+fitted fresh per chunk, from the globals' q.
 
 Population variational Bayes (``population=alpha``, McInerney, Ranganath & Blei 2015): the
 prior stays eta_0; each chunk runs stochastic steps whose minibatches stand for a population of
@@ -86,6 +86,10 @@ class Stream:
         self.options = options
         self.seed = checked_seed(options.pop("seed", 0))
         self.plates = {plate, *linked_plates(model, plate)}
+        if not any(n.has_data and n.plates and n.plates[0].name == plate for n in model.nodes.values()):
+            raise GraphError(f"model.stream: plate '{plate}' holds no observed node itself (its data lie on the "
+                             f"linked plates {sorted(self.plates - {plate})}); streaming a model whose chunks "
+                             f"resize two plates (LDA's documents and tokens) is not supported")
         self.locals, self.globals = self._split()
         self.prior0 = self._declared_priors() if self.population is None else {}
         self.posterior: dict | None = None
