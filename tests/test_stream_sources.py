@@ -107,3 +107,25 @@ def test_bad_sources(data, tmp_path):
     with pytest.raises(DataError, match="whole numbers"):
         stream.run(csv, ROWS, columns={"x": ["a", "b"], "c": "c"})
     assert stream.chunks == 0
+
+
+def test_lazy_chunks_stay_in_the_file(data, tmp_path):
+    """``lazy=True``: a chunk of an HDF5 dataset is a Block of its rows, fitted by the Chunked
+    executor from the file, with the bits of the numpy chunks."""
+    h5py = pytest.importorskip("h5py", reason="h5py is the dev extra's HDF5 reader")
+    from vmp.graph.data import Block
+
+    x, _ = data
+    c = np.zeros(len(x), int)
+    want = _reference(x)
+    with h5py.File(tmp_path / "x.h5", "w") as f:
+        f["x"] = x
+    with h5py.File(tmp_path / "x.h5", "r") as f:
+        stream = _model().stream("data")
+        first = next(stream.read({"x": f["x"], "c": c}, ROWS, lazy=True))
+        assert isinstance(first["x"], Block) and first["x"].shape == (ROWS, 2)
+        assert np.array_equal(first["x"][[0, 3]], x[[0, 3]]) and np.array_equal(first["x"][2:5], x[2:5])
+        stream.run({"x": f["x"], "c": c}, ROWS, lazy=True)
+        assert stream.chunks == 4
+    for a, b in zip(stream.posterior["mu"], want):
+        np.testing.assert_allclose(a, b, rtol=1e-13)

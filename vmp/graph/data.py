@@ -100,9 +100,35 @@ class Rows:
         raise IndexError(f"the whole array asked of a partition holding rows {self.lo}..{self.hi}")
 
 
+class Block:
+    """Rows lo..hi (along the first axis) of an array that stays where it is (a memmap, an HDF5
+    dataset, a zarr array), itself an array out of core: a stream's chunk, read by whoever reads
+    its rows (a Dask worker opens the file itself, ``_source``)."""
+
+    def __init__(self, data, lo: int, hi: int):
+        self.data, self.lo, self.hi = data, int(lo), int(hi)
+        self.shape = (self.hi - self.lo,) + tuple(data.shape[1:])
+        self.dtype, self.ndim = np.dtype(data.dtype), len(self.shape)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, index):
+        index = _shifted(index, self.lo, self.shape[0])
+        if isinstance(index[0], slice):
+            return np.asarray(self.data[index])
+        return take_rows(self.data, index[0])[(slice(None),) + index[1:]]
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self.data[self.lo:self.hi], dtype=dtype)
+
+
 def _source(data):
     """How a worker opens ``data`` itself (None: copy the rows into the pickle; so for a view of
     a memmap, whose offset and shape are not the file's)."""
+    if isinstance(data, Block):
+        inner = _source(data.data)
+        return None if inner is None else ("block", inner, data.lo, data.shape[0])
     if isinstance(data, np.memmap) and data.filename is not None and isinstance(data.base, mmap.mmap):
         return ("memmap", data.filename, data.dtype.str, tuple(data.shape), int(data.offset),
                 "F" if data.flags.f_contiguous and not data.flags.c_contiguous else "C")
@@ -115,6 +141,8 @@ def _source(data):
 
 def _read(source, index) -> np.ndarray:
     kind = source[0]
+    if kind == "block":
+        return _read(source[1], _shifted(index, source[2], source[3]))
     if kind == "memmap":
         _, filename, dtype, shape, offset, order = source
         return np.array(np.memmap(filename, dtype=dtype, mode="r", shape=shape, offset=offset, order=order)[index])
@@ -124,3 +152,15 @@ def _read(source, index) -> np.ndarray:
         with h5py.File(source[1], "r") as f:
             return np.asarray(f[source[2]][index])
     return np.asarray(source[1][index])
+
+
+def _shifted(index, lo: int, n: int) -> tuple:
+    """``index`` into rows lo..lo+n of an array as an index into the whole array."""
+    index = index if isinstance(index, tuple) else (index,)
+    first = index[0] if index else slice(None)
+    if isinstance(first, slice):
+        start, stop, step = first.indices(n)
+        first = slice(lo + start, lo + stop, step)
+    else:
+        first = np.asarray(first) % max(n, 1) + lo
+    return (first,) + index[1:]

@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import DataError, GraphError, OptionError, ShapeError
 from ..factors.natural_prior import NaturalPrior
 from ..graph.change import relative_change
+from ..graph.data import is_lazy
 from ..graph.expressions import Constant, random_nodes
 from ..graph.leaves import Context
 from .engine import Engine
@@ -196,7 +197,7 @@ class Stream:
                             f"'{self.plate}'")
         out, sizes = {}, {}
         for name, rows in chunk.items():
-            rows = np.asarray(rows)
+            rows = rows if is_lazy(rows) else np.asarray(rows)
             node = model.nodes.get(name)
             if node is not None:
                 event = node._data_event_shape()
@@ -277,16 +278,17 @@ class Stream:
         model.state = complete(engine, self._globals_state(engine, 0), [n for n in engine.hidden if n in self.locals])
         return engine.elbo(model.state)
 
-    def read(self, source, rows: int | None = None, columns: dict | None = None):
+    def read(self, source, rows: int | None = None, columns: dict | None = None, lazy: bool = False):
         """The chunks of ``source`` for this stream, read one at a time (arrays, iterables,
-        CSV/Parquet files: :func:`vmp.inference.stream_sources.chunks`)."""
+        CSV/Parquet files: :func:`vmp.inference.stream_sources.chunks`; ``lazy``: a chunk of an
+        array out of core stays there, read where the chunk's fit reads it)."""
         from .stream_sources import chunks
 
-        return chunks(source, rows, self.model, self.plate, columns)
+        return chunks(source, rows, self.model, self.plate, columns, lazy)
 
-    def run(self, source, rows: int | None = None, columns: dict | None = None) -> list:
+    def run(self, source, rows: int | None = None, columns: dict | None = None, lazy: bool = False) -> list:
         """``update`` on every chunk of ``source`` (:meth:`read`); the chunks' results."""
-        return [r for r in (self.update(c) for c in self.read(source, rows, columns)) if r is not None]
+        return [r for r in (self.update(c) for c in self.read(source, rows, columns, lazy)) if r is not None]
 
     # ----- the stream's state -------------------------------------------------------------
     def save(self, path) -> None:

@@ -5,7 +5,9 @@ and CSV or Parquet files read a block of rows at a time.
 
 - a dict of arrays ({name: array}; numpy arrays, memmaps, HDF5 datasets, zarr arrays: anything
   with ``shape`` and slicing) or one such array (for the plate's only observed node): blocks of
-  ``rows`` rows, each read alone (``vmp.graph.data.chunks``);
+  ``rows`` rows, each read alone (``vmp.graph.data.chunks``), or with ``lazy`` a ``Block`` view
+  of the rows of an array out of core, which the chunk's fit reads where it runs (the Chunked
+  executor here, a DaskExecutor's workers from the file);
 - an iterable of such dicts or arrays: each item is a chunk, read when the stream asks for it;
 - a path to a CSV/TSV/whitespace text file or a Parquet file: ``rows`` lines at a time (a text
   file's first line may be a header; a Parquet file is read by ``pyarrow`` in batches of
@@ -21,17 +23,20 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import DataError, OptionError
+from ..graph.data import Block, is_lazy
 from ..graph.data import chunks as blocks
 from ..tables import PARQUET, _is_number, _sniff, _split
 
 
-def chunks(source, rows: int | None, model, plate: str, columns: dict | None = None) -> Iterator[dict]:
-    """The chunks of ``source`` for the stream of ``model``'s ``plate`` (see the module)."""
+def chunks(source, rows: int | None, model, plate: str, columns: dict | None = None,
+           lazy: bool = False) -> Iterator[dict]:
+    """The chunks of ``source`` for the stream of ``model``'s ``plate`` (see the module); with
+    ``lazy`` an array out of core gives ``Block`` views of its rows instead of their values."""
     if isinstance(source, (str, Path)):
         yield from _file(Path(source), _rows(rows), model, plate, columns)
         return
     if isinstance(source, dict) or hasattr(source, "shape"):
-        yield from _arrays(_named(source, model, plate), _rows(rows))
+        yield from _arrays(_named(source, model, plate), _rows(rows), lazy)
         return
     if not hasattr(source, "__iter__"):
         raise DataError(f"model.stream: cannot read chunks from a {type(source).__name__}; give arrays, an "
@@ -61,13 +66,19 @@ def _named(item, model, plate: str) -> dict:
     return {nodes[0].name: item}
 
 
-def _arrays(arrays: dict, rows: int) -> Iterator[dict]:
+def _arrays(arrays: dict, rows: int, lazy: bool) -> Iterator[dict]:
     lengths = {k: int(np.shape(v)[0]) for k, v in arrays.items()}
     if len(set(lengths.values())) > 1:
         raise DataError(f"model.stream: the arrays have different numbers of rows: {lengths}")
-    readers = {k: blocks(v, rows) for k, v in arrays.items()}
-    for _ in range(0, next(iter(lengths.values()), 0), rows):
+    n = next(iter(lengths.values()), 0)
+    readers = {k: _views(v, rows, n) if lazy and is_lazy(v) else blocks(v, rows) for k, v in arrays.items()}
+    for _ in range(0, n, rows):
         yield {k: next(r) for k, r in readers.items()}
+
+
+def _views(data, rows: int, n: int) -> Iterator[Block]:
+    for lo in range(0, n, rows):
+        yield Block(data, lo, min(lo + rows, n))
 
 
 def _file(path: Path, rows: int, model, plate: str, columns: dict | None) -> Iterator[dict]:
