@@ -10,14 +10,21 @@ from .gamma import GammaFactor as GammaFactor
 from .gaussian import GaussianARDFactor as GaussianARDFactor
 from .gaussian import GaussianFactor as GaussianFactor
 from .gaussian import NormalFactor as NormalFactor
+from .logit import LogitBernoulliFactor as LogitBernoulliFactor
+from .logit import LogitBinomialFactor as LogitBinomialFactor
+from .logit import LogitNegativeBinomialFactor as LogitNegativeBinomialFactor
+from .logit import StickBreakingFactor as StickBreakingFactor
 from .markov_chain import MarkovChainFactor as MarkovChainFactor
 from .multinomial import MultinomialFactor as MultinomialFactor
+from .negative_binomial import NegativeBinomialFactor as NegativeBinomialFactor
 from .poisson import PoissonFactor as PoissonFactor
+from .polya_gamma import PolyaGammaFactor as PolyaGammaFactor
 from .wishart import WishartFactor as WishartFactor
 
 FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
            MarkovChainFactor, PoissonFactor, ExponentialFactor, MultinomialFactor, BetaFactor, BernoulliFactor,
-           BinomialFactor)
+           BinomialFactor, NegativeBinomialFactor, PolyaGammaFactor, LogitBernoulliFactor, LogitBinomialFactor,
+           LogitNegativeBinomialFactor, StickBreakingFactor)
 
 
 def rules() -> list[tuple[str, str, str]]:

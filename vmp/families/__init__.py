@@ -15,9 +15,12 @@ from .gamma import Gamma as Gamma
 from .gaussian import Gaussian as Gaussian
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
 from .multinomial import Multinomial as Multinomial
+from .negative_binomial import NegativeBinomial as NegativeBinomial
 from .normal import Normal as Normal
 from .poisson import Poisson as Poisson
+from .polya_gamma import PolyaGamma as PolyaGamma
 from .wishart import Wishart as Wishart
 
 ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical,
-                                  CategoricalMarkovChain, Poisson, Exponential, Multinomial, Beta, Bernoulli, Binomial)
+                                  CategoricalMarkovChain, Poisson, Exponential, Multinomial, Beta, Bernoulli, Binomial,
+                                  PolyaGamma, NegativeBinomial)

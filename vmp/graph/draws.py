@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
-from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sum
+from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sticks,
+                          Sum)
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -68,6 +69,8 @@ def draw(expr: Expression, n: int, rng: np.random.Generator, memo: dict) -> np.n
         return _product(expr, n, rng, memo)
     if isinstance(expr, Diagonal):
         return draw(expr.node, n, rng, memo)
+    if isinstance(expr, Sticks):  # the stick plate becomes the last (event) axis
+        return align(draw(expr.node, n, rng, memo), expr.node.plates, expr.plates + (expr.dim_plate,))
     if isinstance(expr, Dot):
         return _dot(expr, n, rng, memo)
     if isinstance(expr, Sum):

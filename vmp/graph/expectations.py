@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import GraphError
 from .draws import align
-from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sum,
-                          random_nodes)
+from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sticks,
+                          Sum, random_nodes)
 from .leaves import moments_of
 
 
@@ -134,6 +134,8 @@ def _expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple[tuple, tup
     if isinstance(expr, Diagonal):
         inner, _ = _expect(expr.node, stat, owner)
         return inner, expr.plates
+    if isinstance(expr, Sticks):  # the stick plate becomes the last (event) axis
+        return expect(expr.node, stat, expr.plates + (expr.dim_plate,)), expr.plates
     if isinstance(expr, Dot):
         return _dot(expr, owner), expr.plates
     if isinstance(expr, Sum):
@@ -175,7 +177,7 @@ def is_linear(expr: Expression) -> bool:
 
     if isinstance(expr, (Constant, Node)):
         return True
-    if isinstance(expr, Gather):
+    if isinstance(expr, (Gather, Sticks)):
         return is_linear(expr.node)
     if isinstance(expr, Sum):
         return all(is_linear(t) for t in expr.terms)

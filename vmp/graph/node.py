@@ -132,6 +132,14 @@ class Node(Expression, ABC):
 
     #: observed data may stay out of core (memmap, HDF5, zarr): read by rows, never converted
     lazy_data: ClassVar[bool] = False
+    #: True when the node's weights derive from another node's data (a logit link's Polya-Gamma
+    #: auxiliary): ``model.set_data`` recomputes them (``follow_data``) instead of broadcasting
+    #: them to a new plate size
+    derived: ClassVar[bool] = False
+
+    def follow_data(self) -> None:
+        """Recompute what the node derives from another node's data (``derived``), once
+        ``model.set_data`` has replaced the data and resized the plates."""
 
     def _set_data(self, observed, mask) -> None:
         lazy = self.lazy_data and mask is None and is_lazy(observed)
