@@ -128,15 +128,17 @@ def stick_probabilities(psi: np.ndarray) -> np.ndarray:
 
 
 def stick_matrices(k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(S, L), K x (K - 1): S_jk = [j = k] picks a_k = x_k, L_jk = [j < k] sums x_{<k}."""
+    """(S, U), K x (K - 1): S_jk = [j = k] picks a_k = x_k; U_jk = [j >= k] sums
+    b_k = N - sum_{j<k} x_j = sum_{j>=k} x_j."""
     j, s = np.arange(k)[:, None], np.arange(k - 1)[None, :]
-    return (j == s).astype(float), (j < s).astype(float)
+    return (j == s).astype(float), (j >= s).astype(float)
 
 
 class StickBreakingFactor(_Bound):
     """x (one-hot, or counts summing to N) over K categories given K - 1 logits psi_k:
     sum_k [(x_k - b_k/2) E[psi_k] - b_k/2 E[omega_k] E[psi_k^2] - b_k log 2] + log h(x),
-    b_k = N - sum_{j<k} x_j (Linderman et al. 2015)."""
+    b_k = N - sum_{j<k} x_j = sum_{j>=k} x_j (Linderman et al. 2015): every coefficient of
+    E[omega_k] is a sum of non-negative terms, so its message -b_k/2 E[psi_k^2] is never above 0."""
 
     child = Categorical
     roles = {"logits": Normal, "omega": PolyaGamma}
@@ -145,11 +147,10 @@ class StickBreakingFactor(_Bound):
         super().__init__(event_shape)
         self.trials = None if trials is None else np.asarray(trials, float)
         self.child = self._family()
-        k = self.event_shape[0]
-        s, lower = stick_matrices(k)
-        self.pick = np.broadcast_to(s + 0.5 * lower, tuple(plate_shape) + s.shape)
-        self.lower = np.broadcast_to(lower, tuple(plate_shape) + s.shape)
-        self.before = np.broadcast_to(lower.sum(1), tuple(plate_shape) + (k,))
+        s, upper = stick_matrices(self.event_shape[0])
+        self.kappa = np.broadcast_to(s - 0.5 * upper, tuple(plate_shape) + s.shape)
+        self.upper = np.broadcast_to(upper, tuple(plate_shape) + s.shape)
+        self.sticks = np.broadcast_to(upper.sum(1), tuple(plate_shape) + upper.shape[:1])
 
     def _family(self):
         return Categorical if self.trials is None else Multinomial.of(self.trials)
@@ -160,15 +161,12 @@ class StickBreakingFactor(_Bound):
         return tuple(event_shape) if role == "x" else (event_shape[0] - 1,)
 
     def terms(self) -> list[Term]:
-        k = self.event_shape[0]
-        n = () if self.trials is None else (Const(self.trials),)
         x, psi, psi2, omega = Op("x", 0, "a"), Op("logits", 0, "b"), Op("logits", 1, "b"), Op("omega", 0, "b")
-        return [Term(1.0, (x, psi), (Const(self.pick, "ab"),)), Term(-0.5, (psi,), n),
-                Term(-0.5, (omega, psi2), n), Term(0.5, (x, omega, psi2), (Const(self.lower, "ab"),)),
-                Term(-LOG2 * (k - 1), (), n), Term(LOG2, (x,), (Const(self.before, "a"),))]
+        return [Term(1.0, (x, psi), (Const(self.kappa, "ab"),)),
+                Term(-0.5, (x, omega, psi2), (Const(self.upper, "ab"),)),
+                Term(-LOG2, (x,), (Const(self.sticks, "a"),))]
 
     def shape(self, x: np.ndarray) -> np.ndarray:
-        """b_k = N - sum_{j<k} x_j over the K - 1 sticks (x: one-hot or counts)."""
+        """b_k = sum_{j>=k} x_j over the K - 1 sticks (x: one-hot or counts)."""
         x = np.asarray(x, float)
-        n = x.sum(-1, keepdims=True)
-        return n - np.cumsum(x, axis=-1)[..., :-1] + x[..., :-1]
+        return np.cumsum(x[..., ::-1], axis=-1)[..., ::-1][..., :-1]

@@ -237,7 +237,7 @@ class Categorical(Node):
             super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
             return
         self.factor_cls = StickBreakingFactor
-        logits = logit.sticks(name, "Categorical", logits, context_plates())
+        logits = logit.sticks(name, "Categorical", StickBreakingFactor, logits, context_plates())
         logit.declare(self, name, {"logits": logits}, observed, mask, weights)
 
     def _make_factor(self):
@@ -355,7 +355,7 @@ class Multinomial(Node):
             super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
             return
         self.factor_cls = StickBreakingFactor
-        logits = logit.sticks(name, "Multinomial", logits, context_plates())
+        logits = logit.sticks(name, "Multinomial", StickBreakingFactor, logits, context_plates())
         logit.declare(self, name, {"logits": logits}, observed, mask, weights)
 
     def _make_factor(self):
@@ -532,6 +532,6 @@ class NegativeBinomial(Binomial):
 
 def _logit_link(node: Node, name: str, factor, psi: Any, observed, mask, weights) -> None:
     """Declare ``node`` with the logit link ``factor`` and its Polya-gamma auxiliary."""
-    logit.logit_parent(name, node.family.name, "logit", psi)
+    logit.logit_parent(name, node.family.name, factor, "logit", psi)
     node.factor_cls = factor
     logit.declare(node, name, {"logit": psi}, observed, mask, weights)

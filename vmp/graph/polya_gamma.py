@@ -101,9 +101,10 @@ def _shape(name: str, shape) -> np.ndarray:
     return b
 
 
-def logit_parent(name: str, family: str, role: str, value: Any) -> None:
-    """A ConjugacyError unless ``value`` is a constant or a Normal-valued expression."""
-    if isinstance(value, Expression) and value.family is not fam.Normal:
+def logit_parent(name: str, family: str, factor, role: str, value: Any) -> None:
+    """A ConjugacyError unless ``value`` is a constant or an expression of the family ``factor``
+    takes in ``role`` (Normal-valued)."""
+    if isinstance(value, Expression) and value.family is not factor.roles[role]:
         raise ConjugacyError(
             f"node '{name}' ({family}): {role}= '{value.name}' is a {value.family.name}, which is not conjugate to "
             f"a logit link. Supported: {role} <- Normal, any Normal-valued expression (vmp.dot(w, X) of a "
@@ -111,10 +112,10 @@ def logit_parent(name: str, family: str, role: str, value: Any) -> None:
             f"vmp.dot(u[rows], v[cols]), gates w[z])")
 
 
-def sticks(name: str, family: str, logits: Any, plates: tuple) -> Any:
+def sticks(name: str, family: str, factor, logits: Any, plates: tuple) -> Any:
     """``logits`` as the K - 1 stick-breaking logits of a node in ``plates``: an expression's
     extra plate read as an event axis (``Sticks``); a constant as it is (plates + (K - 1,))."""
-    logit_parent(name, family, "logits", logits)
+    logit_parent(name, family, factor, "logits", logits)
     return Sticks(logits, name, plates) if isinstance(logits, Expression) else logits
 
 
