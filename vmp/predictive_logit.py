@@ -84,13 +84,13 @@ def predict_logit(node, draws: int, seed) -> LogitPredictive:
         m, m2 = expect(expr, FirstTwo(), node.plates)
         s = np.sqrt(np.maximum(m2 - m * m, 0.0))
         p1, p2 = _quadrature(m, s, isinstance(expr, Sticks))
-        odds = np.exp(m + 0.5 * s * s), np.exp(2.0 * m + 2.0 * s * s)  # E[e^psi], E[e^{2 psi}]
+        odds = (m, s)
         interval = _gaussian_interval(m, s) if not isinstance(expr, Sticks) else _drawn_interval(node, role, expr)
     else:
         psi = _psi_draws(node, expr, draws, np.random.default_rng(seed))
         p = _probability(role, psi)
         p1, p2 = p.mean(0), (p * p).mean(0)
-        odds = np.exp(psi).mean(0), np.exp(2.0 * psi).mean(0)
+        odds = psi
         interval = _drawn_interval(node, role, expr)
     mean, var, scipy, classes = _counts(node, p1, p2, odds)
     method = "exact" if gaussian and scipy is not None else "monte-carlo" if not gaussian else "quadrature"
@@ -112,8 +112,8 @@ def _quadrature(m, s, sticks: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _counts(node, p1, p2, odds):
-    """(mean, variance, scipy, class probabilities) of y given E[p], E[p^2] and (E[e^psi],
-    E[e^{2 psi}])."""
+    """(mean, variance, scipy, class probabilities) of y given E[p], E[p^2] and ``odds``: psi's
+    (mean, sd) when Gaussian, else its draws (for a NegativeBinomial's E[e^psi], E[e^{2 psi}])."""
     from scipy import stats
 
     name = node.family.name
@@ -124,7 +124,11 @@ def _counts(node, p1, p2, odds):
         return p1, p1 * (1 - p1), (lambda index: stats.multinomial(1, p1 if index is None else p1[index])), p1
     if name == "NegativeBinomial":
         r = np.broadcast_to(node.factor.r, node.plate_shape)
-        e1, e2 = odds
+        if isinstance(odds, tuple):
+            m, s = odds
+            e1, e2 = np.exp(m + 0.5 * s * s), np.exp(2.0 * m + 2.0 * s * s)
+        else:
+            e1, e2 = np.exp(odds).mean(0), np.exp(2.0 * odds).mean(0)
         return r * e1, r * (e1 + e2) + r * r * (e2 - e1 * e1), None, None
     n = node.family.trials
     n = np.broadcast_to(n, node.plate_shape)[..., None] if name == "Multinomial" else np.broadcast_to(n, p1.shape)

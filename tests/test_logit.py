@@ -1,0 +1,132 @@
+"""Logit links through Polya-gamma augmentation against a hand-written Jaakkola-Jordan fixed point.
+
+Jaakkola & Jordan (2000) bound each (e^psi)^a / (1 + e^psi)^b below by a Gaussian in psi with a
+variational xi per observation:
+
+    log p >= (a - b/2) psi + b [log sigmoid(xi) - xi/2 - lambda(xi) (psi^2 - xi^2)],
+    lambda(xi) = tanh(xi/2) / (4 xi),
+
+and their VB alternates xi_n^2 = E[psi_n^2] with the Gaussian q(w) that the bound makes
+conjugate. The engine's mean-field fixed point with q(omega_n) = PG(b_n, c_n) is the same point
+(E[omega_n] = 2 b_n lambda(c_n)), and its bound the same number: checked to 1e-8 for a
+Bernoulli, a Binomial and a NegativeBinomial child with a full-covariance prior on w, and for
+stick-breaking logits, whose K - 1 sticks with separate weights are K - 1 such problems.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special
+
+import vmp
+
+
+def jaakkola_jordan(x, a, b, m0, p0, iterations=300, log_h=0.0):
+    """The JJ fixed point for psi_n = w . x_n, w ~ N(m0, p0^-1): (mean, covariance, bound)."""
+    xi = np.ones(len(a))
+    kappa = a - b / 2
+    for _ in range(iterations):
+        lam = np.tanh(xi / 2) / (4 * xi)
+        s = np.linalg.inv(p0 + 2 * (x.T * (b * lam)) @ x)
+        m = s @ (p0 @ m0 + x.T @ kappa)
+        xi = np.sqrt(np.einsum("nd,de,ne->n", x, s + np.outer(m, m), x))
+    lam = np.tanh(xi / 2) / (4 * xi)
+    e_psi2 = np.einsum("nd,de,ne->n", x, s + np.outer(m, m), x)
+    ll = np.sum(kappa * (x @ m) + b * (np.log(special.expit(xi)) - xi / 2 - lam * (e_psi2 - xi**2)))
+    d = len(m0)
+    kl = 0.5 * (np.trace(p0 @ s) + (m - m0) @ p0 @ (m - m0) - d - np.linalg.slogdet(p0)[1] - np.linalg.slogdet(s)[1])
+    return m, s, ll + np.sum(log_h) - kl
+
+
+def _problem(n=60, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d))
+    m0 = np.array([0.2, 0.0, -0.3])
+    a = rng.normal(size=(d, d))
+    p0 = a @ a.T / d + 0.5 * np.eye(d)
+    return rng, x, m0, p0
+
+
+def _fit_and_compare(model, x, a, b, m0, p0, log_h=0.0):
+    model.fit(iterations=120, tol=0.0, seed=0)
+    m, s, bound = jaakkola_jordan(x, a, b, m0, p0, log_h=log_h)
+    q = model["w"].parameters
+    np.testing.assert_allclose(q["mean"], m, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(q["covariance"], s, rtol=0, atol=1e-8)
+    assert model.elbo() == pytest.approx(bound, rel=0, abs=1e-8)
+
+
+def test_bernoulli_is_the_jaakkola_jordan_fixed_point():
+    rng, x, m0, p0 = _problem()
+    y = (rng.random(60) < special.expit(x @ np.array([1.0, -2.0, 0.5]))).astype(float)
+    with vmp.Model("lr") as model:
+        w = vmp.Gaussian("w", m0, p0)
+        with vmp.Plate("data", 60):
+            vmp.Bernoulli("y", logit=vmp.dot(w, vmp.Data("X", x)), observed=y)
+    _fit_and_compare(model, x, y, np.ones(60), m0, p0)
+    assert "y.omega" in model and model["y.omega"].plates == model["y"].plates
+
+
+def test_binomial_is_the_jaakkola_jordan_fixed_point():
+    rng, x, m0, p0 = _problem(seed=1)
+    n = rng.integers(0, 6, size=60).astype(float)
+    y = rng.binomial(n.astype(int), special.expit(x @ np.array([0.5, 1.0, -1.0]))).astype(float)
+    with vmp.Model("bin") as model:
+        w = vmp.Gaussian("w", m0, p0)
+        with vmp.Plate("data", 60):
+            vmp.Binomial("y", n, logit=vmp.dot(w, x), observed=y)
+    log_h = special.gammaln(n + 1) - special.gammaln(y + 1) - special.gammaln(n - y + 1)
+    _fit_and_compare(model, x, y, n, m0, p0, log_h)
+
+
+def test_negative_binomial_is_the_jaakkola_jordan_fixed_point():
+    rng, x, m0, p0 = _problem(seed=2)
+    r = 2.5
+    y = rng.negative_binomial(r, 1 - special.expit(x @ np.array([0.5, -0.5, 0.3]))).astype(float)
+    with vmp.Model("nb") as model:
+        w = vmp.Gaussian("w", m0, p0)
+        with vmp.Plate("data", 60):
+            vmp.NegativeBinomial("y", r=r, logit=vmp.dot(w, x), observed=y)
+    log_h = special.gammaln(y + r) - special.gammaln(r) - special.gammaln(y + 1)
+    _fit_and_compare(model, x, y, y + r, m0, p0, log_h)
+    np.testing.assert_allclose(model["y.omega"].b, y + r)
+
+
+def test_stick_breaking_is_one_jaakkola_jordan_problem_per_stick():
+    """With weights W_k of their own, stick k is a logistic regression of [y = k] on the rows with
+    y >= k (b_k = [y >= k]); the bound is the sum of the sticks'."""
+    rng, x, m0, p0 = _problem(n=80, seed=3)
+    y = rng.integers(0, 3, size=80)
+    with vmp.Model("mc") as model:
+        with vmp.Plate("classes", 2):
+            w = vmp.Gaussian("W", m0, p0)
+        with vmp.Plate("data", 80):
+            vmp.Categorical("y", logits=vmp.dot(w, vmp.Data("X", x)), observed=y)
+    model.fit(iterations=120, tol=0.0, seed=0)
+    q = model["W"].parameters
+    total = 0.0
+    for k in range(2):
+        m, s, bound = jaakkola_jordan(x, (y == k).astype(float), (y >= k).astype(float), m0, p0)
+        np.testing.assert_allclose(q["mean"][k], m, atol=1e-8)
+        np.testing.assert_allclose(q["covariance"][k], s, atol=1e-8)
+        total += bound
+    assert model.elbo() == pytest.approx(total, abs=1e-8)
+    np.testing.assert_allclose(model["y.omega"].b, np.stack([np.ones(80), (y >= 1)], -1))
+
+
+def test_the_auxiliary_is_pg_of_b_at_its_optimum():
+    """q(omega_n) = PG(b_n, sqrt(E[psi_n^2])): its mean b tanh(c/2)/(2c), its tilt c."""
+    rng, x, m0, p0 = _problem(seed=4)
+    n = rng.integers(1, 5, size=60).astype(float)
+    with vmp.Model("bin") as model:
+        w = vmp.Gaussian("w", m0, p0)
+        with vmp.Plate("data", 60):
+            vmp.Binomial("y", n, logit=vmp.dot(w, x), observed=rng.binomial(n.astype(int), 0.4))
+    model.fit(iterations=200, tol=0.0, seed=0)
+    q = model["w"].parameters
+    c = np.sqrt(np.einsum("nd,de,ne->n", x, q["covariance"] + np.outer(q["mean"], q["mean"]), x))
+    omega = model["y.omega"]
+    np.testing.assert_allclose(omega.parameters["tilt"], c, rtol=1e-9)
+    np.testing.assert_allclose(omega.mean, n * np.tanh(c / 2) / (2 * c), rtol=1e-9)
+    draws = omega.sample(4000, rng=1)
+    assert np.all(np.abs(draws.mean(0) - omega.mean) < 5 * draws.std(0) / np.sqrt(4000) + 1e-12)
