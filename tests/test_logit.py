@@ -130,3 +130,62 @@ def test_the_auxiliary_is_pg_of_b_at_its_optimum():
     np.testing.assert_allclose(omega.mean, n * np.tanh(c / 2) / (2 * c), rtol=1e-9)
     draws = omega.sample(4000, rng=1)
     assert np.all(np.abs(draws.mean(0) - omega.mean) < 5 * draws.std(0) / np.sqrt(4000) + 1e-12)
+
+
+def _declare(**kwargs):
+    kind = kwargs.pop("kind", "Bernoulli")
+    with vmp.Model("m"):
+        w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        with vmp.Plate("classes", 2):
+            big_w = vmp.Gaussian("W", np.zeros(2), np.eye(2))
+        with vmp.Plate("data", 3):
+            psi = vmp.dot(w, np.ones((3, 2)))
+            if kind == "Categorical":
+                return vmp.Categorical("y", logits=kwargs.pop("logits", vmp.dot(big_w, np.ones((3, 2)))), **kwargs)
+            if kind == "Multinomial":
+                return vmp.Multinomial("y", logits=vmp.dot(big_w, np.ones((3, 2))), **kwargs)
+            return getattr(vmp, kind)("y", logit=kwargs.pop("logit", psi), **kwargs)
+
+
+@pytest.mark.parametrize("kind,args,error,words", [
+    ("Bernoulli", {"observed": [0, 1, 2]}, vmp.DataError, "must be"),
+    ("Bernoulli", {"observed": [0, 0.5, 1]}, vmp.DataError, "must be"),
+    ("Binomial", {"trials": 3, "observed": [0, 4, 1]}, vmp.DataError, "must be"),
+    ("NegativeBinomial", {"r": 2.0, "observed": [0, -1, 1]}, vmp.DataError, "must be"),
+    ("NegativeBinomial", {"r": 2.0, "observed": [0, 1.5, 1]}, vmp.DataError, "must be"),
+    ("Categorical", {"observed": [0, 3, 1]}, vmp.DataError, "[0, 3)"),
+    ("Multinomial", {"observed": [[0, 1, -1]] * 3}, vmp.DataError, "must be"),
+    ("NegativeBinomial", {"r": 0.0, "observed": [0, 1, 1]}, vmp.HyperparameterError, "r must be positive"),
+    ("NegativeBinomial", {"r": -1.0, "observed": [0, 1, 1]}, vmp.HyperparameterError, "r must be positive"),
+    ("Bernoulli", {}, vmp.GraphError, "needs observed="),
+    ("Bernoulli", {"logit": None, "observed": [0, 1, 1]}, vmp.GraphError, "exactly one"),
+])
+def test_bad_input_is_refused_at_declaration_naming_the_node(kind, args, error, words):
+    with pytest.raises(error) as info:
+        _declare(kind=kind, **args)
+    assert "'y'" in str(info.value) and words in str(info.value), str(info.value)
+
+
+def test_a_logit_that_is_not_normal_valued_lists_what_is_supported():
+    with vmp.Model("m"):
+        w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        tau = vmp.Gamma("tau", 1.0, 1.0)
+        with vmp.Plate("data", 3):
+            for bad in (w, tau):
+                with pytest.raises(vmp.ConjugacyError, match=r"node 'y' \(Bernoulli\).*logit <- Normal.*vmp.dot"):
+                    vmp.Bernoulli("y", logit=bad, observed=[0, 1, 1])
+    with pytest.raises(vmp.ShapeError, match="K - 1 logits"):
+        with vmp.Model("m"):
+            w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+            with vmp.Plate("data", 3):
+                vmp.Categorical("y", logits=vmp.dot(w, np.ones((3, 2))), observed=[0, 1, 1])
+
+
+def test_a_refused_declaration_leaves_no_auxiliary():
+    with vmp.Model("m") as model:
+        w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        with vmp.Plate("data", 3):
+            with pytest.raises(vmp.DataError):
+                vmp.Bernoulli("y", logit=vmp.dot(w, np.ones((3, 2))), observed=[0, 1, 2])
+            vmp.Bernoulli("y", logit=vmp.dot(w, np.ones((3, 2))), observed=[0, 1, 1])
+    assert sorted(model.nodes) == ["w", "y", "y.omega"]
