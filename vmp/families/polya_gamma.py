@@ -109,5 +109,11 @@ class PolyaGamma(Family):
         return cls.natural_from(rng.uniform(0.2, 3.0, size=plate_shape))
 
 
-#: PG(1, c): a logit link's auxiliary per unit of b (the node's multiplicity carries b)
-UNIT = PolyaGamma.of(1.0)
+class UnitPolyaGamma(PolyaGamma):
+    """PG(1, c): a logit link's auxiliary per unit of b (the node's multiplicity carries b); a
+    class of the module, so that a model holding it pickles."""
+
+    shape = np.array(1.0)
+
+
+UNIT = UnitPolyaGamma

@@ -94,6 +94,15 @@ class Rows:
         out.__dict__.update(self.__dict__, dtype=np.dtype(dtype), _rows=self.rows.astype(dtype), _source=None)
         return out
 
+    def mapped(self, fn, event: tuple = ()) -> "Rows":
+        """Rows of ``fn`` of the data (applied to the rows held; each row's value gains the axes
+        ``event``), read with the same global row numbers: a one-hot table of labels."""
+        rows = np.asarray(fn(self.rows))
+        out = Rows.__new__(Rows)
+        out.__dict__.update(self.__dict__, shape=self.shape + tuple(event), ndim=self.ndim + len(event),
+                            dtype=rows.dtype, _rows=rows, _source=None)
+        return out
+
     def __array__(self, dtype=None, copy=None):
         raise IndexError(f"the whole array asked of a partition holding rows {self.lo}..{self.hi}")
 

@@ -13,7 +13,7 @@ from ..factors import (BernoulliFactor, BetaFactor, BinomialFactor, CategoricalF
 from ..factors.logit import (LogitBernoulliFactor, LogitBinomialFactor, LogitNegativeBinomialFactor,
                              StickBreakingFactor, stick_probabilities)
 from . import polya_gamma as logit
-from .data import Outer, is_lazy
+from .data import Outer, Rows, is_lazy
 from .expressions import Constant, Diagonal, Expression
 from .node import Node, fixed
 
@@ -287,7 +287,8 @@ class _OneHot(tuple):
         if i not in (0, -1):
             raise IndexError(i)
         if self._dense is None:
-            self._dense = fam.Categorical.statistics(self.data, (self.size,))[0]
+            one_hot = lambda data: fam.Categorical.statistics(data, (self.size,))[0]  # noqa: E731
+            self._dense = self.data.mapped(one_hot, (self.size,)) if isinstance(self.data, Rows) else one_hot(self.data)
         return self._dense
 
     def __iter__(self):
