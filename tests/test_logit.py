@@ -189,3 +189,102 @@ def test_a_refused_declaration_leaves_no_auxiliary():
                 vmp.Bernoulli("y", logit=vmp.dot(w, np.ones((3, 2))), observed=[0, 1, 2])
             vmp.Bernoulli("y", logit=vmp.dot(w, np.ones((3, 2))), observed=[0, 1, 1])
     assert sorted(model.nodes) == ["w", "y", "y.omega"]
+
+
+def _logistic_data(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3))
+    y = (rng.random(n) < special.expit(x @ np.array([1.0, -1.0, 0.5]) + 0.3)).astype(float)
+    return x, y
+
+
+@pytest.mark.parametrize("subsample,steps", [(vmp.Minibatch("data", 200), 200), (vmp.PerNode(children=200), 150)])
+def test_stochastic_fits_reach_the_batch_posterior(subsample, steps):
+    """Minibatch (the auxiliaries are locals of the data plate, optimized on each minibatch) and
+    PerNode: the weights within 0.1 of the batch fit's (their sd is about 0.05)."""
+    from vmp.models import logistic_regression
+
+    x, y = _logistic_data()
+    batch = logistic_regression(x, y)
+    batch.fit(iterations=100, tol=1e-8, seed=0)
+    model = logistic_regression(x, y)
+    result = model.fit(method="stochastic", subsample=subsample, iterations=steps, seed=0)
+    assert not result.diverged
+    np.testing.assert_allclose(model["w"].mean, batch["w"].mean, atol=0.1)
+    assert model["b"].mean == pytest.approx(batch["b"].mean, abs=0.1)
+
+
+def test_a_design_matrix_out_of_core_gives_the_bits_of_one_in_memory(tmp_path):
+    """X as a numpy memmap: a minibatch fit reads its rows, and the fit is the in-memory one's."""
+    from vmp.models import logistic_regression
+
+    x, y = _logistic_data(n=1000)
+    disk = np.memmap(tmp_path / "x.f8", dtype=float, mode="w+", shape=x.shape)
+    disk[:] = x
+    disk.flush()
+    options = dict(method="stochastic", subsample=vmp.Minibatch("data", 100), iterations=20, seed=3)
+    fits = []
+    for inputs in (x, np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape)):
+        with vmp.Model("lr") as model:
+            w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
+            with vmp.Plate("data", 1000):
+                vmp.Bernoulli("y", logit=vmp.dot(w, vmp.Data("X", inputs)), observed=y)
+        fits.append(model.fit(**options).state.natural["w"])
+    for a, b in zip(*fits):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_held_out_rows_follow_the_data():
+    """set_data with a new number of rows: the auxiliary's b follows the counts (y + r), the
+    held-out targets are predicted, and the fitted weights are kept."""
+    rng, x, m0, p0 = _problem(seed=5)
+    y = rng.negative_binomial(2.0, 0.5, size=60).astype(float)
+    with vmp.Model("nb") as model:
+        w = vmp.Gaussian("w", m0, p0)
+        with vmp.Plate("data", 60):
+            vmp.NegativeBinomial("y", r=2.0, logit=vmp.dot(w, vmp.Data("X", x)), observed=y)
+    model.fit(iterations=50, seed=0)
+    weights = model["w"].mean.copy()
+    model.set_data({"X": x[:7], "y": y[:7]})
+    np.testing.assert_allclose(model["y.omega"].b, y[:7] + 2.0)
+    np.testing.assert_array_equal(model["w"].mean, weights)
+    model.set_data("X", x[:4])
+    pred = model.predict("y")
+    assert pred.mean.shape == (4,)
+    np.testing.assert_allclose(pred.mean, 2.0 * np.exp(x[:4] @ weights), rtol=0.5)
+
+
+def test_predictive_probabilities_integrate_over_q():
+    """P(y = 1) = E_q[sigmoid(w . x)]: against a Monte Carlo average over draws of w from q (numpy's
+    multivariate normal), within 5 standard errors; its interval is sigmoid of psi's Gaussian
+    quantiles (the draws' quantiles within 0.02); class probabilities sum to 1."""
+    from vmp.models import logistic_regression
+
+    x, y = _logistic_data(n=200)
+    model = logistic_regression(x, y, intercept=False)
+    model.fit(iterations=100, tol=1e-8, seed=0)
+    q = model["w"].parameters
+    draws = np.random.default_rng(0).multivariate_normal(q["mean"], q["covariance"], size=20000)
+    p = special.expit(draws @ x.T)
+    pred = model.predict("y")
+    assert pred.method == "exact"
+    se = p.std(0) / np.sqrt(len(p))
+    assert np.all(np.abs(pred.mean - p.mean(0)) < 5 * se + 1e-12)
+    np.testing.assert_allclose(pred.probabilities.sum(-1), 1.0)
+    lo, hi = pred.probability_interval(0.9)
+    np.testing.assert_allclose(lo, np.quantile(p, 0.05, axis=0), atol=0.02)
+    np.testing.assert_allclose(hi, np.quantile(p, 0.95, axis=0), atol=0.02)
+    assert pred.to_scipy().mean().shape == (200,)
+
+
+def test_logistic_normal_quadrature_is_the_integral():
+    from scipy import integrate, stats
+
+    from vmp.predictive_logit import logistic_normal
+
+    for m, s in [(0.3, 0.5), (1.0, 1.0), (2.0, 3.0), (0.7, 30.0), (-30.0, 2.0)]:
+        e1, d = logistic_normal(m, s)
+        for value, f in ((e1, special.expit), (d, lambda t: special.expit(t) * special.expit(-t))):
+            ref = integrate.quad(lambda t: f(t) * stats.norm.pdf(t, m, s), m - 40 * s, m + 40 * s, points=[0.0],
+                                 limit=500, epsabs=1e-15, epsrel=1e-13)[0]
+            assert float(value) == pytest.approx(ref, abs=1e-10)
