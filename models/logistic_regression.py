@@ -26,7 +26,7 @@ def logistic_regression(inputs: np.ndarray, targets: np.ndarray, *, prior_precis
     the posterior behind scikit-learn's L2 LogisticRegression(C=C). ``model.predict("y")`` gives
     P(y = 1) (``.probabilities``: both classes) for the rows of "X" (``model.set_data("X",
     X_new)`` for held-out rows)."""
-    x = _checks.matrix(name, "inputs", inputs)
+    x = _checks.lazy_matrix(name, "inputs", inputs)
     y, seen = _checks.targets(name, targets)
     _checks.same_length(name, inputs=x, targets=y)
     _checks.positive(name, prior_precision=prior_precision, intercept_precision=intercept_precision)

@@ -60,8 +60,8 @@ class LogitBernoulliFactor(Conditional):
 
     @staticmethod
     def shape(x: np.ndarray) -> np.ndarray:
-        """b = 1."""
-        return np.ones(np.shape(x))
+        """b = 1 (broadcast: no array of the data's size)."""
+        return np.broadcast_to(1.0, np.shape(x))
 
 
 class LogitBinomialFactor(_Bound):

@@ -48,7 +48,7 @@ class PolyaGamma(Node):
         self._tilt = fixed(name, type(self), "tilt", tilt)
         b = _shape(name, shape)
         self.owner = None
-        m = b if weights is None else b * np.asarray(weights, float)
+        m = b if weights is None else np.asarray(weights, float) * b
         super().__init__(name, {}, None, None, None if np.all(m == 1) else m)
         self.b = np.broadcast_to(b, self.plate_shape)
 
@@ -62,7 +62,7 @@ class PolyaGamma(Node):
         """b (and the multiplicity) from the owner's data, after ``model.set_data``."""
         if self.owner is not None:
             b, w = _shape_and_weights(self.owner, self.plates)
-            m = b * w
+            m = b if w is None else b * w
             self.b, self.multiplicity = b, None if np.all(m == 1) else m
             self.weights = self.multiplicity
             self.__dict__.pop("_factor_weights", None)
@@ -135,10 +135,12 @@ def declare(node: Node, name: str, roles: dict, observed, mask, weights) -> None
     node.parents["omega"] = omega if extra is None else Sticks(omega, node.name, node.plates)
 
 
-def _shape_and_weights(node: Node, plates: tuple) -> tuple[np.ndarray, np.ndarray]:
+def _shape_and_weights(node: Node, plates: tuple) -> tuple[np.ndarray, np.ndarray | None]:
     """b over ``plates`` (the node's, and the sticks') from the node's data, and the node's data
-    weights laid out alike."""
+    weights laid out alike (None: all 1)."""
     b = np.asarray(node.factor.shape(node.moments[0]), float)
     b = np.broadcast_to(b, tuple(p.size for p in plates))
-    w = np.ones(node.plate_shape) if node.multiplicity is None else np.asarray(node.multiplicity, float)
+    if node.multiplicity is None:
+        return b, None
+    w = np.asarray(node.multiplicity, float)
     return b, w.reshape(w.shape + (1,) * (b.ndim - w.ndim))
