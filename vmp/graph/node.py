@@ -21,6 +21,9 @@ class Node(Expression, ABC):
     family: ClassVar[type[fam.Family]]
     factor_cls: ClassVar[type[Conditional]]
     random = True
+    #: the node whose factor declared this one as its auxiliary (a logit link's Polya-Gamma
+    #: variable, ``graph/polya_gamma.py``), else None
+    owner = None
 
     def __init__(self, name: str, roles: dict[str, Any], observed=None, mask=None, weights=None):
         if not isinstance(name, str) or not name:

@@ -47,7 +47,6 @@ class PolyaGamma(Node):
         self.family = fam.polya_gamma.UNIT
         self._tilt = fixed(name, type(self), "tilt", tilt)
         b = _shape(name, shape)
-        self.owner = None
         m = b if weights is None else np.asarray(weights, float) * b
         super().__init__(name, {}, None, None, None if np.all(m == 1) else m)
         self.b = np.broadcast_to(b, self.plate_shape)
