@@ -16,8 +16,10 @@
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import special
 
 TRUNCATION = 0.64
 GAMMA_TERMS = 200
@@ -162,29 +164,38 @@ def log_density(x: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return b * log_cosh(0.5 * c) - 0.5 * c * c * x + log_base
 
 
-class _PolyaGammaGen(stats.rv_continuous):
-    """PG(b, c) on (0, 5 + b): beyond it PG(b, 0)'s mass is below 1e-12 (its tail falls as
-    exp(-pi^2 x / 2)), the tilt only lowers it, and the series loses its digits to cancellation."""
+@functools.cache
+def _distribution():
+    """The ``rv_continuous`` of PG(b, c), made on first use (scipy.stats is slow to import)."""
+    from scipy import integrate, stats
 
-    def _argcheck(self, b, c):
-        return (b > 0) & (c >= 0)
+    class _PolyaGammaGen(stats.rv_continuous):
+        """PG(b, c) on (0, 5 + b): beyond it PG(b, 0)'s mass is below 1e-12 (its tail falls as
+        exp(-pi^2 x / 2)), the tilt only lowers it, and the series loses its digits to cancellation."""
 
-    def _get_support(self, b, c):
-        return np.zeros_like(b), 5.0 + b
+        def _argcheck(self, b, c):
+            return (b > 0) & (c >= 0)
 
-    def _pdf(self, x, b, c):
-        return np.exp(self._logpdf(x, b, c))
+        def _get_support(self, b, c):
+            return np.zeros_like(b), 5.0 + b
 
-    def _munp(self, n, b, c):
-        """E[x^n] by numerical integration of the series density (an independent check of the
-        family's closed-form moments)."""
-        def one(b_, c_):
-            return integrate.quad(lambda x: x**n * self._pdf(x, b_, c_), 0.0, 5.0 + b_, limit=200)[0]
-        return np.vectorize(one, otypes=[float])(b, c)
+        def _pdf(self, x, b, c):
+            return np.exp(self._logpdf(x, b, c))
 
-    def _logpdf(self, x, b, c):
-        with np.errstate(divide="ignore"):
-            return np.where(x > 0, log_density(np.maximum(x, 1e-300), b, c), -np.inf)
+        def _munp(self, n, b, c):
+            """E[x^n] by numerical integration of the series density (an independent check of the
+            family's closed-form moments)."""
+            def one(b_, c_):
+                return integrate.quad(lambda x: x**n * self._pdf(x, b_, c_), 0.0, 5.0 + b_, limit=200)[0]
+            return np.vectorize(one, otypes=[float])(b, c)
+
+        def _logpdf(self, x, b, c):
+            with np.errstate(divide="ignore"):
+                return np.where(x > 0, log_density(np.maximum(x, 1e-300), b, c), -np.inf)
+
+    return _PolyaGammaGen(a=0.0, name="polya_gamma")
 
 
-polya_gamma = _PolyaGammaGen(a=0.0, name="polya_gamma")
+def polya_gamma(b, c):
+    """PG(b, c) as a frozen ``scipy.stats`` distribution over the density series."""
+    return _distribution()(b, c)
