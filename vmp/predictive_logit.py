@@ -1,12 +1,12 @@
 """The posterior predictive of a logit link (``logit=`` / ``logits=``), integrating over q.
 
 The predictive reads the link's expression psi only (never its Polya-gamma auxiliary, which is
-a device of the fit). Where psi is Gaussian under q (``is_linear``: ``dot(w, X)``, sums, gathers;
+a device of the fit). Where q makes psi Gaussian (``is_linear``: ``dot(w, X)``, sums, gathers;
 for stick-breaking logits, each stick's psi_k from nodes of its own, so the sticks are
 independent under mean field), the probability p = sigmoid(psi) has its expectations as 1-D
 integrals, taken by quadrature accurate to about 1e-11 (``logistic_normal``):
 
-- Bernoulli: P(y = 1) = E[sigmoid(psi)], and the predictive is Bernoulli(E[p]) exactly;
+- Bernoulli: P(y = 1) = E[sigmoid(psi)], and the predictive Bernoulli(E[p]) exactly;
 - Categorical: E[pi_k] = E[sigmoid(psi_k)] prod_{j<k} (1 - E[sigmoid(psi_j)]) (independent
   sticks; Linderman et al. 2015, eq. (2)), the predictive Categorical(E[pi]) exactly;
 - Binomial, Multinomial: E[y] = n E[p], Var[y] = n (E[p] - E[p^2]) + n^2 Var[p] (law of total
@@ -27,7 +27,8 @@ from typing import Callable
 import numpy as np
 from scipy import special
 
-from .factors.logit import stick_probabilities
+from .factors.logit import (LogitBernoulliFactor, LogitNegativeBinomialFactor, StickBreakingFactor,
+                            stick_probabilities)
 from .graph.draws import align, draw, plates_of
 from .graph.expectations import FirstTwo, expect, is_linear
 from .graph.expressions import Sticks, random_nodes
@@ -116,13 +117,13 @@ def _counts(node, p1, p2, odds):
     (mean, sd) when Gaussian, else its draws (for a NegativeBinomial's E[e^psi], E[e^{2 psi}])."""
     from scipy import stats
 
-    name = node.family.name
-    if name == "Bernoulli":
+    factor = type(node.factor)
+    if factor is LogitBernoulliFactor:
         return p1, p1 * (1 - p1), (lambda index: stats.bernoulli(p1 if index is None else p1[index])), \
             np.stack([1.0 - p1, p1], -1)
-    if name == "Categorical":
+    if factor is StickBreakingFactor and node.factor.trials is None:  # a Categorical
         return p1, p1 * (1 - p1), (lambda index: stats.multinomial(1, p1 if index is None else p1[index])), p1
-    if name == "NegativeBinomial":
+    if factor is LogitNegativeBinomialFactor:
         r = np.broadcast_to(node.factor.r, node.plate_shape)
         if isinstance(odds, tuple):
             m, s = odds
@@ -131,7 +132,7 @@ def _counts(node, p1, p2, odds):
             e1, e2 = np.exp(odds).mean(0), np.exp(2.0 * odds).mean(0)
         return r * e1, r * (e1 + e2) + r * r * (e2 - e1 * e1), None, None
     n = node.family.trials
-    n = np.broadcast_to(n, node.plate_shape)[..., None] if name == "Multinomial" else np.broadcast_to(n, p1.shape)
+    n = np.broadcast_to(n, node.plate_shape)[..., None] if factor is StickBreakingFactor else np.broadcast_to(n, p1.shape)
     return n * p1, n * (p1 - p2) + n * n * (p2 - p1 * p1), None, None
 
 
