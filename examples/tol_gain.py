@@ -162,7 +162,7 @@ def record(x: np.ndarray, k: int, size: int, seed: int, iterations: int, step=No
     nat, grad, sink = [], [], {}
 
     def keep(t, fit):
-        nat.append({n: [np.array(a) for a in fit.state.natural[n]] for n in fit.nodes})
+        nat.append({n.name: [np.array(a) for a in fit.state.natural[n.name]] for n in fit.plan.stepped})
         grad.append(dict(sink))
 
     names = list(families_of(x.shape[1], k))
@@ -190,7 +190,7 @@ def families_of(x_dim: int, k: int) -> dict:
     """The mixture's global nodes' families (vmp.models.gaussian_mixture)."""
     model = gaussian_mixture(np.zeros((4, x_dim)), k)
     fit = model.stochastic(subsample=vmp.Minibatch("data", 2), iterations=1, progress=False)
-    return {n: node.family for n, node in fit.nodes.items()}
+    return {node.name: node.family for node in fit.plan.stepped}
 
 
 def load(path: pathlib.Path) -> dict:

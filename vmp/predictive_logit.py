@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 from scipy import special
 
-from .factors.logit import (LogitBernoulliFactor, LogitNegativeBinomialFactor, StickBreakingFactor,
+from .factors.logit import (LogitBernoulliFactor, LogitNegativeBinomialFactor, LogitStickBreakingFactor,
                             stick_probabilities)
 from .graph.draws import align, draw, plates_of
 from .graph.expectations import FirstTwo, expect, is_linear
@@ -121,7 +121,7 @@ def _counts(node, p1, p2, odds):
     if factor is LogitBernoulliFactor:
         return p1, p1 * (1 - p1), (lambda index: stats.bernoulli(p1 if index is None else p1[index])), \
             np.stack([1.0 - p1, p1], -1)
-    if factor is StickBreakingFactor and node.factor.trials is None:  # a Categorical
+    if factor is LogitStickBreakingFactor and node.factor.trials is None:  # a Categorical
         return p1, p1 * (1 - p1), (lambda index: stats.multinomial(1, p1 if index is None else p1[index])), p1
     if factor is LogitNegativeBinomialFactor:
         r = np.broadcast_to(node.factor.r, node.plate_shape)
@@ -132,7 +132,7 @@ def _counts(node, p1, p2, odds):
             e1, e2 = np.exp(odds).mean(0), np.exp(2.0 * odds).mean(0)
         return r * e1, r * (e1 + e2) + r * r * (e2 - e1 * e1), None, None
     n = node.family.trials
-    n = np.broadcast_to(n, node.plate_shape)[..., None] if factor is StickBreakingFactor else np.broadcast_to(n, p1.shape)
+    n = np.broadcast_to(n, node.plate_shape)[..., None] if factor is LogitStickBreakingFactor else np.broadcast_to(n, p1.shape)
     return n * p1, n * (p1 - p2) + n * n * (p2 - p1 * p1), None, None
 
 

@@ -134,7 +134,7 @@ def stick_matrices(k: int) -> tuple[np.ndarray, np.ndarray]:
     return (j == s).astype(float), (j >= s).astype(float)
 
 
-class StickBreakingFactor(_Bound):
+class LogitStickBreakingFactor(_Bound):
     """x (one-hot, or counts summing to N) over K categories given K - 1 logits psi_k:
     sum_k [(x_k - b_k/2) E[psi_k] - b_k/2 E[omega_k] E[psi_k^2] - b_k log 2] + log h(x),
     b_k = N - sum_{j<k} x_j = sum_{j>=k} x_j (Linderman et al. 2015): every coefficient of
