@@ -653,7 +653,7 @@ def logit_dot_gathered():
     return m, "y"
 
 
-def stick_breaking_categorical():
+def logit_stick_breaking_categorical():
     """Multiclass logistic regression over K = 3 classes: two logits dot(W_k, x_n)."""
     rng = _rng()
     with vmp.Model("c") as m:
@@ -665,7 +665,7 @@ def stick_breaking_categorical():
     return m, "y"
 
 
-def stick_breaking_multinomial():
+def logit_stick_breaking_multinomial():
     rng = _rng()
     with vmp.Model("c") as m:
         b = vmp.Normal("b", 0.0, 1.0)
@@ -967,7 +967,7 @@ def normal_scaled_gather():
 
 CASES = {f.__name__: f for f in [
     logit_bernoulli, logit_binomial_gathered, logit_negative_binomial, negative_binomial_beta, logit_gated,
-    logit_dot_gathered, stick_breaking_categorical, stick_breaking_multinomial,
+    logit_dot_gathered, logit_stick_breaking_categorical, logit_stick_breaking_multinomial,
     factorial_mixture, bernoulli_latent_beta, dot_bernoulli_constant, gated_by_bernoulli,
     beta_prior, bernoulli_observed_masked, binomial_gated, bernoulli_gated,
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
