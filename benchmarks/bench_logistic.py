@@ -87,7 +87,7 @@ def one_svi(n: int, steps: int, memmap: bool) -> dict:
 
 
 def run_child(n: int, steps: int, memmap: bool) -> dict:
-    code = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(ROOT / 'examples')!r}); "
+    code = (f"import json, sys; sys.path.insert(0, {str(ROOT)!r}); sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); "
             f"from bench_logistic import one_svi; print(json.dumps(one_svi({n}, {steps}, {memmap})))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
