@@ -19,14 +19,15 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import vmp  # noqa: E402
 from vmp.models import gaussian_mixture, lda  # noqa: E402
-from vmp.sklearn import GaussianMixture, HiddenMarkovModel, LatentDirichletAllocation, LinearRegression  # noqa: E402
+from vmp.sklearn import (GaussianMixture, HiddenMarkovModel, LatentDirichletAllocation, LinearRegression,  # noqa: E402
+                         LogisticRegression)
 
 pytestmark = pytest.mark.filterwarnings("ignore::vmp.ConvergenceWarning")
 
 # ----- scikit-learn's conformance suite --------------------------------------------------------
 ESTIMATORS = [GaussianMixture(max_iter=5, random_state=0), LinearRegression(max_iter=5),
               LatentDirichletAllocation(3, max_iter=5, max_doc_update_iter=5, random_state=0),
-              HiddenMarkovModel(max_iter=5, random_state=0)]
+              HiddenMarkovModel(max_iter=5, random_state=0), LogisticRegression(max_iter=20)]
 
 #: the checks that set n_components=1: the vmp models need K >= 2 (a Dirichlet over one
 #: category is a point mass); test_checks_that_set_one_component runs them with K = 2
@@ -39,7 +40,7 @@ SEQUENCE = {"check_methods_sample_order_invariance", "check_methods_subset_invar
 
 
 def expected_failures(estimator) -> dict:
-    if isinstance(estimator, LinearRegression):
+    if isinstance(estimator, (LinearRegression, LogisticRegression)):
         return {}
     out = {c: "sets n_components=1; vmp's models need at least 2 components (test_checks_that_set_one_component "
               "runs it with 2)" for c in ONE_COMPONENT}
