@@ -358,6 +358,22 @@ def test_hmm_score_and_posteriors_are_the_forward_backward_on_expected_parameter
     assert max(np.mean(predicted == truth), np.mean(predicted != truth)) > 0.95
 
 
+def test_hmm_joint_covariance_is_the_normal_wishart_q():
+    """covariance="joint": means_ = m_k and covars_ = (nu_k W_k)^-1 of the fitted Normal-Wishart
+    q(mu_k, Lambda_k) (Bishop PRML (10.59), E[Lambda] = nu W), the fit of vmp.models.hmm itself."""
+    x, lengths = two_state_sequences()
+    est = HiddenMarkovModel(2, covariance="joint", random_state=0).fit(x, lengths=lengths)
+    theta = est.posterior_["theta"].parameters
+    np.testing.assert_allclose(est.means_, theta["mean"], atol=1e-12)
+    expected = np.linalg.inv(theta["dof"][:, None, None] * theta["scale"])
+    np.testing.assert_allclose(est.covars_, expected, rtol=1e-10)
+    model = vmp.models.hmm(np.split(x, np.cumsum(lengths)[:-1]), 2, covariance="joint")
+    model.fit(iterations=100, seed=0, progress=False)
+    np.testing.assert_allclose(est.means_, model["theta"].mean, atol=1e-10)
+    with pytest.raises(ValueError, match="covariance do not apply to poisson emissions"):
+        HiddenMarkovModel(emission="poisson", covariance="joint").fit(x[:, :1].round().clip(0))
+
+
 def test_hmm_categorical_and_poisson_emissions_and_sample():
     rng = np.random.default_rng(4)
     symbols = rng.integers(0, 3, size=(40, 1))
