@@ -61,6 +61,8 @@ def _set_data(model, changes: dict, masks: dict) -> None:
             node._set_data(np.broadcast_to(node._fill_value(), node.plate_shape + node._data_event_shape()),
                            np.zeros(node.plate_shape, bool))  # held-out: unknown, to predict
     for node in model.nodes.values():
+        if node.derived:
+            node.follow_data()
         if node.observed and (node.name in targets or any(p.name in resized for p in node.plates)):
             node.factor.observe(node.data)  # terms of the data alone: the base measure, a Poisson's zeros
     model._compiled = None
@@ -154,7 +156,7 @@ def _reshape(node) -> None:
             value = _rebroadcast(expr.value, node.plate_shape + expr.value.shape[len(expr.value.shape) - len(node._role_event(role)):],
                                  node.plates, node, role)
             node.parents[role] = Constant(expr.family, value, label=expr.name)
-    if node.multiplicity is not None:
+    if node.multiplicity is not None and not node.derived:
         node.multiplicity = _rebroadcast(node.multiplicity, node.plate_shape, node.plates, node, "weights")
     node.weights = node.multiplicity
     node.factor = node._make_factor()
