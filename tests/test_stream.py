@@ -450,3 +450,47 @@ def test_ctrl_c_during_a_chunk_loses_nothing():
         stream.update({"x": rows})
     for name in ("pi", "mu"):
         assert all(np.array_equal(a, b) for a, b in zip(whole.posterior[name], stream.posterior[name]))
+
+
+def test_resume_in_a_fresh_process_gives_the_same_bits(tmp_path):
+    """Two chunks here, saved; a new Python process resumes and fits two more: the posterior of
+    a stream that ran all four chunks in one go, bit for bit."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    x = _mixture_data(200, seed=11)
+    chunks = _split(x, 4)
+    np.save(tmp_path / "x.npy", x)
+    whole = _mixture(50).stream("data", forget=0.9, iterations=20)
+    for rows in chunks:
+        whole.update({"x": rows})
+    first = _mixture(50).stream("data", forget=0.9, iterations=20)
+    for rows in chunks[:2]:
+        first.update({"x": rows})
+    first.save(tmp_path / "stream.npz")
+    script = f"""
+import numpy as np
+from tests.test_stream import _mixture, _split
+chunks = _split(np.load({str(tmp_path / "x.npy")!r}), 4)
+stream = _mixture(50).stream("data", forget=0.9, iterations=20, resume={str(tmp_path / "stream.npz")!r})
+for rows in chunks[2:]:
+    stream.update({{"x": rows}})
+np.savez({str(tmp_path / "out.npz")!r}, *stream.posterior["pi"], *stream.posterior["mu"])
+"""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    with np.load(tmp_path / "out.npz") as out:
+        got = [out[f"arr_{i}"] for i in range(3)]
+    for a, b in zip([*whole.posterior["pi"], *whole.posterior["mu"]], got):
+        assert np.array_equal(a, b)
+
+
+def test_a_chunk_of_the_wrong_kind_names_the_node():
+    stream = _dirichlet(10).stream("data")
+    with pytest.raises(DataError, match="node 'x'"):
+        stream.update({"x": np.full(10, 0.5)})
+    with pytest.raises(DataError, match="node 'x'"):
+        stream.update({"x": np.full(10, 7)})
+    assert stream.chunks == 0
