@@ -253,7 +253,9 @@ class Stream:
                          float(relative_change(self.posterior[name], new[name]))) for name in new}
         per = float(result.final_elbo) / n
         drift = _drift(per, self.bounds)
-        self.posterior, self.step = new, int(state.step)
+        self.posterior = new
+        if self.population is not None:
+            self.step = int(state.step)  # the stochastic steps so far: rho_t continues
         self.chunks += 1
         self.bounds.append(per)
         result.extra["stream"] = {"chunk": self.chunks, "rows": n, "bound_per_element": per, "change": change,
