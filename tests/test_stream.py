@@ -77,6 +77,22 @@ def _gaussian_wishart(n):
     return m
 
 
+def _normal_gamma(n):
+    with vmp.Model("normal gamma") as m:
+        theta = vmp.NormalGamma("theta", 0.5, 2.0, 3.0, 1.5)
+        with vmp.Plate("data", n):
+            vmp.Normal("x", theta, observed=np.zeros(n))
+    return m
+
+
+def _normal_gamma_posterior(x, m0=0.5, beta0=2.0, a0=3.0, b0=1.5):
+    """The Normal-Gamma posterior (Bishop PRML (2.154) with (2.150)-(2.151)'s updates)."""
+    n, xbar = len(x), x.mean()
+    beta = beta0 + n
+    rate = b0 + 0.5 * np.sum((x - xbar) ** 2) + beta0 * n * (xbar - m0) ** 2 / (2 * beta)
+    return {"mean": (beta0 * m0 + n * xbar) / beta, "beta": beta, "shape": a0 + n / 2, "rate": rate}
+
+
 def _conjugate_cases():
     rng = np.random.default_rng(1)
     x = rng.normal(1.3, 0.7, 200)
@@ -96,7 +112,8 @@ def _conjugate_cases():
             ("dirichlet categorical", _dirichlet, xc, "p", dirichlet),
             ("gamma poisson", _gamma_poisson, xp, "rate", poisson),
             ("beta bernoulli", _beta_bernoulli, xb, "p", beta),
-            ("gaussian wishart", _gaussian_wishart, xg, "theta", None)]
+            ("gaussian wishart", _gaussian_wishart, xg, "theta", None),
+            ("normal gamma", _normal_gamma, x, "theta", _normal_gamma_posterior(x))]
 
 
 def _gaussian_wishart_posterior(x, m0=np.zeros(2), beta0=0.5, nu0=4.0, w0=np.eye(2) * 0.3):
@@ -121,6 +138,11 @@ def test_streaming_globals_only_is_the_batch_posterior(case):
         m, beta, nu, scale = _gaussian_wishart_posterior(data)
         for a, b in ((p["mean"], m), (p["beta"], beta), (p["dof"], nu), (p["scale"], scale)):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+        return
+    if isinstance(want, dict):
+        p = stream.model[name].family.parameters(got)
+        for key, value in want.items():
+            np.testing.assert_allclose(p[key], value, rtol=1e-12)
         return
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
