@@ -1,5 +1,6 @@
 """A stream on a Dask cluster: each chunk's fit runs on the workers, and with ``lazy=True`` a
-chunk of an HDF5 dataset is read there from the file (the driver sends no rows of it)."""
+chunk of an HDF5 dataset is read there from the file (the driver sends no rows of it);
+population VB's minibatches there give the serial fit's posterior."""
 from __future__ import annotations
 
 import numpy as np
@@ -39,7 +40,20 @@ def test_chunks_are_read_on_the_workers(tmp_path):
             # the closed form: precision 0.1 + 2 N, natural mean 2 sum x
             np.testing.assert_allclose(stream.posterior["mu"][0], 2.0 * x.sum(0), rtol=1e-12)
             sent[lazy] = executor.traffic["sent"]
+        population = _population(x, vmp.DaskExecutor(client))
     finally:
         client.close()
         cluster.close()
     assert sent[True] <= sent[False] - 0.9 * x.nbytes, sent
+    for a, b in zip(population, _population(x, None)):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+def _population(x, executor):
+    """Population VB over the chunks of ``x`` (minibatches of 500 drawn on the executor)."""
+    options = {} if executor is None else {"executor": executor}
+    stream = _model().stream("data", population=5000.0, batch=500, steps=3, **options)
+    for lo in range(0, len(x), ROWS):
+        stream.update({"x": x[lo:lo + ROWS]})
+    assert stream.step == 12
+    return stream.posterior["mu"]
