@@ -516,3 +516,21 @@ def test_a_chunk_of_the_wrong_kind_names_the_node():
     with pytest.raises(DataError, match="node 'x'"):
         stream.update({"x": np.full(10, 7)})
     assert stream.chunks == 0
+
+
+def test_a_design_matrix_streams_with_its_rows():
+    """Bayesian linear regression with known noise, its design matrix a vmp.Data input of the
+    plate: ten chunks of (y, X) give the closed-form posterior precision I + 4 X^T X and
+    natural mean 4 X^T y."""
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(200, 3))
+    y = x @ np.array([1.0, -2.0, 0.5]) + 0.5 * rng.normal(size=200)
+    with vmp.Model("regression") as model:
+        w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
+        with vmp.Plate("data", 20):
+            vmp.Normal("y", vmp.dot(w, vmp.Data("X", np.zeros((20, 3)))), 4.0, observed=np.zeros(20))
+    stream = model.stream("data")
+    for rows, design in zip(_split(y), _split(x)):
+        stream.update({"y": rows, "X": design})
+    np.testing.assert_allclose(stream.posterior["w"][0], 4.0 * x.T @ y, rtol=1e-12)
+    np.testing.assert_allclose(-2.0 * stream.posterior["w"][1], np.eye(3) + 4.0 * x.T @ x, rtol=1e-12)
