@@ -215,9 +215,11 @@ class Stream:
 
     def _start(self):
         """The chunk fit's start: after the first chunk, the globals at their last q (with the
-        locals given them, for batch VMP); before it, the fits' ``init``."""
+        locals given them, for batch VMP); before it, the fits' ``init`` (by default a builder's
+        ``model.start`` of the globals)."""
         if self.posterior is None:
-            return self.options.get("init")
+            start = {k: v for k, v in (self.model.start or {}).items() if k in {g.name for g in self.globals}}
+            return self.options.get("init", start or None)
         engine = Engine(self.model)
         state = self._globals_state(engine, self.step if self.population is not None else 0)
         if self.population is not None:
