@@ -611,19 +611,25 @@ def cmd_render(args) -> int:
 
 
 def cmd_fit(args) -> int:
-    check_method_options(args)
+    from . import cli_stream
+
+    cli_stream.check(args)
+    if args.stream is None:
+        check_method_options(args)
     if args.report:
         check_report_dir(args.report)
     model, info = build_model(args)
     check_minibatch(model, args)
     source = (f"{args.data} ({info['describe']})" if "describe" in info else args.data) or \
         info.get("source", f"synthetic data (n={args.n}, seed={args.seed})")
-    print(f"fitting {model!r} to {source} with {_describe_method(args)}")
-    result = _fit(model, args)
+    how = cli_stream.describe(args) if args.stream else _describe_method(args)
+    print(f"fitting {model!r} to {source} with {how}")
+    result = cli_stream.run(model, args) if args.stream else _fit(model, args)
     print()
     print(result.summary(model))
     if args.report:
-        _print_paths(args.report, _report(model, result, args.report, info.get("ids")))
+        paths = _report(model, result, args.report, info.get("ids"))
+        _print_paths(args.report, paths + ([cli_stream.write(args.report, result)] if args.stream else []))
     if getattr(args, "checkpoint", None):
         print(f"checkpoint written to {Path(args.checkpoint).resolve()} (continue with --resume)")
     if result.interrupted:
@@ -843,6 +849,12 @@ def _fit_options(p) -> None:
     _cluster.options(p.add_argument_group("cluster (pip install 'vmp[dask]'; see docs/scale.md)"))
 
 
+def _stream_options(p) -> None:
+    from .cli_stream import options
+
+    options(p)
+
+
 def _column_list(text: str) -> list[str]:
     names = [t.strip() for t in text.split(",")]
     if not all(names):
@@ -992,6 +1004,7 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fit", help="fit a model and print its summary (and write a report)")
     _model_options(p)
     _fit_options(p)
+    _stream_options(p)
     p.add_argument("--report", metavar="DIR", help="write the report into DIR")
     p.set_defaults(func=cmd_fit)
 

@@ -18,8 +18,8 @@ prior stays eta_0; each chunk runs stochastic steps whose minibatches stand for 
 alpha points (``vmp.inference.population``), the step counter continuing across chunks.
 
 The stream's state is the globals' q, the number of chunks seen and the step counter:
-``save(path)`` writes it as a State file and ``model.stream(..., resume=path)`` continues with
-the same bits.
+``save(path)`` writes it (with eta_0, the prior the stream began with) as a State file and
+``model.stream(..., resume=path)`` continues with the same bits.
 """
 from __future__ import annotations
 
@@ -300,7 +300,8 @@ class Stream:
         chunks' bounds) to one ``.npz`` file (``State.save``)."""
         if self.posterior is None:
             raise OptionError("model.stream: nothing to save before the first chunk")
-        State(self.posterior, {}, self.step).save(path, stream=self._describe())
+        State(self.posterior, {}, self.step).save(path, stream=self._describe(),
+                                                 prior0={k: list(v) for k, v in self.prior0.items()})
 
     def _describe(self) -> dict:
         return {"plate": self.plate, "forget": self.forget, "population": self.population, "chunks": self.chunks,
@@ -316,6 +317,13 @@ class Stream:
                                   f"{saved.get(key)!r}, this one has {mine[key]!r}")
         self.posterior = {k: tuple(v) for k, v in state.natural.items()}
         self.step, self.chunks, self.bounds = state.step, int(saved["chunks"]), list(saved["bounds"])
+        prior0 = {k: tuple(np.asarray(a) for a in v) for k, v in (docs.get("prior0") or {}).items()}
+        for name, arrays in prior0.items():  # the prior the stream began with (a builder's may follow the data)
+            if [a.shape for a in arrays] != [np.shape(a) for a in self.prior0[name]]:
+                raise OptionError(f"model.stream(resume=): node '{name}' has natural parameters of shapes "
+                                  f"{[a.shape for a in arrays]} in the file, {[np.shape(a) for a in self.prior0[name]]} "
+                                  f"in the model")
+        self.prior0.update(prior0)
 
     def __repr__(self) -> str:
         kind = f"population={self.population:g}" if self.population else f"forget={self.forget:g}"

@@ -1,0 +1,69 @@
+"""``vmp fit MODEL DATA --stream ROWS``: the command line's stream is the Python API's on the
+same chunks (the bits of the saved state), resumes from its checkpoint with more data, and
+refuses flags that mean nothing to a stream."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+from vmp.cli import main
+from vmp.inference.state import State
+from vmp.models import gaussian_mixture
+
+
+def _call(capsys, *args):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
+@pytest.fixture
+def points(tmp_path):
+    rng = np.random.default_rng(0)
+    z = rng.integers(0, 3, 1500)
+    x = np.array([[0.0, 0.0], [5.0, 0.0], [0.0, 5.0]])[z] + rng.normal(size=(1500, 2))
+    for n in (1000, 1500):
+        np.savetxt(tmp_path / f"x{n}.csv", x[:n], delimiter=",", header="a,b", comments="")
+    return x
+
+
+def test_the_command_line_stream_is_the_api_stream(capsys, tmp_path, points):
+    out = _call(capsys, "fit", "gaussian_mixture", tmp_path / "x1000.csv", "-k", 3, "--stream", 500,
+                "--forget", 0.8, "--checkpoint", tmp_path / "s.npz", "--report", tmp_path / "report")
+    assert out.returncode == 0, out.stderr
+    assert "streaming VB, forget 0.8 in chunks of 500 rows" in out.stdout
+    assert "chunk 2: 500 rows, bound per element" in out.stdout
+    assert len(json.loads((tmp_path / "report" / "stream.json").read_text())) == 2
+    model = gaussian_mixture(points[:1000], 3)
+    stream = model.stream("data", forget=0.8)
+    for lo in (0, 500):
+        stream.update({"x": points[lo:lo + 500]})
+    saved, _ = State.load(tmp_path / "s.npz")
+    for name in ("pi", "theta"):
+        assert all(np.array_equal(a, b) for a, b in zip(saved.natural[name], stream.posterior[name]))
+    # more rows arrive: the resumed stream fits only the third chunk
+    out = _call(capsys, "fit", "gaussian_mixture", tmp_path / "x1500.csv", "-k", 3, "--stream", 500,
+                "--forget", 0.8, "--resume", tmp_path / "s.npz", "--checkpoint", tmp_path / "s.npz")
+    assert out.returncode == 0, out.stderr
+    assert "chunk 3: 500 rows" in out.stdout and "chunk 2:" not in out.stdout
+    stream.update({"x": points[1000:]})
+    saved, _ = State.load(tmp_path / "s.npz")
+    for name in ("pi", "theta"):
+        assert all(np.array_equal(a, b) for a, b in zip(saved.natural[name], stream.posterior[name]))
+
+
+@pytest.mark.parametrize("flags, words", [
+    (["--forget", "0.5"], "--forget applies to --stream ROWS"),
+    (["--stream", "100", "--n-init", "2"], "--n-init cannot be used"),
+    (["--stream", "100", "--minibatch", "data:10"], "--minibatch cannot be used"),
+    (["--stream", "100", "--forget", "0.5", "--population", "100"], "--forget with --population"),
+    (["--stream", "0"], "expected a positive number of rows"),
+    (["--stream", "100", "--forget", "1.5"], "expected a number in (0, 1]"),
+    (["--stream", "100", "--population", "-2"], "expected a positive population size"),
+])
+def test_flags_a_stream_refuses(capsys, flags, words):
+    out = _call(capsys, "fit", "gaussian_mixture", *flags)
+    assert out.returncode == 2 and words in out.stderr, (out.returncode, out.stderr)
