@@ -4,20 +4,13 @@ refuses flags that mean nothing to a stream."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 import numpy as np
 import pytest
 
-from vmp.cli import main
+from tests.test_cli import call as _call
 from vmp.inference.state import State
 from vmp.models import gaussian_mixture
-
-
-def _call(capsys, *args):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, out, err)
 
 
 @pytest.fixture

@@ -39,24 +39,22 @@ def _rows(text: str) -> int:
     return value
 
 
-def _forget(text: str) -> float:
+def _number(text: str, ok, expected: str) -> float:
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1], got '{text}'")
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got '{text}'")
     return value
+
+
+def _forget(text: str) -> float:
+    return _number(text, lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 
 def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a positive population size, got '{text}'")
-    return value
+    return _number(text, lambda v: 0 < v < math.inf, "a positive population size")
 
 
 def check(args) -> None:
