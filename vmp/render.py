@@ -134,6 +134,8 @@ def _kind_of_expression(expr) -> str:
         return "scaled"
     if isinstance(expr, Product):
         return f"scaled by {expr.scale.name}"
+    if hasattr(expr, "rows") and hasattr(expr.rows, "dim_plate"):  # C @ x, C by rows (linear.RandomMap)
+        return f"matrix product, rows over {expr.rows.dim_plate.name}"
     return type(expr).__name__.lower()
 
 
