@@ -185,14 +185,8 @@ def linear_dynamical_system(Y, state_dim: int, *, learn=True, transition=None, n
     data, seen, lengths, weights = _series(name, Y, vector=True)
     m = data.shape[-1]
     _, var = _scale(data, seen)
-    given = {"transition": transition, "noise_precision": noise_precision, "loading": loading,
-             "output_precision": output_precision}
-    for what in LEARNABLE:
-        if what not in learned and given[what] is None:
-            raise vmp.GraphError(f"{name}: '{what}' is not learned (learn={learn!r}); give its value")
-    if output_noise not in ("diagonal", "full"):
-        raise vmp.OptionError(f"{name}: output_noise takes 'diagonal' or 'full', got {output_noise!r}")
-    full = output_noise == "full"
+    full = _given(name, learn, learned, output_noise, transition=transition, noise_precision=noise_precision,
+                  loading=loading, output_precision=output_precision)
     loadings, scores, precision = _principal(data, seen, d) if "loading" in learned or full else (None,) * 3
     with vmp.Model(name) as model:
         with vmp.Plate("states", d):
@@ -215,6 +209,17 @@ def linear_dynamical_system(Y, state_dim: int, *, learn=True, transition=None, n
         if "output_precision" in learned and not full:
             model.start["tau"] = np.full(m, precision)
     return model
+
+
+def _given(name: str, learn, learned: set, output_noise: str, **given) -> bool:
+    """Check that every parameter not learned is given and the output noise's kind; True for a
+    full output precision."""
+    for what in LEARNABLE:
+        if what not in learned and given[what] is None:
+            raise vmp.GraphError(f"{name}: '{what}' is not learned (learn={learn!r}); give its value")
+    if output_noise not in ("diagonal", "full"):
+        raise vmp.OptionError(f"{name}: output_noise takes 'diagonal' or 'full', got {output_noise!r}")
+    return output_noise == "full"
 
 
 def _observe(data, seen, weights, c, x, precision, full: bool) -> None:

@@ -138,16 +138,17 @@ def _learned_rows(steps: int = 30, iterations: int = 3):
     return model, prior_mean, prior_prec
 
 
+def _given_q(model) -> tuple:
+    """E[R], E[x_t], E[x_t x_t^T] and the data y of the fitted model."""
+    return (_wishart(model["R"])[0],) + _second(model["x"]) + (np.asarray(model["y"].data, float),)
+
+
 def test_an_update_of_the_rows_is_their_block_coordinate_update():
     """Row i given q(x), E[R] and the current means m_k of the other rows (rows before i already
     updated): Lambda_i = Lambda0_i + E[R_ii] sum_t E[x_t x_t^T],
     eta_i = Lambda0_i m0_i + sum_t (sum_k E[R_ik] y_tk E[x_t] - sum_{k != i} E[R_ik] E[x_t x_t^T] m_k)."""
     model, m0, l0 = _learned_rows()
-    engine = Engine(model)
-    state = model.state
-    er, _ = _wishart(model["R"])
-    x1, x2 = _second(model["x"])
-    y = np.asarray(model["y"].data, float)
+    er, x1, x2, y = _given_q(model)
     means = model["C"].parameters["mean"].copy()
     precisions = np.empty((3, 2, 2))
     for i in range(3):
@@ -155,7 +156,7 @@ def test_an_update_of_the_rows_is_their_block_coordinate_update():
         eta = l0[i] @ m0[i] + np.einsum("k,tk,tj->j", er[i], y, x1)
         eta -= sum(er[i, k] * x2.sum(0) @ means[k] for k in range(3) if k != i)
         means[i] = np.linalg.solve(precisions[i], eta)
-    natural, _ = engine.coordinate(state, model["C"])
+    natural, _ = Engine(model).coordinate(model.state, model["C"])
     found = model["C"].family.parameters(natural)
     np.testing.assert_allclose(found["precision"], precisions, rtol=1e-12)
     np.testing.assert_allclose(found["mean"], means, rtol=0, atol=1e-12)
@@ -166,16 +167,13 @@ def test_repeated_updates_of_the_rows_reach_the_stacked_posterior_mean():
     E[R_ik] sum_t E[x_t x_t^T] + [i = k] Lambda0_i, linear term Lambda0_i m0_i + sum_t sum_k
     E[R_ik] y_tk E[x_t]; the mean-field fixed point has its mean."""
     model, m0, l0 = _learned_rows()
-    engine = Engine(model)
-    state = model.state
-    er, _ = _wishart(model["R"])
-    x1, x2 = _second(model["x"])
-    y = np.asarray(model["y"].data, float)
+    er, x1, x2, y = _given_q(model)
     big = np.kron(er, x2.sum(0))
     eta = np.concatenate([l0[i] @ m0[i] + np.einsum("k,tk,tj->j", er[i], y, x1) for i in range(3)])
     for i in range(3):
         big[2 * i:2 * i + 2, 2 * i:2 * i + 2] += l0[i]
     stacked = np.linalg.solve(big, eta).reshape(3, 2)
+    engine, state = Engine(model), model.state
     for _ in range(300):
         natural, moments = engine.coordinate(state, model["C"])
         state = state.updated({"C": (natural, moments)})
