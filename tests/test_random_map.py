@@ -251,3 +251,12 @@ def test_a_forecast_reads_the_rows():
     se = ahead.draws.std(0) / np.sqrt(len(ahead.draws))
     assert ahead.draws.shape == (4000, 4, 3)
     assert np.all(np.abs(ahead.mean - expected) < 5 * se)
+
+
+def test_rows_are_coupled_only_under_a_full_precision():
+    """Under a Wishart R the rows of C meet in E[R]'s off-diagonal and are updated one at a time;
+    with Gamma precisions per output that term is zero and the rows are updated together."""
+    full, child = gaussian_chain_random_map()
+    assert set(full.compile()[0][child].coupled) == {"C"}
+    diagonal, child = gaussian_random_map_ard()
+    assert diagonal.compile()[0][child].coupled == {}

@@ -238,6 +238,24 @@ class MapBinding:
         return [(c, ops + [eye]) for c, ops in own] + [(c, ops + [off]) for c, ops in pair]
 
 
+def _vanishes(ops: list) -> bool:
+    """A constant over event letters only (an I or 1 - I of a glue) whose nonzeros miss those of
+    another constant over the same letters (the factor's own I of a diagonal precision): the
+    term is zero everywhere, and dropping it keeps the nodes in it from being coupled."""
+    consts = [o for o in ops if o.leaf is None and np.ndim(o.array) == len(o.letters)]
+    for b in consts:
+        if not b.letters.islower():
+            continue
+        for a in consts:
+            if a is b or not set(b.letters) <= set(a.letters) or len(set(a.letters)) != len(a.letters):
+                continue
+            kept = [ch for ch in a.letters if ch in b.letters]
+            pattern = np.any(a.array != 0, axis=tuple(i for i, ch in enumerate(a.letters) if ch not in b.letters))
+            if not np.any(np.transpose(pattern, [kept.index(ch) for ch in b.letters]) & (b.array != 0)):
+                return True
+    return False
+
+
 def _product(a, b):
     return [(ca * cb, oa + ob) for (ca, oa), (cb, ob) in itertools.product(a, b)]
 
@@ -403,7 +421,7 @@ class Binder:
             out = _product(out, bindings[op.role].sub(op.comp, op.event, fresh))
         consts = [Operand(None, 0, self.child_letters + c.event, array=c.value) for c in term.consts]
         gates = [g[1] for g in self._gates.values()]
-        return [Expanded(c, ops + consts + gates) for c, ops in out]
+        return [Expanded(c, ops + consts + gates) for c, ops in out if not _vanishes(ops + consts)]
 
     def _event_gather(self, t: Expanded) -> Expanded:
         """Replace one-hot(x_n) * E[log p] over the category letter by E[log p_{x_n}] for an
