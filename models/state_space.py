@@ -177,7 +177,7 @@ def linear_dynamical_system(Y, state_dim: int, *, learn=True, transition=None, n
 
     ``learn``: True (all), False (none) or a subset of ``LEARNABLE``; a parameter not learned is
     given as a constant: ``transition`` (D x D), ``noise_precision`` (D,), ``loading`` (M x D),
-    ``output_precision`` (M,; M x M with ``output_noise="full"``). ``inputs``: (B, u), a constant
+    ``output_precision`` (M,; M x M or its diagonal with ``output_noise="full"``). ``inputs``: (B, u), a constant
     D x K matrix and the inputs (T x K, or per sequence), x_{t+1} = A x_t + B u_t + w_t.
     """
     learned = _learned(name, learn)
@@ -197,7 +197,7 @@ def linear_dynamical_system(Y, state_dim: int, *, learn=True, transition=None, n
         with vmp.Plate("outputs", m):
             c = vmp.Gaussian("C", np.zeros(d), gamma) if "loading" in learned else loading
             tau = vmp.Gamma("tau", 1.0, 0.1 * var) if "output_precision" in learned and not full else \
-                output_precision
+                np.diag(output_precision) if full and np.ndim(output_precision) == 1 else output_precision
         if full and "output_precision" in learned:
             tau = vmp.Wishart("R", m + 2.0, precision / (m + 2.0) * np.eye(m))
         with vmp.Plate("sequences", data.shape[0]), vmp.Plate("time", data.shape[1]):

@@ -155,6 +155,12 @@ def test_full_output_noise_with_different_lengths_and_missing_entries():
         assert model["y"].event_shape == (3,) and model["R"].event_shape == (3, 3)
         assert model.impute("y").mean.shape == (1,)
         assert np.isfinite(model.elbo())
+    given = linear_dynamical_system([y1, y2], 1, output_noise="full", learn=("transition", "loading"),
+                                    noise_precision=np.ones(1), output_precision=np.full(3, 2.0))
+    assert "R" not in given and given["y"].event_shape == (3,)
+    with pytest.raises(vmp.ShapeError, match="node 'y'"):
+        linear_dynamical_system([y1, y2], 1, output_noise="full", learn=("transition", "loading"),
+                                noise_precision=np.ones(1), output_precision=np.eye(2))
 
 
 @pytest.mark.parametrize("build,args,error", [
