@@ -123,7 +123,7 @@ def _random_map(matrix: Expression, expr: Expression, written: str) -> RandomMap
     from .gaussian_chain import Matrix
 
     matrix = matrix.view(fam.Gaussian)
-    if matrix.family is not fam.Gaussian or not matrix.plates or not matrix.event_shape:
+    if not matrix.family.location or not matrix.plates or not matrix.event_shape:
         raise GraphError(f"{written}: a random matrix is a Gaussian node over a plate of its rows (each a "
                          f"{expr.event_shape[0]}-vector), got '{matrix.name}' ({matrix.family.name}, plates "
                          f"{[p.name for p in matrix.plates]})")
