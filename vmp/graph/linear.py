@@ -17,7 +17,7 @@ to m = C x (``RandomMap``) with
     E[m]_i = E[c_i]^T E[x],   E[m m^T]_ii = tr(E[c_i c_i^T] E[x x^T]),
     E[m m^T]_ik = E[c_i]^T E[x x^T] E[c_k]  (i != k),
 
-the output map of the variational Bayesian LDS (Beal 2003 section 5.3); under a full precision
+the output map of the variational Bayesian LDS (Beal 2003 ch. 5); under a full precision
 the off-diagonal moments couple the rows, which are then updated one at a time.
 """
 from __future__ import annotations
