@@ -133,6 +133,8 @@ def _plates(expr, owner) -> tuple:
 
 def _gaussian_logpdf(x, mean, precision):
     d = x.shape[-1]
+    if np.ndim(precision) < np.ndim(x) + 1:  # an isotropic precision alpha: alpha I
+        precision = np.asarray(precision)[..., None, None] * np.eye(d)
     r = x - mean
     _, logdet = np.linalg.slogdet(precision)
     return 0.5 * logdet - 0.5 * d * np.log(2 * np.pi) - 0.5 * np.einsum("...i,...ij,...j->...", r, precision, r)

@@ -253,6 +253,30 @@ def gaussian_ard_observed():
     return _ard(hidden=False)
 
 
+def _isotropic(hidden: bool):
+    """w_d ~ N(mu, I / alpha_d), one Gamma alpha_d on w's own plate D shared by its 3 coordinates:
+    hidden w with a Gaussian child, or observed."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        mu = vmp.Gaussian("mu", np.zeros(3), np.eye(3)) if hidden else np.array([0.5, -1.0, 0.0])
+        with vmp.Plate("D", 4):
+            alpha = vmp.Gamma("alpha", 2.0, 1.0)
+            if hidden:
+                w = vmp.Gaussian("w", mu, alpha)
+                vmp.Gaussian("y", w, np.eye(3), observed=rng.normal(size=(4, 3)))
+            else:
+                vmp.Gaussian("w", mu, alpha, observed=rng.normal(size=(4, 3)), weights=rng.uniform(size=4))
+    return m, "w"
+
+
+def gaussian_isotropic():
+    return _isotropic(hidden=True)
+
+
+def gaussian_isotropic_observed():
+    return _isotropic(hidden=False)
+
+
 def gate_outer_plate():
     rng = _rng()
     with vmp.Model("c") as m:
@@ -594,7 +618,7 @@ CASES = {f.__name__: f for f in [
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
     dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
-    gaussian_ard, gaussian_ard_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
+    gaussian_ard, gaussian_ard_observed, gaussian_isotropic, gaussian_isotropic_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
     markov_chain, markov_chain_weighted, markov_chain_gate,
     poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
     poisson_dot, poisson_dot_gathered, normal_random_scale, gaussian_wishart_random_scale,

@@ -9,13 +9,14 @@ from .exponential import ExponentialFactor as ExponentialFactor
 from .gamma import GammaFactor as GammaFactor
 from .gaussian import GaussianARDFactor as GaussianARDFactor
 from .gaussian import GaussianFactor as GaussianFactor
+from .gaussian import GaussianIsotropicFactor as GaussianIsotropicFactor
 from .gaussian import NormalFactor as NormalFactor
 from .markov_chain import MarkovChainFactor as MarkovChainFactor
 from .multinomial import MultinomialFactor as MultinomialFactor
 from .poisson import PoissonFactor as PoissonFactor
 from .wishart import WishartFactor as WishartFactor
 
-FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
+FACTORS = (GaussianFactor, GaussianARDFactor, GaussianIsotropicFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
            MarkovChainFactor, PoissonFactor, ExponentialFactor, MultinomialFactor, BetaFactor, BernoulliFactor,
            BinomialFactor)
 

@@ -8,8 +8,10 @@ import numpy as np
 from .. import families as fam
 from ..errors import HyperparameterError, ShapeError
 from ..factors import (BernoulliFactor, BetaFactor, BinomialFactor, CategoricalFactor, DirichletFactor,
-                       ExponentialFactor, GammaFactor, GaussianARDFactor, GaussianFactor, MultinomialFactor,
+                       ExponentialFactor, GammaFactor, GaussianARDFactor, GaussianFactor, GaussianIsotropicFactor,
+                       MultinomialFactor,
                        NormalFactor, PoissonFactor, WishartFactor)
+from . import context
 from .data import is_lazy
 from .expressions import Constant, Diagonal, Expression
 from .node import Node, fixed
@@ -37,8 +39,9 @@ class Gaussian(Node):
     """Multivariate Gaussian x ~ N(mean, precision^-1) with a D-vector event.
 
     mean: constant, Gaussian node, gate, gather or sum of them; precision: constant matrix,
-    Wishart node, or a Gamma node over a plate of size D (ARD: precision diag(alpha), one Gamma
-    alpha_d per dimension, as BayesPy's GaussianARD).
+    Wishart node, a Gamma node over a plate of size D (ARD: precision diag(alpha), one Gamma
+    alpha_d per dimension, as BayesPy's GaussianARD), or a Gamma node on the Gaussian's own plates
+    (none, or some of them: precision alpha I, one alpha for the D dimensions of each element).
 
     mask: over the plates, or over plates + (D,) (True where observed): the masked coordinates of
     an element are latent, q(x_m | x_o = data) (docs/reference.md, "Missing data").
@@ -49,13 +52,16 @@ class Gaussian(Node):
 
     def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
         if isinstance(precision, Expression) and precision.family is GaussianARDFactor.roles["precision"]:
-            self.factor_cls = GaussianARDFactor
-            precision = Diagonal(precision, name, _dim_of(mean, 1), GaussianARDFactor.roles["precision"])
+            if set(precision.plates) <= set(context.active_plates()):
+                self.factor_cls = GaussianIsotropicFactor
+            else:
+                self.factor_cls = GaussianARDFactor
+                precision = Diagonal(precision, name, _dim_of(mean, 1), GaussianARDFactor.roles["precision"])
         super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
 
     def _make_factor(self):
-        if self.factor_cls is GaussianARDFactor:
-            return GaussianARDFactor(self.event_shape, self.plate_shape)
+        if self.factor_cls in (GaussianARDFactor, GaussianIsotropicFactor):
+            return self.factor_cls(self.event_shape, self.plate_shape)
         return super()._make_factor()
 
     def _infer_event_shape(self, roles):
@@ -75,10 +81,13 @@ class Gaussian(Node):
         return np.zeros(self.event_shape)
 
     def conditional(self, parents):
-        """eta = (Lambda mu, -Lambda/2); an ARD precision's values are its diagonal."""
+        """eta = (Lambda mu, -Lambda/2); an ARD precision's values are its diagonal, an isotropic
+        one's its scale."""
         precision = parents["precision"]
         if self.factor_cls is GaussianARDFactor:
             precision = precision[..., :, None] * np.eye(self.event_shape[0])
+        elif self.factor_cls is GaussianIsotropicFactor:
+            precision = precision[..., None, None] * np.eye(self.event_shape[0])
         return self.family.natural_from(parents["mean"], precision)
 
     def _statistics(self, data):
