@@ -16,7 +16,14 @@ def gaussian_mixture(data: np.ndarray, n_components: int, *, alpha: float = 1.0,
                      mean_precision: float = 1e-2, dof: float | None = None,
                      scale: np.ndarray | None = None, mask: np.ndarray | None = None,
                      name: str = "gaussian_mixture") -> vmp.Model:
-    """Build the mixture for ``data`` (N x D).
+    """Build the mixture of K = ``n_components`` Gaussians for ``data`` (N x D):
+
+        pi ~ Dir(alpha)
+        mu_k ~ N(m0, P0^-1),  Lambda_k ~ W(nu0, W0)     k = 1..K
+        z_n ~ Cat(pi),  x_n ~ N(mu_{z_n}, Lambda_{z_n}^-1)
+
+    Nodes: ``pi``, ``mu`` and ``Lambda`` (plate "components"), ``z`` and ``x`` (observed; plate
+    "data").
 
     Defaults are weak and scaled to the data: m0 is the data mean, P0 = mean_precision * S^-1,
     nu0 = D and W0 = S^-1 / D (so E[Lambda_k] = S^-1), with S the data covariance.
