@@ -823,8 +823,9 @@ def _fit_options(p) -> None:
                         "by then); stochastic: steps (default: 200)")
     p.add_argument("--tol", type=_positive_float, default=None,
                    help="batch: stop when the relative ELBO change is below this (default: 1e-6); "
-                        "stochastic: stop when the learning curve of the evaluated bounds leaves at most "
-                        "this relative to gain (default: run --iterations steps)")
+                        "stochastic: stop when the evaluated bound has not improved by more than this, "
+                        "relative and beyond its standard error, for 5 evaluations (default: run "
+                        "--iterations steps)")
     p.add_argument("--n-init", type=_positive_int, default=1, metavar="N",
                    help="fit N times from seeds SEED, SEED + 1, ... and keep the fit with the best final "
                         "bound (local optima: mixtures, LDA, HMMs; default: 1)")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import ConvergenceError, OptionError, VMPError
 from . import steps
+from .alerts import warn_once
 from .engine import Engine
 from .executor import Executor
 from .heap import keep_freed_heap
@@ -34,7 +35,7 @@ from .progress import Progress
 from .result import FitResult, load
 from .schedules import RobbinsMonro, per_node, pool
 from .state import State
-from .stopping import TOL_PATIENCE, stop_at
+from .stopping import PATIENCE, Plateau, observe
 from .subsample import FullPlan, Subsample, sweep_accesses
 
 
@@ -80,6 +81,7 @@ class Options:
     method: str | None = None
     iterations: int = 200
     tol: float | None = None
+    patience: int | None = None
     seed: int | None = 0
     init: Any = None
     subsample: Subsample | None = None
@@ -111,7 +113,7 @@ class Options:
             raise VMPError(f"iterations must be a non-negative integer, got {self.iterations!r}")
         self.iterations = int(self.iterations)
         stochastic_only = {"subsample": self.subsample, "step": self.step, "monitors": self.monitors, "evaluate_every": self.evaluate_every,
-                           "evaluate": self.evaluate}
+                           "evaluate": self.evaluate, "patience": self.patience}
         batch_only = {"decrease_tol": self.decrease_tol, "on_decrease": self.on_decrease, "plate": self.plate}
         if self.method == "batch":
             given = sorted(k for k, v in stochastic_only.items() if v is not None)
@@ -144,6 +146,11 @@ class Options:
             if self.tol is not None and (not self.tol >= 0 or not self.evaluate_every):
                 raise VMPError(f"tol= of a stochastic fit takes a number >= 0 and evaluate_every >= 1 (it watches "
                                f"the evaluated bound); got tol={self.tol!r}, evaluate_every={self.evaluate_every}")
+            self.patience = PATIENCE if self.patience is None else self.patience
+            if isinstance(self.patience, bool) or int(self.patience) != self.patience or self.patience < 1:
+                raise OptionError(f"patience= takes a positive integer (evaluations without improvement before "
+                                  f"tol= stops the fit), got {self.patience!r}")
+            self.patience = int(self.patience)
             if self.monitors is None:
                 from ..monitors import DomainMonitor, ElboMonitor
 
@@ -175,6 +182,7 @@ class Fit:
         else:
             state, raw = resume
             self.rng = rng = state.generator()
+        self._warned = {} if resume is None else dict(state.extra.get("warned") or {})
         self.plan = plan = FullPlan(engine, _data_plate(model, o) if o.policies else None) \
             if o.method == "batch" else o.subsample.prepare(
                 engine, rng, None if resume is None else state.extra.get("plan"), o.evaluate_every)
@@ -201,7 +209,7 @@ class Fit:
                      "policies": [p.start(engine, self.plan, state, rng) for p in o.policies],
                      "monitors": [m.start() for m in o.monitors], "good": None, "good_value": None,
                      "converged": False, "message": "reached the iteration limit", "decrease": None,
-                     "diverged": False, "watch": None}
+                     "diverged": False, "watch": None, "plateau": Plateau().saved()}
             self.state = state.updated({}, extra=extra, rng=rng.bit_generator.state)
             self.recorder = Recorder(names)
             self.evaluate(0)
@@ -299,7 +307,8 @@ class Fit:
         return [p.observe(engine, plan, ctx, bound, st) for p, st in zip(self.opts.policies, pol)]
 
     def _commit(self, state: State) -> None:
-        self.state = state.updated({}, rng=self.rng.bit_generator.state)
+        extra = state.extra if state.extra.get("warned", {}) == self._warned else {**state.extra, "warned": self._warned}
+        self.state = state.updated({}, extra=extra, rng=self.rng.bit_generator.state)
         self.model.state = self.state
 
     def _rate(self, t: int, node, state: State, target, sched: dict, backoff: dict, rho: dict) -> float:
@@ -384,7 +393,7 @@ class Fit:
                 continue
             self.recorder.event(t, m.name, node.name, m.action, problem)
             if m.action == "warn":
-                warnings.warn(problem, DivergenceWarning, stacklevel=4)
+                self._warned = warn_once(self._warned, m.name, node.name, problem, DivergenceWarning, 4)
             elif m.action == "stop":
                 raise _Stop(problem)
             else:
@@ -401,9 +410,9 @@ class Fit:
         t = self.state.step if t is None else t
         state = self.state
         extra = dict(state.extra)
-        stderr = 0.0
+        stderr, self._terms = 0.0, None
         if plan.local_step and o.evaluate == "subsample":
-            value, stderr = steps.subsample_bound(engine, plan, state, plan.evaluation)
+            value, stderr, self._terms = steps.subsample_bound(engine, plan, state, plan.evaluation, terms=True)
         elif plan.local_step:
             value = engine.elbo(steps.optimize_locals(engine, plan, state), cached=False)
         else:
@@ -421,7 +430,7 @@ class Fit:
                 continue
             self.recorder.event(t, m.name, None, m.action, problem)
             if m.action == "warn":
-                warnings.warn(problem, DivergenceWarning, stacklevel=3)
+                self._warned = warn_once(self._warned, m.name, None, problem, DivergenceWarning, 3)
             elif m.action == "stop":
                 extra["monitors"] = monitors
                 self._commit(state.updated({}, extra=extra))
@@ -431,6 +440,7 @@ class Fit:
                     state = state.updated({n: (nat, self.engine.nodes[n].family.moments(nat))
                                            for n, nat in extra["good"].items()})
                     self.recorder.elbo[-1] = extra["good_value"]
+                    self._terms = None
                 extra["backoff"] = {n: b / m.factor for n, b in extra["backoff"].items()}
                 break
         extra["monitors"] = monitors
@@ -491,24 +501,19 @@ class Fit:
         return None
 
     def _plateau(self, t: int) -> str | None:
-        """The stopping rule of a stochastic fit (:mod:`vmp.inference.stopping`): learning
-        curves fitted to the evaluated bounds since step t/2 leave, at an upper limit, at most
-        ``tol`` relative for a later evaluation to gain, at TOL_PATIENCE evaluations in a row.
-        Needs TOL_MIN + TOL_PATIENCE - 1 evaluations after step 0, so it never ends the first
-        steps; recorded as an event 'tol'."""
-        ev = self.recorder.raw["evaluations"]
-        steps_, values = (np.array([x for i, x in zip(ev["iteration"], ev[k]) if i > 0], dtype=float)
-                          for k in ("iteration", "elbo"))
-        found = stop_at(steps_, values, self.opts.tol)
-        if found is None:
+        """The stopping rule of a stochastic fit (:mod:`vmp.inference.stopping`): ``patience``
+        evaluations in a row without an improvement of the evaluated bound by more than ``tol``
+        relative and beyond the standard error of the change; recorded as an event 'tol'."""
+        o = self.opts
+        size = self.plan.plate.size if self._terms is not None else 0
+        memory, why = observe(Plateau.load(self.state.extra.get("plateau")), t, self.recorder.elbo[-1],
+                              self._terms, size, o.tol, o.patience)
+        self._set(plateau=memory.saved())
+        if why is None:
             return None
-        room, n = found
-        message = (f"the learning curve fitted to the last {n} evaluations leaves at most {room:.4g} to gain "
-                   f"(upper limit), within tol={self.opts.tol:g} relative, {TOL_PATIENCE} evaluations in a row, "
-                   f"at iteration {t}")
-        self.recorder.event(t, "tol", None, "stop", message)
+        self.recorder.event(t, "tol", None, "stop", why)
         self._set(converged=True)
-        return message
+        return why
 
     def _batch_verdict(self, t: int, value: float) -> str | None:
         """Coordinate ascent never lowers the bound: a fall is reported (and the node that
@@ -746,10 +751,9 @@ def fit(model, *, method: str | None = None, iterations: int | None = None, n_in
     'default'), ``evaluate_every`` (steps between evaluations of the bound, default 10; 0: only
     at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
     ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')),
-    ``tol`` (stop when learning curves fitted to the evaluated bounds since step t/2 leave, at an
-    upper limit, at most tol relative for a later evaluation to gain, at TOL_PATIENCE = 2
-    evaluations in a row (:mod:`vmp.inference.stopping`); never before 7 evaluations; default
-    None: run the iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
+    ``tol`` (stop when the evaluated bound has not improved by more than tol relative, and by
+    more than 2 standard errors of the change, for ``patience`` evaluations in a row, default
+    PATIENCE = 5 (:mod:`vmp.inference.stopping`); default None: run the iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
     et al. 2013), times a factor its nodes share (``coupled=True``, the default).
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a

@@ -311,18 +311,21 @@ def minibatch_bound(engine: Engine, plan, state: State, ctx: Context, natural: d
     return global_terms(engine, plan, state) + plan.scale * float(local_terms(engine, plan, ctx, natural, n).sum())
 
 
-def subsample_bound(engine: Engine, plan, state: State, rows: np.ndarray, weight=None) -> tuple[float, float]:
+def subsample_bound(engine: Engine, plan, state: State, rows: np.ndarray, weight=None,
+                    terms: bool = False) -> tuple:
     """(estimate, standard error) of the bound from the data-plate elements ``rows``, drawn
     uniformly without replacement: the global terms plus N/n times their local terms (locals
     optimized on the rows only). Unbiased for the data part; the standard error is
     N s / sqrt(n) sqrt(1 - n/N), s the spread of the per-datapoint terms. ``weight`` (a policy's
     1/T, one number or one per row) gives the tempered bound (Mandt et al. eq. (4)): the rows'
-    factors weighted, their locals optimized under it."""
+    factors weighted, their locals optimized under it. With ``terms``, the per-row local terms
+    too (the stopping rule pairs them across evaluations)."""
     ell = row_terms(engine, plan, state, rows, weight)
     big_n, n = plan.plate.size, rows.size
     spread = float(np.std(ell, ddof=1)) if n > 1 else 0.0
     stderr = big_n * spread / np.sqrt(n) * np.sqrt(max(1.0 - n / big_n, 0.0))
-    return global_terms(engine, plan, state) + big_n / n * float(ell.sum()), stderr
+    out = global_terms(engine, plan, state) + big_n / n * float(ell.sum()), stderr
+    return out + (ell,) if terms else out
 
 
 def heldout_bound(engine: Engine, plan, state: State) -> float:
