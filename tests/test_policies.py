@@ -274,3 +274,29 @@ def test_elbo_monitor_flags_a_bound_far_below_its_best():
     assert monitor.check_elbo(2, [-100.0, -101.0, -100.5], {})[0] is None
     with pytest.raises(vmp.VMPError, match="drop"):
         vmp.ElboMonitor(drop=0)
+
+
+def test_a_monitor_warns_once_per_node_and_counts_the_repeats():
+    """NoiseMonitor(threshold tiny, action='warn') finds every node too noisy every 2 steps: one
+    DivergenceWarning per node, every finding an event; a resumed fit does not warn again."""
+    import warnings as w
+
+    from vmp.inference.loop import DivergenceWarning
+
+    rng = np.random.default_rng(0)
+    x = np.r_[rng.normal(0, 1, (200, 2)), rng.normal(4, 1, (200, 2))]
+    kw = dict(method="stochastic", subsample=vmp.Minibatch("data", 20), seed=0, progress=False,
+              monitors=[vmp.NoiseMonitor(window=2, threshold=1e-12, action="warn")])
+    model = gaussian_mixture(x, 2)
+    with w.catch_warnings(record=True) as caught:
+        w.simplefilter("always")
+        first = model.fit(iterations=20, **kw)
+    found = [str(c.message) for c in caught if issubclass(c.category, DivergenceWarning)]
+    nodes = sorted(e["node"] for e in first.history["events"] if e["source"] == "NoiseMonitor")
+    assert sorted(set(nodes)) == ["Lambda", "mu", "pi"] and len(nodes) >= 15
+    assert len(found) == 3 and all("warns once about node" in m for m in found)
+    with w.catch_warnings(record=True) as caught:
+        w.simplefilter("always")
+        more = model.fit(iterations=40, resume=first, **kw)
+    assert not [c for c in caught if issubclass(c.category, DivergenceWarning)]
+    assert len([e for e in more.history["events"] if e["source"] == "NoiseMonitor"]) > len(nodes)
