@@ -14,7 +14,8 @@ weight over z's own multiplicity, one value per datapoint):
 (w' the weight of the messages to the parents). This is Hoffman, Blei & Bach (2010) Alg. 1's
 E-step, phi proportional to exp(E[log theta]) exp(E[log beta]) kept through its normalizer only, derived
 from the factor's terms: a sweep forms s (one number per token) and one sparse product; E[z] is
-formed once, at the end. The iterates are the generic loop's (z, then y; each datapoint until its
+formed once, at the end, and its log-normalizer log s_n + max_k C_n + max_k D_d E[u_y]_d is kept
+for its entropy (``Categorical.remember``: no logarithm over the categories). The iterates are the generic loop's (z, then y; each datapoint until its
 own y stops moving), so the fixed point is the same.
 """
 from __future__ import annotations
@@ -83,6 +84,9 @@ class Pair:
             p = g_used[doc]
             p *= f_live
             p /= s_used[:, None]
+            shift = fam.Categorical.largest(c) + np.max(d_doc[:, None] * u_used, axis=-1)[doc]
+            with np.errstate(divide="ignore"):
+                fam.Categorical.remember(nat_z, p, shift, np.log(s_used))
         else:  # barren tokens: the generic z
             p = np.array(fam.Categorical.moments((nat_z,))[0])  # written below: a copy
             p[live] = f_live * g_used[doc[live]] / s_used[:, None]
