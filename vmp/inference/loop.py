@@ -218,6 +218,8 @@ class Fit:
             self.recorder = Recorder(names, copy.deepcopy(raw))
         self.model.state = self.state
         self.interrupted = False
+        #: per-row local terms of the last evaluation on the evaluation subsample (None: exact)
+        self.evaluation_terms = getattr(self, "evaluation_terms", None)
         self.done = self.state.extra["converged"] or self.state.extra["diverged"]
         self.resume_point = None
 
@@ -410,9 +412,9 @@ class Fit:
         t = self.state.step if t is None else t
         state = self.state
         extra = dict(state.extra)
-        stderr, self._terms = 0.0, None
+        stderr, self.evaluation_terms = 0.0, None
         if plan.local_step and o.evaluate == "subsample":
-            value, stderr, self._terms = steps.subsample_bound(engine, plan, state, plan.evaluation, terms=True)
+            value, stderr, self.evaluation_terms = steps.subsample_bound(engine, plan, state, plan.evaluation, terms=True)
         elif plan.local_step:
             value = engine.elbo(steps.optimize_locals(engine, plan, state), cached=False)
         else:
@@ -440,7 +442,7 @@ class Fit:
                     state = state.updated({n: (nat, self.engine.nodes[n].family.moments(nat))
                                            for n, nat in extra["good"].items()})
                     self.recorder.elbo[-1] = extra["good_value"]
-                    self._terms = None
+                    self.evaluation_terms = None
                 extra["backoff"] = {n: b / m.factor for n, b in extra["backoff"].items()}
                 break
         extra["monitors"] = monitors
@@ -501,13 +503,14 @@ class Fit:
         return None
 
     def _plateau(self, t: int) -> str | None:
-        """The stopping rule of a stochastic fit (:mod:`vmp.inference.stopping`): ``patience``
-        evaluations in a row without an improvement of the evaluated bound by more than ``tol``
-        relative and beyond the standard error of the change; recorded as an event 'tol'."""
+        """The stopping rule of a stochastic fit (:mod:`vmp.inference.stopping`): no improvement
+        of the evaluated bound by more than ``tol`` relative and beyond the standard error of the
+        change over the last max(``patience`` evaluations, 3/4 of the run); recorded as an event
+        'tol'."""
         o = self.opts
-        size = self.plan.plate.size if self._terms is not None else 0
+        size = self.plan.plate.size if self.evaluation_terms is not None else 0
         memory, why = observe(Plateau.load(self.state.extra.get("plateau")), t, self.recorder.elbo[-1],
-                              self._terms, size, o.tol, o.patience)
+                              self.evaluation_terms, size, o.tol, o.evaluate_every, o.patience)
         self._set(plateau=memory.saved())
         if why is None:
             return None
@@ -752,8 +755,9 @@ def fit(model, *, method: str | None = None, iterations: int | None = None, n_in
     at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
     ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')),
     ``tol`` (stop when the evaluated bound has not improved by more than tol relative, and by
-    more than 2 standard errors of the change, for ``patience`` evaluations in a row, default
-    PATIENCE = 5 (:mod:`vmp.inference.stopping`); default None: run the iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
+    more than 2 standard errors of the change, over the last max(``patience`` evaluations, 3/4 of
+    the run) steps, patience default PATIENCE = 5 (:mod:`vmp.inference.stopping`); default None:
+    run the iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
     et al. 2013), times a factor its nodes share (``coupled=True``, the default).
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
