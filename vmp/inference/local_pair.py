@@ -157,8 +157,11 @@ class Pair:
 def _segments(counts: np.ndarray) -> sp.csr_matrix:
     """The (datapoints x tokens) matrix summing each datapoint's tokens (grouped, in order); its
     ``data`` is overwritten with the weights of each sweep."""
-    indptr = np.concatenate([[0], np.cumsum(counts)])
-    return sp.csr_matrix((np.ones(indptr[-1]), np.arange(indptr[-1]), indptr), shape=(counts.size, indptr[-1]))
+    index = np.int32 if counts.sum() < 2 ** 31 else np.int64  # scipy's own index type: no conversion
+    indptr = np.zeros(counts.size + 1, index)
+    np.cumsum(counts, out=indptr[1:])
+    n = int(indptr[-1])
+    return sp.csr_matrix((np.ones(n), np.arange(n, dtype=index), indptr), shape=(counts.size, n), copy=False)
 
 
 def _reads(engine, plan, ctx, n: int) -> np.ndarray:
