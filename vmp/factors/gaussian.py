@@ -74,16 +74,8 @@ class GaussianARDFactor(Conditional):
 
 
 
-class GaussianIsotropicFactor(Conditional):
+class GaussianIsotropicFactor(GaussianARDFactor):
     """Gaussian child with precision alpha I: one Gamma alpha shared by the D event dimensions."""
-
-    child = Gaussian
-    roles = {"mean": Gaussian, "precision": Gamma}
-
-    def __init__(self, event_shape: tuple[int, ...], plate_shape: tuple[int, ...] = ()):
-        super().__init__(event_shape)
-        d = self.event_shape[0]
-        self.eye = np.broadcast_to(np.eye(d), tuple(plate_shape) + (d, d))
 
     @classmethod
     def role_event(cls, role: str, event_shape: tuple[int, ...]) -> tuple[int, ...]:
