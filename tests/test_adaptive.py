@@ -2,12 +2,14 @@
 stochastic fits (tol=) is in test_stopping.py."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.optimize import brentq
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 from tests.golden_fits import _blobs, _mf
 from vmp.inference import steps
 from vmp.inference.engine import along
@@ -210,7 +212,7 @@ def test_each_node_is_primed_where_its_first_step_reads_its_target(update):
     mu's step, so its start is drawn there, not at the initial q (where mu's prior variance
     made Lambda's priming gradients 200 times larger than its first step's, and the adaptive rate
     then halved every step); under option (b) every node is primed at the snapshot."""
-    model = gaussian_mixture(_blobs(300), 3)
+    model = factorized_mixture(_blobs(300), 3)
     step = {}
     for name in ("pi", "mu", "Lambda"):
         step[name] = _Recording(samples=5, coupled=False)
@@ -247,11 +249,11 @@ def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
     if subsample == "pernode":
         model, sub, names = _mf(True), vmp.PerNode(children=2), ("tau", "u", "v")
     else:
-        model, sub, names = gaussian_mixture(_blobs(300), 3), vmp.Minibatch("data", 30), ("pi", "mu", "Lambda")
+        model, sub, names = factorized_mixture(_blobs(300), 3), vmp.Minibatch("data", 30), ("pi", "mu", "Lambda")
     result = model.fit(method="stochastic", subsample=sub, update=update, step=_rule(), iterations=60,
                        evaluate_every=20, seed=0, progress=False)
     assert not result.diverged and result.elbo[-1] > result.elbo[0]
-    sched = result.state.extra["schedules"]
+    sched = result.state.loop.schedules
     assert set(sched) == set(names)
     for name in names:
         rho = result.history["rho"][name]
@@ -279,7 +281,7 @@ def test_adaptive_per_node_in_a_dict_and_the_coupled_node_reads_its_children_onc
         assert np.all(result.history["rho"]["v"] == 0.5) and np.ptp(result.history["rho"]["u"]) > 0.01
         per_step, plain_step = np.diff(result.history["accesses"]), np.diff(plain.history["accesses"])
         assert np.all(per_step == plain_step)
-        assert result.state.extra["schedules"]["v"] is None
+        assert result.state.loop.schedules["v"] is None
     assert np.all(result.history["accesses"] == plain.history["accesses"]) and result.history["rho"]["u"][0] == 1.0
 
 
@@ -348,7 +350,7 @@ def test_elements_that_read_all_their_children_step_with_rate_one():
                 for a, b in zip(fit.state.natural["mu"], best):
                     np.testing.assert_allclose(a[0], b[0], rtol=1e-12)
         rho = np.array([r for _, r in seen])
-        exact = fit.state.extra["schedules"]["mu"]["exact"]
+        exact = fit.state.loop.schedules["mu"]["exact"]
         if update == "per-node":
             assert exact.tolist() == [True, False] and np.all(rho[:, 0] == 1.0)
         else:
@@ -368,8 +370,8 @@ def test_the_plan_names_the_exact_elements_of_a_gathered_node():
         for name, index, size in (("u", rows, 8), ("v", cols, 9)):
             expected = np.bincount(index, minlength=size) <= c
             np.testing.assert_array_equal(fit.plan.exact(fit.engine, fit.engine.nodes[name], 1), expected)
-            np.testing.assert_array_equal(fit.state.extra["schedules"][name]["exact"], expected)
-        assert 0 < np.sum(fit.state.extra["schedules"]["u"]["exact"]) < 8 or c != 5  # both kinds of users
+            np.testing.assert_array_equal(fit.state.loop.schedules[name]["exact"], expected)
+        assert 0 < np.sum(fit.state.loop.schedules["u"]["exact"]) < 8 or c != 5  # both kinds of users
 
 
 @pytest.mark.parametrize("coupled", [False, True])
@@ -387,7 +389,7 @@ def test_backoff_multiplies_the_adaptive_rate(coupled):
     rho = result.history["rho"]["mu"]
     raw = [r for _, r in raw]
     assert np.allclose(rho[:3], raw[:3]) and np.allclose(rho[3:], np.array(raw[3:]) / 4.0)
-    assert result.state.extra["backoff"]["mu"] == 0.25
+    assert result.state.loop.backoff["mu"] == 0.25
 
 
 def test_adaptive_refuses_what_it_cannot_do():
@@ -433,8 +435,8 @@ def test_a_resumed_fit_may_switch_to_adaptive():
     first = model.fit(method="stochastic", subsample=vmp.PerNode(2), iterations=5, progress=False)
     more = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=_rule(), iterations=10, resume=first,
                      progress=False)
-    assert more.iterations == 10 and first.state.extra["schedules"]["u"] is None
-    assert more.state.extra["schedules"]["u"]["g"] is not None
+    assert more.iterations == 10 and first.state.loop.schedules["u"] is None
+    assert more.state.loop.schedules["u"]["g"] is not None
 
 
 def _self_coupled(delta: float, seed: int, steps: int, schedule, d: int = 50, snr: float = 0.05, noise: float = 1.0,
@@ -596,7 +598,7 @@ def test_coupled_nodes_share_one_factor_from_their_pooled_agreement():
     model = _mf(True)
     model.fit(method="stochastic", subsample=vmp.PerNode(children=2), update="global", step=schedule, iterations=15,
               progress=False)
-    names = list(model.state.extra["schedules"])
+    names = list(model.state.loop.schedules)
     assert len(names) > 2 and len(seen) == 15 and all(len(before) == len(names) for before, _ in seen)
     moved = 0
     for before, after in seen[1:]:
@@ -612,7 +614,7 @@ def test_coupled_nodes_share_one_factor_from_their_pooled_agreement():
         assert spent >= 10 or after[0]["log_f"] == after[0]["log_f0"]
         moved += expected != before[0]["log_f0"]
     assert moved > 3
-    state = model.state.extra["schedules"]
+    state = model.state.loop.schedules
     assert len({state[n]["log_f"] for n in names}) == 1
     seen.clear()
     model = _mf(True)
@@ -633,9 +635,9 @@ def test_history_records_the_coupled_rate_taken(update):
     sliced = {n.name for n in fit.plan.stepped if update == "per-node" and fit.engine.coupled_plate(n) is not None}
     factors = []
     for _ in range(25):
-        before = dict(fit.state.extra.get("schedules") or {})
+        before = dict(fit.state.loop.schedules)
         fit.step()
-        after, history = fit.state.extra["schedules"], fit.result().history
+        after, history = fit.state.loop.schedules, fit.result().history
         rho = history["rho"]
         for name, st in after.items():
             old = before.get(name)
@@ -661,7 +663,7 @@ def test_a_resumed_fit_may_switch_to_coupled():
     first = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=_rule(), iterations=5, progress=False)
     more = model.fit(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(coupled=True), iterations=10,
                      resume=first, progress=False)
-    assert more.iterations == 10 and more.state.extra["schedules"]["u"]["z"] is not None
+    assert more.iterations == 10 and more.state.loop.schedules["u"]["z"] is not None
 
 
 def test_coupled_agreement_leaves_out_the_exact_elements():
@@ -686,14 +688,14 @@ def test_coupled_agreement_leaves_out_the_exact_elements():
 
 
 def _at_risk(name: str):
-    """The models where examples/adaptive_models.py found the coupled default furthest from the
-    rule (docs/adaptive.md, "The coupled default on the other models"), on its data: a Gaussian
+    """The models where benchmarks/adaptive_models.py finds the coupled default furthest from the
+    rule, on its data: a Gaussian
     mixture and factor analysis under PerNode(10) with option (a), and a multinomial mixture
     under Minibatch(30)."""
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from adaptive_models import builders
 
     subsample = vmp.Minibatch("data", 30) if name == "multinomial_mixture" else vmp.PerNode(children=10)
@@ -705,9 +707,9 @@ def _at_risk(name: str):
 def test_coupled_default_neither_diverges_nor_warns_on_the_models_most_at_risk(name, seed):
     """vmp.Adaptive() for 200 steps: no monitor event, no warning, every evaluated bound finite,
     and the last within 1% of batch VMP's from the same start. Under PerNode the mixture's and
-    factor analysis's locals read all their children; before they stepped with rate 1 there, the
-    mixture's seed 1 fell by 94 near step 88 as f rose, and factor analysis ended 12 below the
-    rule (the table in docs/adaptive.md)."""
+    factor analysis's locals read all their children and step with rate 1 (stepped at the node's
+    coupled rate instead, the mixture's seed 1 falls by 94 near step 88 as f rises, and factor
+    analysis ends 12 below the rule)."""
     import warnings
 
     build, subsample = _at_risk(name)
@@ -728,7 +730,7 @@ def test_a_coupled_node_whose_elements_all_read_all_their_children_steps_with_ra
     with some elements exact and some not keeps the node's rate (below 1 here). On the mixture
     under PerNode(10) every z_n reads its one x_n: its rate was the node's rule rate times f (0.05
     at step 20), and the mixture's bound reached 1% of the best in 100 steps where the rule's per
-    element took 40 (docs/adaptive.md, "The coupled default on the other models")."""
+    element took 40."""
     for sizes, whole in (((8, 9), True), ((8, 60), False)):
         model, _, _ = _groups(sizes=sizes)
         fit = model.stochastic(subsample=vmp.PerNode(children=10), update="per-node", step=vmp.Adaptive(),
@@ -736,8 +738,8 @@ def test_a_coupled_node_whose_elements_all_read_all_their_children_steps_with_ra
         fit.run(6)
         rho = np.asarray(fit.result().history["rho"]["mu"])
         assert np.all(rho == 1.0) if whole else np.all(rho[1:] < 1.0), rho
-        assert fit.state.extra["schedules"]["mu"]["norm"] == 0.0 or not whole
-    result = gaussian_mixture(_blobs(), 3).fit(method="stochastic", subsample=vmp.PerNode(children=10), update="per-node",
+        assert fit.state.loop.schedules["mu"]["norm"] == 0.0 or not whole
+    result = factorized_mixture(_blobs(), 3).fit(method="stochastic", subsample=vmp.PerNode(children=10), update="per-node",
                                         step=vmp.Adaptive(), iterations=5, progress=False)
     assert np.all(np.asarray(result.history["rho"]["z"]) == 1.0)
     assert not np.all(np.asarray(result.history["rho"]["mu"]) == 1.0)
@@ -751,9 +753,10 @@ def test_a_state_saved_before_the_target_resumes():
     opts = dict(method="stochastic", subsample=vmp.PerNode(2), step=vmp.Adaptive(), progress=False)
     first = model.fit(iterations=10, **opts)
     old = {name: {k: v for k, v in st.items() if k not in ("log_f0", "n", "spent")}
-           for name, st in first.state.extra["schedules"].items()}
-    first.state.extra["schedules"] = old
+           for name, st in first.state.loop.schedules.items()}
+    saved, raw = first.resume_point
+    first.resume_point = (replace(saved, loop=replace(saved.loop, schedules=old)), raw)
     assert vmp.Adaptive()._coupled(0.1, old["u"], 1) == min(1.0, np.exp(old["u"]["log_f"]) * 0.1)
     more = model.fit(iterations=20, resume=first, **opts)
     assert more.iterations == 20 and np.isfinite(more.final_elbo)
-    assert {st["n"] for st in more.state.extra["schedules"].values()} == {10}
+    assert {st["n"] for st in more.state.loop.schedules.values()} == {10}

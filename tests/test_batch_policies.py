@@ -100,14 +100,14 @@ def test_global_tempering_in_batch_ascends_its_bound_and_follows_eq_9():
     policy = vmp.Tempering(temps, log_partition=log_c)
     fit = model.batch(policies=[policy], iterations=60, on_decrease="raise", tol=1e-12)
     fit.run()
-    st = fit.state.extra["policies"][0]
+    st = fit.state.loop.policies[0]
     engine = fit.engine
     from vmp.graph.leaves import Context
     data = sum(float(f.elog(engine.factor_weight(f), cached=False, ctx=Context(state=fit.state)))
                for f in engine.factors.values() if f.child.name in ("x", "z"))
     logits = data / temps + np.log(1 / 3) - log_c
     np.testing.assert_allclose(st["r"], np.exp(logits - logsumexp(logits)), rtol=1e-9, atol=1e-300)
-    values = fit.state.extra["watch"]["values"]
+    values = fit.state.loop.objective.values
     assert len(values) == fit.t + 1 and np.all(np.diff(values) >= -1e-13 * np.abs(values[1:]))
     assert 0.01 < st["r"][0] < 0.99
 
@@ -144,7 +144,7 @@ def test_local_tempering_in_batch_heats_the_outlier():
     policy = vmp.LocalTempering([1.0, 2.0, 4.0, 8.0])
     fit = model.batch(policies=[policy], iterations=40)
     fit.run()
-    r = fit.state.extra["policies"][0]["r"]
+    r = fit.state.loop.policies[0]["r"]
     np.testing.assert_allclose(r.sum(axis=1), 1.0)
     expected_t = r @ policy.temperatures
     assert np.argmax(expected_t) == 7 and expected_t[7] > 2 * np.median(expected_t)

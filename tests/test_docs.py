@@ -22,7 +22,7 @@ def python_blocks(path: Path) -> list[tuple[int, str]]:
     return [(text.count("\n", 0, m.start()) + 2, m.group(1)) for m in BLOCK.finditer(text)]
 
 
-@pytest.mark.filterwarnings("error::vmp.inference.loop.ConvergenceWarning")  # a doc example a user copies converges
+@pytest.mark.filterwarnings("error::vmp.ConvergenceWarning")  # a doc example a user copies converges
 @pytest.mark.parametrize("path", [p for p in DOCS if python_blocks(p)],
                          ids=lambda p: str(p.relative_to(ROOT)))
 def test_python_blocks_run(path, tmp_path, monkeypatch):

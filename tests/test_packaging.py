@@ -64,3 +64,40 @@ def test_import_vmp_leaves_the_heavy_libraries_for_later(tmp_path):
     out = _python(f"import sys, vmp; print([m for m in {heavy!r} if m in sys.modules])", tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+SIDE_EFFECTS = """
+import ctypes, sys
+calls = []
+real = ctypes.CDLL
+
+
+def recording(name, *args, **kwargs):  # a C library opened through ctypes (glibc's mallopt, malloc)
+    calls.append(str(name))
+    return real(name, *args, **kwargs)
+
+
+ctypes.CDLL = recording
+finders = list(sys.meta_path)
+import numpy as np
+import vmp
+
+with vmp.Model("m") as model:
+    mu = vmp.Normal("mu", 0.0, 1.0)
+    with vmp.Plate("data", 20):
+        vmp.Normal("y", mu, 1.0, observed=np.linspace(-1.0, 1.0, 20))
+model.fit(iterations=3)
+model.fit(subsample=vmp.Minibatch("data", 5), iterations=3)
+readers = [getattr(vmp.FitResult, name).__qualname__ for name in ("plot", "summary", "to_dataframe", "to_arviz")]
+print(calls, sys.meta_path == finders, [m for m in sys.modules if m.startswith("vmp") and "heap" in m], readers)
+"""
+
+
+def test_importing_vmp_and_fitting_change_nothing_in_the_process(tmp_path):
+    """``import vmp`` and a fit install no import hook (sys.meta_path as it was), open no C
+    library to tune the allocator and load no module that does (``vmp.inference.heap`` is an
+    opt-in), and FitResult's readers are its own methods, not attached by ``import vmp``."""
+    out = _python(SIDE_EFFECTS, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("[] True [] ['FitResult.plot', 'FitResult.summary', 'FitResult.to_dataframe', "
+                                  "'FitResult.to_arviz']")

@@ -124,7 +124,7 @@ def test_local_tempering_is_eq_10_and_11_on_a_poisson_mixture(collapsed):
     temps = np.array([1.0, 2.0, 4.0])
     fit = model.batch(policies=[vmp.LocalTempering(temps, collapsed=collapsed)], iterations=300, tol=0.0)
     fit.run()
-    r_t = fit.state.extra["policies"][0]["r"]
+    r_t = fit.state.loop.policies[0]["r"]
     alpha = pi.parameters["alpha"]
     a, b = lam.parameters["shape"], lam.parameters["rate"]
     r = z.parameters["probabilities"]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 from tests.golden_fits import _blobs, _mf
 from vmp.inference.stopping import PATIENCE, WINDOW, Plateau, change_stderr, observe
 from vmp.inference.subsample import EVALUATION_SIZE
@@ -31,11 +31,9 @@ def _replay(steps, values, tol, every, patience, share):
 def _run(steps, values, tol, every, patience=PATIENCE, share=WINDOW, terms=None, size=0):
     memory = Plateau()
     for i, (t, v) in enumerate(zip(steps, values)):
-        memory, why = observe(memory, int(t), v, None if terms is None else terms[i], size, tol, every,
-                              patience, share)
-        memory = Plateau.load(memory.saved())  # as a checkpoint keeps it
-        if why is not None:
-            return int(t), why
+        memory = observe(memory, int(t), v, None if terms is None else terms[i], size, tol, every, patience, share)
+        if memory.stop is not None:
+            return int(t), memory.stop
     return None, None
 
 
@@ -102,7 +100,7 @@ def test_a_rise_within_the_standard_error_is_no_improvement():
 
 
 def _svi(seed, n=3000, **more):
-    model = gaussian_mixture(_blobs(n, seed=seed), 3)
+    model = factorized_mixture(_blobs(n, seed=seed), 3)
     return model.fit(method="stochastic", subsample=vmp.Minibatch("data", 200), seed=seed, progress=False, **more)
 
 
@@ -130,12 +128,15 @@ def test_the_evaluation_subsample_does_not_depend_on_evaluate_every():
         assert ea["elbo"][i] == eb["elbo"][j] and ea["stderr"][i] == eb["stderr"][j]
 
 
-def test_a_resumed_fit_stops_where_an_uninterrupted_one_does():
+def test_a_resumed_fit_stops_where_an_uninterrupted_one_does(tmp_path):
+    """The rule's memory is in the State: a fit resumed from its checkpoint file stops where the
+    uninterrupted one does."""
     whole = _svi(2, iterations=2000, tol=1e-3)
-    model = gaussian_mixture(_blobs(3000, seed=2), 3)
+    model = factorized_mixture(_blobs(3000, seed=2), 3)
     kw = dict(method="stochastic", subsample=vmp.Minibatch("data", 200), seed=2, progress=False, tol=1e-3)
-    first = model.fit(iterations=42, **kw)
-    more = model.fit(iterations=2000, resume=first, **kw)
+    path = tmp_path / "first.npz"
+    model.fit(iterations=42, checkpoint=path, **kw)
+    more = model.fit(iterations=2000, resume=path, **kw)
     assert whole.converged and more.iterations == whole.iterations and more.message == whole.message
 
 

@@ -9,6 +9,8 @@
         [--minibatch PLATE:SIZE | --per-node C] [--update per-node|global]   (stochastic VMP)
         [--tau T --kappa K --rho1 R --evaluate-every E]
     vmp render MODEL [DATA] [-o FILE]           draw the model (DOT source to stdout without -o)
+    vmp summary CHECKPOINT MODEL [DATA] [--csv FILE]   print the posterior summary of a saved fit
+                                                (the model built as vmp fit builds it)
 
 MODEL is a name in ``vmp.models.MODELS`` (gaussian_mixture, lda, matrix_factorization) or the path of
 a Python file defining ``build(data=None)`` (or a ``model``) that returns a ``vmp.Model``
@@ -191,77 +193,65 @@ SPECS: dict[str, ModelSpec] = {
 
 
 # ----- inference methods --------------------------------------------------------------------
-#: the stochastic-only options of ``vmp fit`` (dest -> flag), refused with --method batch
-STOCHASTIC_OPTIONS = {"minibatch": "--minibatch", "per_node": "--per-node", "update": "--update",
-                      "kappa": "--kappa", "tau": "--tau", "rho1": "--rho1", "adaptive": "--adaptive",
-                      "adaptive_rule": "--adaptive-rule",
-                      "evaluate_every": "--evaluate-every"}
+#: ``--method``'s choices (default: stochastic with --minibatch or --per-node, else batch)
+METHODS = ("batch", "stochastic")
+#: how a message names fit()'s options and values on this command line
+FLAGS = {"method=stochastic": "--method stochastic", "method=batch": "--method batch",
+         "subsample choices": "--minibatch PLATE:SIZE (minibatches of a data plate, SVI) or --per-node C "
+                              "(each node update draws C children)",
+         "subsample": "--minibatch/--per-node", "step": "--tau/--kappa/--rho1/--adaptive", "n_init": "--n-init"}
+#: the flags (argparse dests) that set a fit() option: a message names those given
+SETTERS = {"subsample": ("minibatch", "per_node"), "step": ("tau", "kappa", "rho1", "adaptive", "adaptive_rule")}
 
 
 def _given(args, dest: str) -> bool:
-    return getattr(args, dest, None) not in (None, False)
+    value = getattr(args, dest, None)
+    return value is not None and value is not False  # (0 is given: --rho1 0)
+
+
+def _flag(args, name: str) -> str:
+    """How a message names fit()'s option ``name``: the flags given that set it, or its flag."""
+    given = [f"--{dest.replace('_', '-')}" for dest in SETTERS.get(name, ()) if _given(args, dest)]
+    return ", ".join(given) or FLAGS.get(name, f"--{name.replace('_', '-')}")
+
+
+def fit_keywords(args) -> dict:
+    """fit()'s keywords from the flags (None where a flag was not given: fit()'s default)."""
+    if _given(args, "minibatch") and _given(args, "per_node"):
+        raise UsageError("give one of --minibatch and --per-node, not both")
+    return dict(method=args.method, iterations=args.iterations, tol=args.tol, seed=args.seed,
+                subsample=_subsample(args), update=args.update, step=_step(args),
+                evaluate_every=args.evaluate_every, **_state_options(args))
 
 
 def check_method_options(args) -> None:
-    """Refuse options that do not apply to ``args.method`` (a UsageError naming them); without
-    --method, a fit given --minibatch or --per-node is stochastic, else batch (as ``fit()``)."""
-    if args.method is None:
-        args.method = "stochastic" if _given(args, "minibatch") or _given(args, "per_node") else "batch"
-    if args.method == "batch":
-        wrong = [flag for dest, flag in STOCHASTIC_OPTIONS.items() if _given(args, dest)]
-        if wrong:
-            raise UsageError(f"{', '.join(wrong)} appl{'y' if len(wrong) > 1 else 'ies'} to "
-                             f"--method stochastic, not batch")
-    if (getattr(args, "n_init", None) or 1) > 1 and (_given(args, "checkpoint") or _given(args, "resume")):
-        raise UsageError("--n-init restarts the fit from new seeds: it does not combine with --checkpoint "
-                         "or --resume")
-    if args.method == "batch":
-        return
-    if _given(args, "tol") and args.evaluate_every == 0:
-        raise UsageError("--tol stops a stochastic fit from its evaluated bounds: give --evaluate-every "
-                         "above 0 (default 10)")
-    if _given(args, "minibatch") and _given(args, "per_node"):
-        raise UsageError("give one of --minibatch and --per-node, not both")
-    if not _given(args, "minibatch") and not _given(args, "per_node"):
-        raise UsageError("--method stochastic needs --minibatch PLATE:SIZE (minibatches of a data "
-                         "plate, SVI) or --per-node C (each node update draws C children)")
-    _step(args)
+    """fit()'s own check of the options the flags give (``vmp.inference.options.check``), a
+    UsageError naming the flags; ``args.method`` set to the method fit() will run."""
+    from .errors import OptionError
+    from .inference.options import check, check_restarts
 
-
-def data_plates(model) -> list[str]:
-    """Plates a minibatch can be drawn from: those holding an observed node, directly or through
-    a plate that gathers from them (the documents of LDA's tokens)."""
-    from .graph.expressions import Gather
-
-    observed = {p.name for n in model if n.observed for p in n.plates}
-    out = []
-    for name, plate in model.plates.items():
-        linked = {expr.plate.name for n in model for expr in n.parents.values()
-                  if isinstance(expr, Gather) and expr.node.plates and expr.node.plates[0] is plate}
-        if name in observed or linked & observed:
-            out.append(name)
-    return out
+    keywords = fit_keywords(args)
+    try:
+        check_restarts(args.n_init, keywords, lambda name: _flag(args, name))
+        args.method = check(keywords, lambda name: _flag(args, name)).method
+    except OptionError as err:
+        raise UsageError(str(err)) from None
 
 
 def check_minibatch(model, args) -> None:
-    """Refuse --minibatch PLATE:SIZE naming no plate of the model, or a plate without data."""
+    """``Minibatch.check``: the model has the data plate --minibatch names, with SIZE elements."""
+    from .errors import VMPError
+
     if args.method != "stochastic" or args.minibatch is None:
         return
-    plate, size = args.minibatch
-    usable = data_plates(model)
-    if plate not in model.plates:
-        raise UsageError(f"--minibatch: model '{model.name}' has no plate '{plate}'; its plates are "
-                         f"{', '.join(model.plates) or 'none'} (data plates: "
-                         f"{', '.join(usable) or 'none'})")
-    if plate not in usable:
-        raise UsageError(f"--minibatch: plate '{plate}' holds no observed node; minibatches are "
-                         f"drawn from a data plate ({', '.join(usable) or 'none in this model'})")
-    if size > model.plates[plate].size:
-        raise UsageError(f"--minibatch: size {size} exceeds plate '{plate}' "
-                         f"({model.plates[plate].size} elements)")
+    try:
+        _subsample(args).check(model, "--minibatch")
+    except VMPError as err:
+        raise UsageError(str(err)) from None
 
 
 def _step(args):
+    """The step-size schedule the flags set (None: fit()'s default, RobbinsMonro())."""
     from .inference import Adaptive, RobbinsMonro
 
     if getattr(args, "adaptive", False) or getattr(args, "adaptive_rule", False):
@@ -272,6 +262,8 @@ def _step(args):
             raise UsageError(f"{flag} sets every step size from the gradients: {', '.join(given)} "
                              f"set{'s' if len(given) == 1 else ''} another schedule")
         return Adaptive(coupled=flag == "--adaptive")
+    if not any(_given(args, dest) for dest in ("tau", "kappa", "rho1")):
+        return None
     tau = 1.0 if args.tau is None else args.tau
     kappa = 0.6 if args.kappa is None else args.kappa
     rho1 = 1.0 if args.rho1 is None else args.rho1
@@ -289,7 +281,7 @@ def _subsample(args):
     if args.minibatch is not None:
         plate, size = args.minibatch
         return Minibatch(plate, size)
-    return PerNode(children=args.per_node)
+    return None if args.per_node is None else PerNode(children=args.per_node)
 
 
 def _state_options(args) -> dict:
@@ -306,24 +298,6 @@ def _state_options(args) -> dict:
     if getattr(args, "executor", None) is not None:
         out["executor"] = args.executor
     return out
-
-
-def _fit_batch(model, args):
-    tol = 1e-6 if args.tol is None else args.tol
-    return model.fit(method="batch", iterations=args.iterations, tol=tol, seed=args.seed,
-                     n_init=args.n_init, **_state_options(args))
-
-
-def _fit_stochastic(model, args):
-    every = 10 if args.evaluate_every is None else args.evaluate_every
-    return model.fit(method="stochastic", subsample=_subsample(args),
-                     update=args.update or "per-node", step=_step(args),
-                     iterations=args.iterations, evaluate_every=every, tol=args.tol, seed=args.seed,
-                     n_init=args.n_init, **_state_options(args))
-
-
-#: name -> function(model, parsed arguments) -> FitResult
-METHODS: dict[str, Callable] = {"batch": _fit_batch, "stochastic": _fit_stochastic}
 
 
 def _describe_method(args) -> str:
@@ -528,9 +502,9 @@ def build_model(args):
 
 # ----- commands -----------------------------------------------------------------------------
 def _fit(model, args):
-    method = METHODS[args.method]
     with _cluster(args):
-        result = _call(method, f"fitting {model.name} ({args.method})", model, args)
+        result = _call(lambda: model.fit(n_init=args.n_init, **fit_keywords(args)),
+                       f"fitting {model.name} ({args.method})")
     if not result.diverged:
         model.infer_locals()  # the report shows every node; a minibatch fit kept only the globals
     return result
@@ -772,14 +746,22 @@ def cmd_demo(args) -> int:
 
 
 # ----- argument parsing ---------------------------------------------------------------------
-def _positive_int(text: str) -> int:
+def _integer(text: str, least: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
+        value = least - 1
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected {what}, got '{text}'")
     return value
+
+
+def _positive_int(text: str) -> int:
+    return _integer(text, 1, "a positive integer")
+
+
+def _count(text: str) -> int:
+    return _integer(text, 0, "a non-negative integer")
 
 
 def _positive_float(text: str) -> float:
@@ -816,11 +798,11 @@ def _finite_float(text: str) -> float:
 
 
 def _fit_options(p) -> None:
-    p.add_argument("--method", choices=sorted(METHODS), default=None,
+    p.add_argument("--method", choices=METHODS, default=None,
                    help="inference method (default: stochastic with --minibatch or --per-node, else batch)")
-    p.add_argument("--iterations", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--iterations", type=_count, default=None, metavar="N",
                    help="batch: sweeps at most (default: 1000, warning if the fit has not converged "
-                        "by then); stochastic: steps (default: 200)")
+                        "by then); stochastic: steps (default: 200); 0: the initial q only")
     p.add_argument("--tol", type=_positive_float, default=None,
                    help="batch: stop when the relative ELBO change is below this (default: 1e-6); "
                         "stochastic: stop when the evaluated bound has not improved by more than this, "
@@ -897,6 +879,53 @@ def _model_options(p) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 
 
+def load_fit(path, model):
+    """The FitResult saved at ``path`` (``vmp fit --checkpoint``, ``result.save``) with its
+    state set on ``model``; a CLIError when the file cannot be read or holds another model's
+    nodes (names, or plate sizes)."""
+    import zipfile
+
+    from .inference import load
+    from .inference.state import State
+
+    p = Path(path)
+    if not p.is_file():
+        raise CLIError(f"checkpoint '{p}' not found")
+    if not zipfile.is_zipfile(p):
+        raise CLIError(f"checkpoint '{p}' is not a saved fit (the .npz file of vmp fit --checkpoint or "
+                       f"result.save)")
+    try:
+        state, _ = State.load(p)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+        raise CLIError(f"cannot read checkpoint '{p}' (a file of vmp fit --checkpoint or result.save): "
+                       f"{type(err).__name__}: {err}") from None
+    model.compile()  # (a partially observed node is hidden once compiled)
+    hidden = {n.name: n for n in model if not n.observed}
+    wrong = [name for name, natural in state.natural.items() if name not in hidden
+             or np.shape(natural[0])[:len(hidden[name].plate_shape)] != hidden[name].plate_shape]
+    if wrong:
+        raise CLIError(f"checkpoint '{p}' holds node(s) {', '.join(sorted(wrong))} that model '{model.name}' as "
+                       f"built here lacks or sizes otherwise (its hidden nodes: {', '.join(hidden)}); give "
+                       f"the MODEL, DATA and options it was fitted with")
+    return load(p, model)
+
+
+def cmd_summary(args) -> int:
+    model, _ = build_model(args)
+    result = load_fit(args.checkpoint, model)
+    if not result.diverged and any(n.name not in model.state.natural for n in model if not n.observed):
+        model.infer_locals()  # a minibatch fit kept only the globals (as vmp fit's report)
+    print(result.summary(model), end="")
+    if args.csv:
+        from .diagnostics import write_summary_csv
+
+        try:
+            print(f"posterior table written to {write_summary_csv(model, args.csv).resolve()}")
+        except OSError as err:
+            raise CLIError(f"cannot write '{args.csv}': {err.strerror or err}") from None
+    return EXIT_OK
+
+
 def _version() -> str:
     from . import __version__
 
@@ -936,6 +965,19 @@ then: vmp fit mixture.py points.csv --columns x,y -O k=4 --report out
       vmp fit mixture.py --minibatch data:50      (stochastic VMP on the file's own data)
       vmp render mixture.py -o mixture.svg
 """
+
+
+def _summary_parser(sub) -> None:
+    p = sub.add_parser("summary", help="print the posterior summary of a saved fit",
+                       description="Read a fit saved by vmp fit --checkpoint (or result.save) into the model "
+                                   "MODEL [DATA] built as vmp fit builds it (the same options), and print "
+                                   "its summary; --csv also writes the posterior table (the report's "
+                                   "summary.csv).")
+    p.add_argument("checkpoint", metavar="CHECKPOINT", help="the saved fit (.npz)")
+    _model_options(p)
+    p.add_argument("--csv", metavar="FILE", help="also write the posterior table (node, element, mean, sd, "
+                                                 "95%% interval) to FILE")
+    p.set_defaults(func=cmd_summary)
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -992,6 +1034,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="DIR", help="write the report into DIR")
     p.set_defaults(func=cmd_fit)
 
+    _summary_parser(sub)
     p = sub.add_parser("render", help="draw a model's network", epilog=MODEL_FILE_HELP,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     _model_options(p)

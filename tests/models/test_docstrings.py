@@ -22,10 +22,13 @@ VARIANTS = {
     "beta_binomial": [((np.array([1, 2, 0]), 3), {})],
     "factor_analysis": [((X, 2), {})],
     "factorial_mixture": [((X, 2), {}), ((X, 2), {"pi": None, "noise_precision": None})],
-    "gaussian_mixture": [((X, 2), {})],
-    "hmm": [(([X[:5, :2], X[5:, :2]], 2), {}),
+    "gaussian_mixture": [((X, 2), {}), ((X, 2), {"covariance": "factorized", "weights": "dirichlet"}),
+                         ((X, 2), {"covariance": "diag"})],
+    "hmm": [(([X[:5, :2], X[5:, :2]], 2), {}), (([X[:5, :2], X[5:, :2]], 2), {"covariance": "joint"}),
             (([np.array([0, 1, 2]), np.array([1, 0])], 2), {"emission": "categorical"}),
             (([np.array([0, 1, 2]), np.array([1, 0])], 2), {"emission": "poisson"})],
+    "linear_dynamical_system": [((X, 2), {})],
+    "local_level": [((Y,), {})],
     "lda": [((np.array([0, 0, 1]), np.array([0, 1, 2]), np.array([1.0, 2.0, 1.0]), 2), {})],
     "linear_regression": [((X, Y), {}), ((X, Y), {"ard": True}), ((X, Y), {"noise_precision": 1.0})],
     "matrix_factorization": [((*PAIRS, np.ones(5), 2), {}), ((*PAIRS, np.ones(5), 2), {"factorized": True}),
@@ -35,6 +38,7 @@ VARIANTS = {
     "poisson_factorization": [((*PAIRS, np.ones(5), 2), {}),
                               ((*PAIRS, np.ones(5), 2), {"activity": None, "popularity": None})],
     "robust_regression": [((X, Y), {})],
+    "switching_lds": [((X, 2, 2), {})],
 }
 
 

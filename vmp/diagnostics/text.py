@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..inference.loop import decrease_text
+from ..inference.batch import decrease_text
 
 __all__ = ["summary", "describe_posterior"]
 

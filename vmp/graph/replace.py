@@ -180,7 +180,7 @@ def _refresh_locals(model, touched: set) -> None:
     from ..inference.state import State
 
     model.state = State({k: v for k, v in state.natural.items() if k not in drop},
-                        {k: v for k, v in state.moments.items() if k not in drop}, state.step, state.rng, state.extra)
+                        {k: v for k, v in state.moments.items() if k not in drop}, state.step, state.rng, state.loop)
     model.compile()
     hidden = [n for n in model if not n.observed and n.name not in model.state.natural]
     if hidden:

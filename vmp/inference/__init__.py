@@ -1,14 +1,15 @@
-"""Inference over a compiled model: the State of a fit, pure steps, executors, one loop."""
+"""Inference over a compiled model: the State of a fit, batch and stochastic steps, executors, one loop."""
+from .batch import ConvergenceWarning as ConvergenceWarning
+from .batch import ElboDecreaseWarning as ElboDecreaseWarning
 from .executor import Executor as Executor
 from .executor import Serial as Serial
 from .executor_chunked import Chunked as Chunked
 from .executor_dask import DaskExecutor as DaskExecutor
-from .heap import heap_for_arrays as heap_for_arrays
-from .loop import ConvergenceWarning as ConvergenceWarning
-from .loop import DivergenceWarning as DivergenceWarning
-from .loop import ElboDecreaseWarning as ElboDecreaseWarning
 from .loop import Fit as Fit
 from .loop import fit as fit
+from .method import DivergenceWarning as DivergenceWarning
+from .method import StepInfo as StepInfo
+from .options import Options as Options
 from .result import FitResult as FitResult
 from .result import load as load
 from .schedules import Adaptive as Adaptive
@@ -16,6 +17,7 @@ from .schedules import Constant as Constant
 from .schedules import Schedule as Schedule
 from .schedules import RobbinsMonro as RobbinsMonro
 from .schedules import Warmup as Warmup
+from .state import LoopState as LoopState
 from .state import State as State
 from .subsample import Minibatch as Minibatch
 from .subsample import PerNode as PerNode

@@ -415,7 +415,7 @@ class DaskExecutor(Executor):
         """The locals' rows gathered into the State (once per run: O(N) then, not per step)."""
         kept = {k: (tuple(v), tuple(state.moments[k])) for k, v in state.natural.items()
                 if isinstance(v, Kept) or isinstance(state.moments.get(k), Kept)}
-        return state.updated(kept, extra=_gathered(state.extra)) if kept else state
+        return state.updated(kept, loop=state.loop.mapped(_gathered)) if kept else state
 
     def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
         """A batch update of a local on the data plate (ctx None, no extra weights, no coupled

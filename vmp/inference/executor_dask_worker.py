@@ -12,7 +12,6 @@ import numpy as np
 
 from ..graph.change import squares
 from .executor import Serial
-from .heap import heap_for_arrays
 from .partition import rows_bound, rows_context
 from .sparse import sparse
 from .state import State
@@ -60,6 +59,8 @@ def _heap_for_arrays() -> None:
     (measured: 58 ms against 18.5 ms per step of news-corpus LDA), and a batch sweep's N x K
     arrays at N = 10^7 up to 2.5 s of system time a sweep."""
     if not _TUNED:
+        from .heap import heap_for_arrays
+
         _TUNED.append(heap_for_arrays())
 
 

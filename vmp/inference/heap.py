@@ -1,5 +1,7 @@
-"""Large arrays from the heap: glibc's allocator tuned so that a sweep's fresh arrays reuse the
-memory the last sweep freed.
+"""Large arrays from the heap, an opt-in: glibc's allocator tuned so that a sweep's fresh arrays
+reuse the memory the last sweep freed. ``import vmp`` and a fit change no allocator setting; the
+Dask executor's workers call :func:`heap_for_arrays` (docs/scale.md gives its measured gain), and
+a user may call it in their own process (``vmp.heap_for_arrays()``).
 
 numpy asks the C library for every array. glibc serves a request above its mmap threshold
 (128 kB to 32 MB, moving with use) by a fresh ``mmap``, whose pages fault in when first written,
@@ -55,42 +57,3 @@ def worker_environ() -> dict:
     import dask
 
     return {**dask.config.get("distributed.nanny.pre-spawn-environ", default={}), **WORKER_ENVIRON}
-
-
-#: the block :func:`keep_freed_heap` frees: arrays up to this size then come from the heap, and
-#: up to twice it of free memory at the heap's top stays with the process
-KEEP_BYTES = 16 << 20
-_KEPT: list = []
-
-
-def keep_freed_heap(nbytes: int = KEEP_BYTES) -> bool:
-    """Once per process: one block of ``nbytes`` allocated and freed by the C library, its pages
-    never touched. glibc serves a request above its mmap threshold (128 kB at start) by a fresh
-    ``mmap``; freeing such a block raises the threshold to its size and the trim threshold (the
-    free memory at the heap's top that it keeps rather than gives back) to twice that
-    (mallopt(3), the dynamic mmap threshold; 32 MB at most). A fit's arrays of a few MB leave
-    both near their own size, so the fit's working set, freed when the next fit replaces it,
-    went back to the system and came back page by page in that fit's first sweeps (about 1,400
-    minor faults and 2-3 ms on MovieLens at K = 5). After this block, freed arrays of up to
-    ``nbytes`` stay for reuse: the process keeps them (also in the heap's middle, below arrays
-    still alive, whatever their total; ``malloc_trim(0)`` gives those back), as after any numpy
-    array of that size it freed. The block is not a numpy array, so tracemalloc does not count
-    it in a fit's peak. Nothing is set (``mallopt`` stays untouched, glibc keeps adjusting
-    its thresholds as after any freed array of that size; where they were fixed, by
-    :func:`heap_for_arrays`, a ``MALLOC_*_THRESHOLD_`` variable or ``GLIBC_TUNABLES``, the block
-    changes nothing);
-    returns whether the block was taken now (False after the first call, and where the C library
-    is not glibc's)."""
-    if _KEPT:
-        return False
-    _KEPT.append(nbytes)
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL("libc.so.6")
-        libc.malloc.restype = ctypes.c_void_p
-        libc.free.argtypes = [ctypes.c_void_p]
-        libc.free(libc.malloc(int(nbytes)))
-        return True
-    except (OSError, AttributeError):
-        return False

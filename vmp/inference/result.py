@@ -1,10 +1,11 @@
 """What a fit returns, and its file: ``result.save(path)`` / ``vmp.load(path)``."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..errors import VMPError
 from .engine import Engine
 from .history import arrays, to_dict
 from .state import State
@@ -36,8 +37,30 @@ class FitResult:
     def final_elbo(self) -> float:
         return float(self.elbo[-1]) if len(self.elbo) else float("nan")
 
-    # plot(filename), summary(model) and to_dataframe() are vmp.diagnostics' readers, attached by
-    # the vmp package (the reading layer sits above this one and imports it, not the other way)
+    # ----- readers: facades on the reading layer (vmp.diagnostics, vmp.export), imported when called
+    def plot(self, filename=None):
+        """A matplotlib dashboard of the convergence diagnostics (see vmp.diagnostics.plot)."""
+        from ..diagnostics import plot
+
+        return plot(self, filename)
+
+    def summary(self, model=None) -> str:
+        """A text table of the convergence state and, given the model, the posterior."""
+        from ..diagnostics import summary
+
+        return summary(self, model)
+
+    def to_dataframe(self):
+        """One row per step as a pandas DataFrame (needs pandas)."""
+        from ..diagnostics import to_dataframe
+
+        return to_dataframe(self)
+
+    def to_arviz(self, model, draws: int = 1000, seed: int | None = 0, predictive: bool = True):
+        """Draws from the fitted q of ``model`` as ArviZ InferenceData (see vmp.export.to_arviz)."""
+        from ..export import to_arviz
+
+        return to_arviz(model, draws, seed, predictive, result=self)
 
     def to_dict(self) -> dict:
         """History and convergence state as JSON-ready data (see vmp.inference.history.to_dict)."""
@@ -51,8 +74,6 @@ class FitResult:
         """Write the final state, the resume point and the history to one ``.npz`` file
         (arrays and JSON; no pickle). Read it back with :func:`vmp.load`."""
         if self.state is None:
-            from ..errors import VMPError
-
             raise VMPError("this result has no state to save (it was built from a history alone)")
         resume_state, raw = self.resume_point if self.resume_point is not None else (self.state, None)
         final = {k: list(v) for k, v in self.state.natural.items()}
@@ -98,3 +119,28 @@ def load(path, model=None) -> FitResult:
     if model is not None:
         model.state = final
     return result
+
+
+def resume_state(resume, model) -> tuple[State, dict]:
+    """(State, raw history) to continue a fit of ``model`` from: a FitResult or a checkpoint
+    file; checked against the model's hidden nodes, with their moments filled in."""
+    if not isinstance(resume, FitResult):
+        resume = load(resume, model)
+    if resume.resume_point is None:
+        raise VMPError("resume=: this result carries no state (it was read from a history alone)")
+    state, raw = resume.resume_point
+    families = {n.name: n.family for n in model.nodes.values() if not n.observed}
+    if not set(state.natural) <= set(families):
+        raise VMPError(f"resume=: the saved state has nodes {sorted(state.natural)}, "
+                       f"the model's hidden nodes are {sorted(families)}")
+    moments = dict(state.moments) or {k: tuple(families[k].moments(v)) for k, v in state.natural.items()}
+    for name, natural in state.natural.items():
+        if model[name].clamp is not None:  # as a sweep forms them (the same bits as the fit saved had)
+            moments[name] = Engine.moments(model[name], natural)
+    state = replace(state, moments=moments)
+    for name, moments in state.moments.items():
+        want = [tuple(s) for s in model[name].component_shapes()]
+        if [m.shape for m in moments] != want:
+            raise VMPError(f"resume=: node '{name}' has moments of shapes {[m.shape for m in moments]} in the "
+                           f"saved state, {want} in the model")
+    return state, raw

@@ -2,9 +2,10 @@
 
 A ``State`` holds every hidden node's natural parameters (and the moments that follow from them,
 the gradient of the log-normalizer), the step counter, the random generator's state, and the
-state of the schedules, policies, monitors and loop as nested plain data (numbers, strings,
-lists, dicts, numpy arrays). Steps never change a State: they return natural parameters, and the
-loop builds the next State with :meth:`State.updated`, which shares every unchanged array.
+loop's own state, a :class:`LoopState` (typed fields; the schedules', policies' and monitors'
+states inside it are their declared plain data: numbers, strings, lists, dicts, numpy arrays).
+Steps never change a State: they return the next one, built with :meth:`State.updated`, which
+shares every unchanged array.
 
 ``save``/``load`` write one ``.npz`` file: the arrays as entries and everything else as a JSON
 document inside it. Nothing is pickled.
@@ -12,13 +13,65 @@ document inside it. Nothing is pickled.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .stopping import Plateau
+
 _META = "__meta__"
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """Evaluations of one objective in a row (a fit with policies): the temperatures of the
+    policies without own terms when it began (``key``), the values so far, and the constant
+    that shifts them to start at the bound (``offset``; ``vmp.inference.objective``)."""
+
+    key: list
+    values: list
+    offset: float
+
+
+@dataclass(frozen=True)
+class LoopState:
+    """What the loop keeps between steps, besides q.
+
+    ``accesses``: observed elements read so far (the x-axis of Paquet's Fig. 2); ``backoff``:
+    per stepped node, the factor the monitors' back-offs put on its rate; ``schedules``,
+    ``policies``, ``monitors``: their plain-data states (per node; per policy and per monitor,
+    in the fit's order); ``best``, ``best_bound``: the stepped nodes' natural parameters at the
+    best evaluated bound, which a monitor's back-off returns to; ``objective``: the tempered
+    objective's current :class:`Stretch` (with policies); ``plan``: what a checkpoint keeps of
+    the subsampling plan; ``plateau``: the stochastic stopping rule's memory (with ``tol``;
+    :class:`~vmp.inference.stopping.Plateau`); ``converged``, ``diverged``, ``message``,
+    ``decrease``: how the fit ended (``decrease``: where batch VMP's bound fell,
+    ``batch.locate_decrease``)."""
+
+    accesses: int = 0
+    backoff: dict = field(default_factory=dict)
+    schedules: dict = field(default_factory=dict)
+    policies: list = field(default_factory=list)
+    monitors: list = field(default_factory=list)
+    best: dict | None = None
+    best_bound: float | None = None
+    objective: Stretch | None = None
+    plan: dict = field(default_factory=dict)
+    plateau: Plateau | None = None
+    converged: bool = False
+    diverged: bool = False
+    message: str = "reached the iteration limit"
+    decrease: dict | None = None
+
+    def mapped(self, fn) -> "LoopState":
+        """This state with ``fn`` applied to every field's value (to gather or copy arrays)."""
+        return replace(self, **{f.name: fn(getattr(self, f.name)) for f in fields(self)})
+
+
+#: the dataclasses a saved state may hold, by name (nothing else is rebuilt from a file)
+_PLAIN = {"LoopState": LoopState, "Stretch": Stretch, "Plateau": Plateau}
 
 
 @dataclass(eq=False)
@@ -27,7 +80,7 @@ class State:
     moments: dict = field(default_factory=dict)  # node name -> tuple of arrays (derived)
     step: int = 0
     rng: dict | None = None  # numpy bit generator state
-    extra: dict = field(default_factory=dict)  # schedules, policies, monitors, loop: plain data
+    loop: LoopState = field(default_factory=LoopState)
 
     def updated(self, changes: dict, **fields) -> "State":
         """A new State with ``changes`` {name: (natural, moments)} applied; arrays not named are
@@ -36,7 +89,7 @@ class State:
         for name, (nat, mom) in changes.items():
             natural[name] = nat if isinstance(nat, tuple) else tuple(nat)  # (an executor's handle stays one)
             moments[name] = mom if isinstance(mom, tuple) else tuple(mom)
-        out = State(natural, moments, self.step, self.rng, self.extra)
+        out = State(natural, moments, self.step, self.rng, self.loop)
         for key, value in fields.items():
             setattr(out, key, value)
         return out
@@ -45,7 +98,7 @@ class State:
         """A deep copy: no array is shared."""
         return State({k: tuple(np.array(a) for a in v) for k, v in self.natural.items()},
                      {k: tuple(np.array(a) for a in v) for k, v in self.moments.items()},
-                     self.step, _copy_plain(self.rng), _copy_plain(self.extra))
+                     self.step, _copy_plain(self.rng), self.loop.mapped(_copy_plain))
 
     def generator(self, seed=None) -> np.random.Generator:
         """The random generator at this state (a new one from ``seed`` when none was kept)."""
@@ -58,7 +111,7 @@ class State:
         if not isinstance(other, State):
             return NotImplemented
         return (self.step == other.step and _equal(self.natural, other.natural)
-                and _equal(self.rng, other.rng) and _equal(self.extra, other.extra))
+                and _equal(self.rng, other.rng) and _equal(self.loop, other.loop))
 
     # ----- files ------------------------------------------------------------------------
     def save(self, path, **documents) -> None:
@@ -67,7 +120,7 @@ class State:
         meta = {"step": self.step, "rng": _encode(self.rng, "rng", arrays),
                 "natural": {k: [_put(arrays, f"natural/{k}/{i}", a) for i, a in enumerate(v)]
                             for k, v in self.natural.items()},
-                "extra": _encode(self.extra, "extra", arrays),
+                "loop": _encode(self.loop, "loop", arrays),
                 "documents": _encode(documents, "documents", arrays)}
         arrays[_META] = np.array(json.dumps(meta))
         with open(Path(path), "wb") as fh:
@@ -85,7 +138,7 @@ class State:
         if families is not None:
             moments = {k: tuple(families[k].moments(v)) for k, v in natural.items()}
         state = State(natural, moments, int(meta["step"]), _decode(meta["rng"], arrays),
-                      _decode(meta["extra"], arrays))
+                      _decode(meta["loop"], arrays))
         return state, _decode(meta["documents"], arrays)
 
 
@@ -106,6 +159,9 @@ def _encode(value, path: str, arrays: dict):
             arrays[path] = np.asarray(value)
             return {"__list__": path}
         return [_encode(v, f"{path}/{i}", arrays) for i, v in enumerate(value)]
+    if type(value) in _PLAIN.values():
+        return {"__dataclass__": type(value).__name__,
+                "fields": {f.name: _encode(getattr(value, f.name), f"{path}/{f.name}", arrays) for f in fields(value)}}
     if isinstance(value, np.ndarray):
         return _put(arrays, path, value)
     if isinstance(value, np.generic):
@@ -126,6 +182,8 @@ def _decode(value, arrays: dict):
             return arrays[value["__list__"]].tolist()
         if "__tuple__" in value:
             return tuple(_decode(v, arrays) for v in value["__tuple__"])
+        if "__dataclass__" in value:
+            return _PLAIN[value["__dataclass__"]](**{k: _decode(v, arrays) for k, v in value["fields"].items()})
         return {_decode(k, arrays): _decode(v, arrays) for k, v in value["__dict__"]}
     if isinstance(value, list):
         return [_decode(v, arrays) for v in value]
@@ -149,6 +207,8 @@ def _copy_plain(value):
 
 
 def _equal(a: Any, b: Any) -> bool:
+    if type(a) in _PLAIN.values() or type(b) in _PLAIN.values():
+        return type(a) is type(b) and all(_equal(getattr(a, f.name), getattr(b, f.name)) for f in fields(a))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):

@@ -1,5 +1,7 @@
-"""Steps as functions of (engine, state, draw): they return natural parameters and an info
-record, and never read or write a node's q or a module global. These are what an executor runs.
+"""The parts of a step, as functions of (engine, plan, state, ...): they return natural
+parameters, Contexts and bounds, and never read or write a node's q or a module global. Batch and
+stochastic VMP (``batch.py``, ``stochastic.py``) build their steps from them; an executor runs
+them where the data are.
 
 - :func:`sweep`: one batch VMP sweep, parents first (Winn & Bishop section 3.2);
 - :func:`local_step`: the local nodes of a minibatch optimized given the global q (Hoffman et
@@ -68,6 +70,14 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
         if accesses is not None:
             return ctx, natural, accesses
         _start(engine, ctx, pair.z, weight, natural)
+    return ctx, natural, _iterate(engine, plan, state, ctx, natural, weight, lead)
+
+
+def _iterate(engine: Engine, plan, state: State, ctx: Context, natural: dict, weight, lead) -> int:
+    """Passes over the started locals (:func:`_pass`) until each drawn datapoint's judged
+    locals move by less than ``plan.local_tol`` or it settled (:func:`_settled`), at most
+    ``plan.local_iterations``; later passes read only the datapoints still moving. Returns the
+    observed elements read."""
     data = [f for f in engine.factors.values() if f.child.has_data and plan.on_batch(f)]
     n = len(ctx.subset[plan.plate_name])
     active = np.arange(n)
@@ -80,31 +90,8 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
             sub, where = (ctx, None) if active.size == n else _active(ctx, active, plan.local)
             reads = sum(int(np.prod(sub.shape(f.child.plates))) for f in data)
         w = weight if np.ndim(weight) == 0 or active.size == n else np.asarray(weight)[active]
-        change = np.zeros(active.size)
-        for node in reversed(plan.local):
-            if node is lead:
-                lead = None  # it started at this pass's update
-                continue
-            watched = node in judged
-            contexts = sub if w is None else own_and_children(engine, plan, sub, node, w)
-            axis, plate = _subset_axis(node, ctx)
-            # read before the update: a sliced target writes each slice's moments into sub's overrides
-            old = _at(natural[node.name], axis, where, plate), _at(ctx.overrides[node.name], axis, where, plate)
-            if engine.coupled_plate(node) is None:
-                new = engine.target(state, node, ctx=contexts)
-            else:
-                new = _sliced_target(engine, state, node, contexts, sub, old[0])
-            moments = node.family.moments(new)
-            if watched:
-                moved = element_change(node.family, old[0], old[1], new, moments)
-                moved = moved.mean(axis=tuple(i for i in range(moved.ndim) if i != axis)) if moved.ndim > 1 else moved
-                owner = sub.owner[plate]
-                change = np.maximum(change, np.bincount(owner, moved, active.size) / np.maximum(
-                    np.bincount(owner, minlength=active.size), 1))
-            natural[node.name] = _put(natural[node.name], axis, where, plate, new)
-            ctx.overrides[node.name] = _put(ctx.overrides[node.name], axis, where, plate, moments)
-            if sub is not ctx:
-                sub.overrides[node.name] = moments
+        change = _pass(engine, plan, state, ctx, (sub, where), natural, w, lead, judged, active.size)
+        lead = None  # it started at the first pass's update
         accesses += reads
         moving = change >= plan.local_tol
         if settled is not None:
@@ -112,7 +99,40 @@ def local_step(engine: Engine, plan, state: State, ctx: Context, weight=None,
         active = active[moving]
         if not active.size:
             break
-    return ctx, natural, accesses
+    return accesses
+
+
+def _pass(engine: Engine, plan, state: State, ctx: Context, active: tuple, natural: dict, weight, skip,
+          judged: list, size: int) -> np.ndarray:
+    """One coordinate-ascent pass over the locals, children first, at the datapoints still moving
+    (``active``: their Context and, per subset plate, their elements' positions in ``ctx``;
+    ``skip``: a local that starts at this pass's update). Writes the new q into ``natural`` and
+    the overrides; returns per active datapoint the largest mean change of its judged locals."""
+    sub, where = active
+    change = np.zeros(size)
+    for node in reversed(plan.local):
+        if node is skip:
+            continue
+        contexts = sub if weight is None else own_and_children(engine, plan, sub, node, weight)
+        axis, plate = _subset_axis(node, ctx)
+        # read before the update: a sliced target writes each slice's moments into sub's overrides
+        old = _at(natural[node.name], axis, where, plate), _at(ctx.overrides[node.name], axis, where, plate)
+        if engine.coupled_plate(node) is None:
+            new = engine.target(state, node, ctx=contexts)
+        else:
+            new = _sliced_target(engine, state, node, contexts, sub, old[0])
+        moments = node.family.moments(new)
+        if node in judged:
+            moved = element_change(node.family, old[0], old[1], new, moments)
+            moved = moved.mean(axis=tuple(i for i in range(moved.ndim) if i != axis)) if moved.ndim > 1 else moved
+            owner = sub.owner[plate]
+            change = np.maximum(change, np.bincount(owner, moved, size) / np.maximum(
+                np.bincount(owner, minlength=size), 1))
+        natural[node.name] = _put(natural[node.name], axis, where, plate, new)
+        ctx.overrides[node.name] = _put(ctx.overrides[node.name], axis, where, plate, moments)
+        if sub is not ctx:
+            sub.overrides[node.name] = moments
+    return change
 
 
 def _settled(engine: Engine, local: list, ctx: Context, n: int) -> np.ndarray | None:
@@ -186,13 +206,13 @@ def _subset_axis(node, ctx: Context) -> tuple[int, str]:
 
 def _active(ctx: Context, active: np.ndarray, nodes) -> tuple[Context, dict]:
     """The Context of the drawn datapoints at positions ``active`` (sorted) with the locals'
-    moments restricted to them, and per subset plate the positions of the elements kept."""
+    moments restricted to them, and per subset plate the positions of their elements."""
     where, subset, owner = {}, {}, {}
     for name, elements in ctx.subset.items():
-        keep = np.flatnonzero(np.isin(ctx.owner[name], active))
-        where[name] = keep
-        subset[name] = elements[keep]
-        owner[name] = np.searchsorted(active, ctx.owner[name][keep])
+        at = np.flatnonzero(np.isin(ctx.owner[name], active))
+        where[name] = at
+        subset[name] = elements[at]
+        owner[name] = np.searchsorted(active, ctx.owner[name][at])
     sub = Context(subset=subset, owner=owner, state=ctx.state)
     for node in nodes:
         axis, plate = _subset_axis(node, ctx)
@@ -207,7 +227,7 @@ def _at(arrays: tuple, axis: int, where: dict | None, plate: str) -> tuple:
 
 
 def _put(arrays: tuple, axis: int, where: dict | None, plate: str, values: tuple) -> tuple:
-    """``arrays`` with ``values`` at the kept positions (in place: local_step owns them)."""
+    """``arrays`` with ``values`` at the positions ``where`` (in place: local_step owns them)."""
     if where is None:
         return tuple(values)
     out = []

@@ -37,7 +37,7 @@ resumed fit stops where the uninterrupted one does.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -54,22 +54,12 @@ class Plateau:
     """What the rule remembers, as (step, value, per-row terms or None) triples: the running
     maxima of the evaluated bound from the current reference on, and the window's descending
     maxima (each larger than every later evaluation in the window; the first is the window's
-    largest)."""
+    largest); and ``stop``, why the rule ends the fit at its last evaluation (None: it goes on).
+    Plain data: a checkpoint keeps it in the State's LoopState."""
 
     maxima: list = field(default_factory=list)
     recent: list = field(default_factory=list)
-
-    def saved(self) -> dict:
-        return {name: {"steps": [m[0] for m in part], "values": [m[1] for m in part], "terms": [m[2] for m in part]}
-                for name, part in (("maxima", self.maxima), ("recent", self.recent))}
-
-    @classmethod
-    def load(cls, saved: dict | None) -> "Plateau":
-        if not saved:
-            return cls()
-        return cls(*([(int(s), float(v), None if t is None else np.asarray(t, float))
-                      for s, v, t in zip(saved[name]["steps"], saved[name]["values"], saved[name]["terms"])]
-                     for name in ("maxima", "recent")))
+    stop: str | None = None
 
 
 def change_stderr(terms: np.ndarray | None, best_terms: np.ndarray | None, size: int) -> float:
@@ -89,12 +79,12 @@ def window(t: int, every: int, patience: int = PATIENCE, share: float = WINDOW) 
 
 def observe(memory: Plateau, t: int, value: float, terms: np.ndarray | None, size: int, tol: float,
             every: int, patience: int = PATIENCE, share: float = WINDOW,
-            z: float = STDERR_Z) -> tuple[Plateau, str | None]:
+            z: float = STDERR_Z) -> Plateau:
     """The rule after the evaluation ``value`` at step ``t`` (per-row local terms ``terms`` on a
     subsample of a plate of ``size`` elements, or None for an exact bound; evaluations every
-    ``every`` steps): the new memory and, when the fit stops, why."""
+    ``every`` steps): the new memory, whose ``stop`` says why the fit stops (None: it goes on)."""
     if not np.isfinite(value):
-        return memory, None
+        return replace(memory, stop=None)
     w = window(t, every, patience, share)
     new = (t, float(value), terms)
     recent = [m for m in memory.recent if m[0] > t - w and m[1] > value] + [new]
@@ -103,14 +93,13 @@ def observe(memory: Plateau, t: int, value: float, terms: np.ndarray | None, siz
         maxima.append(new)
     before = [m for m in maxima if m[0] <= t - w]
     maxima = maxima[len(before) - 1:] if before else maxima
-    memory = Plateau(maxima, recent)
     if not before:
-        return memory, None
+        return Plateau(maxima, recent)
     ref, top = before[-1], recent[0]
     gain = top[1] - ref[1]
     if gain > tol * abs(ref[1]) and gain > z * change_stderr(top[2], ref[2], size):
-        return memory, None
-    return memory, (f"the evaluated bound has not improved by more than tol={tol:g} relative (and {z:g} "
-                    f"standard errors of the change) over the last {w:g} steps (the larger of {patience} "
-                    f"evaluations and {share:g} of the run): at most {top[1]:.8g} (iteration {top[0]}) "
-                    f"against {ref[1]:.8g} at iteration {ref[0]}")
+        return Plateau(maxima, recent)
+    why = (f"the evaluated bound has not improved by more than tol={tol:g} relative (and {z:g} standard errors "
+           f"of the change) over the last {w:g} steps (the larger of {patience} evaluations and {share:g} of the "
+           f"run): at most {top[1]:.8g} (iteration {top[0]}) against {ref[1]:.8g} at iteration {ref[0]}")
+    return Plateau(maxima, recent, why)

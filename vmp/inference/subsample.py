@@ -3,10 +3,10 @@ data plate (Paquet Alg. 2, Hoffman et al.'s SVI). Both produce evaluation contex
 plates plus the scale N_i / C (or N / |S|) that makes the message sum unbiased (Paquet eq. (6)).
 
 One protocol: a ``Subsample`` (the user's choice, a plain description) is ``prepare``d for one
-model into a ``Plan`` (its structure, kept by the fit, never on the Subsample); each step the
+model into a ``Plan`` (its structure, held by the fit, never on the Subsample); each step the
 plan ``draw``s a ``Draw`` from the fit's generator, which gives every stepped node the contexts
 of its factors. The Minibatch plan also has local nodes, optimized on the drawn rows before the
-global step (``vmp.inference.steps.local_step``). Batch VMP's plan is the FullPlan: every child, rho = 1.
+global step (``vmp.inference.steps.local_step``). Batch VMP's plan is the BatchPlan: every child.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import GraphError, OptionError
 from ..graph.expressions import Gather
@@ -61,8 +62,8 @@ class _GatherSampler:
             rows.append(self.order[(self.starts[big][:, None] + chosen).ravel()])
             scale.append(np.repeat(n / c, c))
         rows, scale = np.concatenate(rows), np.concatenate(scale)
-        keep = np.argsort(rows, kind="stable")
-        return rows[keep], scale[keep]
+        order = np.argsort(rows, kind="stable")
+        return rows[order], scale[order]
 
 
 class _PlateSampler:
@@ -90,11 +91,19 @@ class Subsample(ABC):
 @dataclass
 class Draw:
     """What one step reads: per stepped node, the Context of each factor touching it (None: all
-    of it); for a minibatch, its rows and the Context of the rows (locals in its overrides)."""
+    of it); for a minibatch, its rows and the Context of the rows (locals in its overrides).
+    The loop adds the policies' weights of the rows (``local_weight`` on the local step's
+    factors, ``weight`` on the global targets'; None: 1) and their ``records`` for the history,
+    and the generator ``rng`` for the draws a step may add (SVI+'s redraws, the Monte Carlo
+    start of an adaptive step size)."""
 
     contexts: dict = field(default_factory=dict)  # node name -> {factor child name: Context | None}
     rows: np.ndarray | None = None
     ctx: Context | None = None
+    local_weight: Any = None
+    weight: Any = None
+    records: dict = field(default_factory=dict)
+    rng: np.random.Generator | None = None
 
 
 class Plan(ABC):
@@ -104,8 +113,6 @@ class Plan(ABC):
     policies_allowed = False
     #: the drawn rows' local nodes are optimized before the global step (Paquet Alg. 2)
     local_step = False
-    #: every node reads all of its children with rho = 1: batch VMP, whose bound never falls
-    monotone = False
     #: each element of a stepped node draws its own children (Paquet Alg. 1)
     element_draws = False
 
@@ -169,7 +176,7 @@ class PerNodePlan(Plan):
 
     def __init__(self, engine, children: int):
         self.children = children
-        self.stepped = list(engine.schedule())
+        self.stepped = list(engine.hidden)
         self.samplers: dict = {}
         for node in engine.hidden:
             for f in engine.touching[node.name]:
@@ -252,8 +259,43 @@ class Minibatch(Subsample):
         size = self.evaluation_size or EVALUATION_SIZE
         return MinibatchPlan(self, engine, rng, saved, size)
 
+    def check(self, model, who: str = "Minibatch") -> None:
+        """That ``model`` has the data plate this draws from, with at least ``size`` elements
+        (``who``: how the caller names this option in a message)."""
+        check_data_plate(model, self.plate_name, who)
+        plate = model.plates[self.plate_name]
+        if self.size > plate.size:
+            raise OptionError(f"{who}: size {self.size} exceeds plate '{plate.name}' ({plate.size} elements)")
+
     def __repr__(self) -> str:
         return f"Minibatch({self.plate_name!r}, {self.size})"
+
+
+def linked_plates(model, plate_name: str) -> dict:
+    """The plates linked to a data plate through gathers (the tokens of a document: a node on
+    them reads ``theta[doc]``), each with its gather index into the plate's elements."""
+    plate = model.plates[plate_name]
+    return {expr.plate.name: expr.index for node in model.nodes.values() for expr in node.parents.values()
+            if isinstance(expr, Gather) and expr.node.plates and expr.node.plates[0] == plate}
+
+
+def data_plates(model) -> list[str]:
+    """Plates a minibatch can be drawn from and policies weight: those holding observed data,
+    on the plate itself or on a plate linked to it (``linked_plates``)."""
+    model.compile()  # (a partially observed node holds data once compiled: ``missing.resolve``)
+    held = {p.name for n in model.nodes.values() if n.has_data for p in n.plates}
+    return [name for name in model.plates if name in held or held & set(linked_plates(model, name))]
+
+
+def check_data_plate(model, plate_name: str, who: str) -> None:
+    """A GraphError naming ``who`` unless ``plate_name`` is one of the model's data plates."""
+    usable = data_plates(model)
+    if plate_name not in model.plates:
+        raise GraphError(f"{who}: model '{model.name}' has no plate named '{plate_name}'; its plates: "
+                         f"{', '.join(model.plates) or 'none'} (data plates: {', '.join(usable) or 'none'})")
+    if plate_name not in usable:
+        raise GraphError(f"{who}: plate '{plate_name}' holds no observed node; minibatches are drawn from a "
+                         f"data plate ({', '.join(usable) or 'none in this model'})")
 
 
 class DataPlatePlan(Plan):
@@ -267,18 +309,10 @@ class DataPlatePlan(Plan):
 
     def _bind_plate(self, engine, plate_name: str, who: str) -> None:
         model = engine.model
-        self.plate_name = plate_name
-        if plate_name not in model.plates:
-            raise GraphError(f"{who}: no plate named '{plate_name}' (plates: {', '.join(model.plates)})")
-        self.plate = model.plates[plate_name]
-        self.linked = {}
-        for node in model.nodes.values():
-            for expr in node.parents.values():
-                if isinstance(expr, Gather) and expr.node.plates and expr.node.plates[0] == self.plate:
-                    self.linked[expr.plate.name] = _groups(expr.index, self.plate.size)
+        check_data_plate(model, plate_name, who)
+        self.plate_name, self.plate = plate_name, model.plates[plate_name]
+        self.linked = {name: _groups(index, self.plate.size) for name, index in linked_plates(model, plate_name).items()}
         self.names = {plate_name} | set(self.linked)
-        if not any(n.has_data and any(p.name in self.names for p in n.plates) for n in model.nodes.values()):
-            raise GraphError(f"{who}: plate '{plate_name}' holds no observed node; name a data plate")
         self.local = [n for n in engine.hidden if any(p.name in self.names for p in n.plates)]
 
     first = 0  # the first data-plate element whose links this plan holds (a holder's part)
@@ -290,9 +324,9 @@ class DataPlatePlan(Plan):
         for name, (order, starts, counts) in self.linked.items():
             at = rows - self.first
             elements = _ranges(order, starts[at], counts[at])
-            keep = np.argsort(elements, kind="stable")
-            subset[name] = elements[keep]
-            owner[name] = np.repeat(np.arange(rows.size), counts[at])[keep]
+            order = np.argsort(elements, kind="stable")
+            subset[name] = elements[order]
+            owner[name] = np.repeat(np.arange(rows.size), counts[at])[order]
         return Context(subset=subset, owner=owner)
 
     def on_batch(self, f) -> bool:
@@ -306,10 +340,8 @@ class MinibatchPlan(DataPlatePlan):
     def __init__(self, spec: Minibatch, engine, rng, saved=None, evaluation_size: int = 2000):
         self.size = spec.size
         self.local_iterations, self.local_tol = spec.local_iterations, spec.local_tol
+        spec.check(engine.model)
         self._bind_plate(engine, spec.plate_name, "Minibatch")
-        if self.size > self.plate.size:
-            raise OptionError(f"Minibatch: size {self.size} exceeds plate '{self.plate_name}' ({self.plate.size} "
-                              f"elements)")
         self.stepped = [n for n in engine.hidden if n not in self.local]
         for node in engine.model.nodes.values():
             for expr in glue(node):
@@ -436,14 +468,12 @@ def own_and_children(engine, plan, ctx, node, weight) -> dict:
             for f in engine.touching[node.name]}
 
 
-class FullPlan(DataPlatePlan):
+class BatchPlan(DataPlatePlan):
     """Batch VMP: every node reads all of its children, parents first, rho = 1. With a data
     ``plate`` the policies' weights multiply every factor on it (its rows are every row)."""
 
-    monotone = True
-
     def __init__(self, engine, plate: str | None = None):
-        self.stepped = engine.schedule()
+        self.stepped = list(engine.hidden)
         self.per_sweep = sweep_accesses(engine)
         self.rows = None
         if plate is not None:
