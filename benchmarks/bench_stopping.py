@@ -148,6 +148,7 @@ def main(argv=None) -> int:
     print("| setting | seed | stop S | P | S / P | left at S (tol) | good | patience alone: S, left, good "
           "| wander of the tail (tol) | CPU s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    ratios, plain_ratios, total = [], [], 0
     for name in args.only:
         good = plain_good = 0
         for seed in args.seeds:
@@ -157,6 +158,9 @@ def main(argv=None) -> int:
             if seed == args.seeds[0]:
                 assert real_stop(run, args.tol) == r["S"], "a fit with tol stops where the replay does"
             good, plain_good = good + r["good"], plain_good + plain["good"]
+            total += 1
+            ratios += [] if r["S"] is None else [r["S"] / r["P"]]
+            plain_ratios += [] if plain["S"] is None else [plain["S"] / plain["P"]]
             fmt = (lambda v, f: "never" if v is None else format(v, f))
             print(f"| {name} | {seed} | {fmt(r['S'], 'd')} | {r['P']:.0f} | "
                   f"{'-' if r['S'] is None else format(r['S'] / r['P'], '.2f')} | {fmt(r['left'], '.2f')} | "
@@ -164,6 +168,9 @@ def main(argv=None) -> int:
                   f"{'yes' if plain['good'] else 'no'} | {r['wander']:.1f} | {run['cpu']:.0f} |", flush=True)
         print(f"| {name} | all | | | | | {good} of {len(args.seeds)} | {plain_good} of {len(args.seeds)} | | |",
               flush=True)
+    mean = (lambda v: float(np.mean(v)) if v else float("nan"))
+    print(f"stops S / P: {mean(ratios):.2f} on average over {len(ratios)} stops of {total} fits (goal 1 to 2); "
+          f"patience alone {mean(plain_ratios):.2f} over {len(plain_ratios)}; ratio {mean(ratios) / mean(plain_ratios):.2f}")
     return 0
 
 

@@ -302,13 +302,18 @@ def local_terms(engine: Engine, plan, ctx: Context, natural: dict, n: int, weigh
     1/T per datapoint or one number) plus its locals' entropies, at the locals in
     ``ctx.overrides`` and the globals in ``ctx.state``."""
     plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner, state=ctx.state)
-    total = np.zeros(n)
+    covered, done, total = (), None, np.zeros(n)
+    found = local_pair.covered_terms(plan, ctx) if weight is None else None
+    if found is not None:  # a fused loop's z: its factors' terms and entropy from its normalizers
+        covered, done, total = found[0], found[1], found[2].copy()
     for f in engine.factors.values():
-        if plan.on_batch(f):
+        if plan.on_batch(f) and not any(f is g for g in covered):
             per = f.elog(engine.factor_weight(f), per_element=True,
                          ctx=plain if weight is None else scaled_context(plain, f.child, 1.0, weight))
             total += per_datapoint(per, f.child.plates, ctx, n)
     for node in plan.local:
+        if node.name == done:
+            continue
         h = node.family.entropy(natural[node.name], ctx.overrides[node.name])
         if node.weights is not None:
             h = h * ctx.take(node.weights, node.plates)
