@@ -229,14 +229,19 @@ def gaussian_sum_mean():
     return m, "x"
 
 
-def _ard(hidden: bool):
-    """w_d ~ N(mu, diag(alpha)^-1), alpha_k ~ Gamma: hidden w with a Gaussian child, or observed."""
+def _ard(hidden: bool, isotropic: bool = False):
+    """w_d ~ N(mu, diag(alpha)^-1), alpha_k ~ Gamma on a plate K of w's 3 coordinates; or, with
+    ``isotropic``, w_d ~ N(mu, I / alpha_d), one Gamma alpha_d on w's own plate D shared by its
+    coordinates: hidden w with a Gaussian child, or observed."""
     rng = _rng()
     with vmp.Model("c") as m:
-        with vmp.Plate("K", 3):
-            alpha = vmp.Gamma("alpha", 2.0, 1.0)
+        if not isotropic:
+            with vmp.Plate("K", 3):
+                alpha = vmp.Gamma("alpha", 2.0, 1.0)
         mu = vmp.Gaussian("mu", np.zeros(3), np.eye(3)) if hidden else np.array([0.5, -1.0, 0.0])
         with vmp.Plate("D", 4):
+            if isotropic:
+                alpha = vmp.Gamma("alpha", 2.0, 1.0)
             if hidden:
                 w = vmp.Gaussian("w", mu, alpha)
                 vmp.Gaussian("y", w, np.eye(3), observed=rng.normal(size=(4, 3)))
@@ -253,28 +258,12 @@ def gaussian_ard_observed():
     return _ard(hidden=False)
 
 
-def _isotropic(hidden: bool):
-    """w_d ~ N(mu, I / alpha_d), one Gamma alpha_d on w's own plate D shared by its 3 coordinates:
-    hidden w with a Gaussian child, or observed."""
-    rng = _rng()
-    with vmp.Model("c") as m:
-        mu = vmp.Gaussian("mu", np.zeros(3), np.eye(3)) if hidden else np.array([0.5, -1.0, 0.0])
-        with vmp.Plate("D", 4):
-            alpha = vmp.Gamma("alpha", 2.0, 1.0)
-            if hidden:
-                w = vmp.Gaussian("w", mu, alpha)
-                vmp.Gaussian("y", w, np.eye(3), observed=rng.normal(size=(4, 3)))
-            else:
-                vmp.Gaussian("w", mu, alpha, observed=rng.normal(size=(4, 3)), weights=rng.uniform(size=4))
-    return m, "w"
-
-
 def gaussian_isotropic():
-    return _isotropic(hidden=True)
+    return _ard(hidden=True, isotropic=True)
 
 
 def gaussian_isotropic_observed():
-    return _isotropic(hidden=False)
+    return _ard(hidden=False, isotropic=True)
 
 
 def gate_outer_plate():
