@@ -806,8 +806,8 @@ def _fit_options(p) -> None:
     p.add_argument("--tol", type=_positive_float, default=None,
                    help="batch: stop when the relative ELBO change is below this (default: 1e-6); "
                         "stochastic: stop when the evaluated bound has not improved by more than this, "
-                        "relative and beyond its standard error, for 5 evaluations (default: run "
-                        "--iterations steps)")
+                        "relative and beyond its standard error, over the last max(5 evaluations, 3/4 of "
+                        "the run) (default: run --iterations steps)")
     p.add_argument("--n-init", type=_positive_int, default=1, metavar="N",
                    help="fit N times from seeds SEED, SEED + 1, ... and keep the fit with the best final "
                         "bound (local optima: mixtures, LDA, HMMs; default: 1)")
