@@ -15,8 +15,9 @@ weight over z's own multiplicity, one value per datapoint):
 E-step, phi proportional to exp(E[log theta]) exp(E[log beta]) kept through its normalizer only, derived
 from the factor's terms: a sweep forms s (one number per token) and one sparse product; E[z] is
 formed once, at the end, and its log-normalizer log s_n + max_k C_n + max_k D_d E[u_y]_d is kept
-for its entropy (``Categorical.remember``: no logarithm over the categories). The iterates are the generic loop's (z, then y; each datapoint until its
-own y stops moving), so the fixed point is the same.
+for its entropy (``Categorical.remember``: no logarithm over the categories) and for the bound's
+terms of z (:func:`covered_terms`). The iterates are the generic loop's (z, then y; each
+datapoint until its own y stops moving), so the fixed point is the same.
 """
 from __future__ import annotations
 
@@ -94,7 +95,8 @@ class Pair:
                 log_s = np.log(s_used)
             fam.Categorical.remember(nat_z, p, shift, log_s)
             if weight is None and self.covered:
-                terms = _z_terms(None if z.weights is None else ctx.take(z.weights, z.plates), p, shift + log_s, d, mom_y[self.comp] - u_used, doc, n)
+                m = None if z.weights is None else ctx.take(z.weights, z.plates)
+                terms = _z_terms(m, p, shift + log_s, d, mom_y[self.comp] - u_used, doc, n)
                 _TERMS.insert(0, (weakref.ref(p), terms))
                 del _TERMS[2:]
         else:  # barren tokens: the generic z
