@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import OptionError
 from . import domains
+from .checkpoint import writable
 from .executor import Executor
 from .subsample import Subsample
 
@@ -225,6 +226,7 @@ def _checkpoints(given: dict, say) -> Checkpoints:
     if path is not None:
         if not isinstance(path, (str, os.PathLike)):
             raise domains.refuse(say("checkpoint"), "a path (a str or a pathlib.Path)", path)
+        writable(path, say("checkpoint"))
     if resume is not None and not isinstance(resume, (str, os.PathLike)) and not _resumable(resume):
         raise domains.refuse(say("resume"), "a checkpoint's path, a FitResult or a Fit", resume)
     return Checkpoints(path, every, resume)
