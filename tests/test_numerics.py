@@ -83,3 +83,21 @@ def test_regression_bound_never_decreases_on_inputs_of_scale_1e4(ard):
             result = linear_regression(x, y, ard=ard).fit(iterations=100, tol=0)
         bounds = np.asarray(result.history["evaluations"]["elbo"])
         assert np.all(np.diff(bounds) >= -1e-6 * np.abs(bounds[1:]))
+
+
+def test_a_decrease_whose_diagnostic_sweep_breaks_a_precision_is_reported_not_raised():
+    """N < D at input scale 1e8 (a fuzzer's example): the sweep that locates the bound's decrease
+    formed a precision that is not positive definite in floating point, and raised numpy's
+    LinAlgError; it is reported as the decrease's cause."""
+    design = np.array([[-1.2412330430390427e+08, 2.3650262696097380e+08, -4.3431463035671920e+07,
+                        -3.7908486587697797e+07],
+                       [1.1049039748775327e+08, -1.9556699612285640e+07, -3.0598676330359925e+07,
+                        -1.0509408255994579e+08]])
+    with vmp.Model("regression") as model:
+        w = vmp.Gaussian("w", np.zeros(4), 10.11694070573038 * np.eye(4))
+        tau = vmp.Gamma("tau", 8.983831864758226, 4.367357387845379)
+        with vmp.Plate("data", 2):
+            vmp.Normal("x", vmp.dot(w, design), tau, observed=np.array([0.3910930730323781, 0.8065642803381794]))
+    with pytest.warns(vmp.ElboDecreaseWarning, match="node 'w' gave a precision matrix that is not positive"):
+        result = model.fit(iterations=11, tol=1e-3, progress=False)
+    assert result.decrease == {"node": "w", "amount": float("inf")}
