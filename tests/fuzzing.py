@@ -8,6 +8,7 @@ happened:
 - ``"fit"``: it ran, every reported number is finite, and a batch bound never decreased;
 - ``"diverged"``: a stochastic fit said so (``result.diverged``) or a monitor stopped it;
 - ``"refused"``: a vmp error (``vmp.VMPError``) named what was wrong;
+- ``"memory"``: the model's q did not fit in memory (a MemoryError: a plate of 10^12 elements);
 - ``"raw"``: any other exception (a defect: bad input must give a vmp error);
 - ``"nan"``: a fit reported success with a NaN or infinite bound or q (a defect);
 - ``"decrease"``: batch VMP lowered its own bound (a defect).
@@ -253,7 +254,7 @@ def categorical_mixture(draw) -> Scenario:
 
     def build():
         with vmp.Model("normal_mixture") as model:
-            pi = vmp.Dirichlet("pi", np.full(int(k), alpha) if isinstance(k, int) and k > 0 else alpha)
+            pi = vmp.Dirichlet("pi", np.full(k, alpha) if isinstance(k, int) and 0 < k <= 1000 else alpha)
             with vmp.Plate("components", k):
                 mu = vmp.Normal("mu", m0, p0)
                 tau = vmp.Gamma("tau", a, b)
@@ -392,7 +393,9 @@ def run(scenario: Scenario, trace: bool = False) -> Outcome:
             return _after(model, scenario, result)
         except vmp.VMPError as err:
             return Outcome("refused", f"{type(err).__name__}: {err}")
-        except (KeyboardInterrupt, SystemExit, MemoryError):
+        except MemoryError as err:  # (a plate of 10^12 elements: q does not fit in memory)
+            return Outcome("memory", f"{type(err).__name__}: {err}")
+        except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as err:  # noqa: BLE001: any other exception is what the fuzzer looks for
             if trace:
