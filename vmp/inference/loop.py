@@ -23,6 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import CheckpointError, ConvergenceError, OptionError
+from ..graph.data import check_files
 from . import objective
 from .batch import BatchVMP, ConvergenceWarning
 from .checkpoint import CheckpointWarning, fingerprint, fit_fingerprint
@@ -84,6 +85,7 @@ class Fit:
         what it did. A node that leaves its domain raises a ConvergenceError; a monitor with
         action 'stop' ends the fit (``done``) with the state before the step."""
         tick = time.perf_counter()
+        check_files(self.model)
         draw = self.method.draw(self.engine, self.state, self.rng)
         state, info = self.method.step(self.engine, self.state, draw)
         t = self.state.step + 1
@@ -121,6 +123,7 @@ class Fit:
         back-off, the best bound it returned to)."""
         t = self.state.step if t is None else t
         state = self.state
+        check_files(self.model)
         bound = self.method.bound(self.engine, state)
         self.recorder.evaluation(t, state.loop.accesses, bound.value, bound.heldout, bound.stderr)
         loop = state.loop
