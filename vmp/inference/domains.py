@@ -68,34 +68,26 @@ def instances(who: str, values, cls: type, what: str) -> tuple:
     return tuple(values)
 
 
+def _floats(values) -> np.ndarray | None:
+    """``values`` as an array of floats, or None when they are not numbers."""
+    try:
+        return np.asarray(values, float)
+    except (TypeError, ValueError):
+        return None
+
+
 def grid(who: str, values) -> np.ndarray:
     """An increasing 1-D grid of finite numbers >= 1 (temperatures)."""
-    try:
-        arr = np.asarray(values, float)
-    except (TypeError, ValueError):
-        raise refuse(who, "an increasing 1-D grid of numbers >= 1", values) from None
-    if arr.ndim != 1 or arr.size < 1 or not np.all(np.isfinite(arr)) or np.any(arr < 1) or np.any(np.diff(arr) <= 0):
+    arr = _floats(values)
+    if arr is None or arr.ndim != 1 or arr.size < 1 or not np.all(np.isfinite(arr)) or np.any(arr < 1) \
+            or np.any(np.diff(arr) <= 0):
         raise refuse(who, "an increasing 1-D grid of numbers >= 1", values)
     return arr
 
 
-def positives(who: str, values, size: int) -> np.ndarray:
-    """``size`` positive finite numbers (a prior's weights)."""
-    try:
-        arr = np.asarray(values, float)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None or arr.shape != (size,) or not np.all(np.isfinite(arr)) or not np.all(arr > 0):
-        raise refuse(who, f"{size} positive numbers (one per temperature)", values)
-    return arr
-
-
-def reals(who: str, values, size: int) -> np.ndarray:
-    """``size`` finite numbers."""
-    try:
-        arr = np.asarray(values, float)
-    except (TypeError, ValueError):
-        arr = None
-    if arr is None or arr.shape != (size,) or not np.all(np.isfinite(arr)):
-        raise refuse(who, f"{size} finite numbers (one per temperature)", values)
+def per_temperature(who: str, values, size: int, positive: bool = False) -> np.ndarray:
+    """``size`` finite numbers, one per temperature (``positive``: each > 0, a prior's weights)."""
+    arr = _floats(values)
+    if arr is None or arr.shape != (size,) or not np.all(np.isfinite(arr)) or (positive and not np.all(arr > 0)):
+        raise refuse(who, f"{size} {'positive' if positive else 'finite'} numbers (one per temperature)", values)
     return arr

@@ -32,7 +32,7 @@ def log_prior(name: str, temperatures: np.ndarray, prior) -> np.ndarray:
     """log pi_m over the grid: uniform, or the given positive weights."""
     if prior is None:
         return np.log(np.full(temperatures.size, 1.0 / temperatures.size))
-    return np.log(domains.positives(f"{name}(prior=)", prior, temperatures.size))
+    return np.log(domains.per_temperature(f"{name}(prior=)", prior, temperatures.size, positive=True))
 
 
 class Tempering(Policy):
@@ -40,7 +40,7 @@ class Tempering(Policy):
                  partition_rows: int = 200, importance: int = 0):
         self.temperatures = domains.grid("Tempering(temperatures=)", temperatures)
         self.log_prior = log_prior("Tempering", self.temperatures, prior)
-        self.log_partition = None if log_partition is None else domains.reals(
+        self.log_partition = None if log_partition is None else domains.per_temperature(
             "Tempering(log_partition=)", log_partition, self.temperatures.size)
         self.samples = domains.integer("Tempering(samples=)", samples, 1)
         self.partition_rows = domains.integer("Tempering(partition_rows=)", partition_rows, 1)
