@@ -276,7 +276,8 @@ def categorical_mixture(draw) -> Scenario:
 
     def build():
         with vmp.Model("normal_mixture") as model:
-            pi = vmp.Dirichlet("pi", np.full(k, alpha) if isinstance(k, int) and 0 < k <= 1000 else alpha)
+            pi = vmp.Dirichlet("pi", np.full(k, alpha) if isinstance(k, int) and 0 < k <= 1000 and isinstance(alpha, float)
+                              else alpha)
             with vmp.Plate("components", k):
                 mu = vmp.Normal("mu", m0, p0)
                 tau = vmp.Gamma("tau", a, b)
