@@ -66,7 +66,8 @@ class Fit:
         engine.executor.prepare(engine, self.plan)
         names = [n.name for n in self.plan.stepped]
         if resume is None:
-            state, accesses = self.method.start(engine, rng, o.init)
+            with floating_point(0):
+                state, accesses = self.method.start(engine, rng, o.init)
             self._commit(state.updated({}, loop=self.method.loop_start(engine, state, rng, accesses)))
             self.recorder = Recorder(names)
             self.evaluate(0)
@@ -86,9 +87,10 @@ class Fit:
         action 'stop' ends the fit (``done``) with the state before the step."""
         tick = time.perf_counter()
         check_files(self.model)
-        draw = self.method.draw(self.engine, self.state, self.rng)
-        state, info = self.method.step(self.engine, self.state, draw)
         t = self.state.step + 1
+        with floating_point(t):
+            draw = self.method.draw(self.engine, self.state, self.rng)
+            state, info = self.method.step(self.engine, self.state, draw)
         for event in info.events:
             self._event(t, event)
         if info.error is not None:
@@ -124,7 +126,8 @@ class Fit:
         t = self.state.step if t is None else t
         state = self.state
         check_files(self.model)
-        bound = self.method.bound(self.engine, state)
+        with floating_point(t):
+            bound = self.method.bound(self.engine, state)
         self.recorder.evaluation(t, state.loop.accesses, bound.value, bound.heldout, bound.stderr)
         loop = state.loop
         if self.method.policies:
@@ -279,6 +282,18 @@ def _resume_point(resume, model, fit: dict) -> tuple[State, dict]:
     if isinstance(resume, Fit):
         resume = resume.result(close=False)
     return resume_state(resume, model, fit)
+
+
+@contextlib.contextmanager
+def floating_point(t: int):
+    """A matrix that floating point cannot factor at step ``t`` (a precision formed from inputs of
+    scale 1e8 that is not positive definite once rounded) is a ConvergenceError: the fit diverged
+    (reported by a stochastic fit, raised by batch VMP), not numpy's LinAlgError."""
+    try:
+        yield
+    except np.linalg.LinAlgError as err:
+        raise ConvergenceError(f"at step {t} a matrix of q cannot be factored in floating point ({err}): rescale "
+                               f"the inputs, or take smaller steps") from None
 
 
 def _continued(state: State) -> State:
