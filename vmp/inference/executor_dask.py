@@ -125,7 +125,8 @@ class Kept(Gathered):
 
     def gathered(self) -> tuple:
         if self._full is None:
-            parts = self.executor.client.gather([self.future(i) for i in range(len(self.futures))])
+            parts = self.executor._retried(lambda: self.executor.client.gather(
+                [self.future(i) for i in range(len(self.futures))]))
             self._full = tuple(np.concatenate([p[c] for p in parts], axis=self.axis) for c in range(len(self)))
             self.executor.traffic["received"] += _nbytes(self._full)
         return self._full
@@ -322,22 +323,31 @@ class DaskExecutor(Executor):
         """sum of the futures ``submit()`` returns, by a fixed binary tree (the same order of
         additions every run) whose last addition runs here (one hop less per round); the whole
         step sent again when the cluster loses it."""
+        def once():
+            futures = submit()
+            if not futures:
+                return None
+            while len(futures) > 2:
+                futures = [self.client.submit(add, futures[j], futures[j + 1], pure=False)
+                           if j + 1 < len(futures) else futures[j] for j in range(0, len(futures), 2)]
+            parts = self.client.gather(futures)
+            self.traffic["received"] += _nbytes(parts)
+            return parts[0] if len(parts) == 1 else add(parts[0], parts[1])
+
+        return self._retried(once, "a step")
+
+    def _retried(self, call, what: str = "a gather"):
+        """``call()``, sent again after the holders are scattered anew when the cluster loses its
+        work (the lost futures it reads are made again from them), at most ``retries`` times."""
         for attempt in range(self.retries + 1):
             try:
-                futures = submit()
-                if not futures:
-                    return None
-                while len(futures) > 2:
-                    futures = [self.client.submit(add, futures[j], futures[j + 1], pure=False)
-                               if j + 1 < len(futures) else futures[j] for j in range(0, len(futures), 2)]
-                parts = self.client.gather(futures)
-                self.traffic["received"] += _nbytes(parts)
-                return parts[0] if len(parts) == 1 else add(parts[0], parts[1])
+                return call()
             except Exception as err:  # noqa: BLE001 - only a cluster's failures are retried
                 if not _lost(err):
                     raise
                 if attempt == self.retries:
-                    raise ClusterError(f"DaskExecutor: a step failed {attempt + 1} times on the cluster: {err!r}") from err
+                    raise ClusterError(f"DaskExecutor: {what} failed {attempt + 1} times on the cluster: {err!r}") \
+                        from err
                 self._start()
 
     def _restrict(self, engine, state, contexts: dict, i: int):
