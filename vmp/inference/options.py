@@ -202,9 +202,11 @@ def _policies(policies, say) -> tuple:
 
 
 def _init(init, say):
-    if init is None or init == "prior" or isinstance(init, Mapping):
-        return init
-    raise domains.refuse(say("init"), "'prior' or a dict from node names to initial means", init)
+    from .state import State
+
+    if init is None or isinstance(init, (State, Mapping)) or init == "prior":
+        return init  # a State: a warm start (init.py)
+    raise domains.refuse(say("init"), "'prior', a dict from node names to initial means, or a State", init)
 
 
 def _progress(progress, say):
