@@ -117,7 +117,7 @@ def test_restricted_partitions_sum_to_the_full_message():
     state, _ = steps.sweep(engine, state, engine.schedule())
     for name in ("pi", "mu", "Lambda"):
         task = Children(engine, state, engine.nodes[name])
-        full = task(None)
+        full = task(Context())
         parts = None
         for lo, hi in [(0, 30), (30, 31), (31, 97)]:
             rows = np.arange(lo, hi)

@@ -37,13 +37,9 @@ def default_executor(model) -> Executor:
     return Chunked() if lazy else Serial()
 
 
-def with_state(ctx, state: State):
-    """``ctx`` (None, a Context, or a dict of them per factor) reading q from ``state``."""
-    if isinstance(ctx, dict):
-        return {k: with_state(c, state) for k, c in ctx.items()}
-    if ctx is None:
-        return Context(state=state)
-    return replace(ctx, state=state)
+def at(ctx: Context | None, state: State) -> Context:
+    """``ctx`` (omitted: every factor whole) reading q from ``state``."""
+    return Context(state=state) if ctx is None else ctx.at(state)
 
 
 def _plus(prior, children):
@@ -86,80 +82,77 @@ class Engine:
             w = extra if w is None else w * extra
         return w
 
-    def message(self, state: State, node, f, weights: dict | None = None, plate=None, index: int | None = None,
-                ctx=None):
-        """eta_f->node: the message of factor ``f`` to ``node`` (restricted and scaled by ``ctx``);
-        a partially observed child's factor as data at its complete rows plus latent at the
-        others (:meth:`split`)."""
-        c = ctx.get(f.child.name) if isinstance(ctx, dict) else ctx
-        w = self.factor_weight(f, weights)
-        split = None if node is f.child or plate is not None else self.split(f, c)
+    def message(self, state: State, node, f, ctx: Context | None = None):
+        """eta_f->node: the message of factor ``f`` to ``node`` (restricted, scaled, weighted and
+        sliced by ``ctx``); a partially observed child's factor as data at its complete rows
+        plus latent at the others (:meth:`split`)."""
+        ctx = at(ctx, state)
+        c = ctx.of(f.child.name)
+        w = self.factor_weight(f, ctx.weights)
+        split = None if node is f.child or ctx.plate is not None else self.split(f, c)
         if split is None:
-            return f.messages(node, w, plate, index, with_state(c, state))
-        a = split.data.messages(node, split.weight(w), ctx=with_state(c, state))
+            return f.messages(node, w, ctx.plate, ctx.index, c)
+        a = split.data.messages(node, split.weight(w), ctx=c)
         b = split.latent.messages(node, w, ctx=split.context(state)) if split.rows.size else None
         return split.join(node, a, b)
 
-    def split(self, f, ctx=None):
+    def split(self, f, ctx: Context | None = None):
         """``f`` as data at its child's complete rows plus latent at the others
         (``graph/partial.py``) when the child is partially observed with some complete rows and
         the evaluation is unrestricted on this process; else None."""
-        latent = self.latent(f.child, None, ctx)
+        latent = self.latent(f.child, ctx or Context())
         return None if latent is None else latent.split(f.child, f.keep)
 
-    def target(self, state: State, node, weights: dict | None = None, plate=None, index: int | None = None,
-               ctx=None) -> tuple[np.ndarray, ...]:
+    def target(self, state: State, node, ctx: Context | None = None) -> tuple[np.ndarray, ...]:
         """lambda^temp of ``node`` given every other q in ``state`` (the coordinate-ascent
-        optimum); with ``plate``/``index`` only that slice of the node. ``ctx`` (a Context, or a
-        dict from factor child names to Contexts) restricts and scales each factor's messages.
-        The sum over the children's factors runs through the executor."""
+        optimum); with ``ctx.plate``/``ctx.index`` only that slice of the node. ``ctx`` restricts,
+        scales and weights each factor's messages. The sum over the children's factors runs
+        through the executor."""
         self._summed = None
-        kept = self.executor.local_target(self, state, node, ctx, weights, plate, index)
+        ctx = at(ctx, state)
+        kept = self.executor.local_target(self, state, node, ctx)
         if kept is not None:
             return kept
-        latent = self.latent(node, plate, ctx)
+        latent = self.latent(node, ctx)
         if latent is not None:
-            return self._target_rows(state, node, weights, ctx, latent)
-        prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
-        children = Children(self, state, node, weights, plate, index)
+            return self._target_rows(state, node, ctx, latent)
+        prior = self.message(state, node, self.factors[node.name], ctx)
+        children = Children(self, state, node, ctx)
         total = _plus(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
-        total = node.family.summed_symmetric(self.own_multiplicity(node, total, plate, index, ctx))
-        total = node.pinned(total, ctx.get(node.name) if isinstance(ctx, dict) else ctx, plate, index)
-        self._summed = self._summed_messages(node, total, plate, ctx)
+        total = node.family.summed_symmetric(self.own_multiplicity(node, total, ctx))
+        total = node.pinned(total, ctx.of(node.name), ctx.plate, ctx.index)
+        self._summed = self._summed_messages(node, total, ctx)
         return total
 
-    def latent(self, node, plate=None, ctx=None):
+    def latent(self, node, ctx: Context):
         """The rows of a partially observed node that its batch update forms (``Clamp.latent``,
         ``graph/partial.py``) in an unrestricted update on this process, when some rows are
         complete; else None."""
-        contexts = ctx.values() if isinstance(ctx, dict) else [ctx]
-        if node.clamp is None or plate is not None or not self.executor.rows_here \
-                or any(restricted(c) for c in contexts):
+        if node.clamp is None or ctx.plate is not None or not self.executor.rows_here or not ctx.whole:
             return None
         return node.clamp.latent()
 
-    def _target_rows(self, state: State, node, weights, ctx, latent) -> tuple:
+    def _target_rows(self, state: State, node, ctx: Context, latent) -> tuple:
         """``target`` formed at the latent rows only: the node's own factor evaluated in a
         Context of those rows, its children's messages (zero at complete rows, ``Clamp.free``)
         taken there; the complete rows hold the pinned constant (``LatentRows.spread``)."""
         self._summed = None
         rows = latent.rows
-        own = Context(subset={node.plates[0].name: rows}, state=state)
-        prior = self.message(state, node, self.factors[node.name], weights, ctx=own)
-        children = self.executor.map_sum(Children(self, state, node, weights), self.executor.partitions(ctx))
+        own = Context(subset={node.plates[0].name: rows}, state=state, weights=ctx.weights)
+        prior = self.message(state, node, self.factors[node.name], own)
+        children = self.executor.map_sum(Children(self, state, node, ctx), self.executor.partitions(ctx))
         if children is not None:
             children = tuple(np.take(np.broadcast_to(c, s), rows, axis=0)
                              for c, s in zip(children, node.component_shapes()))
-        total = node.family.summed_symmetric(self.own_multiplicity(node, _plus(prior, children), ctx=own))
+        total = node.family.summed_symmetric(self.own_multiplicity(node, _plus(prior, children), own))
         return latent.spread(node.pinned(total, own))
 
-    def _summed_messages(self, node, total, plate, ctx):
+    def _summed_messages(self, node, total, ctx: Context):
         """(node, lambda^temp, [(factor, its kept messages to node)]) when ``total`` is the sum
         of the messages its factors keep (full data, this process, no multiplicity, no clamp),
         for the bound at the node's optimum (:meth:`_at_optimum`); else None."""
-        contexts = ctx.values() if isinstance(ctx, dict) else [ctx]
-        if not node.family.closed_optimum or plate is not None or type(self.executor) is not Serial \
-                or node.weights is not None or node.clamp is not None or any(restricted(c) for c in contexts):
+        if not node.family.closed_optimum or ctx.plate is not None or type(self.executor) is not Serial \
+                or node.weights is not None or node.clamp is not None or not ctx.whole:
             return None
         factors = self.touching[node.name]  # its own factor and its children's: what target summed
         if self.factors[node.name] not in factors or any(self.split(f) is not None for f in factors):
@@ -185,16 +178,14 @@ class Engine:
             skip[f.child.name] = terms
         return node, skip
 
-    def own_multiplicity(self, node, total, plate=None, index=None, ctx=None):
-        """Divide by m_i, node i's own multiplicity (Paquet eq. (5))."""
+    def own_multiplicity(self, node, total, ctx: Context):
+        """Divide by m_i, node i's own multiplicity (Paquet eq. (5)), at the elements ``ctx``
+        reads."""
         if node.weights is None:
             return total
-        m = node.weights
-        own = ctx.get(node.name) if isinstance(ctx, dict) else ctx
-        if own is not None:
-            m = own.take(m, node.plates)
-        if plate is not None:
-            m = np.take(m, index, axis=node.plates.index(plate))
+        m = ctx.of(node.name).take(node.weights, node.plates)
+        if ctx.plate is not None:
+            m = np.take(m, ctx.index, axis=node.plates.index(ctx.plate))
         m = np.where(m > 0, m, 1.0)
         return tuple(t / m.reshape(m.shape + (1,) * (t.ndim - m.ndim)) for t in total)
 
@@ -218,16 +209,16 @@ class Engine:
             raise ConvergenceError(f"node '{node.name}': elements coupled along several plates are not supported")
         return coupled[0] if coupled else None
 
-    def coordinate(self, state: State, node, weights: dict | None = None, ctx=None, rho: float = 1.0):
+    def coordinate(self, state: State, node, ctx: Context | None = None, rho: float = 1.0):
         """New natural parameters of q(node): lambda <- (1 - rho) lambda + rho lambda^temp
         (Paquet Alg. 1, option (a)); elements coupled through a factor go one slice at a time,
         each slice reading the slices before it. Pure: returns (natural, moments)."""
         if self.coupled_plate(node) is None:
-            new = self.blend(state.natural[node.name], self.target(state, node, weights, ctx=ctx), rho)
+            new = self.blend(state.natural[node.name], self.target(state, node, ctx), rho)
             return new, self.moments(node, new)
-        return self.coordinate_step(state, node, weights, ctx, rho)[:2]
+        return self.coordinate_step(state, node, ctx, rho)[:2]
 
-    def coordinate_step(self, state: State, node, weights: dict | None = None, ctx=None, rho: float = 1.0):
+    def coordinate_step(self, state: State, node, ctx: Context | None = None, rho: float = 1.0):
         """(natural, moments, g) of :meth:`coordinate`, g = lambda^temp - lambda the natural
         gradient its step followed (new = lambda + rho g): for coupled elements each slice's
         target as that slice read it, after the slices before it moved (Ranganath et al. 2013's
@@ -235,7 +226,7 @@ class Engine:
         plate = self.coupled_plate(node)
         old = state.natural[node.name]
         if plate is None:
-            target = self.target(state, node, weights, ctx=ctx)
+            target = self.target(state, node, ctx)
             new = self.blend(old, target, rho)
             return new, self.moments(node, new), tuple(t - a for t, a in zip(target, old))
         axis = node.plates.index(plate)
@@ -243,7 +234,7 @@ class Engine:
         new = old
         gradient = tuple(np.empty_like(a) for a in old)
         for i in range(plate.size):
-            part = self.target(current, node, weights, plate, i, ctx)
+            part = self.target(current, node, at(ctx, current).sliced(plate, i))
             parts = []
             sl = (slice(None),) * axis + (i,)
             for arr, t, g in zip(new, part, gradient):
@@ -341,10 +332,10 @@ class Engine:
         return list(self.hidden)
 
     # ----- convenience for scripts: step the model's own state ----------------------------
-    def update(self, node, weights: dict | None = None, ctx=None, rho: float = 1.0) -> None:
+    def update(self, node, ctx: Context | None = None, rho: float = 1.0) -> None:
         """One coordinate update of ``node`` applied to ``model.state``."""
         state = self.model.state
-        new, moments = self.coordinate(state, node, weights, ctx, rho)
+        new, moments = self.coordinate(state, node, ctx, rho)
         self.check_domain(node, new)
         self.model.state = state.updated({node.name: (new, moments)})
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,13 +43,13 @@ class Executor(ABC):
 
     @abstractmethod
     def partitions(self, ctx) -> list:
-        """The pieces of an evaluation over ``ctx`` (a Context, a dict of them, or None: all)."""
+        """The pieces of an evaluation over ``ctx`` (a Context)."""
 
     @abstractmethod
     def map_sum(self, fn: Callable[[Any], Any], partitions: Iterable) -> Any:
         """sum over p in ``partitions`` of fn(p)."""
 
-    def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
+    def local_target(self, engine, state, node, ctx):
         """lambda^temp of a node whose elements the executor partitions (a local on the data
         plate), kept where its rows live (a tuple-like handle); None: the engine computes it here."""
         return None
@@ -99,11 +100,13 @@ class Children:
     Bishop eq. (5); Paquet eq. (6) for a draw): the ``fn`` an executor maps. Calling it runs in
     this process with the engine and State it was made with; ``run`` takes another engine (a
     worker's copy of the model) and State (the moments shipped to it). It pickles without them:
-    only the node's name and the slice travel."""
+    only the node's name, the factors' weights and the slice travel; each partition is a
+    Context of the evaluation (its restriction)."""
 
-    def __init__(self, engine, state: State, node, weights=None, plate=None, index=None):
+    def __init__(self, engine, state: State, node, ctx=None):
         self.engine, self.state, self.node = engine, state, node.name
-        self.weights, self.plate, self.index = weights, None if plate is None else plate.name, index
+        self.weights, self.index = (None, None) if ctx is None else (ctx.weights, ctx.index)
+        self.plate = None if ctx is None or ctx.plate is None else ctx.plate.name
 
     def __call__(self, part):
         return self.run(self.engine, self.state, part)
@@ -115,9 +118,10 @@ class Children:
     def run(self, engine, state: State, part):
         node = engine.nodes[self.node]
         plate = None if self.plate is None else next(p for p in node.plates if p.name == self.plate)
+        part = replace(part, weights=self.weights, plate=plate, index=self.index)
         total = None
         for f in self.factors(engine):
-            total = add(total, engine.message(state, node, f, self.weights, plate, self.index, part))
+            total = add(total, engine.message(state, node, f, part))
         return total
 
     def __getstate__(self) -> dict:

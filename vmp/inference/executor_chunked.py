@@ -16,16 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import VMPError
-from ..graph.leaves import Context
 from .executor import Children, Executor, add
 from .partition import data_plate, local_names, rows_bound, rows_context, rows_of
-
-
-def _whole(ctx) -> bool:
-    """Whether ``ctx`` (None, a Context or a dict of them) evaluates over all the data."""
-    if isinstance(ctx, dict):
-        return all(_whole(c) for c in ctx.values())
-    return ctx is None or isinstance(ctx, Context) and not ctx.restricted
 
 
 class Chunked(Executor):
@@ -73,7 +65,7 @@ class Chunked(Executor):
 
     def map_sum(self, fn, partitions):
         partitions = list(partitions)
-        if isinstance(fn, Children) and len(partitions) == 1 and _whole(partitions[0]):
+        if isinstance(fn, Children) and len(partitions) == 1 and partitions[0].whole:
             engine, state = fn.engine, fn.state
             self._bind(engine)
             if self.plate not in engine.nodes[fn.node].plates and self._streams(engine, state, fn.factors(engine)):
@@ -86,10 +78,10 @@ class Chunked(Executor):
             total = add(total, fn(p))
         return total
 
-    def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
+    def local_target(self, engine, state, node, ctx):
         """lambda^temp of a local on the data plate (Winn & Bishop eq. (5) per row), block by
         block: each block's own factor and children's factors restricted to its rows."""
-        if not _whole(ctx) or weights is not None or plate is not None:
+        if not ctx.whole or ctx.weights is not None or ctx.plate is not None:
             return None
         self._bind(engine)
         if node.name not in self.local or not self._streams(engine, state, engine.touching[node.name], node.name):

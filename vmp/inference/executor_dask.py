@@ -250,10 +250,9 @@ class DaskExecutor(Executor):
         factors = fn.factors(engine)
         if self.plate in node.plates or not factors or any(self.plate not in f.child.plates for f in factors):
             return fn(ctx)  # a local node, or children off the data plate: here, in one piece
-        names = [f.child.name for f in factors]
-        contexts = {k: ctx.get(k) for k in names} if isinstance(ctx, dict) else {k: ctx for k in names}
-        if any(c is not None and (node.name in c.overrides or c.scale is not None and np.ndim(c.scale)
-                                  and not isinstance(ctx, dict)) for c in contexts.values()):
+        contexts = {f.child.name: ctx.of(f.child.name) for f in factors}
+        if any(node.name in c.overrides or c.scale is not None and np.ndim(c.scale) and k not in ctx.factors
+               for k, c in contexts.items()):
             return fn(ctx)  # a minibatch's local being optimized (its q overridden): O(|S|), here
         state = fn.state
         moments = self._globals(state, factors)
@@ -349,12 +348,12 @@ class DaskExecutor(Executor):
         out, spans, local = {}, {}, {}
         for child, c in contexts.items():
             axis = [p.name for p in engine.nodes[child].plates].index(name)
-            rows = None if c is None else c.subset.get(name)
+            rows = c.subset.get(name)
             if rows is None:
-                base = Context() if c is None else c
-                if any(k in self.local_nodes for k in base.overrides):
+                if any(k in self.local_nodes for k in c.overrides):
                     raise VMPError("DaskExecutor: overrides of the data plate's nodes without its subset")
-                out[child], spans[child] = replace(base, state=None), (lo, hi, axis)
+                out[child] = replace(c, state=None, factors={}, weights=None, plate=None, index=None)
+                spans[child] = (lo, hi, axis)
                 local = self._local_slices(engine, state, i)
                 continue
             keep = np.flatnonzero((rows >= lo) & (rows < hi))
@@ -417,11 +416,11 @@ class DaskExecutor(Executor):
                 if isinstance(v, Kept) or isinstance(state.moments.get(k), Kept)}
         return state.updated(kept, loop=state.loop.mapped(_gathered)) if kept else state
 
-    def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
-        """A batch update of a local on the data plate (ctx None, no extra weights, no coupled
-        slice): each partition computes lambda^temp of its rows where it lives and keeps it; the
-        fit holds a :class:`Kept` handle."""
-        if ctx is not None or weights is not None or plate is not None:
+    def local_target(self, engine, state, node, ctx):
+        """A batch update of a local on the data plate (every factor whole, no extra weights, no
+        coupled slice): each partition computes lambda^temp of its rows where it lives and keeps
+        it; the fit holds a :class:`Kept` handle."""
+        if not ctx.whole or ctx.weights is not None or ctx.plate is not None:
             return None
         self._bind(engine)
         if node.name not in self.local_nodes or any(self.plate not in f.child.plates for f in engine.touching[node.name]):

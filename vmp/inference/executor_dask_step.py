@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import steps
+from ..graph.leaves import Context
 from .executor import Children
 from .executor_dask_worker import _own
 from .sparse import sparse
@@ -69,9 +70,9 @@ class LocalStep:
 
 
 def remote_round(ctx) -> Round | None:
-    """The Round whose kept locals ``ctx`` (a Context or a dict of them) reads, if any."""
-    for c in ctx.values() if isinstance(ctx, dict) else [ctx]:
-        for value in () if c is None else c.overrides.values():
+    """The Round whose kept locals ``ctx`` (or one of its factors' Contexts) reads, if any."""
+    for c in [ctx, *ctx.factors.values()]:
+        for value in c.overrides.values():
             if isinstance(value, Remote):
                 return value.round
     return None
@@ -129,6 +130,7 @@ def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot
     for name, plate, index, moved in asked:
         now = State(moments={**state.moments, **_own(moved)}) if moved else state
         node = engine.nodes[name]
-        task = Children(engine, now, node, None, None if plate is None else engine.model.plates[plate], index)
+        task = Children(engine, now, node, Context(plate=None if plate is None else engine.model.plates[plate],
+                                                    index=index))
         sums[name] = sparse(task.run(engine, now, plan.contexts(engine, draw, node)))
     return {"accesses": accesses, "terms": full, "sums": sums}

@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..graph.change import squares
+from ..graph.leaves import Context
 from .executor import Serial
 from .partition import rows_bound, rows_context
 from .sparse import sparse
@@ -107,7 +108,8 @@ def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments:
     """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
     State, the locals of the partition's rows as overrides of every restricted Context; sent
     back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
-    return sparse(task.run(holder.engine, State(moments=_own(moments)), _spanned(ctx, spans, plate, _own(local))))
+    part = Context(factors=_spanned(ctx, spans, plate, _own(local)))
+    return sparse(task.run(holder.engine, State(moments=_own(moments)), part))
 
 
 def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):

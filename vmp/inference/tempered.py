@@ -208,7 +208,7 @@ def _target(engine, ctx: Context, node, s: float, integrate_data: bool) -> tuple
     """The node's tempered target: its factors weighted s (Paquet eq. (5)), without the observed
     children's when their data are integrated (their g replaces them)."""
     factors = [f for f in engine.touching[node.name] if not (integrate_data and f.child.has_data)]
-    contexts = {f.child.name: scaled_context(ctx, f.child, 1.0, s) for f in factors}
+    contexts = Context(factors={f.child.name: scaled_context(ctx, f.child, 1.0, s) for f in factors}, state=ctx.state)
     total = None
     for f in factors:
         total = add(total, engine.message(ctx.state, node, f, ctx=contexts))
