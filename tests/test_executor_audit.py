@@ -249,7 +249,7 @@ def _executors(client, build):
     from vmp.inference.engine import Engine
     from vmp.inference.partition import data_plate
 
-    n = data_plate(Engine(build()), None, "Chunked").size
+    n = data_plate(Engine(build()), None, "Chunked", cut=False).size
     size = n // 3 + 1 if n % (n // 3 + 1) else n // 3 + 2  # three or four blocks, the last one shorter
     return {"chunked": vmp.Chunked(size=size), "dask": vmp.DaskExecutor(client, partitions=2)}
 

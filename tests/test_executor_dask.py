@@ -16,7 +16,6 @@ from models import gaussian_mixture, lda, linear_regression, matrix_factorizatio
 from vmp.graph.leaves import Context
 from vmp.inference import steps
 from vmp.inference.engine import Engine
-from vmp.inference.executor import Children
 from vmp.inference.init import initialize
 
 distributed = pytest.importorskip("distributed")
@@ -116,14 +115,14 @@ def test_restricted_partitions_sum_to_the_full_message():
     state = initialize(engine, np.random.default_rng(1))
     state, _ = steps.sweep(engine, state, engine.schedule())
     for name in ("pi", "mu", "Lambda"):
-        task = Children(engine, state, engine.nodes[name])
-        full = task(Context())
+        node = engine.nodes[name]
+        full = engine.children(state, node, Context())
         parts = None
         for lo, hi in [(0, 30), (30, 31), (31, 97)]:
             rows = np.arange(lo, hi)
             ctx = Context(subset={"data": rows}, overrides={"z": tuple(m[lo:hi] for m in state.moments["z"])})
-            part = task.run(engine, vmp.State(moments={k: v for k, v in state.moments.items() if k != "z"}),
-                            ctx)
+            part = engine.children(vmp.State(moments={k: v for k, v in state.moments.items() if k != "z"}), node,
+                                   ctx)
             parts = part if parts is None else tuple(a + b for a, b in zip(parts, part))
         for a, b in zip(parts, full):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * np.max(np.abs(b)))

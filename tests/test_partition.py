@@ -12,7 +12,6 @@ from models import gaussian_mixture, lda
 from vmp.graph.data import Rows, take_rows
 from vmp.graph.leaves import Context
 from vmp.inference.engine import Engine
-from vmp.inference.executor import Children
 from vmp.inference.partition_model import partition_blob
 from vmp.inference.init import initialize
 from vmp.inference.state import State
@@ -80,8 +79,9 @@ def test_a_partition_evaluates_its_rows_as_the_whole_model(case):
     part = pickle.loads(blob)
     assert isinstance(part[("x" if case == "mixture" else "w")].data, Rows)
     moments = State(moments={k: v for k, v in state.moments.items() if k != "z"})
-    here = Children(engine, state, engine.nodes[node]).run(engine, moments, ctx)
-    there = Children(engine, state, engine.nodes[node]).run(Engine(part), moments, ctx)
+    holder = Engine(part)
+    here = engine.children(moments, engine.nodes[node], ctx)
+    there = holder.children(moments, holder.nodes[node], ctx)
     for a, b in zip(here, there):
         np.testing.assert_array_equal(a, b)
 
@@ -211,8 +211,8 @@ def test_a_holder_reuses_its_rows_sums_between_the_parents_and_the_bound(monkeyp
 
     def sweep(stable):
         del stacks[:]
-        out = [Children(engine, state, engine.nodes[k]).run(
-            part, globals_, rows_context("data", lo, hi, local, globals_, stable=stable)) for k in ("mu", "Lambda")]
+        out = [part.children(globals_, part.nodes[k], rows_context("data", lo, hi, local, globals_, stable=stable))
+               for k in ("mu", "Lambda")]
         ctx = rows_context("data", lo, hi, local, globals_, stable=stable)
         return out, rows_bound(part, part.model.plates["data"], ctx, natural), len(stacks)
 

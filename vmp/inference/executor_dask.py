@@ -9,20 +9,20 @@ partition's rows of the observed data and of the other arrays over the plate
 :class:`~vmp.graph.leaves.Context` restricting the data plate to the partition's rows, with the
 moments of the nodes on that plate (the locals, e.g. z) as overrides restricted to those rows.
 A sum over the children is then, per partition, the same pure
-:class:`~vmp.inference.executor.Children` that the serial executor runs, followed by a fixed
+:meth:`Engine.children <vmp.inference.engine.Engine.children>` that the serial executor runs, followed by a fixed
 binary tree of additions (the same tree every run: the same bits for the same seed).
 
 What travels per message: the task (a node's name), the moments of the nodes off the data plate
 that its factors read (the globals: small), the restricted Context of a draw (its rows, scale and
 locals: O(|S|)), and back a natural-parameter sum (as the columns it touches when it is
 mostly zero: :mod:`~vmp.inference.sparse`). The locals of a batch fit (the nodes on the
-data plate) are updated where their rows live (:meth:`DaskExecutor.local_target`) and stay
+data plate) are updated where their rows live (:meth:`DaskExecutor.local`) and stay
 there: the fit's State holds a :class:`Kept` handle, whose moments, domain check, relative
 change and share of the bound (:meth:`DaskExecutor.bound`) are computed on the workers; they are
 gathered into the State once, at the end of a run (:meth:`DaskExecutor.finish`). The initial
 locals are sent once per fit. Minibatches are drawn on the driver from the fit's seed and routed
 by row to the partitions that hold them, so the same seed draws the same rows as ``Serial``. For
-a Minibatch fit (:meth:`DaskExecutor.prepare`) the partitions are ranges of the minibatch's
+a Minibatch fit (:meth:`DaskExecutor.start`) the partitions are ranges of the minibatch's
 plate, each holding its rows' elements of the linked plates (a document's tokens), and a step is
 one round of tasks: the local step of the drawn rows where they are, the globals' sums and the
 rows' local terms (:mod:`~vmp.inference.executor_dask_step`); the locals never travel.
@@ -56,16 +56,16 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import VMPError
-from ..graph.gathered import Gathered
+from ..graph import held
+from ..graph.held import Held
 from ..graph.leaves import Context
-from .executor import Children, Executor, add
+from .executor import Executor, add
 from .executor_dask_step import LocalStep, Round, changed, driver_context, remote_round, requests
 from .executor_dask_step import local_step as _remote_step
-from .executor_dask_worker import _bound, _held, _invalid, _local_target, _moments, _partial, _slice, _squares
+from .executor_dask_worker import Sum, _bound, _held, _invalid, _local_target, _moments, _partial, _slice, _squares
 from .partition import data_plate, local_names
 from .partition_model import compact_part, partition_blob
 from .sparse import dense
-from .state import State
 
 
 class ClusterError(VMPError):
@@ -87,23 +87,27 @@ class _Futures:
         return self.futures[i]
 
 
-def _recipe(value):
-    """What a recomputation reads of a local: a Kept by a weak reference to its futures (a
-    recipe must not hold the earlier versions of the locals on the workers), an array as it is."""
-    return weakref.ref(value.box) if isinstance(value, Kept) else value
+class _Read:
+    """What a recomputation reads of one local: the futures the workers keep (by a weak reference:
+    a recipe must not hold the earlier versions of the locals on the workers), or the arrays to
+    send."""
+
+    def __init__(self, executor, name: str, value):
+        box = held.pieces(value, executor)
+        self.name, self.box = name, None if box is None else weakref.ref(box)
+        self.value = value if box is None else None
+
+    def future(self, executor, engine, i: int):
+        if self.box is None:
+            return executor._sent(engine, self.name, self.value, i, "moments")
+        box = self.box()
+        if box is None:
+            raise ClusterError(f"DaskExecutor: the cluster lost the rows of '{self.name}', and the locals they "
+                               f"were computed from are no longer held: they cannot be recomputed")
+        return box.future(i)
 
 
-def _cooked(name: str, recipe):
-    if not isinstance(recipe, weakref.ref):
-        return recipe
-    box = recipe()
-    if box is None:
-        raise ClusterError(f"DaskExecutor: the cluster lost the rows of '{name}', and the locals they were "
-                           f"computed from are no longer held: they cannot be recomputed")
-    return box
-
-
-class Kept(Gathered):
+class Kept(Held):
     """A local's natural parameters or moments kept on the workers, one slice per partition of
     the data plate (``futures``, each made by ``make(i)``: made again, from the holders of the
     moment, when a worker that held it was lost). Reading it (indexing, iterating, saving)
@@ -143,12 +147,18 @@ class Kept(Gathered):
         return int(sum(ex.client.gather([ex.client.submit(_invalid, h, self.name, self.future(i), pure=False)
                                          for i, h in enumerate(ex._holders)])))
 
+    def pieces(self, where):
+        """The futures of its slices, for the executor that made it in this partitioning."""
+        return self.box if where is self.executor and where.bounds is self.bounds else None
+
     def relative_change(self, old) -> float:
         ex = self.executor
         parts = range(len(self.bounds) - 1)
-        olds = [old.future(i) for i in parts] if isinstance(old, Kept) and old.bounds is self.bounds else [
-            _slice(old, self.axis, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
-        if not isinstance(old, Kept):
+        box = held.pieces(old, ex)
+        if box is not None:
+            olds = [box.future(i) for i in parts]
+        else:
+            olds = [_slice(old, self.axis, int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
             ex.traffic["sent"] += _nbytes(olds)
         with _quiet():  # the first sweep's old locals were initialized here: sent once
             num, den = np.sum(ex.client.gather([ex.client.submit(_squares, self.future(i), o, pure=False)
@@ -181,12 +191,10 @@ class DaskExecutor(Executor):
     def __getstate__(self):
         raise VMPError("a DaskExecutor holds a live client and cannot be pickled or copied")
 
-    # ----- the partitions -------------------------------------------------------------------
-    def partitions(self, ctx) -> list:
-        """One piece: the split into row ranges happens in ``map_sum``, which knows the node."""
-        return [ctx]
+    cuts_data = True
 
-    def prepare(self, engine, plan) -> None:
+    # ----- the partitions -------------------------------------------------------------------
+    def start(self, engine, plan) -> None:
         """A Minibatch fit whose locals can stay where their rows are (every stepped node's
         children all drawn or all off the drawn plates) partitions the minibatch's plate, each
         holder with its rows' elements of the linked plates (a document's tokens), and runs each
@@ -206,7 +214,7 @@ class DaskExecutor(Executor):
             return
         plan = self._plan if self._plan is not None and self._plan.plate is model.plates.get(self._plan.plate_name) \
             else None
-        plate = plan.plate if plan is not None else data_plate(engine, self.plate_name, "DaskExecutor")
+        plate = plan.plate if plan is not None else data_plate(engine, self.plate_name, "DaskExecutor", self.cuts_data)
         n = self.n_partitions or max(len(self.client.scheduler_info().get("workers", {})), 1)
         n = max(1, min(int(n), plate.size))
         self.plate = plate
@@ -237,33 +245,30 @@ class DaskExecutor(Executor):
         self._holders, self._slices, self._model = [], {}, None
 
     # ----- one sum --------------------------------------------------------------------------
-    def map_sum(self, fn, partitions):
-        partitions = list(partitions)
-        if not isinstance(fn, Children) or len(partitions) != 1:
-            return _serial(fn, partitions)
-        self._bind(fn.engine)
-        engine, ctx = fn.engine, partitions[0]
+    def children(self, engine, state, node, ctx):
+        """A global's children sum: each partition's share on its worker, tree-reduced (a
+        local's, or one whose children are off the data plate, here in one piece)."""
+        self._bind(engine)
         kept = remote_round(ctx)
         if kept is not None:
-            return self._remote_sum(fn, kept)
-        node = engine.nodes[fn.node]
-        factors = fn.factors(engine)
+            return self._remote_sum(engine, state, node, ctx, kept)
+        factors = engine.below[node.name]
         if self.plate in node.plates or not factors or any(self.plate not in f.child.plates for f in factors):
-            return fn(ctx)  # a local node, or children off the data plate: here, in one piece
+            return engine.children(state, node, ctx)
         contexts = {f.child.name: ctx.of(f.child.name) for f in factors}
         if any(node.name in c.overrides or c.scale is not None and np.ndim(c.scale) and k not in ctx.factors
                for k, c in contexts.items()):
-            return fn(ctx)  # a minibatch's local being optimized (its q overridden): O(|S|), here
-        state = fn.state
+            return engine.children(state, node, ctx)  # a minibatch's local being optimized: O(|S|), here
         moments = self._globals(state, factors)
+        task = Sum.of(node, ctx)
 
         def submit():
             futures = []
             for i in range(len(self.bounds) - 1):
                 part, spans, local = self._restrict(engine, state, contexts, i)
                 if part is not None:
-                    self._count((fn, part, spans, moments))
-                    futures.append(self.client.submit(_partial, self._holders[i], fn, part, spans, self.plate.name,
+                    self._count((task, part, spans, moments))
+                    futures.append(self.client.submit(_partial, self._holders[i], task, part, spans, self.plate.name,
                                                       moments, local, pure=False))
             return futures
 
@@ -299,13 +304,14 @@ class DaskExecutor(Executor):
         self.traffic["rounds"] += 1
         return self._reduce(submit)
 
-    def _remote_sum(self, fn, kept: Round):
+    def _remote_sum(self, engine, state, node, ctx, kept: Round):
         """A global's children sum over the drawn rows: the round's, or one more round reading
         the locals the workers kept (with the globals' moments that moved)."""
-        moved = changed(fn.engine, fn, kept)
+        moved = changed(engine, state, node, ctx, kept)
         if moved is None:
-            return dense(kept.sums[fn.node])
-        return dense(self._round(kept, [(fn.node, fn.plate, fn.index, moved)])["sums"][fn.node])
+            return dense(kept.sums[node.name])
+        plate = None if ctx.plate is None else ctx.plate.name
+        return dense(self._round(kept, [(node.name, plate, ctx.index, moved)])["sums"][node.name])
 
     def _globals(self, state, factors=None) -> dict:
         """The moments of the nodes off the data plate (those ``factors`` read, if given)."""
@@ -386,24 +392,30 @@ class DaskExecutor(Executor):
             if k in skip:
                 continue
             value = getattr(state, which)[k]
-            if isinstance(value, _Futures) or isinstance(value, Kept) and value.bounds is self.bounds:
+            box = held.pieces(value, self)
+            if box is not None:
                 self._slices.pop((which, k), None)  # the sent initial locals: no longer read
-                out[k] = value.future(i)
-                continue
-            kept = self._slices.get((which, k))
-            if kept is None or kept[0] is not value:
-                kept = (value, {})
-                self._slices[(which, k)] = kept
-            if i not in kept[1]:
-                ax = engine.nodes[k].plates.index(self.plate)
-                piece = _slice(value, ax, int(self.bounds[i]), int(self.bounds[i + 1]))
-                self.traffic["sent"] += sum(a.nbytes for a in piece)
-                with _quiet():
-                    where = self._where(i)
-                    kept[1][i] = self.client.submit(tuple, piece, pure=False, workers=where,
-                                                    allow_other_workers=where is not None)
-            out[k] = kept[1][i]
+                out[k] = box.future(i)
+            else:
+                out[k] = self._sent(engine, k, value, i, which)
         return out
+
+    def _sent(self, engine, k: str, value, i: int, which: str):
+        """The future of partition ``i``'s slice of ``value`` (the local ``k``'s moments or
+        natural parameters, arrays here), sent once per array."""
+        kept = self._slices.get((which, k))
+        if kept is None or kept[0] is not value:
+            kept = (value, {})
+            self._slices[(which, k)] = kept
+        if i not in kept[1]:
+            ax = engine.nodes[k].plates.index(self.plate)
+            piece = _slice(value, ax, int(self.bounds[i]), int(self.bounds[i + 1]))
+            self.traffic["sent"] += sum(a.nbytes for a in piece)
+            with _quiet():
+                where = self._where(i)
+                kept[1][i] = self.client.submit(tuple, piece, pure=False, workers=where,
+                                                allow_other_workers=where is not None)
+        return kept[1][i]
 
     def _where(self, i: int) -> list:
         workers = sorted(self.client.scheduler_info().get("workers", {}))
@@ -413,10 +425,10 @@ class DaskExecutor(Executor):
     def finish(self, state):
         """The locals' rows gathered into the State (once per run: O(N) then, not per step)."""
         kept = {k: (tuple(v), tuple(state.moments[k])) for k, v in state.natural.items()
-                if isinstance(v, Kept) or isinstance(state.moments.get(k), Kept)}
+                if held.pieces(v, self) is not None or held.pieces(state.moments.get(k), self) is not None}
         return state.updated(kept, loop=state.loop.mapped(_gathered)) if kept else state
 
-    def local_target(self, engine, state, node, ctx):
+    def local(self, engine, state, node, ctx):
         """A batch update of a local on the data plate (every factor whole, no extra weights, no
         coupled slice): each partition computes lambda^temp of its rows where it lives and keeps
         it; the fit holds a :class:`Kept` handle."""
@@ -426,12 +438,11 @@ class DaskExecutor(Executor):
         if node.name not in self.local_nodes or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
             return None
         moments = self._globals(state, engine.touching[node.name])
-        reads = {k: _recipe(state.moments[k]) for k in self.local_nodes if k != node.name}
+        reads = [_Read(self, k, state.moments[k]) for k in self.local_nodes if k != node.name]
 
         def make(i):
             lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
-            local = self._local_slices(engine, State(moments={k: _cooked(node.name, v) for k, v in reads.items()}), i,
-                                       skip=(node.name,))
+            local = {r.name: r.future(self, engine, i) for r in reads}
             self._count((node.name, lo, hi, moments))
             return self.client.submit(_local_target, self._holders[i], node.name, self.plate.name, lo, hi,
                                       moments, local, pure=False)
@@ -473,21 +484,12 @@ def _quiet():
 
 
 def _gathered(value):
-    """``value`` (plain data: the loop's extra state) with every Kept handle gathered."""
-    if isinstance(value, Kept):
-        return tuple(value)
+    """``value`` (plain data: the loop's own state) with every handle gathered."""
     if isinstance(value, dict):
         return {k: _gathered(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_gathered(v) for v in value]
-    return value
-
-
-def _serial(fn, partitions):
-    total = None
-    for p in partitions:
-        total = add(total, fn(p))
-    return total
+    return held.here(value)
 
 
 def _nbytes(value) -> int:

@@ -14,7 +14,7 @@ holds, with the plan of its rows (:meth:`MinibatchPlan.on_part
 
 The locals' q stays on the worker (the holder keeps the last step's) and never travels. The
 driver's Context of the step has the drawn subsets and, in place of the locals' moments,
-:class:`Remote` markers: a global's target under it (``DaskExecutor.map_sum``) takes the sum of
+:class:`Remote` markers: a global's target under it (``DaskExecutor.children``) takes the sum of
 the round when the globals its factors read are those the round read (the same objects), and
 otherwise sends one more round that reads the kept locals (option (a)'s Lambda after mu moved;
 a coupled node's slices). A worker that lost the kept locals (recomputed after a failure)
@@ -27,8 +27,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import steps
-from ..graph.leaves import Context
-from .executor import Children
 from .executor_dask_worker import _own
 from .sparse import sparse
 from .state import State
@@ -99,13 +97,12 @@ def driver_context(plan, rows: np.ndarray, round_: Round):
     return replace(ctx, overrides={n.name: Remote(round_) for n in plan.local})
 
 
-def changed(engine, fn, round_: Round) -> dict | None:
-    """The moments that ``fn``'s factors read and that differ from the round's (None: the round's
-    sum serves as it is)."""
-    state = fn.state
-    reads = {n.name for f in fn.factors(engine) for n in f.nodes()} & set(round_.snapshot)
+def changed(engine, state: State, node, ctx, round_: Round) -> dict | None:
+    """The moments that the factors of ``node``'s children read and that differ from the round's
+    (None: the round's sum serves as it is)."""
+    reads = {n.name for f in engine.below[node.name] for n in f.nodes()} & set(round_.snapshot)
     moved = {k: state.moments[k] for k in reads if state.moments[k] is not round_.snapshot[k]}
-    if not moved and fn.plate is None and fn.weights is None and fn.node in round_.sums:
+    if not moved and ctx.plate is None and ctx.weights is None and node.name in round_.sums:
         return None
     return moved
 
@@ -130,7 +127,6 @@ def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot
     for name, plate, index, moved in asked:
         now = State(moments={**state.moments, **_own(moved)}) if moved else state
         node = engine.nodes[name]
-        task = Children(engine, now, node, Context(plate=None if plate is None else engine.model.plates[plate],
-                                                    index=index))
-        sums[name] = sparse(task.run(engine, now, plan.contexts(engine, draw, node)))
+        ctx = plan.contexts(engine, draw, node).sliced(None if plate is None else engine.model.plates[plate], index)
+        sums[name] = sparse(engine.children(now, node, ctx))
     return {"accesses": accesses, "terms": full, "sums": sums}

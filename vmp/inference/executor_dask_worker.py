@@ -6,7 +6,7 @@ bound). The driver pickles a partition's model with :func:`~vmp.inference.partit
 from __future__ import annotations
 
 import pickle
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -104,8 +104,28 @@ def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
     return out
 
 
-def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
-    """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
+@dataclass(frozen=True)
+class Sum:
+    """A children sum to run on a holder (``Engine.children``): the node, and the evaluation's
+    weights and slice; each partition's restriction travels beside it."""
+
+    node: str
+    weights: dict | None = None
+    plate: str | None = None
+    index: int | None = None
+
+    @classmethod
+    def of(cls, node, ctx: Context) -> "Sum":
+        return cls(node.name, ctx.weights, None if ctx.plate is None else ctx.plate.name, ctx.index)
+
+    def run(self, engine, state: State, part: Context):
+        plate = None if self.plate is None else engine.model.plates[self.plate]
+        return engine.children(state, engine.nodes[self.node],
+                               replace(part, weights=self.weights, plate=plate, index=self.index))
+
+
+def _partial(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
+    """One partition's share of ``task`` (a children sum) on a worker: the globals' moments in a
     State, the locals of the partition's rows as overrides of every restricted Context; sent
     back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
     part = Context(factors=_spanned(ctx, spans, plate, _own(local)))

@@ -55,7 +55,7 @@ class Fit:
         saved = None if resume is None else resume[0].loop.plan
         self.method: Method = BatchVMP(o, engine) if o.method == "batch" else StochasticVMP(o, engine, rng, saved)
         self.plan = self.method.plan
-        engine.executor.prepare(engine, self.plan)
+        engine.executor.start(engine, self.plan)
         names = [n.name for n in self.plan.stepped]
         if resume is None:
             state, accesses = self.method.start(engine, rng, o.init)
