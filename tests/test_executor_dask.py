@@ -310,6 +310,26 @@ def test_a_minibatch_of_documents_sends_back_only_its_words(client):
     assert worst_relative(fit.result().state, serial.state) < 1e-10
 
 
+def test_the_drawn_rows_locals_read_here_are_the_local_steps(client):
+    """A minibatch step's locals stay on the workers; read on the driver (the step's Context
+    holds them as Remote handles) they are gathered from there: the moments Serial's local step
+    gives the same rows. Once a later step replaced them they are no longer held: an error."""
+    executor = vmp.DaskExecutor(client)
+    fit = topics().stochastic(subsample=vmp.Minibatch("documents", 10), executor=executor, seed=1,
+                              progress=False, evaluate_every=0)
+    engine, plan, state = fit.engine, fit.plan, fit.state
+    rows = np.array([3, 17, 18, 40, 55])
+    remote = executor.local_step(engine, plan, state, rows)
+    here, _, _ = steps.local_step(engine, plan, state, plan.context(rows))
+    for node in plan.local:
+        for a, b in zip(remote.ctx.overrides[node.name], here.overrides[node.name]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    first = executor.local_step(engine, plan, state, rows).ctx
+    executor.local_step(engine, plan, state, np.array([1, 2, 30, 31, 59]))
+    with pytest.raises(vmp.VMPError, match="no longer held"):
+        tuple(first.overrides["z"])
+
+
 class CountingReads:
     """Observed data that count the reads made of them in this process (the driver)."""
 

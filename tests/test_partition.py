@@ -177,7 +177,7 @@ def test_a_worker_copies_only_arrays_it_did_not_allocate():
     copied for every task (at N = 10^7 those copies were half a worker's sweep)."""
     import pickle
 
-    from vmp.inference.executor_dask_worker import _own
+    from vmp.inference.partitioned_worker import _own
 
     kept = np.arange(12.0).reshape(3, 4).copy()
     received = pickle.loads(pickle.dumps(kept, protocol=5), buffers=None)

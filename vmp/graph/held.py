@@ -21,6 +21,8 @@ from functools import singledispatch
 
 import numpy as np
 
+from ..errors import VMPError
+
 
 class Held(tuple, ABC):
     """Natural parameters or moments that stand for a tuple of arrays (module docstring).
@@ -33,22 +35,25 @@ class Held(tuple, ABC):
         """The arrays themselves, formed here (once per object)."""
 
     @abstractmethod
-    def moments(self) -> "Held":
-        """The moments of q at these natural parameters, held as these are."""
-
-    @abstractmethod
-    def invalid(self) -> int:
-        """How many elements of these natural parameters are outside the family's domain."""
-
-    @abstractmethod
-    def relative_change(self, old) -> float:
-        """||self - old|| / ||old|| (``old``: arrays or a handle), summed where the parts are."""
-
-    @abstractmethod
     def pieces(self, where):
         """This value's parts in the form ``where`` made them (an executor: its references to
-        the parts on its workers; a partially observed node's ``LatentRows``: its rows' arrays
-        and the constant); None when ``where`` did not make them."""
+        the parts on its workers, or the Round whose locals they are; a partially observed
+        node's ``LatentRows``: the complete rows' constant and the latent rows' arrays); None
+        when ``where`` did not make them."""
+
+    # a handle of natural parameters answers these where its parts are; one of moments only
+    # (the drawn rows' locals of a minibatch step) has nothing to answer them from
+    def moments(self) -> "Held":
+        """The moments of q at these natural parameters, held as these are."""
+        raise VMPError(f"{type(self).__name__}: a handle of moments has no natural parameters to take moments of")
+
+    def invalid(self) -> int:
+        """How many elements of these natural parameters are outside the family's domain."""
+        raise VMPError(f"{type(self).__name__}: a handle of moments has no natural parameters to check")
+
+    def relative_change(self, old) -> float:
+        """||self - old|| / ||old|| (``old``: arrays or a handle), summed where the parts are."""
+        raise VMPError(f"{type(self).__name__}: a handle of moments has no natural parameters to compare")
 
     def __getitem__(self, i):
         return self.gathered()[i]

@@ -1,5 +1,5 @@
-"""What runs on the Dask workers for :class:`~vmp.inference.executor_dask.DaskExecutor`: a
-partition's holder (its copy of the model, built once per fit from the bytes scattered to it,
+"""What runs on the workers of a :class:`~vmp.inference.executor_partitioned.Partitioned`
+executor (a Dask cluster's, a process pool's): a partition's holder (its copy of the model, built once per fit from the bytes scattered to it,
 and the engine on it) and the pure functions of a partition's rows that the executor submits
 (its share of a children sum, a local's update, moments, domain check, relative change and
 bound). The driver pickles a partition's model with :func:`~vmp.inference.partition_model.partition_blob`."""
@@ -23,7 +23,6 @@ class _Holder:
     Minibatch fit, the plan of its rows (``part``) and the locals of the last step it ran."""
 
     def __init__(self, blob: bytes, plate: str, part: dict | None = None):
-        _heap_for_arrays()
         self.model = pickle.loads(blob)
         self.plate, self.part = plate, part
         self._engine = self._plan = self.kept = None
@@ -49,23 +48,8 @@ class _Holder:
         return self._plan
 
 
-_TUNED: list = []
-
-
-def _heap_for_arrays() -> None:
-    """On a worker (once per process): ``heap.heap_for_arrays``. Dask's nanny starts workers
-    with MALLOC_TRIM_THRESHOLD_=65536, which also freezes glibc's mmap threshold at 128 kB, so
-    that every temporary array above it is a fresh mmap whose pages fault in again: the local
-    step of a minibatch (many arrays of tokens x K) then cost about 3x its CPU time in the driver
-    (measured: 58 ms against 18.5 ms per step of news-corpus LDA), and a batch sweep's N x K
-    arrays at N = 10^7 up to 2.5 s of system time a sweep."""
-    if not _TUNED:
-        from .heap import heap_for_arrays
-
-        _TUNED.append(heap_for_arrays())
-
-
 def _held(data: tuple, plate: str) -> _Holder:
+    """A partition's holder from the (model's bytes, Minibatch plan of its rows) put on its worker."""
     blob, part = data
     return _Holder(blob, plate, part)
 
