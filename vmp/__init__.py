@@ -19,6 +19,7 @@ from .inference import Chunked as Chunked, DaskExecutor as DaskExecutor, State a
 from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as PerNode
 from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
 from .inference import Adaptive as Adaptive, Schedule as Schedule
+from .inference.executor_processes import Processes as Processes
 
 from .monitors import DomainMonitor as DomainMonitor, ElboMonitor as ElboMonitor, Monitor as Monitor
 from .monitors import NoiseMonitor as NoiseMonitor
