@@ -41,12 +41,13 @@ class DaskWorkers(Workers):
         return self.client.scatter([value], workers=self._where(i), hash=False)[0]
 
     def send(self, i, value):
+        where = self._where(i)
         with _quiet():
-            return self.keep(i, tuple, value)
+            return self.client.submit(tuple, value, pure=False, workers=where, allow_other_workers=where is not None)
 
     def keep(self, i, fn, *args):
-        where = self._where(i)
-        return self.client.submit(fn, *args, pure=False, workers=where, allow_other_workers=where is not None)
+        """Run where the task's data are (its holder, scattered to partition ``i``'s worker)."""
+        return self.client.submit(fn, *args, pure=False)
 
     run = keep
 
