@@ -6,9 +6,9 @@ matrix factorization (K = 5, structured q) with and without them, alternated, an
 the ELBO history and the final natural parameters are the same bits (an emulation that reads a
 stale memo would change them). Skipped:
 
-- ``with_state``: a fresh ``Context`` (a dataclass copy) per message; one per State instead;
-- ``Engine.target``: the executor's partitions, the ``Children`` closure and ``map_sum``; the
-  children's messages are summed directly, in the same order;
+- ``engine.at``: a fresh ``Context`` (a dataclass copy) per message; one per State instead;
+- ``Engine.target``: the executor's children sum and the node's adapter; the children's
+  messages are summed directly, in the same order;
 - ``CompiledFactor.messages``: the constant-message key (the data operands of every term, by
   identity) when a kept message holds for the same weight;
 - ``CompiledFactor.elog``: the identity checks of every kept message against the moments its
@@ -43,33 +43,34 @@ from _bench import limit_threads  # noqa: E402
 from vmp.factors.terms import inner_product  # noqa: E402
 from vmp.graph.leaves import Context, memoizable, moments_of  # noqa: E402
 from vmp.inference.executor import add  # noqa: E402
+from vmp.inference.observed import summed  # noqa: E402
 
-NORMAL = dict(with_state=E.with_state, target=E.Engine.target, messages=C.CompiledFactor.messages,
+NORMAL = dict(at=E.at, target=E.Engine.target, messages=C.CompiledFactor.messages,
               elog=C.CompiledFactor.elog, standing=C.CompiledFactor.standing)
 _last: list = [None, None]
 
 
-def with_state(ctx, state):
+def at(ctx, state):
     if ctx is None:
         if _last[0] is not state:
             _last[0], _last[1] = state, Context(state=state)
         return _last[1]
-    return NORMAL["with_state"](ctx, state)
+    return NORMAL["at"](ctx, state)
 
 
-def target(self, state, node, weights=None, plate=None, index=None, ctx=None):
-    if ctx is not None or plate is not None or weights is not None:
-        return NORMAL["target"](self, state, node, weights, plate, index, ctx)
+def target(self, state, node, ctx=None):
+    if ctx is not None:
+        return NORMAL["target"](self, state, node, ctx)
     self._summed = None
-    c = with_state(None, state)
+    c = at(None, state)
     own = self.factors[node.name]
     prior = own.messages(node, self.factor_weight(own), None, None, c)
     total = None
     for f in self.touching[node.name]:
         if f.child is not node:
             total = add(total, f.messages(node, self.factor_weight(f), None, None, c))
-    total = E._plus(prior, total)
-    self._summed = self._summed_messages(node, total, None, None)
+    total = summed(prior, total)
+    self._summed = self._summed_messages(node, total, c)
     return total
 
 
@@ -129,7 +130,7 @@ def standing(self, node, weight, ctx, held):
 
 def use(emulated: bool) -> None:
     source = globals() if emulated else NORMAL
-    E.with_state = source["with_state"]
+    E.at = source["at"]
     E.Engine.target = source["target"]
     C.CompiledFactor.messages = source["messages"]
     C.CompiledFactor.elog = source["elog"]
