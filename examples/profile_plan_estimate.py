@@ -47,10 +47,10 @@ BOOKKEEPING = {
     ("graph/leaves.py", f) for f in ("stamp_of", "moments_of", "restricted", "memoizable", "value", "source",
                                      "stamp", "shapes", "to_node")
 } | {
-    ("inference/engine.py", f) for f in ("with_state", "message", "target", "_plus", "_summed_messages",
+    ("inference/engine.py", f) for f in ("at", "message", "children", "target", "_summed_messages",
                                          "_at_optimum", "factor_weight", "own_multiplicity", "coordinate",
                                          "coupled_plate")
-} | {("inference/executor.py", "*"), ("dataclasses.py", "*")} | {
+} | {("inference/executor.py", "*"), ("inference/observed.py", "*"), ("dataclasses.py", "*")} | {
     ("~", f) for f in ("<built-in method builtins.isinstance>", "<method 'get' of 'dict' objects>",
                        "<built-in method builtins.any>", "<built-in method builtins.all>",
                        "<built-in method builtins.id>", "<built-in method builtins.len>",
