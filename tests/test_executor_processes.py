@@ -4,6 +4,7 @@ its processes forgotten once nothing refers to them, a killed process that does 
 and its processes stopped by close()."""
 from __future__ import annotations
 
+import gc
 import os
 import signal
 
@@ -99,6 +100,16 @@ def test_close_stops_the_processes():
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_an_executor_no_longer_held_stops_its_processes():
+    executor = vmp.Processes(1)
+    mixture().fit(executor=executor, iterations=2, seed=0, progress=False)
+    pid = executor.workers.get([executor.workers.run(0, os.getpid)])[0]
+    del executor
+    gc.collect()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 @pytest.mark.parametrize("n", [0, -1, 1.5, True])

@@ -173,7 +173,7 @@ class Processes(Partitioned):
 
     ``plate``, ``partitions`` (default: ``n``), ``retries``: as
     :class:`~vmp.inference.executor_dask.DaskExecutor`; ``threads``: BLAS threads per process.
-    ``close()`` (or leaving a ``with`` block) stops the processes.
+    ``close()`` (or leaving a ``with`` block, or dropping the executor) stops the processes.
     """
 
     def __init__(self, n: int | None = None, plate: str | None = None, partitions: int | None = None,
@@ -182,6 +182,7 @@ class Processes(Partitioned):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise VMPError(f"Processes: n takes a positive number of processes, got {n!r}")
         super().__init__(ProcessWorkers(n, threads), plate, partitions, retries)
+        weakref.finalize(self, self.workers.close)  # an executor no longer held stops its processes
 
     def __repr__(self) -> str:
         return f"Processes({self.workers.n}, plate={self.plate_name!r}, partitions={self.n_partitions!r})"
