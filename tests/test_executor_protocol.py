@@ -56,7 +56,8 @@ def imports(deferred: bool) -> nx.DiGraph:
         if deferred:
             statements = list(ast.walk(tree))
         else:
-            statements = [s for s in tree.body if not (isinstance(s, ast.If) and "TYPE_CHECKING" in ast.unparse(s.test))]
+            statements = [s for s in tree.body
+                          if not (isinstance(s, ast.If) and "TYPE_CHECKING" in ast.unparse(s.test))]
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         for s in statements:
             if isinstance(s, ast.ImportFrom):

@@ -77,10 +77,10 @@ class Filled(Held):
 
 class LatentRows:
     """The rows of a partially observed node with a masked coordinate (``rows``, along its
-    outermost plate): q's natural parameters are formed there, the complete rows hold ``base``, the pinned q that every coordinate observed gives (Winn & Bishop eq. (5)
-    summed and then pinned, ``Family.pin``: constant in the messages). Natural parameters and
-    moments over every row are ``Filled``: nothing of the size of the complete rows is written
-    per sweep."""
+    outermost plate): q's natural parameters are formed there, the complete rows hold ``base``,
+    the pinned q that every coordinate observed gives (Winn & Bishop eq. (5) summed and then
+    pinned, ``Family.pin``: constant in the messages). Natural parameters and moments over every
+    row are ``Filled``: nothing of the size of the complete rows is written per sweep."""
 
     def __init__(self, clamp, rows: np.ndarray):
         self.clamp, self.rows = clamp, rows

@@ -275,7 +275,8 @@ class Partitioned(Executor):
         self.bounds = np.linspace(0, plate.size, n + 1).round().astype(np.int64)
         self.local_nodes = local_names(engine, plate)
         ranges = [(int(lo), int(hi)) for lo, hi in zip(self.bounds[:-1], self.bounds[1:])]
-        self._blobs = [partition_blob(model, plan.spans(lo, hi) if plan else {plate.name: (lo, hi)}) for lo, hi in ranges]
+        self._blobs = [partition_blob(model, plan.spans(lo, hi) if plan else {plate.name: (lo, hi)})
+                       for lo, hi in ranges]
         self._parts = [compact_part(plan.part(lo, hi) if plan else None) for lo, hi in ranges]
         self._model = model
         self._start()
@@ -397,7 +398,8 @@ class Partitioned(Executor):
                 if not self.workers.lost(err):
                     raise
                 if attempt == self.retries:
-                    raise ClusterError(f"{self.who}: a step failed {attempt + 1} times on the workers: {err!r}") from err
+                    raise ClusterError(f"{self.who}: a step failed {attempt + 1} times on the workers: "
+                                       f"{err!r}") from err
                 self._start()
 
     def _restrict(self, engine, state, contexts: dict, i: int):
@@ -485,7 +487,8 @@ class Partitioned(Executor):
         if not ctx.whole or ctx.weights is not None or ctx.plate is not None:
             return None
         self._bind(engine)
-        if node.name not in self.local_nodes or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
+        if node.name not in self.local_nodes \
+                or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
             return None
         moments = self._globals(state, engine.touching[node.name])
         reads = [_Read(self, k, state.moments[k]) for k in self.local_nodes if k != node.name]

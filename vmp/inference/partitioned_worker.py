@@ -1,8 +1,9 @@
 """What runs on the workers of a :class:`~vmp.inference.executor_partitioned.Partitioned`
-executor (a Dask cluster's, a process pool's): a partition's holder (its copy of the model, built once per fit from the bytes scattered to it,
-and the engine on it) and the pure functions of a partition's rows that the executor submits
-(its share of a children sum, a local's update, moments, domain check, relative change and
-bound). The driver pickles a partition's model with :func:`~vmp.inference.partition_model.partition_blob`."""
+executor (a Dask cluster's, a process pool's): a partition's holder (its copy of the model, built
+once per fit from the bytes put on its worker, and the engine on it) and the pure functions of a
+partition's rows that the executor submits (its share of a children sum, a local's update,
+moments, domain check, relative change and bound). The driver pickles a partition's model with
+:func:`~vmp.inference.partition_model.partition_blob`."""
 from __future__ import annotations
 
 import pickle
