@@ -17,9 +17,9 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
+sys.path.insert(0, str(ROOT))
 
-from bench_bmf_movielens import DEFAULT, load  # noqa: E402
+from _movielens import DEFAULT, load  # noqa: E402
 from models import matrix_factorization  # noqa: E402
 
 

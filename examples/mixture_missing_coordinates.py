@@ -21,6 +21,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from models import gaussian_mixture  # noqa: E402
 
+#: the mixture with factorized q(mu_k) q(Lambda_k) and Dirichlet weights, priors scaled to the data
+FACTORIZED = {"covariance": "factorized", "weights": "dirichlet", "alpha": 1.0, "scale": "data"}
+
 
 def matched_error(means: np.ndarray, truth: np.ndarray) -> float:
     """max_k ||mean_p(k) - truth_k|| over the best matching p."""
@@ -49,9 +52,9 @@ def main() -> None:
     print(f"N = {args.n}, D = {args.d}, K = {args.k}, {args.missing:.0%} of the coordinates missing, "
           f"{complete.sum()} complete rows")
     for label, build, impute in [
-        ("latent coordinates", lambda: gaussian_mixture(data, args.k), True),
-        ("complete rows only", lambda: gaussian_mixture(x[complete], args.k), False),
-        ("column-mean filled", lambda: gaussian_mixture(filled, args.k), False),
+        ("latent coordinates", lambda: gaussian_mixture(data, args.k, **FACTORIZED), True),
+        ("complete rows only", lambda: gaussian_mixture(x[complete], args.k, **FACTORIZED), False),
+        ("column-mean filled", lambda: gaussian_mixture(filled, args.k, **FACTORIZED), False),
     ]:
         for seed in range(args.seeds):
             model = build()

@@ -1,8 +1,8 @@
 """The monitors on Paquet's setting on MovieLens.
 
 Paquet's model (fully factorized q(u_mk), q(v_nk), r ~ N(u . v, 1) on the raw ratings), option (b),
-C = 1, rho1 = 1, which diverged while option (b) stepped a user's K coupled coordinates from one
-snapshot and converges since it sweeps them (docs/policies.md). Runs it three ways: unmonitored,
+C = 1, rho1 = 1: its first steps lower the bound several-fold, then it converges (option (b) sweeps
+a user's K coupled coordinates; docs/stochastic.md, "Paquet's pitfall"). Runs it three ways: unmonitored,
 with ElboMonitor(action='stop') (ends at the first large fall of the bound, result.diverged is
 set), and with DomainMonitor + ElboMonitor(action='backoff') (each rejected step halves the step
 sizes). Prints the ELBO, the training RMSE and the monitor events of each.
@@ -22,9 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import vmp  # noqa: E402
 from vmp.models import matrix_factorization  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "examples"))
-from paquet_fig2 import DEFAULT, load, rmse  # noqa: E402
+from _movielens import DEFAULT, load, rmse  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -25,9 +25,9 @@ import numpy as np
 from scipy import stats
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
+sys.path.insert(0, str(ROOT))
 
-from bench_bmf_movielens import DEFAULT, load  # noqa: E402
+from _movielens import DEFAULT, load  # noqa: E402
 from models import matrix_factorization, poisson_factorization  # noqa: E402
 
 

@@ -12,6 +12,9 @@ from .mixture_of_regressions import mixture_of_regressions as mixture_of_regress
 from .multinomial_mixture import multinomial_mixture as multinomial_mixture
 from .poisson_factorization import poisson_factorization as poisson_factorization
 from .robust_regression import robust_regression as robust_regression
+from .state_space import linear_dynamical_system as linear_dynamical_system
+from .state_space import local_level as local_level
+from .state_space import switching_lds as switching_lds
 
 #: the builders the command line can feed from a data file (vmp/cli.py SPECS)
 MODELS = {"gaussian_mixture": gaussian_mixture, "lda": lda, "matrix_factorization": matrix_factorization}

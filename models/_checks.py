@@ -1,6 +1,8 @@
 """Input checks shared by the model builders: errors name the builder and the argument."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 import vmp
@@ -45,13 +47,28 @@ def values(name: str, what: str, data, positive: bool = False) -> np.ndarray:
     return arr
 
 
+#: the largest count a builder takes (components, topics, states, factors, rows)
+LARGEST_COUNT = 2 ** 31
+
+
 def count(name: str, what: str, k, minimum: int = 1) -> int:
-    if int(k) != k or k < minimum:
+    if not _whole(k) or k < minimum:
         raise vmp.ShapeError(f"{name}: {what} must be an integer >= {minimum}, got {k!r}")
+    if k > LARGEST_COUNT:
+        raise vmp.ShapeError(f"{name}: {what} = {k!r} is more than {LARGEST_COUNT:,}")
     return int(k)
 
 
+def _whole(value) -> bool:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, numbers.Real)):
+        return False
+    return bool(np.isfinite(value)) and int(value) == value
+
+
 def same_length(name: str, **arrays) -> None:
+    scalars = [k for k, v in arrays.items() if np.ndim(v) == 0]
+    if scalars:
+        raise vmp.ShapeError(f"{name}: {', '.join(scalars)} must be arrays of one entry per row, got a single number")
     lengths = {k: len(v) for k, v in arrays.items()}
     if len(set(lengths.values())) != 1:
         raise vmp.ShapeError(f"{name}: {', '.join(lengths)} must have one length, got {lengths}")

@@ -3,7 +3,9 @@
 pi0 ~ Dir(alpha_0), A_j ~ Dir(alpha_A) for each state j, z_s ~ MarkovChain(pi0, A) for each
 sequence s (q(z_s) one structured chain, from forward-backward), and emissions y_st | z_st:
 
-- ``"gaussian"``: mu_k ~ N(m0, P0^-1), Lambda_k ~ W(nu0, W0), y_st ~ N(mu_{z_st}, Lambda_{z_st}^-1);
+- ``"gaussian"``: mu_k ~ N(m0, P0^-1), Lambda_k ~ W(nu0, W0), y_st ~ N(mu_{z_st}, Lambda_{z_st}^-1)
+  (nodes "mu", "Lambda"); with ``covariance="joint"``, (mu_k, Lambda_k) ~ N(m0, (beta Lambda_k)^-1)
+  W(nu0, W0), one Normal-Wishart q per state (node "theta"; hmmlearn's VariationalGaussianHMM);
 - ``"categorical"``: B_k ~ Dir(beta), y_st ~ Cat(B_{z_st}) over ``n_symbols`` symbols;
 - ``"poisson"``: lam_k ~ Gamma(a, b), y_st ~ Poisson(lam_{z_st}) (counts).
 
@@ -57,16 +59,24 @@ def _gaussian(y, mask, z, plates, options) -> None:
     center, cov = _checks.moments(x, seen)
     prec = np.linalg.inv(cov)
     dof = float(d) if options.get("dof") is None else options["dof"]
+    beta = options.get("mean_precision", 1e-2)
+    covariance = options.get("covariance", "factorized")
     with vmp.Plate("states", z.event_shape[0]):
-        mu = vmp.Gaussian("mu", mean=center, precision=options.get("mean_precision", 1e-2) * prec)
-        lam = vmp.Wishart("Lambda", dof=dof, scale=prec / dof)
+        if covariance == "joint":
+            theta = vmp.GaussianWishart("theta", mean=center, beta=beta, dof=dof, scale=prec / dof)
+        elif covariance == "factorized":
+            mu = vmp.Gaussian("mu", mean=center, precision=beta * prec)
+            lam = vmp.Wishart("Lambda", dof=dof, scale=prec / dof)
+        else:
+            raise vmp.OptionError(f"{options['name']}: covariance must be 'joint' or 'factorized', got {covariance!r}")
     weights = _padding(mask)
     if seen is not None:
         data, coordinates = np.zeros(y.shape), np.zeros(y.shape, bool)
         data[mask], coordinates[mask] = x, seen
         y, mask = data, coordinates
+    parents = (theta[z],) if covariance == "joint" else (mu[z], lam[z])
     with plates[0], plates[1]:
-        vmp.Gaussian("y", mean=mu[z], precision=lam[z], observed=np.asarray(y, float), mask=mask, weights=weights)
+        vmp.Gaussian("y", *parents, observed=np.asarray(y, float), mask=mask, weights=weights)
 
 
 def _categorical(y, mask, z, plates, options) -> None:
@@ -101,8 +111,10 @@ def hmm(sequences, n_states: int, *, emission: str = "gaussian", initial_alpha: 
     """Build an HMM for ``sequences`` (a list of arrays of different lengths, or an S x T array).
 
     ``initial_alpha`` and ``transition_alpha`` are the Dirichlet concentrations of pi0 and of each
-    row of A. Gaussian options: ``mean_precision`` (P0 = mean_precision * S^-1, m0 the data mean),
-    ``dof`` (nu0, default D; W0 = S^-1 / nu0, so E[Lambda_k] = S^-1). Categorical options:
+    row of A. Gaussian options: ``mean_precision`` (P0 = mean_precision * S^-1, m0 the data mean;
+    beta = mean_precision for ``covariance="joint"``, the same prior precision of mu at
+    E[Lambda_k]), ``dof`` (nu0, default D; W0 = S^-1 / nu0, so E[Lambda_k] = S^-1),
+    ``covariance`` ("factorized": q(mu_k) q(Lambda_k), the default; "joint": q(mu_k, Lambda_k)). Categorical options:
     ``n_symbols`` (default: the largest symbol + 1), ``beta`` (the Dirichlet concentration of B_k).
     Poisson options: ``shape`` a (default 1) and ``rate`` b (default a / the mean count, so that
     E[lam_k] is the mean count).

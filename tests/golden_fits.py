@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 
 import vmp
-from models import gaussian_mixture, lda, matrix_factorization
+from models import lda, matrix_factorization
+from tests.helpers import factorized_mixture
 
 
 def _blobs(n=120, seed=0):
@@ -31,7 +32,7 @@ def _lda(seed=0):
 
 
 def _mixture():
-    return gaussian_mixture(_blobs(), 3)
+    return factorized_mixture(_blobs(), 3)
 
 
 FITS = {

@@ -1,8 +1,20 @@
-"""Shared helpers for the tests: random valid posteriors for any node, finite differences, and a
-hand-written coordinate ascent of the variational Student-t (regression)."""
+"""Shared helpers for the tests: random valid posteriors for any node, finite differences, a
+hand-written coordinate ascent of the variational Student-t (regression), and the factorized
+Gaussian mixture many tests were written for."""
 from __future__ import annotations
 
 import numpy as np
+
+
+def factorized_mixture(data, n_components: int, **options):
+    """``models.gaussian_mixture`` with factorized q(mu_k) q(Lambda_k) (nodes "mu", "Lambda"),
+    Dirichlet weights of concentration 1 and E[Lambda_k] = S^-1 a priori (``scale="data"``): the
+    model the tests of the engine (bits, memos, executors, missing data) were written for; its
+    numbers are recorded (tests/data/golden_fits.npz)."""
+    from models import gaussian_mixture
+
+    options = {"covariance": "factorized", "weights": "dirichlet", "alpha": 1.0, "scale": "data", **options}
+    return gaussian_mixture(data, n_components, **options)
 
 
 def random_natural(node, rng: np.random.Generator):

@@ -14,6 +14,8 @@ import numpy as np
 from scipy import special, stats
 
 from vmp.graph.expressions import Constant, Diagonal, Dot, Gate, Gather, PlatedConstant, Product, Scaled, Sum
+from vmp.graph.gaussian_chain import Matrix, Steps
+from vmp.graph.linear import Linear
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -54,12 +56,77 @@ def _sample_q(node, s: int, rng: np.random.Generator) -> np.ndarray:
         return out
     if name == "Bernoulli":
         return (rng.uniform(size=shape) < p["probability"]).astype(float)
+    if name == "GaussianMarkovChain":
+        return _sample_chain(node.natural, s, rng)
+    if name == "CategoricalMarkovChain":
+        return _sample_paths(node.natural, s, rng)
+    if name == "GaussianWishart":  # points: Lambda's rows, then mu ~ N(m, (beta Lambda)^-1)
+        lam = np.empty(shape + node.event_shape * 2)
+        for idx in np.ndindex(*node.plate_shape):
+            w = stats.wishart(df=p["dof"][idx], scale=p["scale"][idx]).rvs(size=s, random_state=rng)
+            lam[(slice(None),) + idx] = w.reshape((s,) + node.event_shape * 2)
+        cov = np.linalg.inv(p["beta"][..., None, None] * lam)
+        z = rng.standard_normal(shape + node.event_shape)
+        mu = p["mean"] + np.einsum("...ij,...j->...i", np.linalg.cholesky((cov + np.swapaxes(cov, -1, -2)) / 2), z)
+        return np.concatenate([lam, mu[..., None, :]], axis=-2)
+    if name == "NormalGamma":  # pairs (mu, tau)
+        tau = rng.gamma(np.broadcast_to(p["shape"], shape)) / p["rate"]
+        return np.stack([p["mean"] + rng.standard_normal(shape) / np.sqrt(p["beta"] * tau), tau], -1)
+    if name in ("StickBreaking", "ClosedStickBreaking"):  # weights from Beta sticks
+        v = rng.beta(np.broadcast_to(p["alpha"], shape + node.event_shape),
+                     np.broadcast_to(p["beta"], shape + node.event_shape))
+        if name == "ClosedStickBreaking":
+            v[..., -1] = 1.0
+        rest = np.cumprod(1.0 - v, axis=-1)
+        return v * np.concatenate([np.ones(v.shape[:-1] + (1,)), rest[..., :-1]], axis=-1)
     if name == "Categorical":
         probs = p["probabilities"]
         u = rng.uniform(size=shape + (1,))
         k = (u > np.cumsum(probs, -1)).sum(-1)
         return np.eye(probs.shape[-1])[np.minimum(k, probs.shape[-1] - 1)]
     raise NotImplementedError(name)
+
+
+def _sample_chain(natural, s: int, rng: np.random.Generator) -> np.ndarray:
+    """S paths of Gaussian chains from their precision formed whole from the natural parameters
+    (h, J, K, g, L): log q = sum_t h_t.x_t + x_t^T J_t x_t + x_t^T K_t x_{t+1} + g_t.x_{t+1}
+    + x_{t+1}^T L_t x_{t+1} + const, read term by term into a T D x T D quadratic form."""
+    h, j, k, g, l_next = (np.asarray(a, float) for a in natural)
+    chains, (steps, d) = h.shape[:-2], h.shape[-2:]
+    out = np.empty((s,) + h.shape)
+    for idx in np.ndindex(*chains):
+        quad, lin = np.zeros((steps * d, steps * d)), np.zeros(steps * d)
+        for t in range(steps):
+            a = slice(t * d, (t + 1) * d)
+            lin[a] += h[idx][t]
+            quad[a, a] += j[idx][t]
+            if t < steps - 1:
+                b = slice((t + 1) * d, (t + 2) * d)
+                quad[a, b] += k[idx][t]
+                lin[b] += g[idx][t]
+                quad[b, b] += l_next[idx][t]
+        prec = -(quad + quad.T)  # log q = -1/2 x^T prec x + lin^T x
+        cov = np.linalg.inv(prec)
+        draw = rng.multivariate_normal(cov @ lin, (cov + cov.T) / 2, size=s)
+        out[(slice(None),) + idx] = draw.reshape(s, steps, d)
+    return out
+
+
+def _sample_paths(natural, s: int, rng: np.random.Generator) -> np.ndarray:
+    """S one-hot paths of categorical chains (unary U (..., T, K), pairwise P (..., T, K, K)),
+    every one of the K^T paths scored and drawn by its probability."""
+    import itertools
+
+    unary, pairwise = (np.asarray(a, float) for a in natural)
+    chains, (steps, k) = unary.shape[:-2], unary.shape[-2:]
+    paths = np.array(list(itertools.product(range(k), repeat=steps)))
+    out = np.empty((s,) + unary.shape)
+    for idx in np.ndindex(*chains):
+        score = unary[idx][np.arange(steps), paths].sum(-1)
+        score += pairwise[idx][np.arange(steps - 1), paths[:, :-1], paths[:, 1:]].sum(-1)
+        p = np.exp(score - score.max())
+        out[(slice(None),) + idx] = np.eye(k)[paths[rng.choice(len(paths), size=s, p=p / p.sum())]]
+    return out
 
 
 def _data(node) -> np.ndarray:
@@ -105,8 +172,21 @@ def draws(expr, owner, s: int, rng: np.random.Generator, memo: dict) -> np.ndarr
         return c.reshape(c.shape + (1,) * (p.ndim - c.ndim)) * p
     if isinstance(expr, Gather):
         return np.take(draws(expr.node, owner, s, rng, memo), expr.index, axis=1)
+    if isinstance(expr, Steps):
+        return node_draws(expr.node, s, rng, memo)
+    if isinstance(expr, Matrix):
+        if expr.node is None:
+            return np.asarray(expr.constant, float)[None]
+        rows = align(draws(expr.node, owner, s, rng, memo), expr.node.plates, expr.plates + (expr.dim_plate,))
+        return rows
+    if isinstance(expr, Linear):
+        x = align(draws(expr.node, owner, s, rng, memo), _plates(expr.node, owner), expr.plates)
+        w = align(np.asarray(expr.weight, float)[None], expr.weight_plates, expr.plates)
+        return np.einsum("...ij,...j->...i", w, x) if expr.matrix else w * x
     if isinstance(expr, Diagonal):
         alpha = draws(expr.node, owner, s, rng, memo)
+        if expr.family.name == "NormalGamma":  # (mu_d, tau_d) over the coordinates, as they are
+            return alpha
         return alpha[..., :, None] * np.eye(alpha.shape[-1])
     if isinstance(expr, Gate):
         values = align(draws(expr.node, owner, s, rng, memo), expr.node.plates, expr.plates + (expr.gated_plate,))
@@ -138,13 +218,52 @@ def _gaussian_logpdf(x, mean, precision):
     return 0.5 * logdet - 0.5 * d * np.log(2 * np.pi) - 0.5 * np.einsum("...i,...ij,...j->...", r, precision, r)
 
 
+def _joint_parameters(node, values: np.ndarray) -> dict:
+    """Mean and precision from a joint parent's draws: GaussianWishart points (Lambda's rows,
+    then mu), or NormalGamma pairs (mu, tau) (over the coordinates: precision diag(tau))."""
+    if type(node.factor).__name__ == "GaussianJointFactor":
+        return {"mean": values[..., -1, :], "precision": values[..., :-1, :]}
+    if node.family.name == "Gaussian":
+        return {"mean": values[..., 0], "precision": values[..., 1][..., :, None] * np.eye(values.shape[-2])}
+    return {"mean": values[..., 0], "precision": values[..., 1]}
+
+
+def _sticks(pi: np.ndarray, closed: bool) -> np.ndarray:
+    """The sticks v_k = pi_k / (1 - sum_{j<k} pi_j) of weights (the K-th left out when v_K = 1)."""
+    before = np.concatenate([np.zeros(pi.shape[:-1] + (1,)), np.cumsum(pi, -1)[..., :-1]], -1)
+    v = pi / (1.0 - before)
+    return v[..., :-1] if closed else v
+
+
+def _joint_prior(node, x: np.ndarray) -> np.ndarray:
+    """log NW(mu, Lambda | m0, beta0, nu0, W0) or log NG(mu, tau | m0, beta0, a0, b0) per element."""
+    f = node.factor
+    if node.family.name == "NormalGamma":
+        mu, tau = x[..., 0], x[..., 1]
+        return (stats.gamma.logpdf(tau, f.shape, scale=1 / f.rate)
+                + stats.norm.logpdf(mu, f.mean, 1 / np.sqrt(f.beta * tau)))
+    mu, lam = x[..., -1, :], x[..., :-1, :]
+    out = _gaussian_logpdf(mu, np.broadcast_to(f.mean, mu.shape), np.broadcast_to(f.beta, mu.shape[:-1])[..., None, None] * lam)
+    for idx in np.ndindex(*node.plate_shape):
+        sl = (slice(None),) + idx
+        out[sl] += stats.wishart(df=f.dof[idx], scale=f.scale[idx]).logpdf(np.moveaxis(lam[sl], 0, -1))
+    return out
+
+
 def log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
     """log p(x | parents) per draw and child plate element, by scipy.stats or the textbook form."""
     name, f = node.family.name, node.factor
+    if "parameters" in pa:
+        pa = _joint_parameters(node, pa["parameters"])
     if name == "Normal":
         return stats.norm.logpdf(x, pa["mean"], 1 / np.sqrt(pa["precision"]))
     if name == "Gaussian":
         return _gaussian_logpdf(x, pa["mean"], pa["precision"])
+    if name in ("GaussianWishart", "NormalGamma"):
+        return _joint_prior(node, x)
+    if name in ("StickBreaking", "ClosedStickBreaking"):
+        v = _sticks(x, name == "ClosedStickBreaking")
+        return stats.beta.logpdf(v, 1.0, pa["concentration"][..., None]).sum(-1)
     if name == "Gamma":
         return stats.gamma.logpdf(x, f.shape, scale=1 / pa["rate"])
     if name == "Exponential":
@@ -176,7 +295,26 @@ def log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
             sl = (slice(None),) + idx
             out[sl] = stats.wishart(df=dof[idx], scale=scale[idx]).logpdf(np.moveaxis(x[sl], 0, -1))
         return out
+    if name == "GaussianMarkovChain":
+        return _chain_log_density(node, x, pa)
     raise NotImplementedError(name)
+
+
+def _chain_log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
+    """Per step t: log N(x_0; mu, P^-1) at t = 0, log N(x_{t+1}; A_t x_t + B u_t, Q_t^-1) for
+    t < L-1, and log N(x_t; 0, I) at a padded step t >= L."""
+    f = node.factor
+    d = x.shape[-1]
+    out = np.zeros(x.shape[:-1])
+    out[..., 0] = _gaussian_logpdf(x[..., 0, :], pa["mean"][..., 0, :], pa["precision"][..., 0, :, :])
+    noise = np.broadcast_to(pa["noise"], x.shape[:-1] + (d, d))
+    mean = np.einsum("...ij,...j->...i", pa["transition"], x)
+    if "control" in pa:
+        mean = mean + np.einsum("...ij,...j->...i", pa["control"], f.inputs)
+    step = _gaussian_logpdf(x[..., 1:, :], mean[..., :-1, :], noise[..., :-1, :, :])
+    out[..., :-1] += f.within[..., :-1] * step
+    pad = _gaussian_logpdf(x, np.zeros(d), np.eye(d))
+    return out * (1.0 - f.padding) + f.padding * pad
 
 
 def expected_log_density(node, s: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

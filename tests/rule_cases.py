@@ -587,6 +587,295 @@ def gamma_product_rate():
     return m, "t"
 
 
+def _gaussian_chain(noise: str, inputs: bool = True):
+    """x ~ GaussianMarkovChain(mu, P, A, Q, (B, u)) over two chains of lengths 4 and 3 padded to
+    4, D = 2, learned A (rows), Q (Wishart, or Gamma per dimension), B (rows) and u; scalar
+    observations y_t = c . x_t with one missing step and the padding masked."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        mu = vmp.Gaussian("mu", np.zeros(2), np.eye(2))
+        p = vmp.Wishart("P", 3.0, np.eye(2))
+        with vmp.Plate("rows", 2):
+            a = vmp.Gaussian("A", np.array([0.9, 0.0]), 4.0 * np.eye(2))
+            b = vmp.Gaussian("B", np.zeros(3), np.eye(3)) if inputs else None
+            q = vmp.Gamma("Q", 3.0, 1.0) if noise == "gamma" else None
+        if noise == "wishart":
+            q = vmp.Wishart("Q", 4.0, 0.5 * np.eye(2))
+        with vmp.Plate("S", 2), vmp.Plate("T", 4):
+            u = rng.normal(size=(2, 4, 3))
+            x = vmp.GaussianMarkovChain("x", mu, p, a, q, inputs=(b, u) if inputs else None, lengths=[4, 3])
+            mask = np.array([[True, False, True, True], [True, True, True, False]])
+            vmp.Normal("y", vmp.dot(x, np.array([1.0, -0.5])), 2.0, observed=rng.normal(size=(2, 4)), mask=mask)
+    return m
+
+
+def gaussian_chain():
+    return _gaussian_chain("wishart"), "x"
+
+
+def gaussian_chain_ard():
+    return _gaussian_chain("gamma"), "x"
+
+
+def gaussian_chain_known_dynamics():
+    """Constant time-varying A_t (T x D x D), constant noise and inputs B, a weighted chain."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("S", 2), vmp.Plate("T", 3):
+            x = vmp.GaussianMarkovChain("x", np.array([0.5, -1.0]), np.array([[2.0, 0.3], [0.3, 1.0]]),
+                                        0.5 * rng.normal(size=(3, 2, 2)),
+                                        np.array([[2.0, 0.9], [0.9, 1.0]]), inputs=(rng.normal(size=(2, 1)),
+                                                                                     rng.normal(size=(3, 1))),
+                                        weights=np.array([[2.0] * 3, [0.5] * 3]))
+            vmp.Gaussian("y", x, np.eye(2), observed=rng.normal(size=(2, 3, 2)))
+    return m, "x"
+
+
+def gaussian_chain_vector_child():
+    """y_t ~ N(C x_t, R^-1) with a constant 3 x 2 map C and a Wishart R: the Steps view and A @ x."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        r = vmp.Wishart("R", 4.0, np.eye(3))
+        with vmp.Plate("T", 4):
+            x = vmp.GaussianMarkovChain("x", np.zeros(2), np.eye(2), 0.9 * np.eye(2), 4.0 * np.eye(2))
+            vmp.Gaussian("y", rng.normal(size=(3, 2)) @ x, r, observed=rng.normal(size=(4, 3)),
+                         mask=np.array([True, True, False, True]))
+    return m, "y"
+
+
+def gaussian_chain_learned_map():
+    """y_td ~ N(c_d . x_t, 1/r_d): a Gaussian node C over the output plate, Gamma r_d (Beal's VB LDS)."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("out", 3):
+            c = vmp.Gaussian("C", np.zeros(2), np.eye(2))
+            r = vmp.Gamma("r", 2.0, 1.0)
+        with vmp.Plate("T", 4):
+            x = vmp.GaussianMarkovChain("x", np.zeros(2), np.eye(2), 0.9 * np.eye(2), [4.0, 2.0])
+            with vmp.Plate("out", 3):
+                vmp.Normal("y", vmp.dot(c, x), r, observed=rng.normal(size=(4, 3)))
+    return m, "y"
+
+
+def _switching():
+    """s ~ MarkovChain over 2 regimes; x ~ GaussianMarkovChain with A[s] and Q[s] (Gamma noise per
+    regime and dimension): the switching state-space model."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        pi0 = vmp.Dirichlet("pi0", np.ones(2))
+        with vmp.Plate("K", 2):
+            trans = vmp.Dirichlet("Z", np.ones(2))
+        with vmp.Plate("rows", 2), vmp.Plate("K", 2):
+            a = vmp.Gaussian("A", np.array([0.9, 0.0]), 4.0 * np.eye(2))
+            q = vmp.Gamma("Q", 3.0, 1.0)
+        with vmp.Plate("S", 2), vmp.Plate("T", 4):
+            s = vmp.CategoricalMarkovChain("s", pi0, trans, lengths=[4, 3])
+            x = vmp.GaussianMarkovChain("x", np.array([3.0, -2.0]), np.eye(2), a[s], q[s], lengths=[4, 3])
+            vmp.Normal("y", vmp.dot(x, np.array([1.0, 0.5])), 2.0, observed=rng.normal(size=(2, 4)),
+                       mask=np.array([[True, True, True, True], [True, True, True, False]]))
+    return m
+
+
+def gaussian_chain_switching():
+    return _switching(), "x"
+
+
+def normal_constant_scales():
+    """AR(1) written by hand: x_t ~ N(0.9 x_{t-1}, 1) as Normals, and a Gaussian's mean a * w."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        x0 = vmp.Normal("x0", 0.0, 1.0)
+        x1 = vmp.Normal("x1", 0.9 * x0, 2.0)
+        vmp.Normal("x2", x1 / 2.0 + 0.5, 3.0, observed=0.4)
+        w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        with vmp.Plate("N", 3):
+            vmp.Normal("y", np.array([1.0, -2.0, 0.5]) * x1, 1.5, observed=rng.normal(size=3))
+            vmp.Gaussian("z", np.array([2.0, -1.0]) * w, np.eye(2), observed=rng.normal(size=(3, 2)))
+    return m, "y"
+
+
+def normal_scaled_ar():
+    m, _ = normal_constant_scales()
+    return m, "x1"
+
+
+def gaussian_elementwise_scale():
+    m, _ = normal_constant_scales()
+    return m, "z"
+
+
+def _joint_data(n: int = 5, d: int = 2):
+    return np.random.default_rng(3).normal(size=(n, d))
+
+
+def gaussian_wishart_gated():
+    """x_n ~ N(mu_{z_n}, Lambda_{z_n}^-1) with (mu_k, Lambda_k) one GaussianWishart per component."""
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(3))
+        with vmp.Plate("K", 3):
+            theta = vmp.GaussianWishart("theta", np.zeros(2), 0.5, 3.0, np.eye(2))
+        with vmp.Plate("N", 5):
+            z = vmp.Categorical("z", pi)
+            vmp.Gaussian("x", theta[z], observed=_joint_data(), weights=[1.0, 2.0, 0.5, 1.0, 3.0])
+    return m, "x"
+
+
+def gaussian_wishart_hidden_child():
+    """A latent x_n ~ N(mu, Lambda^-1) (one GaussianWishart), observed through y_n ~ N(x_n, I)."""
+    with vmp.Model("c") as m:
+        theta = vmp.GaussianWishart("theta", np.ones(2), 2.0, 4.0, 0.5 * np.eye(2))
+        with vmp.Plate("N", 4):
+            x = vmp.Gaussian("x", theta)
+            vmp.Gaussian("y", x, np.eye(2), observed=_joint_data(4))
+    return m, "x"
+
+
+def gaussian_wishart_prior():
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 2):
+            theta = vmp.GaussianWishart("theta", [[0.0, 1.0], [2.0, -1.0]], [0.5, 2.0], [3.0, 5.0],
+                                        np.array([[1.0, 0.3], [0.3, 2.0]]))
+        with vmp.Plate("N", 3):
+            vmp.Gaussian("x", theta[np.array([0, 1, 1])], observed=_joint_data(3))
+    return m, "theta"
+
+
+def normal_gamma_gated():
+    """x_nd ~ N(mu_{z_n d}, 1/tau_{z_n d}), (mu, tau) one NormalGamma per component and dimension."""
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(3))
+        with vmp.Plate("K", 3), vmp.Plate("D", 2):
+            theta = vmp.NormalGamma("theta", 0.0, 0.5, 2.0, 1.5)
+        with vmp.Plate("N", 5):
+            z = vmp.Categorical("z", pi)
+            with vmp.Plate("D", 2):
+                vmp.Normal("x", theta[z, "K"], observed=_joint_data())
+    return m, "x"
+
+
+def normal_gamma_hidden_child():
+    with vmp.Model("c") as m:
+        theta = vmp.NormalGamma("theta", 1.0, 2.0, 3.0, 2.0)
+        with vmp.Plate("N", 4):
+            x = vmp.Normal("x", theta)
+            vmp.Normal("y", x, 4.0, observed=[0.5, 1.0, -0.3, 2.0])
+    return m, "x"
+
+
+def gaussian_normal_gamma_diagonal():
+    """x_n ~ N(mu_{z_n}, diag(tau_{z_n})^-1), (mu_kd, tau_kd) NormalGamma over the D coordinates."""
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(3))
+        with vmp.Plate("K", 3), vmp.Plate("D", 2):
+            theta = vmp.NormalGamma("theta", 0.0, 0.5, 2.0, 1.5)
+        with vmp.Plate("N", 5):
+            z = vmp.Categorical("z", pi)
+            vmp.Gaussian("x", theta[z, "K"], observed=_joint_data())
+    return m, "x"
+
+
+def normal_gamma_prior():
+    with vmp.Model("c") as m:
+        with vmp.Plate("K", 3):
+            theta = vmp.NormalGamma("theta", [0.0, 1.0, -2.0], [0.5, 1.0, 3.0], [1.0, 2.0, 4.0], [0.5, 1.0, 2.0])
+        with vmp.Plate("N", 4):
+            vmp.Normal("x", theta[np.array([0, 2, 1, 2])], observed=[0.1, -1.0, 0.4, 2.0])
+    return m, "theta"
+
+
+def _stick_categorical(last_stick_one: bool):
+    """z_n ~ Cat(pi), pi stick-breaking with a Gamma concentration; x_n ~ N(mu_{z_n}, 1)."""
+    with vmp.Model("c") as m:
+        alpha = vmp.Gamma("alpha", 2.0, 1.0)
+        pi = vmp.StickBreaking("pi", alpha, 4, last_stick_one=last_stick_one)
+        with vmp.Plate("K", 4):
+            mu = vmp.Normal("mu", 0.0, 0.1)
+        with vmp.Plate("N", 5):
+            z = vmp.Categorical("z", pi)
+            vmp.Normal("x", mu[z], 1.0, observed=[0.0, 3.0, -2.0, 0.5, 4.0])
+    return m
+
+
+def stick_breaking_categorical():
+    return _stick_categorical(False), "z"
+
+
+def stick_breaking_closed_categorical():
+    return _stick_categorical(True), "z"
+
+
+def stick_breaking_prior():
+    return _stick_categorical(False), "pi"
+
+
+def stick_breaking_closed_prior():
+    return _stick_categorical(True), "pi"
+
+
+def _stick_hmm(initial_closed: bool):
+    """A chain whose initial distribution and transition rows are stick-breaking weights (one of
+    them with v_K = 1)."""
+    with vmp.Model("c") as m:
+        pi0 = vmp.StickBreaking("pi0", 1.5, 3, last_stick_one=initial_closed)
+        with vmp.Plate("states", 3):
+            a = vmp.StickBreaking("A", 2.0, 3, last_stick_one=not initial_closed)
+            mu = vmp.Normal("mu", 0.0, 0.5)
+        with vmp.Plate("seq", 2), vmp.Plate("T", 4):
+            z = vmp.CategoricalMarkovChain("z", initial=pi0, transition=a)
+            vmp.Normal("y", mu[z], 1.0, observed=np.array([[0.0, 0.3, 2.0, 2.2], [1.9, 0.1, -0.2, 2.5]]))
+    return m, "z"
+
+
+def markov_chain_stick_breaking():
+    return _stick_hmm(False)
+
+
+def markov_chain_closed_stick_breaking():
+    return _stick_hmm(True)
+
+
+def _stick_multinomial(last_stick_one: bool):
+    with vmp.Model("c") as m:
+        r = vmp.Dirichlet("r", np.ones(2))
+        with vmp.Plate("K", 2):
+            p = vmp.StickBreaking("p", 1.0, 3, last_stick_one=last_stick_one)
+        with vmp.Plate("N", 4):
+            z = vmp.Categorical("z", r)
+            vmp.Multinomial("x", p[z], observed=np.array([[3, 1, 0], [0, 2, 5], [4, 0, 1], [1, 1, 1]]))
+    return m, "x"
+
+
+def multinomial_stick_breaking():
+    return _stick_multinomial(False)
+
+
+def multinomial_closed_stick_breaking():
+    return _stick_multinomial(True)
+
+
+def poisson_scaled_gate():
+    """y_n ~ Poisson(2.5 lam_{z_n}) and (3 lam)[z]: a constant times a gated Gamma."""
+    with vmp.Model("c") as m:
+        r = vmp.Dirichlet("r", np.ones(2))
+        with vmp.Plate("K", 2):
+            lam = vmp.Gamma("lam", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            z = vmp.Categorical("z", r)
+            vmp.Poisson("y", 2.5 * lam[z], observed=[0.0, 3.0, 7.0, 1.0])
+            vmp.Poisson("w", (3.0 * lam)[z], observed=[1.0, 2.0, 9.0, 0.0])
+    return m, "y"
+
+
+def normal_scaled_gather():
+    """y_i ~ N(0, 1 / (2 tau_{g_i})): a constant times a gathered Gamma."""
+    with vmp.Model("c") as m:
+        with vmp.Plate("G", 2):
+            tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            vmp.Normal("y", 0.0, 2.0 * tau[np.array([0, 1, 1, 0])], observed=[0.3, -1.0, 2.0, 0.1])
+    return m, "y"
+
+
 CASES = {f.__name__: f for f in [
     factorial_mixture, bernoulli_latent_beta, dot_bernoulli_constant, gated_by_bernoulli,
     beta_prior, bernoulli_observed_masked, binomial_gated, bernoulli_gated,
@@ -599,5 +888,11 @@ CASES = {f.__name__: f for f in [
     poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
     poisson_dot, poisson_dot_gathered, normal_random_scale, gaussian_wishart_random_scale,
     gaussian_gated_random_scale, normal_gated_random_scale, poisson_product_rate, gamma_product_rate,
-    exponential_product_rate,
+    exponential_product_rate, gaussian_chain, gaussian_chain_ard, gaussian_chain_known_dynamics,
+    gaussian_chain_vector_child, gaussian_chain_learned_map, gaussian_chain_switching, normal_constant_scales,
+    normal_scaled_ar, gaussian_elementwise_scale, gaussian_wishart_gated, gaussian_wishart_hidden_child, gaussian_wishart_prior,
+    normal_gamma_gated, normal_gamma_hidden_child, gaussian_normal_gamma_diagonal, normal_gamma_prior,
+    stick_breaking_categorical, stick_breaking_closed_categorical, stick_breaking_prior, stick_breaking_closed_prior,
+    markov_chain_stick_breaking, markov_chain_closed_stick_breaking, multinomial_stick_breaking,
+    multinomial_closed_stick_breaking, poisson_scaled_gate, normal_scaled_gather,
 ]}

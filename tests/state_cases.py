@@ -14,6 +14,7 @@ N = 6  # steps before the checkpoint; the uninterrupted fits run 2 N
 
 
 def _mixture():
+    """The default mixture: GaussianWishart components, stick-breaking weights."""
     return gaussian_mixture(_blobs(90), 3)
 
 
@@ -28,6 +29,8 @@ def _lda():
 
 CASES = {
     "batch": (_mixture, dict(tol=0.0, seed=0)),
+    "pernode_joint_mixture": (_mixture, dict(method="stochastic", subsample=vmp.PerNode(children=5), evaluate_every=4,
+                                             seed=11)),
     "pernode_a": (lambda: _mf(True), dict(method="stochastic", subsample=vmp.PerNode(children=2), evaluate_every=4,
                                           seed=1)),
     "pernode_b": (lambda: _mf(False), dict(method="stochastic", subsample=vmp.PerNode(children=3), update="global",

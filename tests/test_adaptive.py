@@ -9,7 +9,7 @@ import pytest
 from scipy.optimize import brentq
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 from tests.golden_fits import _blobs, _mf
 from vmp.inference import steps
 from vmp.inference.engine import along
@@ -212,7 +212,7 @@ def test_each_node_is_primed_where_its_first_step_reads_its_target(update):
     mu's step, so its start is drawn there, not at the initial q (where mu's prior variance
     made Lambda's priming gradients 200 times larger than its first step's, and the adaptive rate
     then halved every step); under option (b) every node is primed at the snapshot."""
-    model = gaussian_mixture(_blobs(300), 3)
+    model = factorized_mixture(_blobs(300), 3)
     step = {}
     for name in ("pi", "mu", "Lambda"):
         step[name] = _Recording(samples=5, coupled=False)
@@ -249,7 +249,7 @@ def test_adaptive_in_options_a_and_b_with_both_subsamples(update, subsample):
     if subsample == "pernode":
         model, sub, names = _mf(True), vmp.PerNode(children=2), ("tau", "u", "v")
     else:
-        model, sub, names = gaussian_mixture(_blobs(300), 3), vmp.Minibatch("data", 30), ("pi", "mu", "Lambda")
+        model, sub, names = factorized_mixture(_blobs(300), 3), vmp.Minibatch("data", 30), ("pi", "mu", "Lambda")
     result = model.fit(method="stochastic", subsample=sub, update=update, step=_rule(), iterations=60,
                        evaluate_every=20, seed=0, progress=False)
     assert not result.diverged and result.elbo[-1] > result.elbo[0]
@@ -688,14 +688,14 @@ def test_coupled_agreement_leaves_out_the_exact_elements():
 
 
 def _at_risk(name: str):
-    """The models where examples/adaptive_models.py found the coupled default furthest from the
-    rule (docs/adaptive.md, "The coupled default on the other models"), on its data: a Gaussian
+    """The models where benchmarks/adaptive_models.py finds the coupled default furthest from the
+    rule, on its data: a Gaussian
     mixture and factor analysis under PerNode(10) with option (a), and a multinomial mixture
     under Minibatch(30)."""
     import sys
     from pathlib import Path
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     from adaptive_models import builders
 
     subsample = vmp.Minibatch("data", 30) if name == "multinomial_mixture" else vmp.PerNode(children=10)
@@ -707,9 +707,9 @@ def _at_risk(name: str):
 def test_coupled_default_neither_diverges_nor_warns_on_the_models_most_at_risk(name, seed):
     """vmp.Adaptive() for 200 steps: no monitor event, no warning, every evaluated bound finite,
     and the last within 1% of batch VMP's from the same start. Under PerNode the mixture's and
-    factor analysis's locals read all their children; before they stepped with rate 1 there, the
-    mixture's seed 1 fell by 94 near step 88 as f rose, and factor analysis ended 12 below the
-    rule (the table in docs/adaptive.md)."""
+    factor analysis's locals read all their children and step with rate 1 (stepped at the node's
+    coupled rate instead, the mixture's seed 1 falls by 94 near step 88 as f rises, and factor
+    analysis ends 12 below the rule)."""
     import warnings
 
     build, subsample = _at_risk(name)
@@ -730,7 +730,7 @@ def test_a_coupled_node_whose_elements_all_read_all_their_children_steps_with_ra
     with some elements exact and some not keeps the node's rate (below 1 here). On the mixture
     under PerNode(10) every z_n reads its one x_n: its rate was the node's rule rate times f (0.05
     at step 20), and the mixture's bound reached 1% of the best in 100 steps where the rule's per
-    element took 40 (docs/adaptive.md, "The coupled default on the other models")."""
+    element took 40."""
     for sizes, whole in (((8, 9), True), ((8, 60), False)):
         model, _, _ = _groups(sizes=sizes)
         fit = model.stochastic(subsample=vmp.PerNode(children=10), update="per-node", step=vmp.Adaptive(),
@@ -739,7 +739,7 @@ def test_a_coupled_node_whose_elements_all_read_all_their_children_steps_with_ra
         rho = np.asarray(fit.result().history["rho"]["mu"])
         assert np.all(rho == 1.0) if whole else np.all(rho[1:] < 1.0), rho
         assert fit.state.loop.schedules["mu"]["norm"] == 0.0 or not whole
-    result = gaussian_mixture(_blobs(), 3).fit(method="stochastic", subsample=vmp.PerNode(children=10), update="per-node",
+    result = factorized_mixture(_blobs(), 3).fit(method="stochastic", subsample=vmp.PerNode(children=10), update="per-node",
                                         step=vmp.Adaptive(), iterations=5, progress=False)
     assert np.all(np.asarray(result.history["rho"]["z"]) == 1.0)
     assert not np.all(np.asarray(result.history["rho"]["mu"]) == 1.0)

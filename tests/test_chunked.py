@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture, lda, matrix_factorization
+from models import lda, matrix_factorization
+from tests.helpers import factorized_mixture
 from vmp.inference.engine import Engine
 
 pytestmark = pytest.mark.filterwarnings("ignore::vmp.DivergenceWarning")
@@ -67,7 +68,7 @@ class Reads:
         return np.array(self.x, dtype=dtype)
 
 
-CASES = {"mixture": lambda: gaussian_mixture(blobs(700), 3), "lda": topics, "mf": ratings}
+CASES = {"mixture": lambda: factorized_mixture(blobs(700), 3), "lda": topics, "mf": ratings}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -86,8 +87,8 @@ def test_one_block_gives_the_bits_of_serial():
     """A block covering the whole plate evaluates exactly what Serial does (the bound aside, which
     Serial takes from the cached derivatives of the sweep)."""
     x = blobs(500)
-    serial = gaussian_mixture(x, 3).fit(iterations=6, seed=0, progress=False)
-    chunked = gaussian_mixture(x, 3).fit(iterations=6, seed=0, progress=False, executor=vmp.Chunked(size=500))
+    serial = factorized_mixture(x, 3).fit(iterations=6, seed=0, progress=False)
+    chunked = factorized_mixture(x, 3).fit(iterations=6, seed=0, progress=False, executor=vmp.Chunked(size=500))
     assert worst_relative(chunked.state, serial.state) == 0.0
 
 
@@ -98,12 +99,12 @@ def test_data_out_of_core_are_read_a_block_at_a_time(monkeypatch):
     monkeypatch.setattr(vmp.inference.init, "MAX_INTERMEDIATE", 1024)  # k-means++ blocks of 128 rows of D = 2
     x = blobs(1000)
     reads = Reads(x)
-    model = gaussian_mixture(x, 3)
+    model = factorized_mixture(x, 3)
     model["x"]._set_data(reads, None)
     reads.most = reads.total = 0  # the declaration's check of the data reads them by blocks too
     lazy = model.fit(iterations=5, seed=1, progress=False, executor=vmp.Chunked(size=128))
     assert reads.most == 128 and reads.total >= 5 * len(x)
-    memory = gaussian_mixture(x, 3).fit(iterations=5, seed=1, progress=False)
+    memory = factorized_mixture(x, 3).fit(iterations=5, seed=1, progress=False)
     assert worst_relative(lazy.state, memory.state) < 1e-10
 
 
@@ -116,14 +117,14 @@ def test_memmap_hdf5_and_zarr_batch_fits_match_memory(tmp_path):
     mm.flush()
     z = zarr.create_array(store=str(tmp_path / "x.zarr"), shape=x.shape, chunks=(300, 2), dtype="f8")
     z[:] = x
-    memory = gaussian_mixture(x, 3).fit(iterations=6, seed=3, progress=False)
+    memory = factorized_mixture(x, 3).fit(iterations=6, seed=3, progress=False)
     with h5py.File(tmp_path / "x.h5", "w") as f:
         f["x"] = x
     with h5py.File(tmp_path / "x.h5", "r") as f:
         sources = {"memmap": np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape), "hdf5": f["x"],
                    "zarr": z}
         for label, data in sources.items():
-            model = gaussian_mixture(x, 3)
+            model = factorized_mixture(x, 3)
             model["x"]._set_data(data, None)
             result = model.fit(iterations=6, seed=3, progress=False, executor=vmp.Chunked(size=300))
             assert worst_relative(result.state, memory.state) < 1e-10, label
@@ -168,8 +169,8 @@ def test_peak_memory_is_well_below_the_data(tmp_path):
 
 def test_the_default_executor_streams_only_data_out_of_core(tmp_path):
     x = blobs(50)
-    assert isinstance(Engine(gaussian_mixture(x, 3)).executor, vmp.Serial)
-    model = gaussian_mixture(x, 3)
+    assert isinstance(Engine(factorized_mixture(x, 3)).executor, vmp.Serial)
+    model = factorized_mixture(x, 3)
     model["x"]._set_data(Reads(x), None)
     assert isinstance(Engine(model).executor, vmp.Chunked)
 
@@ -184,8 +185,8 @@ def test_minibatch_steps_run_as_serial():
     """Evaluations already restricted to rows (a minibatch) are not split: the same bits."""
     options = dict(method="stochastic", subsample=vmp.Minibatch("data", 40), iterations=6, evaluate_every=3, seed=1,
                    progress=False)
-    serial = gaussian_mixture(blobs(600), 3).fit(**options)
-    chunked = gaussian_mixture(blobs(600), 3).fit(executor=vmp.Chunked(size=64), **options)
+    serial = factorized_mixture(blobs(600), 3).fit(**options)
+    chunked = factorized_mixture(blobs(600), 3).fit(executor=vmp.Chunked(size=64), **options)
     assert worst_relative(chunked.state, serial.state) == 0.0
     np.testing.assert_array_equal(chunked.elbo, serial.elbo)
 
@@ -196,26 +197,26 @@ class NotWhole(Reads):
 
 
 def test_the_mixture_builder_keeps_data_out_of_core(tmp_path):
-    """``gaussian_mixture(h5py dataset or Reads)`` keeps the data where they are (it read them
+    """``factorized_mixture(h5py dataset or Reads)`` keeps the data where they are (it read them
     whole into memory: the node held an ndarray), reads its prior's mean and covariance by
     blocks, and fits as the data in memory do; NaN entries still make missing coordinates."""
     h5py = pytest.importorskip("h5py")
     x = blobs(3000)
-    memory = gaussian_mixture(x, 3).fit(iterations=6, seed=3, progress=False)
+    memory = factorized_mixture(x, 3).fit(iterations=6, seed=3, progress=False)
     reads = NotWhole(x)
-    model = gaussian_mixture(reads, 3)
+    model = factorized_mixture(reads, 3)
     assert model["x"].data is reads
     with h5py.File(tmp_path / "x.h5", "w") as f:
         f["x"] = x
     with h5py.File(tmp_path / "x.h5", "r") as f:
-        model = gaussian_mixture(f["x"], 3)
+        model = factorized_mixture(f["x"], 3)
         assert isinstance(model["x"].data, h5py.Dataset)
         result = model.fit(iterations=6, seed=3, progress=False)
     assert worst_relative(result.state, memory.state) < 1e-10
     np.testing.assert_allclose(result.elbo, memory.elbo, rtol=1e-10)
     holes = x.copy()
     holes[5, 1] = np.nan
-    assert gaussian_mixture(Reads(holes), 3).missing() == ["x: 1 masked coordinates in 1 of 3000 elements inferred"]
+    assert factorized_mixture(Reads(holes), 3).missing() == ["x: 1 masked coordinates in 1 of 3000 elements inferred"]
 
 
 def test_a_chains_time_plate_is_never_the_default_split():

@@ -13,6 +13,7 @@ import pytest
 
 import vmp
 from vmp.cli import main, read_table
+from vmp.models import gaussian_mixture
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE_DOT = shutil.which("dot") is not None
@@ -72,7 +73,7 @@ def test_demo_writes_both_reports_and_the_comparison(tmp_path):
     svi = json.loads((out / "svi" / "history.json").read_text())
     assert svi["method"] == "stochastic" and svi["iterations"] == 150 and svi["diverged"] is False
     assert svi["history"]["evaluations"]["iteration"] == [0, 25, 50, 75, 100, 125, 150]
-    assert set(svi["history"]["rho"]) == {"pi", "mu", "Lambda"}
+    assert set(svi["history"]["rho"]) == {"pi", "theta"}
     assert "converged after" in (out / "batch" / "summary.txt").read_text()
     assert "method: stochastic" in (out / "svi" / "summary.txt").read_text()
     table = (out / "comparison.md").read_text()
@@ -137,7 +138,7 @@ def test_fit_gaussian_mixture_on_a_csv(points_csv, tmp_path, capsys):
                "--report", report)
     assert proc.returncode == 0, proc.stderr
     assert "gaussian_mixture" in proc.stdout and "final ELBO" in proc.stdout
-    assert "mu" in proc.stdout and "data=60" in proc.stdout
+    assert "theta" in proc.stdout and "data=60" in proc.stdout
     assert {p.name for p in report.iterdir()} >= {DIAGRAM, "dashboard.png", "history.json", "summary.txt"}
     assert json.loads((report / "history.json").read_text())["method"] == "batch"
 
@@ -157,7 +158,6 @@ def test_fit_n_init_keeps_the_best_of_the_seeds(tmp_path, capsys):
     """--n-init N fits from seeds SEED..SEED+N-1 and keeps the best final bound: the same fits
     made one by one through the API, and the summary lists every start's bound."""
     from vmp.cli import blobs
-    from vmp.models import gaussian_mixture
 
     x, _ = blobs(200, 0)
     data = tmp_path / "points.csv"
@@ -187,12 +187,11 @@ def _adaptive_fit(flag, points_csv, tmp_path, capsys):
 def _api_rates(points_csv, step) -> list:
     """mu's step sizes in the same fit made through the API with ``step``."""
     from vmp.cli import read_table
-    from vmp.models import gaussian_mixture
 
     x = np.asarray(read_table(points_csv).values, float)
     fit = gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 20), step=step,
                                      iterations=30, evaluate_every=10, seed=0)
-    return list(fit.history["rho"]["mu"])
+    return list(fit.history["rho"]["theta"])
 
 
 def test_fit_stochastic_adaptive_steps(points_csv, tmp_path, capsys):
@@ -200,9 +199,9 @@ def test_fit_stochastic_adaptive_steps(points_csv, tmp_path, capsys):
     step=vmp.Adaptive() takes, not a Robbins-Monro schedule's."""
     proc, h = _adaptive_fit("--adaptive", points_csv, tmp_path, capsys)
     assert "adaptive steps" in proc.stdout
-    assert h["rho"]["mu"] == pytest.approx(_api_rates(points_csv, vmp.Adaptive()), rel=1e-12)
+    assert h["rho"]["theta"] == pytest.approx(_api_rates(points_csv, vmp.Adaptive()), rel=1e-12)
     rm = vmp.RobbinsMonro(tau=1.0, kappa=0.6)
-    assert h["rho"]["mu"] != pytest.approx([rm(t) for t in range(1, 31)])
+    assert h["rho"]["theta"] != pytest.approx([rm(t) for t in range(1, 31)])
     sto = ("fit", "gaussian_mixture", points_csv, "-k", 2, "--iterations", 5)
     assert_clean_failure(call(capsys, *sto, "--method", "stochastic", "--minibatch", "data:5", "--adaptive",
                               "--kappa", 0.7), 2, "--adaptive", "--kappa")
@@ -216,8 +215,8 @@ def test_fit_stochastic_adaptive_rule(points_csv, tmp_path, capsys):
     API fit's, not the coupled default's; it is refused beside --adaptive."""
     proc, h = _adaptive_fit("--adaptive-rule", points_csv, tmp_path, capsys)
     assert "adaptive steps (the rule alone)" in proc.stdout
-    assert h["rho"]["mu"] == pytest.approx(_api_rates(points_csv, vmp.Adaptive(coupled=False)), rel=1e-12)
-    assert h["rho"]["mu"] != pytest.approx(_api_rates(points_csv, vmp.Adaptive(coupled=True)), rel=1e-12)
+    assert h["rho"]["theta"] == pytest.approx(_api_rates(points_csv, vmp.Adaptive(coupled=False)), rel=1e-12)
+    assert h["rho"]["theta"] != pytest.approx(_api_rates(points_csv, vmp.Adaptive(coupled=True)), rel=1e-12)
     assert "adaptive_factor" not in h
     assert_clean_failure(call(capsys, "fit", "gaussian_mixture", points_csv, "-k", 3, "--method", "stochastic",
                               "--minibatch", "data:20", "--adaptive-rule", "--adaptive"), 2,
@@ -236,7 +235,7 @@ def test_fit_stochastic_minibatch(points_csv, tmp_path, capsys):
     assert h["method"] == "stochastic" and h["iterations"] == 40
     assert h["history"]["evaluations"]["iteration"] == [0, 10, 20, 30, 40]
     rho = vmp.RobbinsMonro(tau=2, kappa=0.7, rho1=0.9)
-    assert h["history"]["rho"]["mu"] == pytest.approx([rho(t) for t in range(1, 41)])
+    assert h["history"]["rho"]["theta"] == pytest.approx([rho(t) for t in range(1, 41)])
     assert h["history"]["accesses"][-1] > 0
     assert (report / "dashboard.png").read_bytes()[:4] == b"\x89PNG"
 
@@ -428,7 +427,6 @@ def test_fit_gaussian_mixture_reads_empty_cells_and_na_as_missing(tmp_path, caps
     assert proc.returncode == 0, proc.stderr
     assert f"{int(gone.sum())} missing values, inferred as latent coordinates" in proc.stdout
     assert "1 of them partially observed" in proc.stdout
-    from models import gaussian_mixture
 
     model = gaussian_mixture(np.where(gone, np.nan, x), 2)
     expected = model.fit(iterations=50, seed=0)

@@ -18,6 +18,7 @@ from vmp.diagnostics import (comparison_rows, comparison_table, components_used,
                              history_dict, plot, plot_comparison, summary, to_dataframe,
                              write_comparison, write_report)
 from vmp.inference import FitResult
+from tests.helpers import factorized_mixture
 
 PNG = b"\x89PNG\r\n\x1a\n"
 RED = (0.752941, 0.223529, 0.168627)
@@ -30,14 +31,14 @@ def _data(seed=1):
 
 @pytest.fixture(scope="module")
 def fitted():
-    model = models.gaussian_mixture(_data(), 3)
+    model = factorized_mixture(_data(), 3)
     result = model.fit(iterations=200, progress=False)
     return model, result
 
 
 @pytest.fixture(scope="module")
 def svi():
-    model = models.gaussian_mixture(_data(), 3)
+    model = factorized_mixture(_data(), 3)
     result = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30, holdout=0.1, evaluation_size=100),
                        step=vmp.RobbinsMonro(tau=1, kappa=0.7), iterations=60, evaluate_every=10,
                        progress=False)
@@ -75,7 +76,7 @@ def test_heldout_bound_matches_an_independent_computation(svi):
     assert heldout[-1] == pytest.approx(_independent_heldout(result, _data()), rel=1e-6)
     # overlapping clusters: the held-out points' q(z) are spread, so their entropies count
     x = np.random.default_rng(3).normal(size=(150, 2)) + np.repeat([[0.0, 0.0], [1.5, 0.0]], 75, axis=0)
-    spread = models.gaussian_mixture(x, 2).fit(method="stochastic", subsample=vmp.Minibatch("data", 30, holdout=0.2),
+    spread = factorized_mixture(x, 2).fit(method="stochastic", subsample=vmp.Minibatch("data", 30, holdout=0.2),
                                                iterations=10, evaluate_every=10, progress=False)
     assert spread.history["evaluations"]["heldout"][-1] == pytest.approx(_independent_heldout(spread, x), rel=1e-6)
 
@@ -343,7 +344,7 @@ def test_report_of_a_model_without_a_mixture(tmp_path):
     model = models.lda(np.array([0, 0, 1, 1]), np.array([0, 1, 2, 0]), np.array([2.0, 1, 3, 1]), 2)
     result = model.fit(iterations=20)
     names = [p.name for p in write_report(model, result, tmp_path)]
-    assert "clusters.png" not in names and len(names) == 4
+    assert "clusters.png" not in names and names[4:] == ["summary.csv", "posterior.nc"] and len(names) == 6
     assert components_used(model) is None
 
 
@@ -409,14 +410,13 @@ def test_json_round_trip_of_every_history(policy, monitor, update, seed):
 
     rng = np.random.default_rng(seed)
     x = np.concatenate([rng.normal(c, 1.0, size=(40, 2)) for c in [(0, 0), (5, 0), (0, 5)]])
-    from vmp.models import gaussian_mixture
 
     policies = {"none": [], "svi+": [vmp.SVIPlus(effective=2, redraws=1)], "annealing": [vmp.Annealing.linear(3, 4)]}
     monitors = {"none": None, "noise": [vmp.NoiseMonitor(window=2, threshold=1e-6, action="warn")],
                 "elbo": [vmp.ElboMonitor(every=1, patience=1, tolerance=0.0, action="backoff")]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", vmp.DivergenceWarning)
-        result = gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 12), update=update,
+        result = factorized_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 12), update=update,
                                             policies=policies[policy], monitors=monitors[monitor], iterations=6,
                                             evaluate_every=2, seed=seed, progress=False)
     back = from_dict(json.loads(json.dumps(result.to_dict())))
@@ -427,7 +427,7 @@ def test_json_round_trip_of_every_history(policy, monitor, update, seed):
 
 
 def test_summary_of_a_stochastic_fit_that_did_not_meet_its_tol(tmp_path):
-    model = models.gaussian_mixture(_data(), 3)
+    model = factorized_mixture(_data(), 3)
     result = model.fit(subsample=vmp.Minibatch("data", 30), iterations=20, evaluate_every=10, tol=1e-12,
                        progress=False)
     result.save(tmp_path / "fit.npz")
@@ -440,7 +440,7 @@ def test_summary_of_a_stochastic_fit_that_did_not_meet_its_tol(tmp_path):
 def test_summary_of_a_stochastic_fit_the_callback_stopped_names_no_iteration_limit(tol):
     """A callback (or a monitor, or an interrupt) ends the fit before its iterations: the summary
     gives that reason alone (it added 'stopped at the iteration limit', 5 of 40 iterations run)."""
-    model = models.gaussian_mixture(_data(), 3)
+    model = factorized_mixture(_data(), 3)
     result = model.fit(subsample=vmp.Minibatch("data", 30), iterations=40, evaluate_every=5, tol=tol,
                        progress=False, callback=lambda t, fit: t < 5)
     text = summary(result, model)

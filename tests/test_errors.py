@@ -128,7 +128,7 @@ def test_unknown_and_duplicate_names():
         vmp.Normal("y", mean="nope", precision=1.0)
     with pytest.raises(vmp.GraphError, match="no node named 'zzz'"):
         model["zzz"]
-    with pytest.raises(vmp.GraphError, match="no node named 'nope'"):
+    with pytest.raises(vmp.GraphError, match="node 'y': its mean 'nope' names no node"):
         model.fit()
 
 

@@ -11,6 +11,7 @@ import pytest
 
 import vmp
 from models import hmm
+from tests.helpers import factorized_mixture
 
 distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.filterwarnings("ignore::vmp.DivergenceWarning")
@@ -124,11 +125,10 @@ def test_a_plate_read_at_other_rows_is_not_split(client, executor, plate):
 @pytest.mark.parametrize("policy", [lambda: vmp.LocalTempering([1.0, 2.0, 4.0]),
                                     lambda: vmp.Tempering([1.0, 2.0, 4.0], samples=5)])
 def test_a_tempered_fit_leaves_a_partially_observed_node_latent(policy):
-    from models import gaussian_mixture
     rng = np.random.default_rng(1)
     x = np.array([[0.0, 0.0], [4.0, 4.0]])[rng.integers(2, size=40)] + rng.normal(size=(40, 2))
     x[rng.random(x.shape) < 0.15] = np.nan
-    model = gaussian_mixture(x, 2)
+    model = factorized_mixture(x, 2)
     model.fit(seed=0, iterations=3, tol=0, progress=False, policies=[policy()])
     assert not model["x"].observed
     assert np.isfinite(model.elbo())
@@ -145,11 +145,10 @@ def test_an_executor_used_again_after_set_data_reads_the_new_data(client, n):
     or a resized plate): the second fit kept the first fit's holders (its data; 1.3 relative off
     Serial, or q(z) of the old size) because the holders were keyed on the model object. Each
     fit scatters its own (as scale.md says: once per fit)."""
-    from models import gaussian_mixture
     options = dict(seed=3, iterations=6, tol=0, progress=False)
     results = []
     for executor in (None, vmp.DaskExecutor(client, partitions=2), vmp.Chunked(size=15)):
-        model = gaussian_mixture(blobs(53, 0), 3)
+        model = factorized_mixture(blobs(53, 0), 3)
         model.fit(executor=executor, **options)
         model.set_data("x", 2.0 * blobs(n, 5))
         results.append(model.fit(executor=executor, **options))
@@ -207,7 +206,8 @@ def _sequences(emission):
     lengths = rng.integers(4, 10, size=11)
     if emission == "poisson":
         return hmm([rng.poisson(3, size=n) for n in lengths], 3, emission="poisson")
-    return hmm([_nan(np.cumsum(rng.normal(size=(n, 2)), 0) * 0.3, 0.1) for n in lengths], 3)
+    covariance = "joint" if emission == "joint" else "factorized"
+    return hmm([_nan(np.cumsum(rng.normal(size=(n, 2)), 0) * 0.3, 0.1) for n in lengths], 3, covariance=covariance)
 
 
 def _regressions(kind):
@@ -232,7 +232,10 @@ def _table():
     groups = rng.integers(3, size=53)
     # name: (build, Minibatch plate or None)
     return {
-        "gaussian_mixture_nan": (lambda: gaussian_mixture(_nan(blobs(53, 0), 0.15), 3), "data"),
+        "gaussian_mixture_nan": (lambda: factorized_mixture(_nan(blobs(53, 0), 0.15), 3), "data"),
+        "gaussian_mixture_joint_nan": (lambda: gaussian_mixture(_nan(blobs(53, 0), 0.15), 3), "data"),
+        "gaussian_mixture_diag": (lambda: gaussian_mixture(blobs(53, 0), 3, covariance="diag"), "data"),
+        "hmm_joint_nan_unequal": (lambda: _sequences("joint"), "sequences"),
         "factorial_mixture": (lambda: factorial_mixture(pixels, 2, pi=None), None),
         "hmm_gaussian_nan_unequal": (lambda: _sequences("gaussian"), "sequences"),
         "hmm_poisson_unequal": (lambda: _sequences("poisson"), None),
@@ -315,7 +318,7 @@ def test_minibatch_fits_agree(client, pool, name):
         _agree(result, model.infer_locals(), serial, reference)
 
 
-@pytest.mark.parametrize("name", ["lda", "hmm_gaussian_nan_unequal"])
+@pytest.mark.parametrize("name", ["lda", "hmm_gaussian_nan_unequal", "gaussian_mixture_joint_nan"])
 def test_a_checkpoint_resumes_under_another_executor(client, pool, tmp_path, name):
     """Three sweeps on the cluster written to a checkpoint (the locals kept on the workers
     gathered into it), three more from it in blocks: Serial's six sweeps."""

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture, lda, linear_regression, matrix_factorization
+from models import lda, linear_regression, matrix_factorization
+from tests.helpers import factorized_mixture
 from vmp.graph.leaves import Context
 from vmp.inference import steps
 from vmp.inference.engine import Engine
@@ -39,7 +40,7 @@ def client():
 def mixture(n=80, seed=0):
     rng = np.random.default_rng(seed)
     centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
-    return gaussian_mixture(centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2)), 3)
+    return factorized_mixture(centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2)), 3)
 
 
 def topics(docs=60, seed=0):
@@ -85,7 +86,7 @@ def coordinates_mixture(n=80, seed=0):
     rng = np.random.default_rng(seed)
     x = 5.0 * np.eye(3)[rng.integers(3, size=n)] + rng.normal(size=(n, 3))
     x[rng.random(x.shape) < 0.15] = np.nan
-    return gaussian_mixture(x, 3)
+    return factorized_mixture(x, 3)
 
 
 MODELS = {"mixture": (mixture, "data", 10), "lda": (topics, "documents", 10), "mf": (ratings, "users", 4),
@@ -276,8 +277,8 @@ def test_workers_read_their_rows_of_a_memmap(client, tmp_path):
     mm = np.memmap(tmp_path / "x.f8", dtype=float, mode="w+", shape=x.shape)
     mm[:] = x
     mm.flush()
-    serial = gaussian_mixture(x, 3).fit(iterations=4, seed=0, progress=False)
-    model = gaussian_mixture(x, 3)
+    serial = factorized_mixture(x, 3).fit(iterations=4, seed=0, progress=False)
+    model = factorized_mixture(x, 3)
     model["x"]._set_data(np.memmap(tmp_path / "x.f8", dtype=float, mode="r", shape=x.shape), None)
     executor = vmp.DaskExecutor(client)
     dask = model.fit(iterations=4, seed=0, progress=False, executor=executor)
@@ -347,9 +348,9 @@ def test_the_driver_never_reads_the_drawn_rows(client):
     rows are); the answers are Serial's."""
     x = mixture(n=300).nodes["x"].data
     options = dict(subsample=vmp.Minibatch("data", 20), evaluate_every=2, seed=1, progress=False)
-    serial = gaussian_mixture(x, 3).stochastic(**options)
+    serial = factorized_mixture(x, 3).stochastic(**options)
     serial.run(5)
-    model = gaussian_mixture(x, 3)
+    model = factorized_mixture(x, 3)
     model["x"]._set_data(data := CountingReads(x), None)
     fit = model.stochastic(executor=vmp.DaskExecutor(client), **options)
     fit.run(1)
@@ -419,7 +420,7 @@ def test_the_data_are_scattered_not_sent_in_the_task_graph(client):
     with dask.config.set({"distributed.admin.large-graph-warning-threshold": "10kB"}):
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
-            gaussian_mixture(x, 3).fit(seed=0, progress=False, executor=vmp.DaskExecutor(client),
+            factorized_mixture(x, 3).fit(seed=0, progress=False, executor=vmp.DaskExecutor(client),
                                        **FITS["batch"]("data", 10))
     assert not [w for w in seen if "large graph" in str(w.message)], [str(w.message)[:80] for w in seen]
 
@@ -534,3 +535,24 @@ def test_a_message_kept_as_a_scaled_product_on_workers_is_the_serial_one(client,
     dask = build().fit(seed=1, progress=False, executor=vmp.DaskExecutor(client), **options)
     assert worst_relative(dask.state, serial.state) < 1e-10
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-12)
+
+
+def state_space(seed=0):
+    """A linear dynamical system over eight sequences of different lengths (the chains are
+    partitioned whole: a worker holds some sequences)."""
+    from models import linear_dynamical_system
+
+    rng = np.random.default_rng(seed)
+    seqs = [np.cumsum(rng.normal(size=(n, 2)), 0) + rng.normal(size=(n, 2)) for n in (12, 9, 15, 10, 8, 14, 11, 13)]
+    return linear_dynamical_system(seqs, 2)
+
+
+@pytest.mark.parametrize("fit", ["batch", "minibatch"])
+def test_a_state_space_model_over_sequences(client, fit):
+    options = FITS[fit]("sequences", 2)
+    serial = state_space().fit(seed=3, progress=False, **options)
+    executor = vmp.DaskExecutor(client)
+    dask = state_space().fit(seed=3, progress=False, executor=executor, **options)
+    assert executor.traffic["tasks"] > 0
+    assert worst_relative(dask.state, serial.state) < 1e-10
+    np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-10)

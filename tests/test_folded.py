@@ -11,6 +11,7 @@ import vmp
 from vmp.graph import folded
 from vmp.graph.leaves import Context
 from vmp.inference.engine import Engine
+from tests.helpers import factorized_mixture
 
 
 def test_pack_folds_the_off_diagonal_pairs():
@@ -23,11 +24,10 @@ def test_pack_folds_the_off_diagonal_pairs():
 
 
 def _mixture(n=9000, d=3, k=4, seed=1):
-    from models import gaussian_mixture
 
     rng = np.random.default_rng(seed)
     x = np.concatenate([rng.normal(loc=c, size=(n // 3, d)) for c in (-3.0, 0.0, 3.0)])
-    return gaussian_mixture(x, k)
+    return factorized_mixture(x, k)
 
 
 def _multinomial(n=9000, seed=2):

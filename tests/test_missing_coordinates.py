@@ -10,7 +10,7 @@ import pytest
 from scipy import special, stats
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 
 LOG2PI = np.log(2 * np.pi)
 
@@ -294,7 +294,7 @@ def test_mixture_with_missing_coordinates_matches_hand_coded_mean_field():
     and so does the bound after it (the builder's documented priors: m0 and S from the observed
     entries, P0 = 0.01 S^-1, nu0 = D, W0 = S^-1 / D)."""
     x, seen, _ = _mixture_data()
-    model = gaussian_mixture(np.where(seen, x, np.nan), 3)
+    model = factorized_mixture(np.where(seen, x, np.nan), 3)
     fit = model.batch(seed=0)
     fit.run(4)
     model.state = fit.state
@@ -315,7 +315,7 @@ def test_mixture_with_missing_coordinates_matches_hand_coded_mean_field():
 
 def test_mixture_with_nan_recovers_the_clusters_and_never_lowers_the_bound():
     x, seen, centers = _mixture_data(n=150)
-    model = gaussian_mixture(np.where(seen, x, np.nan), 3)
+    model = factorized_mixture(np.where(seen, x, np.nan), 3)
     res = model.fit(iterations=200, seed=0)
     means = model["mu"].mean
     assert np.max(np.min(np.linalg.norm(means[:, None] - centers[None], axis=-1), axis=0)) < 0.5
@@ -332,7 +332,7 @@ def test_rows_with_every_coordinate_missing_are_barren():
     data = np.where(seen, x, np.nan)
     gone = np.arange(80) % 9 == 4
     data[gone] = np.nan
-    a, b = gaussian_mixture(data, 3), gaussian_mixture(data[~gone], 3)
+    a, b = factorized_mixture(data, 3), factorized_mixture(data[~gone], 3)
     ra, rb = a.fit(iterations=500, tol=1e-14, seed=0), b.fit(iterations=500, tol=1e-14, seed=0)
     assert ra.final_elbo == pytest.approx(rb.final_elbo, rel=1e-10)
     order = np.argsort(a["mu"].mean[:, 0]), np.argsort(b["mu"].mean[:, 0])
@@ -342,15 +342,15 @@ def test_rows_with_every_coordinate_missing_are_barren():
 
 def test_mixture_without_nan_is_the_model_without_a_mask():
     x, _, _ = _mixture_data()
-    a, b = gaussian_mixture(x, 3), gaussian_mixture(x, 3, mask=np.ones(x.shape, bool))
+    a, b = factorized_mixture(x, 3), factorized_mixture(x, 3, mask=np.ones(x.shape, bool))
     assert a["x"].mask is None and b["x"].mask is None
     assert a.fit(iterations=20, seed=1).final_elbo == b.fit(iterations=20, seed=1).final_elbo
 
 
 def test_mask_argument_and_nan_are_one_mask():
     x, seen, _ = _mixture_data()
-    a = gaussian_mixture(np.where(seen, x, np.nan), 3)
-    b = gaussian_mixture(x, 3, mask=seen)
+    a = factorized_mixture(np.where(seen, x, np.nan), 3)
+    b = factorized_mixture(x, 3, mask=seen)
     assert np.array_equal(a["x"].mask, b["x"].mask)
     assert a.fit(iterations=10, seed=1).final_elbo == b.fit(iterations=10, seed=1).final_elbo
 
@@ -361,14 +361,14 @@ def test_stochastic_fit_and_resume_on_nan_data(tmp_path):
     x, seen, centers = _mixture_data(n=120)
     data = np.where(seen, x, np.nan)
     opts = dict(method="stochastic", subsample=vmp.Minibatch("data", 30), seed=0, progress=False)
-    model = gaussian_mixture(data, 3)
+    model = factorized_mixture(data, 3)
     full = model.fit(iterations=20, **opts)
     assert np.isfinite(full.final_elbo)
     means = model["mu"].mean
     assert np.max(np.min(np.linalg.norm(means[:, None] - centers[None], axis=-1), axis=0)) < 0.7
     assert np.all(np.diff([0] + full.to_dict()["history"]["accesses"]) >= 30)  # x's drawn rows are data read
-    gaussian_mixture(data, 3).fit(iterations=10, checkpoint=tmp_path / "c.npz", **opts)
-    rest = gaussian_mixture(data, 3).fit(iterations=20, resume=tmp_path / "c.npz", **opts)
+    factorized_mixture(data, 3).fit(iterations=10, checkpoint=tmp_path / "c.npz", **opts)
+    rest = factorized_mixture(data, 3).fit(iterations=20, resume=tmp_path / "c.npz", **opts)
     for name, natural in full.state.natural.items():
         for a, b in zip(natural, rest.state.natural[name]):
             np.testing.assert_array_equal(a, b)
@@ -385,9 +385,9 @@ def test_bad_masks_name_the_node():
             with pytest.raises(vmp.ShapeError, match="node 'n'.*expected plates \\(4,\\)$"):
                 vmp.Normal("n", 0.0, 1.0, observed=np.zeros(4), mask=np.ones((4, 2), bool))
     with pytest.raises(vmp.DataError, match="gaussian_mixture: data contains inf"):
-        gaussian_mixture(np.array([[1.0, np.inf], [0.0, 1.0]]), 2)
+        factorized_mixture(np.array([[1.0, np.inf], [0.0, 1.0]]), 2)
     with pytest.raises(vmp.ShapeError, match="gaussian_mixture: mask must have the shape"):
-        gaussian_mixture(np.zeros((3, 2)), 2, mask=np.ones(3, bool))
+        factorized_mixture(np.zeros((3, 2)), 2, mask=np.ones(3, bool))
 
 
 # ----- the other builders --------------------------------------------------------------------------
@@ -433,7 +433,7 @@ def test_set_data_with_a_coordinate_mask_infers_the_new_rows():
     within 10% of the RMSE of the oracle E[x_m | x_o] under the true mixture. (Where they do not,
     q(z_n) q(x_n,m) commits to one cluster where the oracle averages: mean field, not a defect.)"""
     x, seen, centers = _mixture_data(n=120)
-    model = gaussian_mixture(np.where(seen, x, np.nan), 3)
+    model = factorized_mixture(np.where(seen, x, np.nan), 3)
     model.fit(seed=0)
     rng = np.random.default_rng(8)
     new = centers[rng.integers(3, size=60)] + rng.normal(size=(60, 3))
@@ -459,8 +459,8 @@ def test_chunked_sweeps_equal_serial_on_nan_data():
     Serial's q."""
     x, seen, _ = _mixture_data(n=100)
     data = np.where(seen, x, np.nan)
-    a = gaussian_mixture(data, 3).fit(iterations=6, seed=0)
-    b = gaussian_mixture(data, 3).fit(iterations=6, seed=0, executor=vmp.Chunked(size=37))
+    a = factorized_mixture(data, 3).fit(iterations=6, seed=0)
+    b = factorized_mixture(data, 3).fit(iterations=6, seed=0, executor=vmp.Chunked(size=37))
     for name, natural in a.state.natural.items():
         for u, v in zip(natural, b.state.natural[name]):
             np.testing.assert_allclose(v, u, rtol=1e-9, atol=1e-9 * np.max(np.abs(u)))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 from vmp.inference import steps
 from vmp.inference.engine import Engine
 
@@ -70,7 +70,7 @@ def test_complete_rows_leave_the_local_loop_after_one_pass(monkeypatch):
     data, rows = _data()
     calls = _per_local_step(monkeypatch, Engine, "target",
                             lambda a, k: k["ctx"].subset["data"] if a[2].name == "z" else None)
-    gaussian_mixture(data, 3).fit(iterations=6, **OPTS)
+    factorized_mixture(data, 3).fit(iterations=6, **OPTS)
     assert len(calls) >= 6 and sum(len(c) > 1 for c in calls) >= 3
     for call in calls:
         assert all(np.isin(later, rows).all() for later in call[1:])
@@ -80,7 +80,7 @@ def test_complete_rows_leave_the_local_loop_after_one_pass(monkeypatch):
 def test_same_bits_as_iterating_every_row():
     """q and the bounds after 12 steps equal those of the loop without settled rows."""
     data, _ = _data()
-    _assert_same_bits(_fit(gaussian_mixture(data, 3)), _fit(gaussian_mixture(data, 3), "_settled"), True)
+    _assert_same_bits(_fit(factorized_mixture(data, 3)), _fit(factorized_mixture(data, 3), "_settled"), True)
 
 
 def _factorial_with_child(seed=1, n=120, d=3, k=2):
@@ -118,7 +118,7 @@ def test_a_leaf_local_is_updated_once_on_the_first_pass(monkeypatch):
 
     data, _ = _data()
     calls = _per_local_step(monkeypatch, CompiledFactor, "messages", size)
-    gaussian_mixture(data, 3).fit(iterations=4, **OPTS)
+    factorized_mixture(data, 3).fit(iterations=4, **OPTS)
     assert len(calls) >= 4
     for call in calls:
         assert call[0] >= 100 and all(later < call[0] for later in call[1:])  # the drawn rows once
@@ -128,7 +128,7 @@ def test_leaf_local_start_gives_the_same_bits():
     """q and the bounds equal those of the loop that starts x from its prior message and
     updates it again on the first pass."""
     data, _ = _data(partial=40)
-    _assert_same_bits(_fit(gaussian_mixture(data, 3)), _fit(gaussian_mixture(data, 3), "_lead"), False)
+    _assert_same_bits(_fit(factorized_mixture(data, 3)), _fit(factorized_mixture(data, 3), "_lead"), False)
 
 
 def test_the_rows_context_is_kept_while_the_same_rows_iterate(monkeypatch):
@@ -136,7 +136,7 @@ def test_the_rows_context_is_kept_while_the_same_rows_iterate(monkeypatch):
     their q): no two consecutive restrictions of one local step are to the same rows."""
     calls = _per_local_step(monkeypatch, steps, "_active", lambda a, k: a[1].copy())
     data, _ = _data(partial=60, seed=2)
-    gaussian_mixture(data, 3).fit(iterations=8, **OPTS)
+    factorized_mixture(data, 3).fit(iterations=8, **OPTS)
     assert sum(len(c) for c in calls) >= 8
     for call in calls:
         assert all(a.size != b.size for a, b in zip(call, call[1:]))
@@ -156,7 +156,7 @@ def test_local_step_reaches_the_per_row_coordinate_ascent_fixed_point():
     x = 1.5 * rng.normal(size=(3, 3))[rng.integers(3, size=60)] + rng.normal(size=(60, 3))
     for row in rng.choice(60, 25, replace=False):
         x[row, rng.choice(3, size=rng.integers(1, 3), replace=False)] = np.nan
-    model = gaussian_mixture(x, 3)
+    model = factorized_mixture(x, 3)
     state = model.fit(iterations=5, method="stochastic", subsample=vmp.Minibatch("data", 20), seed=0,
                       progress=False).state
     engine = Engine(model)

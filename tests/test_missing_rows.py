@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 from vmp.families.gaussian import Gaussian
 from vmp.graph.leaves import moments_of
 from vmp.graph.missing import Clamp
@@ -27,7 +27,7 @@ def _data(n=400, d=4, k=3, partial=12, seed=0, empty=0):
 
 
 def _fit(data, every_row: bool, **opts):
-    model = gaussian_mixture(data, 3)
+    model = factorized_mixture(data, 3)
     if every_row:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(Clamp, "latent", lambda self: None)
@@ -64,7 +64,7 @@ def test_complete_rows_are_not_refactorized_or_pinned():
     388 complete ones; the complete rows' natural parameters are the pinned constant
     (PIN x, -PIN/2 I) and their moments the data's statistics."""
     data, rows = _data()
-    model = gaussian_mixture(data, 3)
+    model = factorized_mixture(data, 3)
     seen: dict = {"pin": [], "moments": []}
     pin, moments = Gaussian.pin, Gaussian.moments.__func__
 
@@ -102,7 +102,7 @@ def test_the_factor_reads_complete_rows_as_data():
     from vmp.graph.compiled import CompiledFactor
 
     data, rows = _data()
-    model = gaussian_mixture(data, 3)
+    model = factorized_mixture(data, 3)
     fit = model.batch(seed=1)
     fit.run(1)
     seen: dict = {"latent": [], "data": 0}
@@ -177,14 +177,14 @@ def test_chunked_and_resume_read_the_latent_rows(tmp_path, executor):
     give the bits of 10 (the bound, q(x) and x's relative change: the resumed q is full arrays)."""
     data, _ = _data(n=200, partial=9)
     if executor is not None:
-        a = gaussian_mixture(data, 3).fit(iterations=8, tol=0, seed=0)
-        b = gaussian_mixture(data, 3).fit(iterations=8, tol=0, seed=0, executor=executor)
+        a = factorized_mixture(data, 3).fit(iterations=8, tol=0, seed=0)
+        b = factorized_mixture(data, 3).fit(iterations=8, tol=0, seed=0, executor=executor)
         np.testing.assert_allclose(a.elbo, b.elbo, rtol=1e-12)
         return
-    whole = gaussian_mixture(data, 3)
+    whole = factorized_mixture(data, 3)
     full = whole.fit(iterations=10, tol=0, seed=0)
-    gaussian_mixture(data, 3).fit(iterations=5, tol=0, seed=0, checkpoint=tmp_path / "c.npz")
-    part = gaussian_mixture(data, 3)
+    factorized_mixture(data, 3).fit(iterations=5, tol=0, seed=0, checkpoint=tmp_path / "c.npz")
+    part = factorized_mixture(data, 3)
     rest = part.fit(iterations=10, tol=0, seed=0, resume=tmp_path / "c.npz")
     assert np.array_equal(full.elbo, rest.elbo)
     assert np.array_equal(full.history["change"]["x"], rest.history["change"]["x"])
@@ -226,7 +226,7 @@ def test_a_sweep_writes_the_latent_rows_only(monkeypatch):
 
     data, _ = _data(n=400, partial=12)
     formed = _gathers(monkeypatch)
-    model = gaussian_mixture(data, 3)
+    model = factorized_mixture(data, 3)
     model.fit(iterations=6, tol=0, seed=1)
     rows = model.nodes["x"].clamp.latent().rows
     natural, moments = model.state.natural["x"], model.state.moments["x"]
@@ -249,7 +249,7 @@ def test_relative_change_of_the_latent_rows_is_the_full_one():
     from vmp.inference.steps import relative_change
 
     data, _ = _data(n=400, partial=12)
-    five, six = gaussian_mixture(data, 3), gaussian_mixture(data, 3)
+    five, six = factorized_mixture(data, 3), factorized_mixture(data, 3)
     five.fit(iterations=5, tol=0, seed=1)
     res = six.fit(iterations=6, tol=0, seed=1)
     old, new = five.state.natural["x"], six.state.natural["x"]
@@ -277,7 +277,7 @@ def test_a_filled_q_reads_as_its_arrays(tmp_path):
     from vmp.inference.state import State
 
     data, _ = _data(n=200, partial=9)
-    model = gaussian_mixture(data, 3)
+    model = factorized_mixture(data, 3)
     model.fit(iterations=4, tol=0, seed=0)
     state = model.state
     full = tuple(np.array(a) for a in state.natural["x"])
@@ -300,7 +300,7 @@ def test_a_filled_q_prints_compares_and_concatenates_as_its_arrays():
     slots are placeholders: printing, comparing and concatenating read the arrays (they read
     ``(None, None)``: two different q compared equal)."""
     data, _ = _data(n=60, partial=4)
-    model = gaussian_mixture(data, 3)
+    model = factorized_mixture(data, 3)
     model.fit(iterations=2, tol=0, seed=0)
     filled = model["x"].moments
     full = tuple(np.array(a) for a in filled)

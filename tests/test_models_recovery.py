@@ -139,10 +139,10 @@ def test_gaussian_mixture_recovers_means_and_weights(seed):
     model = models.gaussian_mixture(mu[z] + 0.7 * rng.normal(size=(600, 2)), 3)
     result = model.fit()
     assert_converged(result)
-    p = matched(model["mu"].mean, mu)
-    assert np.abs(model["mu"].mean[p] - mu).max() < 0.2
+    p = matched(model["theta"].mean, mu)
+    assert np.abs(model["theta"].mean[p] - mu).max() < 0.2
     assert np.abs(model["pi"].mean[p] - weights).max() < 0.07
-    assert np.allclose(model["Lambda"].mean[p], np.eye(2) / 0.49, atol=0.6)
+    assert np.allclose(model["theta"].parameters["precision"][p], np.eye(2) / 0.49, atol=0.6)
 
 
 def lda_corpus(seed: int, documents: int = 100, length: int = 80, k: int = 3, v: int = 30):

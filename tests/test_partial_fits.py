@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 
 
 def test_tempering_keeps_a_partially_observed_node_latent():
@@ -22,7 +22,7 @@ def test_tempering_keeps_a_partially_observed_node_latent():
     x = rng.normal(size=(100, 2))
     x[:, 0] += 4.0 * rng.integers(2, size=100)
     x[3, 1] = x[10, 0] = np.nan
-    model = gaussian_mixture(x, 2)
+    model = factorized_mixture(x, 2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model.fit(iterations=6, tol=0, seed=1, policies=[vmp.Tempering([1.0, 2.0])])
@@ -48,10 +48,10 @@ def test_resume_gives_the_bits_of_an_uninterrupted_fit(tmp_path):
     x = 4.0 * rng.normal(size=(3, 3))[rng.integers(3, size=300)] + rng.normal(size=(300, 3))
     for r in rng.choice(300, 15, replace=False):
         x[r, rng.integers(3)] = np.nan
-    whole = gaussian_mixture(x, 3)
+    whole = factorized_mixture(x, 3)
     full = whole.fit(iterations=12, tol=0, seed=1)
-    gaussian_mixture(x, 3).fit(iterations=6, tol=0, seed=1, checkpoint=tmp_path / "c.npz")
-    part = gaussian_mixture(x, 3)
+    factorized_mixture(x, 3).fit(iterations=6, tol=0, seed=1, checkpoint=tmp_path / "c.npz")
+    part = factorized_mixture(x, 3)
     rest = part.fit(iterations=12, tol=0, seed=1, resume=tmp_path / "c.npz")
     assert np.array_equal(full.elbo, rest.elbo)
     for name, natural in whole.state.natural.items():
@@ -66,9 +66,9 @@ def test_a_saved_fit_loads_into_a_fresh_model_with_nan_data(tmp_path):
     x = rng.normal(size=(50, 2))
     x[:, 0] += 4.0 * rng.integers(2, size=50)
     x[3, 1] = x[9, 0] = np.nan
-    model = gaussian_mixture(x, 2)
+    model = factorized_mixture(x, 2)
     model.fit(iterations=5, tol=0, seed=1).save(tmp_path / "r.npz")
-    fresh = gaussian_mixture(x, 2)
+    fresh = factorized_mixture(x, 2)
     vmp.load(tmp_path / "r.npz", fresh)
     for name, natural in model.state.natural.items():
         assert all(np.array_equal(u, v) for u, v in zip(natural, fresh.state.natural[name])), name
@@ -84,7 +84,7 @@ def test_the_moments_of_x_hold_the_data_at_its_observed_coordinates():
     x[:, 0] += 4.0 * rng.integers(2, size=30)
     x[np.arange(30), rng.integers(2, size=30)] = np.nan
     for data in (x, np.where(np.arange(30)[:, None] < 25, np.nan_to_num(x, nan=1.0), x)):
-        model = gaussian_mixture(data, 2)
+        model = factorized_mixture(data, 2)
         model.fit(iterations=3, tol=0, seed=0)
         first, second = (np.asarray(m) for m in model["x"].moments)
         seen = ~np.isnan(data)

@@ -8,7 +8,8 @@ import pickle
 import numpy as np
 import pytest
 
-from models import gaussian_mixture, lda
+from models import lda
+from tests.helpers import factorized_mixture
 from vmp.graph.data import Rows, take_rows
 from vmp.graph.leaves import Context
 from vmp.inference.engine import Engine
@@ -65,7 +66,7 @@ def test_a_partition_evaluates_its_rows_as_the_whole_model(case):
     counts and document indices are all cut; about 0.16 of the whole, 0.78 before they were)."""
     rng = np.random.default_rng(1)
     if case == "mixture":
-        model, plate, node, most = gaussian_mixture(rng.normal(size=(4000, 3)), 3), "data", "Lambda", 0.6
+        model, plate, node, most = factorized_mixture(rng.normal(size=(4000, 3)), 3), "data", "Lambda", 0.6
     else:
         d, w = rng.integers(200, size=6000), rng.integers(50, size=6000)
         model, plate, node, most = lda(d, w, np.ones(6000), 3, n_words=50), "tokens", "beta", 0.25
@@ -197,7 +198,7 @@ def test_a_holder_reuses_its_rows_sums_between_the_parents_and_the_bound(monkeyp
     from vmp.inference.partition import rows_bound, rows_context
 
     rng = np.random.default_rng(2)
-    model = gaussian_mixture(rng.normal(size=(20000, 3)) + rng.integers(0, 4, size=(20000, 1)), 4)
+    model = factorized_mixture(rng.normal(size=(20000, 3)) + rng.integers(0, 4, size=(20000, 1)), 4)
     engine = Engine(model)
     state = initialize(engine, np.random.default_rng(0))
     lo, hi = 5000, 15000

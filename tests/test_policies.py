@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture, matrix_factorization
+from models import matrix_factorization
+from tests.helpers import factorized_mixture
 from vmp.inference import steps
 from vmp.inference.engine import Engine
 from vmp.inference.init import initialize
@@ -16,7 +17,7 @@ from vmp.inference.init import initialize
 def _mixture(n=200, seed=0):
     rng = np.random.default_rng(seed)
     centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
-    return gaussian_mixture(centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2)), 3)
+    return factorized_mixture(centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2)), 3)
 
 
 def test_svi_plus_weights_have_mean_one_and_the_right_spread():

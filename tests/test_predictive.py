@@ -6,6 +6,7 @@ from scipy import stats
 
 import vmp
 from vmp.models import linear_regression, matrix_factorization
+from tests.helpers import factorized_mixture
 
 
 def _regression(n=40, d=3, seed=0):
@@ -97,7 +98,7 @@ def test_known_mean_wishart_precision_gives_the_exact_multivariate_t():
 def test_mixture_predictive_moments_match_its_own_ancestral_draws():
     rng = np.random.default_rng(5)
     x = np.concatenate([rng.normal((3, 0), 1, size=(40, 2)), rng.normal((0, 3), 1, size=(40, 2))])
-    model = vmp.models.gaussian_mixture(x, 2)
+    model = factorized_mixture(x, 2)
     model.fit(iterations=50, seed=0)
     pred = model.predict("x")
     assert pred.method == "moment-matched"
@@ -233,12 +234,11 @@ def test_to_arviz_keeps_the_data_of_a_partially_observed_node():
     """A mixture with NaN coordinates: its data in observed_data (NaN where masked), the draws
     of the masked coordinates in posterior (the data where observed)."""
     pytest.importorskip("arviz", reason="ArviZ is an optional extra: pip install 'vmp[arviz]'")
-    from models import gaussian_mixture
 
     rng = np.random.default_rng(0)
     x = np.r_[rng.normal(0, 1, (30, 2)), rng.normal(4, 1, (30, 2))]
     x[[1, 5, 40], [0, 1, 0]] = np.nan
-    model = gaussian_mixture(x, 2)
+    model = factorized_mixture(x, 2)
     data = model.fit(iterations=30, seed=0).to_arviz(model, draws=50, seed=1)
     np.testing.assert_array_equal(data.observed_data["x"].values, x)
     draws = data.posterior["x"].values[0]
@@ -267,11 +267,11 @@ def test_to_arviz_without_arviz_says_how_to_install(monkeypatch):
 def test_set_data_on_a_mixture_infers_the_new_locals_given_the_fitted_globals():
     rng = np.random.default_rng(10)
     x = np.concatenate([rng.normal((3, 0), 1, size=(60, 2)), rng.normal((0, 3), 1, size=(60, 2))])
-    model = vmp.models.gaussian_mixture(x, 2)
+    model = factorized_mixture(x, 2)
     model.fit(iterations=60, seed=0)
     x_new = rng.normal(size=(9, 2)) * 2
     model.set_data("x", x_new)
-    fresh = vmp.models.gaussian_mixture(x_new, 2)
+    fresh = factorized_mixture(x_new, 2)
     for name in ("pi", "mu", "Lambda"):
         fresh[name].set_natural(model[name].natural)
     fresh.infer_locals()

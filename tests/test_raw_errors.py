@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import vmp
+from vmp.graph.expressions import Scaled
+from tests.helpers import factorized_mixture
 
 
 def _gamma(name="a"):
@@ -106,14 +108,31 @@ def test_a_non_symmetric_matrix_is_refused(declare, role):
         declare(np.linalg.inv(np.array([[2.0, 0.3], [0.3, 1.0]])))
 
 
-def test_glue_expressions_cannot_be_scaled():
+def test_glue_of_a_scalable_node_scales_and_other_glue_does_not():
+    """A gated or gathered Gamma is scaled by a constant (c * tau[z]); a gated Normal or a dot is
+    a linear map instead (c * mu[z], mu[z] / c); a gate is not scaled by an array or by zero, and a
+    joint node is neither."""
+    from vmp.graph.linear import Linear
+
     with vmp.Model("m"):
         with vmp.Plate("k", 2):
             tau = _gamma("tau")
+            mu = vmp.Normal("mu", 0.0, 1.0)
+            theta = vmp.NormalGamma("theta", 0.0, 1.0, 2.0, 2.0)
         z = vmp.Categorical("z", np.array([0.5, 0.5]))
-        for scale in (lambda e: 2.0 * e, lambda e: e * 2.0, lambda e: e / 2.0):
-            with pytest.raises(vmp.GraphError, match="cannot be scaled"):
-                scale(tau[z])
+        for scale in (lambda e: 2.0 * e, lambda e: e * 2.0, lambda e: e / 0.5):
+            scaled = scale(tau[z])
+            assert isinstance(scaled, Scaled) and scaled.scale == 2.0 and scaled.node.name == "tau[z]"
+        for scale in (lambda e: 2.0 * e, lambda e: e / 0.5):
+            assert isinstance(scale(mu[z]), Linear)
+        assert isinstance(2.0 * vmp.dot(mu, mu), Linear)
+        for scale in (lambda e: 2.0 * e, lambda e: e / 2.0):
+            with pytest.raises(vmp.GraphError, match="only Gamma and Wishart nodes can be scaled"):
+                scale(theta[z])
+        with pytest.raises(vmp.GraphError, match="one positive number"):
+            np.arange(2.0) * tau[z]
+        with pytest.raises(vmp.GraphError, match="positive finite"):
+            0.0 * tau[z]
 
 
 def test_ragged_observed_data_is_a_data_error_naming_the_node():
@@ -157,7 +176,7 @@ def test_a_data_input_as_a_nodes_argument_says_where_data_go(declare, role):
 
 def _mixture():
     x = np.concatenate([np.zeros((10, 2)), np.full((10, 2), 5.0)]) + np.random.default_rng(0).normal(size=(20, 2))
-    return vmp.models.gaussian_mixture(x, 3)
+    return factorized_mixture(x, 3)
 
 
 @pytest.mark.parametrize("options,error,words", [

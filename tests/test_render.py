@@ -110,11 +110,11 @@ def test_dot_source_shows_nodes_plates_and_edges(name, options):
 def test_single_plate_clusters_are_named_after_the_plate():
     clusters, nodes, _ = parse(render(build("gaussian_mixture")).source)
     assert {"cluster_components", "cluster_data"} <= set(clusters)
-    assert nodes["mu"][1] == ("cluster_components",)
+    assert nodes["theta"][1] == ("cluster_components",)
     assert nodes["x"][1] == ("cluster_data",)
     assert nodes["pi"][1] == ()
-    label = nodes["mu"][0]
-    assert "Gaussian (components=3) x (2,)" in label
+    label = nodes["theta"][0]
+    assert "GaussianWishart (components=3) x (2,)" in label
 
 
 def test_factorized_matrix_factorization_nests_factors_in_users_and_items():
@@ -131,8 +131,8 @@ def test_factorized_matrix_factorization_nests_factors_in_users_and_items():
 
 def test_gate_selector_edge_is_marked_and_roles_label_edges():
     source = render(build("gaussian_mixture")).source
-    assert re.search(r'z -> "mu\[z\]" \[label=" selects" style=dashed\]', source)
-    assert re.search(r'"mu\[z\]" -> x \[label=" mean"\]', source)
+    assert re.search(r'z -> "theta\[z\]" \[label=" selects" style=dashed\]', source)
+    assert re.search(r'"theta\[z\]" -> x \[label=" parameters"\]', source)
 
 
 def test_names_with_colons_and_markup_are_safe(tmp_path):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture, lda
+from models import lda
+from tests.helpers import factorized_mixture
 from vmp.inference import steps
 from vmp.inference.engine import Engine
 
@@ -33,7 +34,7 @@ def _corpus(docs=120, seed=0):
 
 def _fitted(case):
     if case == "mixture":
-        model, plate = gaussian_mixture(_blobs(3000), 3), "data"
+        model, plate = factorized_mixture(_blobs(3000), 3), "data"
     else:
         model, plate = lda(*_corpus(), 3, n_words=30), "documents"
     fit = model.stochastic(subsample=vmp.Minibatch(plate, 50, evaluation_size=300 if case == "mixture" else 40),
@@ -70,14 +71,14 @@ def test_subsample_estimate_is_unbiased_for_the_data_term(case):
 
 
 def test_fit_records_estimates_labelled_and_the_full_bound_on_request():
-    model = gaussian_mixture(_blobs(2000), 3)
+    model = factorized_mixture(_blobs(2000), 3)
     svi = dict(method="stochastic", subsample=vmp.Minibatch("data", 40, evaluation_size=500), iterations=20,
                evaluate_every=5, seed=0, progress=False)
     est = model.fit(**svi)
     ev = est.history["evaluations"]
     assert np.all(ev["stderr"] > 0) and "estimate from 500 of 2000" in est.extra["bound"]
     assert est.history["bound_estimate"].shape == (20,) and np.all(np.isfinite(est.history["bound_estimate"]))
-    full = gaussian_mixture(_blobs(2000), 3).fit(**svi, evaluate="full")
+    full = factorized_mixture(_blobs(2000), 3).fit(**svi, evaluate="full")
     assert np.all(full.history["evaluations"]["stderr"] == 0) and full.extra["bound"] == "exact"
     for a, b in zip(est.state.natural["mu"], full.state.natural["mu"]):
         np.testing.assert_array_equal(a, b)  # how the bound is evaluated changes no step
@@ -135,7 +136,7 @@ def test_option_b_with_minibatches_reaches_the_bound_of_option_a(seed):
     x = np.concatenate([rng.normal([-5, 0], 1.0, size=(2000, 2)), rng.normal([5, 0], 1.0, size=(2000, 2))])
     bounds = {}
     for update in ("per-node", "global"):
-        model = gaussian_mixture(x, 4)
+        model = factorized_mixture(x, 4)
         model.fit(method="stochastic", subsample=vmp.Minibatch("data", 100), update=update, iterations=150,
                   seed=seed, evaluate_every=0, progress=False)
         engine = Engine(model)
@@ -160,7 +161,7 @@ def test_memmap_and_zarr_data_fit_to_the_bits_of_the_same_data_in_memory(tmp_pat
                evaluate_every=5, seed=4, progress=False)
     results = {}
     for label, data in (("memory", x), ("memmap", _memmap(tmp_path, x)), ("zarr", z)):
-        model = gaussian_mixture(x, 3)  # the builder's priors from the data in memory
+        model = factorized_mixture(x, 3)  # the builder's priors from the data in memory
         model["x"]._set_data(data, None)
         results[label] = model.fit(**svi)
         assert (label == "memory") or not isinstance(model["x"].data, np.ndarray) or isinstance(model["x"].data, np.memmap)
@@ -177,11 +178,11 @@ def test_hdf5_data_are_read_by_rows(tmp_path):
     with h5py.File(tmp_path / "x.h5", "w") as f:
         f["x"] = x
     with h5py.File(tmp_path / "x.h5", "r") as f:
-        model = gaussian_mixture(x, 3)
+        model = factorized_mixture(x, 3)
         model["x"]._set_data(f["x"], None)
         lazy = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 50, evaluation_size=200),
                          iterations=5, seed=1, progress=False)
-    ref = gaussian_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 50, evaluation_size=200),
+    ref = factorized_mixture(x, 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 50, evaluation_size=200),
                                      iterations=5, seed=1, progress=False)
     np.testing.assert_array_equal(lazy.state.natural["mu"][0], ref.state.natural["mu"][0])
 
@@ -207,6 +208,6 @@ def test_local_step_converges_each_document_on_its_own():
 
 
 def test_an_evaluation_subsample_covering_the_plate_is_labelled_exact():
-    small = gaussian_mixture(_blobs(150), 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 30),
+    small = factorized_mixture(_blobs(150), 3).fit(method="stochastic", subsample=vmp.Minibatch("data", 30),
                                                  iterations=10, progress=False)
     assert small.extra["bound"] == "exact" and np.all(small.history["evaluations"]["stderr"] == 0)

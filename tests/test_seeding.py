@@ -8,6 +8,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.special import digamma, gammaln
 
 import vmp
+from tests.helpers import factorized_mixture
 from vmp import models
 from vmp.inference.init import _expressions
 from vmp.inference.seeding import log_likelihoods, own_log_likelihoods, seed_components, seedable
@@ -121,7 +122,7 @@ def test_which_gates_are_seeded_at_points():
     assert _seedable(_bernoulli_mixture(np.random.default_rng(0).binomial(1, 0.5, size=(60, 4)))) == {"p": True}
     assert _seedable(models.lda(np.array([0, 0, 1]), np.array([0, 2, 1]), np.array([1, 2, 1]), 2, n_words=3)) \
         == {"beta": False}
-    assert not any(_seedable(models.gaussian_mixture(np.random.default_rng(0).normal(size=(30, 2)), 2)).values())
+    assert not any(_seedable(factorized_mixture(np.random.default_rng(0).normal(size=(30, 2)), 2)).values())
 
 
 def test_a_seed_with_missing_bits_adds_only_its_observed_bits():

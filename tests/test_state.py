@@ -241,3 +241,29 @@ def test_n_init_keeps_the_best_of_several_seeds():
     assert best.final_elbo == max(singles) and model.elbo() == pytest.approx(max(singles), rel=1e-12)
     with pytest.raises(vmp.VMPError, match="n_init"):
         model.fit(n_init=0)
+
+
+@pytest.mark.parametrize("options", [
+    dict(method="batch", policies=[vmp.Annealing.linear(3.0, 4)]),
+    dict(method="stochastic", subsample=vmp.Minibatch("data", 12), policies=[vmp.SVIPlus(effective=4)]),
+    dict(method="stochastic", subsample=vmp.PerNode(children=3), update="global",
+         monitors=[vmp.NoiseMonitor(window=2, action="backoff")]),
+], ids=["batch", "minibatch", "pernode"])
+def test_a_step_is_a_function_of_its_state_and_draw(options):
+    """method.step(engine, state, draw) -> (state, info) leaves the State it was given as it was
+    (its copy compares equal after the step) and gives the same next State from the same
+    (state, draw); Fit.step commits that State and records its info."""
+    fit = gaussian_mixture(_blobs(60), 3).stochastic(**{k: v for k, v in options.items() if k != "method"}) \
+        if options["method"] == "stochastic" else gaussian_mixture(_blobs(60), 3).batch(policies=options["policies"])
+    fit.run(2)
+    engine, method, state = fit.engine, fit.method, fit.state
+    before = state.copy()
+    draw = method.draw(engine, state, copy.deepcopy(fit.rng))
+    again = replace(draw, rng=copy.deepcopy(draw.rng))
+    first, info = method.step(engine, state, draw)
+    second, _ = method.step(engine, state, again)
+    assert state == before and first is not state
+    assert first == second and first.step == state.step + 1
+    assert set(info.rho) == {n.name for n in method.plan.stepped} and info.stopped is None and info.error is None
+    recorded = fit.step()
+    assert fit.state.step == first.step and recorded.change.keys() == info.change.keys()

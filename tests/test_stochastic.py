@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture, matrix_factorization
+from models import matrix_factorization
+from tests.helpers import factorized_mixture
 from vmp.inference import steps
 from vmp.inference.engine import Engine
 from vmp.inference.init import initialize
@@ -18,7 +19,7 @@ def _mixture(n=60, seed=0):
     rng = np.random.default_rng(seed)
     centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
     x = centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2))
-    return gaussian_mixture(x, 3)
+    return factorized_mixture(x, 3)
 
 
 def _mf(factorized, seed=0, m=6, n=7, k=2, r=40):
@@ -274,8 +275,8 @@ def test_a_subsample_without_method_means_a_stochastic_fit():
 def test_the_result_says_when_its_bound_is_an_estimate():
     """A minibatch fit's final bound is evaluated on a subsample: its repr says so (a batch fit's,
     and a minibatch fit with evaluate="full", do not)."""
-    from vmp.models import gaussian_mixture
-    model = gaussian_mixture(np.random.default_rng(0).normal(size=(300, 2)), 2)
+    from tests.helpers import factorized_mixture
+    model = factorized_mixture(np.random.default_rng(0).normal(size=(300, 2)), 2)
     sub = model.fit(subsample=vmp.Minibatch("data", 20), iterations=3, seed=0, progress=False)
     assert "(estimate from 200 of 300 elements of 'data')" in repr(sub)
     full = model.fit(subsample=vmp.Minibatch("data", 20), iterations=3, seed=0, progress=False, evaluate="full")

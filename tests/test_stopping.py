@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 from tests.golden_fits import _blobs, _mf
 from vmp.inference import stopping
 from vmp.inference.stopping import TOL_CLOCK, TOL_MIN, TOL_SCALES, headroom, stop_at
@@ -97,7 +97,7 @@ def test_stop_at_needs_patience_and_the_first_evaluations():
 
 
 def _svi(seed, **more):
-    model = gaussian_mixture(_blobs(3000, seed=seed), 3)
+    model = factorized_mixture(_blobs(3000, seed=seed), 3)
     return model.fit(method="stochastic", subsample=vmp.Minibatch("data", 500), evaluate_every=EVERY, seed=seed,
                      progress=False, **more)
 
@@ -200,7 +200,7 @@ def test_a_resumed_fit_stops_where_an_uninterrupted_one_does():
     """The rule keeps no state: it reads the evaluations, which a resumed fit continues (the
     closing evaluation of the first part, at step 42, is for its report only)."""
     whole = _svi(2, iterations=300, tol=TOL)
-    model = gaussian_mixture(_blobs(3000, seed=2), 3)
+    model = factorized_mixture(_blobs(3000, seed=2), 3)
     kw = dict(method="stochastic", subsample=vmp.Minibatch("data", 500), evaluate_every=EVERY, seed=2, progress=False)
     first = model.fit(iterations=42, tol=TOL, **kw)
     more = model.fit(iterations=300, tol=TOL, resume=first, **kw)

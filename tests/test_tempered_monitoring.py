@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 from tests.test_policies import _jacobi_small
 
 
 def _mixture(n=300, seed=0):
     rng = np.random.default_rng(seed)
     centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
-    return gaussian_mixture(centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2)), 3)
+    return factorized_mixture(centers[rng.integers(3, size=n)] + rng.normal(size=(n, 2)), 3)
 
 
 def _divergence_warnings(fit) -> list:

@@ -11,7 +11,8 @@ from scipy.integrate import quad
 from scipy.special import gammaln, logsumexp
 
 import vmp
-from models import gaussian_mixture, lda
+from models import lda
+from tests.helpers import factorized_mixture
 from tests.helpers import randomize
 from vmp.inference.engine import Engine
 from vmp.inference.init import initialize
@@ -90,7 +91,7 @@ def test_tempered_log_normalizer_of_a_mixture_point_is_exact():
     pi_k^s int N(x | mu_k, 1/lam_k)^s dx = pi_k^s (2 pi / lam_k)^((1-s)/2) s^(-1/2) (data
     integrated) or of (pi_k N(x_n | mu_k, 1/lam_k))^s (data fixed)."""
     x = np.random.default_rng(0).normal(size=(12, 2))
-    model = gaussian_mixture(x, 3)
+    model = factorized_mixture(x, 3)
     engine = Engine(model)
     randomize(model, np.random.default_rng(1))  # components of different widths: g_k differ by k
     state = model.state
@@ -185,7 +186,7 @@ def test_tempered_partition_function_of_a_mixture_with_fixed_weights():
 def test_global_tempering_on_the_mixture():
     rng = np.random.default_rng(0)
     centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
-    model = gaussian_mixture(centers[rng.integers(3, size=300)] + rng.normal(size=(300, 2)), 3)
+    model = factorized_mixture(centers[rng.integers(3, size=300)] + rng.normal(size=(300, 2)), 3)
     temps = np.geomspace(1.0, 10.0, 12)
     policy = vmp.Tempering(temps, samples=30)
     res = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30), policies=[policy],
@@ -265,7 +266,7 @@ def test_local_tempering_gives_outliers_high_temperatures():
     centers = np.array([[0.0, 0.0], [4.0, 4.0], [-4.0, 4.0]])
     x = centers[rng.integers(3, size=300)] + rng.normal(size=(300, 2))
     x[:5] = [[15, -15], [-15, -12], [14, 14], [-16, 15], [0, -18]]
-    model = gaussian_mixture(x, 3)
+    model = factorized_mixture(x, 3)
     policy = vmp.LocalTempering(np.geomspace(1.0, 10.0, 10))
     res = model.fit(method="stochastic", subsample=vmp.Minibatch("data", 30), policies=[policy],
                     iterations=200, evaluate_every=100, seed=1)

@@ -1,4 +1,4 @@
-"""examples/tempering_fmm.py: its closed-form tempered partition function against numerical
+"""benchmarks/tempering_fmm.py: its closed-form tempered partition function against numerical
 integration, and the component matching it reports."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-PATH = pathlib.Path(__file__).resolve().parents[1] / "examples" / "tempering_fmm.py"
+PATH = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "tempering_fmm.py"
 spec = importlib.util.spec_from_file_location("tempering_fmm", PATH)
 fmm = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(fmm)

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 import vmp
-from models import gaussian_mixture
+from tests.helpers import factorized_mixture
 from tests.helpers import randomize
 from vmp.inference.engine import Engine
 from vmp.inference.init import initialize
@@ -27,7 +27,7 @@ def _normalizers(model, state, rows):
 def test_a_row_with_missing_coordinates_has_the_complete_rows_normalizer():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(12, 3))
-    complete = gaussian_mixture(x, 3)
+    complete = factorized_mixture(x, 3)
     Engine(complete)
     randomize(complete, np.random.default_rng(1))
     globals_ = {k: v for k, v in complete.state.natural.items() if k in ("pi", "mu", "Lambda")}
@@ -37,7 +37,7 @@ def test_a_row_with_missing_coordinates_has_the_complete_rows_normalizer():
     data[9] = np.nan  # barren
     rows = np.array([1, 4, 7, 9, 10])
     want = _normalizers(complete, complete.state, rows)
-    model = gaussian_mixture(data, 3)
+    model = factorized_mixture(data, 3)
     state = initialize(Engine(model), np.random.default_rng(0))
     state = state.updated({k: (v, complete.state.moments[k]) for k, v in globals_.items()})
     got = _normalizers(model, state, rows)

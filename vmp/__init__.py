@@ -12,6 +12,8 @@ from .graph import (Bernoulli as Bernoulli, Beta as Beta, Binomial as Binomial,
                     Gaussian as Gaussian, Model as Model, Normal as Normal, Plate as Plate,
                     Wishart as Wishart, dot as dot)
 from .graph import Exponential as Exponential, Multinomial as Multinomial, Poisson as Poisson
+from .graph import GaussianMarkovChain as GaussianMarkovChain
+from .graph import GaussianWishart as GaussianWishart, NormalGamma as NormalGamma, StickBreaking as StickBreaking
 from .inference import ConvergenceWarning as ConvergenceWarning, DivergenceWarning as DivergenceWarning
 from .inference import ElboDecreaseWarning as ElboDecreaseWarning
 from .inference import Executor as Executor, Fit as Fit, FitResult as FitResult, Serial as Serial

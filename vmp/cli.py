@@ -9,6 +9,8 @@
         [--minibatch PLATE:SIZE | --per-node C] [--update per-node|global]   (stochastic VMP)
         [--tau T --kappa K --rho1 R --evaluate-every E]
     vmp render MODEL [DATA] [-o FILE]           draw the model (DOT source to stdout without -o)
+    vmp summary CHECKPOINT MODEL [DATA] [--csv FILE]   print the posterior summary of a saved fit
+                                                (the model built as vmp fit builds it)
 
 MODEL is a name in ``vmp.models.MODELS`` (gaussian_mixture, lda, matrix_factorization) or the path of
 a Python file defining ``build(data=None)`` (or a ``model``) that returns a ``vmp.Model``.
@@ -874,10 +876,70 @@ def _model_options(p) -> None:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 
 
+def load_fit(path, model):
+    """The FitResult saved at ``path`` (``vmp fit --checkpoint``, ``result.save``) with its
+    state set on ``model``; a CLIError when the file cannot be read or holds another model's
+    nodes (names, or plate sizes)."""
+    import zipfile
+
+    from .inference import load
+    from .inference.state import State
+
+    p = Path(path)
+    if not p.is_file():
+        raise CLIError(f"checkpoint '{p}' not found")
+    if not zipfile.is_zipfile(p):
+        raise CLIError(f"checkpoint '{p}' is not a saved fit (the .npz file of vmp fit --checkpoint or "
+                       f"result.save)")
+    try:
+        state, _ = State.load(p)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+        raise CLIError(f"cannot read checkpoint '{p}' (a file of vmp fit --checkpoint or result.save): "
+                       f"{type(err).__name__}: {err}") from None
+    model.compile()  # (a partially observed node is hidden once compiled)
+    hidden = {n.name: n for n in model if not n.observed}
+    wrong = [name for name, natural in state.natural.items() if name not in hidden
+             or np.shape(natural[0])[:len(hidden[name].plate_shape)] != hidden[name].plate_shape]
+    if wrong:
+        raise CLIError(f"checkpoint '{p}' holds node(s) {', '.join(sorted(wrong))} that model '{model.name}' as "
+                       f"built here lacks or sizes otherwise (its hidden nodes: {', '.join(hidden)}); give "
+                       f"the MODEL, DATA and options it was fitted with")
+    return load(p, model)
+
+
+def cmd_summary(args) -> int:
+    model, _ = build_model(args)
+    result = load_fit(args.checkpoint, model)
+    if not result.diverged and any(n.name not in model.state.natural for n in model if not n.observed):
+        model.infer_locals()  # a minibatch fit kept only the globals (as vmp fit's report)
+    print(result.summary(model), end="")
+    if args.csv:
+        from .diagnostics import write_summary_csv
+
+        try:
+            print(f"posterior table written to {write_summary_csv(model, args.csv).resolve()}")
+        except OSError as err:
+            raise CLIError(f"cannot write '{args.csv}': {err.strerror or err}") from None
+    return EXIT_OK
+
+
 def _version() -> str:
     from . import __version__
 
     return __version__
+
+
+def _summary_parser(sub) -> None:
+    p = sub.add_parser("summary", help="print the posterior summary of a saved fit",
+                       description="Read a fit saved by vmp fit --checkpoint (or result.save) into the model "
+                                   "MODEL [DATA] built as vmp fit builds it (the same options), and print "
+                                   "its summary; --csv also writes the posterior table (the report's "
+                                   "summary.csv).")
+    p.add_argument("checkpoint", metavar="CHECKPOINT", help="the saved fit (.npz)")
+    _model_options(p)
+    p.add_argument("--csv", metavar="FILE", help="also write the posterior table (node, element, mean, sd, "
+                                                 "95%% interval) to FILE")
+    p.set_defaults(func=cmd_summary)
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -933,6 +995,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="DIR", help="write the report into DIR")
     p.set_defaults(func=cmd_fit)
 
+    _summary_parser(sub)
     p = sub.add_parser("render", help="draw a model's network")
     _model_options(p)
     p.add_argument("-o", "--output", metavar="FILE",

@@ -88,6 +88,26 @@ def predict(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predic
     return _monte_carlo(node, sampler, draws, seed)
 
 
+def prior_predict(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predictive:
+    """The prior predictive of node ``name`` (its marginal under the prior, every other node
+    integrated out; :mod:`vmp.graph.prior`): mean and variance estimated from ``draws`` joint
+    draws of the prior (class probabilities for a Categorical), ``sample(n)`` exact draws; no
+    scipy object (method "monte-carlo"). Absent elements (weight 0) are NaN."""
+    from .graph.prior import sample_prior
+
+    node = model[name]
+
+    def sample(n: int, rng: np.random.Generator) -> np.ndarray:
+        return sample_prior(model, n, rng)[name]
+    x = sample(int(draws), np.random.default_rng(seed)).astype(float)
+    if isinstance(node, CategoricalNode):  # a Categorical's draws as one-hot: E[x] the class probabilities
+        k = node.event_shape[0]
+        x = np.where(np.isnan(x)[..., None], np.nan, np.nan_to_num(x)[..., None] == np.arange(k))
+    with np.errstate(invalid="ignore"):
+        mean, var = x.mean(0), x.var(0)
+    return Predictive(name, mean, var, None, "monte-carlo", None, sample)
+
+
 def impute(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predictive:
     """The posterior of the masked entries of node ``name``: q itself where the node has children
     (its masked entries are latent and fitted), else the predictive (they integrate out). Arrays

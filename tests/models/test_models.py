@@ -58,7 +58,7 @@ def mixture_fit():
 def test_mixture_recovers_means_and_weights(mixture_fit):
     x, z, model, res = mixture_fit
     assert res.converged, res.message
-    mu, pi = model["mu"].mean, model["pi"].mean
+    mu, pi = model["theta"].mean, model["pi"].mean
     cols, dist = match_means(CENTERS, mu)
     assert dist.max() < 0.3, f"means {np.round(mu, 2).tolist()} do not match the centres (distances {dist})"
     # the used components carry the cluster proportions; the spare ones are (nearly) empty
@@ -77,14 +77,14 @@ def test_mixture_recovers_means_exact_k():
     model = gaussian_mixture(x, n_components=4)
     res = model.fit(iterations=300, tol=1e-8, seed=0)
     assert_elbo_nondecreasing(res.elbo)
-    _, dist = match_means(CENTERS, model["mu"].mean)
-    assert dist.max() < 0.3, f"means {np.round(model['mu'].mean, 2).tolist()} do not match the centres"
+    _, dist = match_means(CENTERS, model["theta"].mean)
+    assert dist.max() < 0.3, f"means {np.round(model['theta'].mean, 2).tolist()} do not match the centres"
 
 
 def test_mixture_precisions(mixture_fit):
     _, _, model, _ = mixture_fit
-    cols, _ = match_means(CENTERS, model["mu"].mean)
-    lam = model["Lambda"].mean[cols]
+    cols, _ = match_means(CENTERS, model["theta"].mean)
+    lam = model["theta"].parameters["precision"][cols]
     np.testing.assert_allclose(lam, np.broadcast_to(np.eye(2) / SD**2, lam.shape), rtol=0.35, atol=0.35)
 
 
@@ -98,13 +98,13 @@ def test_mixture_seeded_determinism(mixture_fit):
     x, _, model, res = mixture_fit
     again = gaussian_mixture(x, n_components=6)
     res2 = again.fit(iterations=300, tol=1e-8, seed=0)
-    for name in ("mu", "pi", "Lambda", "z"):
+    for name in ("theta", "pi", "z"):
         np.testing.assert_array_equal(again[name].mean, model[name].mean, err_msg=name)
     np.testing.assert_array_equal(res2.elbo, res.elbo)
     # refitting the same model object restarts from scratch
     res3 = again.fit(iterations=300, tol=1e-8, seed=0)
     np.testing.assert_array_equal(res3.elbo, res.elbo)
-    np.testing.assert_array_equal(again["mu"].mean, model["mu"].mean)
+    np.testing.assert_array_equal(again["theta"].mean, model["theta"].mean)
 
 
 def test_mixture_other_seed_converges(mixture_fit):
@@ -113,8 +113,8 @@ def test_mixture_other_seed_converges(mixture_fit):
     res = other.fit(iterations=300, tol=1e-8, seed=1)
     assert res.converged, res.message
     assert_elbo_nondecreasing(res.elbo)
-    assert not np.array_equal(other["mu"].mean, model["mu"].mean)  # the seed matters
-    _, dist = match_means(CENTERS, other["mu"].mean)
+    assert not np.array_equal(other["theta"].mean, model["theta"].mean)  # the seed matters
+    _, dist = match_means(CENTERS, other["theta"].mean)
     assert dist.max() < 0.3
 
 

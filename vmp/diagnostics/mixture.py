@@ -15,18 +15,25 @@ __all__ = ["find_mixture", "plot_mixture", "components_used"]
 
 def find_mixture(model):
     """(x, z, mu, Lambda) of an observed 2-D Gaussian whose mean and precision are gated by one
-    Categorical, or None when the model has no such mixture."""
+    Categorical, or (x, z, theta, theta) when they are one gated GaussianWishart node theta; None
+    when the model has no such mixture."""
     from ..graph.expressions import Gate
     from ..graph.nodes import Gaussian
 
     for node in model:
         if not (isinstance(node, Gaussian) and node.observed and node.event_shape == (2,)):
             continue
-        mean, prec = node.parents.get("mean"), node.parents.get("precision")
+        mean = node.parents.get("mean", node.parents.get("parameters"))
+        prec = node.parents.get("precision", mean)
         if isinstance(mean, Gate) and isinstance(prec, Gate) and mean.selector is prec.selector:
             if len(mean.selector.plates) == 1 and len(mean.node.plates) == 1:
                 return node, mean.selector, mean.node, prec.node
     return None
+
+
+def _precisions(node) -> np.ndarray:
+    """E[Lambda_k] of a plate of precisions: a Wishart's mean, a GaussianWishart's "precision"."""
+    return np.asarray(node.parameters.get("precision", node.mean), float)
 
 
 def plot_mixture(model, filename=None, *, min_weight: float = 0.01) -> Figure | None:
@@ -42,7 +49,7 @@ def plot_mixture(model, filename=None, *, min_weight: float = 0.01) -> Figure | 
     label = r.argmax(-1)
     weight = r.sum(0) / max(r.shape[0], 1)
     means = np.asarray(mu_node.mean, float)
-    covs = np.linalg.inv(np.asarray(lam_node.mean, float))
+    covs = np.linalg.inv(_precisions(lam_node))
 
     fig = Figure(figsize=(6.4, 5.4), layout="constrained")
     FigureCanvasAgg(fig)

@@ -13,11 +13,17 @@ from .dirichlet import Dirichlet as Dirichlet
 from .exponential import Exponential as Exponential
 from .gamma import Gamma as Gamma
 from .gaussian import Gaussian as Gaussian
+from .gaussian_chain import GaussianMarkovChain as GaussianMarkovChain
+from .gaussian_wishart import GaussianWishart as GaussianWishart
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
 from .multinomial import Multinomial as Multinomial
 from .normal import Normal as Normal
+from .normal_gamma import NormalGamma as NormalGamma
 from .poisson import Poisson as Poisson
+from .stick_breaking import ClosedStickBreaking as ClosedStickBreaking
+from .stick_breaking import StickBreaking as StickBreaking
 from .wishart import Wishart as Wishart
 
 ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical,
-                                  CategoricalMarkovChain, Poisson, Exponential, Multinomial, Beta, Bernoulli, Binomial)
+                                  CategoricalMarkovChain, GaussianMarkovChain, Poisson, Exponential, Multinomial, Beta,
+                                  Bernoulli, Binomial, GaussianWishart, NormalGamma, StickBreaking, ClosedStickBreaking)

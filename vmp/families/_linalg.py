@@ -18,7 +18,7 @@ from scipy import special
 
 #: the column loop serves stacks of at least VECTOR_BATCH matrices of order at most VECTOR_ORDER
 #: and at most VECTOR_MAX elements in all; below, the per-matrix LAPACK call is cheaper, above,
-#: the loop's passes over the stack leave the cache (examples/bench_linalg.py measures both)
+#: the loop's passes over the stack leave the cache (benchmarks/bench_linalg.py measures both)
 VECTOR_BATCH = 256
 VECTOR_ORDER = 12
 VECTOR_MAX = 2**22
@@ -156,6 +156,19 @@ def _rows_first(t: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
     return out.reshape(plates + (t.shape[0],))
 
 
+def _equilibrated(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(e, E A E) with e = diag(A)^-1/2 (E = diag(e)), so that E A E has a unit diagonal (the
+    scaling that minimizes the condition number of a positive-definite matrix up to a factor D,
+    van der Sluis 1969): a precision whose coordinates differ in scale by orders of magnitude
+    (an ARD prior, inputs of scale 1e8) is factorized as accurately as a well-scaled one. Where
+    a diagonal entry is not positive and finite, e is 1 there (the factorization then fails as
+    it would on A)."""
+    diag = np.diagonal(a, axis1=-2, axis2=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.where(np.isfinite(diag) & (diag > 0), 1.0 / np.sqrt(diag), 1.0)
+    return e, e[..., :, None] * a * e[..., None, :]
+
+
 class Cholesky:
     """A = L L^T for a stack of positive-definite matrices (plates + (D, D)), computed once.
 
@@ -179,7 +192,8 @@ class Cholesky:
             self._diag = diag
             self.ok = np.all(np.isfinite(diag) & (diag > 0), axis=0).reshape(self.plates)
         else:
-            self._l = np.linalg.cholesky(self.a)
+            self._e, self._scaled = _equilibrated(self.a)
+            self._l = np.linalg.cholesky(self._scaled)
             self.ok = np.ones(self.plates, dtype=bool)
 
     @staticmethod
@@ -203,7 +217,8 @@ class Cholesky:
         if self.vectorized:
             self._require_ok()
             return 2.0 * np.sum(np.log(self._diag), axis=0).reshape(self.plates)
-        return 2.0 * np.sum(np.log(np.diagonal(self._l, axis1=-2, axis2=-1)), axis=-1)
+        return 2.0 * np.sum(np.log(np.diagonal(self._l, axis1=-2, axis2=-1)), axis=-1) \
+            - 2.0 * np.sum(np.log(self._e), axis=-1)
 
     def _inv_stack(self) -> np.ndarray:
         """A^-1 in the stack layout (D, D, B) straight from L, by columns from the last
@@ -230,9 +245,12 @@ class Cholesky:
         return out
 
     def inv(self) -> np.ndarray:
-        """A^-1, exactly symmetric."""
+        """A^-1, exactly symmetric; on the LAPACK path E (L^-T L^-1) E from the equilibrated
+        factor (``_equilibrated``)."""
         if not self.vectorized:
-            return sym(np.linalg.inv(self.a))
+            inv_l = np.linalg.inv(self._l)
+            e = self._e
+            return sym(e[..., :, None] * np.matmul(np.swapaxes(inv_l, -1, -2), inv_l) * e[..., None, :])
         return _stack_first(self._inv_stack(), self.plates)
 
     def inv_outer(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -242,11 +260,10 @@ class Cholesky:
         x x^T is added on and above the diagonal and mirrored (A^-1 is exactly symmetric and
         x_i x_j = x_j x_i: the same numbers as the full square, 15 products of 25 at D = 5)."""
         if not self.vectorized:
-            cov = self.inv()
-            x = np.einsum("...ij,...j->...i", cov, b)
+            cov, x = self.inv(), self.solve(b)
             return x, cov + x[..., :, None] * x[..., None, :]
         s, d = self._inv_stack(), self.d
-        x = np.einsum("ijb,jb->ib", s, _stack_last(b, self.plates, d))
+        x = self._solve_stack(np.array(_stack_last(b, self.plates, d)))
         return _rows_first(x, self.plates), np.ascontiguousarray(_stack_first(_add_outer(s, x), self.plates))
 
     def draw(self, b: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -258,9 +275,9 @@ class Cholesky:
         if not self.vectorized:
             cov = self.inv()
             x = np.einsum("...ij,...j->...i", np.linalg.cholesky(cov), z)
-            return x + np.einsum("...ij,...j->...i", cov, b)
+            return x + self.solve(b)
         s, d = self._inv_stack(), self.d
-        x = np.einsum("ijb,jb->ib", s, _stack_last(b, self.plates, d))
+        x = self._solve_stack(np.array(_stack_last(b, self.plates, d)))
         c, zt = self._factor(s), _stack_last(z, self.plates, d)  # C on and below the diagonal
         pivots = np.diagonal(c).T  # (D, B): A^-1 as formed may fail to factorize where A is near singular
         if not np.all(np.isfinite(pivots) & (pivots > 0)):
@@ -278,12 +295,18 @@ class Cholesky:
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         """A^-1 b for b shaped plates + (D,): L y = b forward, then L^T x = y backward."""
+        if not self.vectorized:  # numpy broadcasts b's leading axes against the stack's
+            e = self._e
+            return e * np.linalg.solve(self._scaled, (e * np.asarray(b, dtype=float))[..., None])[..., 0]
         b = np.broadcast_to(np.asarray(b, dtype=float), self.plates + (self.d,))
-        if not self.vectorized:
-            return np.linalg.solve(self.a, b[..., None])[..., 0]
+        return _stack_first(self._solve_stack(b.reshape(-1, self.d).T.copy(order="C")), self.plates)
+
+    def _solve_stack(self, y: np.ndarray) -> np.ndarray:
+        """A^-1 b in the stack layout (D, B), in place on y = b: L y = b forward, then
+        L^T x = y backward (a solve: its error is relative to x, where A^-1 formed first and
+        then applied to b loses the digits of |A^-1| |b| / |x|, up to the condition of A)."""
         self._require_ok()
         s, d = self._l, self.d
-        y = b.reshape(-1, d).T.copy(order="C")  # (D, B)
         for j in range(d):
             if j:
                 y[j] -= np.einsum("mb,mb->b", s[j, :j], y[:j])
@@ -292,7 +315,7 @@ class Cholesky:
             if j < d - 1:
                 y[j] -= np.einsum("mb,mb->b", s[j + 1:, j], y[j + 1:])
             y[j] /= s[j, j]
-        return _stack_first(y, self.plates)
+        return y
 
 
 class Shared:
@@ -453,11 +476,21 @@ def is_pd(a: np.ndarray) -> np.ndarray:
     safe = np.where(finite[..., None, None], sym(a), np.eye(a.shape[-1]))
     if vectorized(a.shape):
         return finite & Cholesky(safe).ok
-    try:  # one LAPACK factorization per matrix; eigenvalues only to tell which ones fail
-        np.linalg.cholesky(safe)
+    scaled = _equilibrated(safe)[1]  # as Cholesky factorizes it: the two agree
+    try:  # one LAPACK factorization for the stack; one per matrix only to tell which ones fail
+        np.linalg.cholesky(scaled)
         return finite
     except np.linalg.LinAlgError:
-        return finite & (np.linalg.eigvalsh(safe)[..., 0] > 0)
+        return finite & np.array([_factorizes(m) for m in scaled.reshape(-1, *scaled.shape[-2:])],
+                                 dtype=bool).reshape(finite.shape)
+
+
+def _factorizes(m: np.ndarray) -> bool:
+    try:
+        np.linalg.cholesky(m)
+        return True
+    except np.linalg.LinAlgError:
+        return False
 
 
 def multigammaln(a: np.ndarray, d: int) -> np.ndarray:

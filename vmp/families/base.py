@@ -79,6 +79,17 @@ class Family(ABC):
     #: q(x_m | x_o) in the event's layout and ``pinned_entries`` the statistics' entries that
     #: the observed coordinates fix (the Gaussian's; a mask over plates + event)
     pins_coordinates: ClassVar[bool] = False
+    #: the family of one step of a chain read alone (a Gaussian chain's x_t is a Gaussian), for
+    #: a family whose ``joint_plates`` are steps; None otherwise
+    step_family: ClassVar[type | None] = None
+    #: True when a node of it is a Gaussian's mean and precision together (a mixture component of
+    #: points in R^D): gated components of it start from the k-means responsibilities of their
+    #: child's points (``inference.init.kmeans_components``), as scikit-learn's and hmmlearn's
+    clusters: ClassVar[bool] = False
+    #: a family whose first statistics are another family's (a stick-breaking node's log pi is a
+    #: Dirichlet's u): it may fill a factor's role for that family, which reads only those
+    #: statistics (``fills``)
+    reads_as: ClassVar[type | None] = None
     #: event shape of ``example()``
     example_event: ClassVar[tuple[int, ...]] = ()
 
@@ -87,6 +98,12 @@ class Family(ABC):
         if not cls.unit_base_measure and cls.latent:
             raise TypeError(f"family {cls.__name__}: a non-unit base measure needs latent = False "
                             f"(the bound has no E_q[log h(x)] term for a latent q)")
+
+    @classmethod
+    def fills(cls, role: type) -> bool:
+        """May a node of this family fill a factor's role that consumes ``role``'s moments: it is
+        that family, or its first statistics are that family's (``reads_as``)."""
+        return cls is role or cls.reads_as is role
 
     # ----- a selector's indicator (``selects``) ------------------------------------------
     @classmethod
@@ -286,6 +303,12 @@ class Family(ABC):
         """eta with E[x] moved to ``mean`` and its spread kept (the initializer sets gated
         components and factors of inner products this way)."""
         raise NotImplementedError(f"cannot set the mean of a {cls.name}")
+
+    @classmethod
+    def start_at(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """The q a fit's ``init`` mean stands for: ``with_mean`` (the spread kept); a family whose
+        kept spread would blur the start (a chain of states at its prior's) overrides it."""
+        return cls.with_mean(natural, mean)
 
     @classmethod
     def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays | None:

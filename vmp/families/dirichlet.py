@@ -9,6 +9,9 @@ from .base import Arrays, Family
 
 #: a draw that underflows to 0 is moved here, so that log pi stays finite
 TINY = 1e-300
+#: a concentration below which a vector is drawn in log space (its Gamma draws all underflow to 0
+#: with probability above (8e-4)^K only below it)
+LOG_DRAW = 0.01
 
 
 class Dirichlet(Family):
@@ -52,10 +55,19 @@ class Dirichlet(Family):
 
     @classmethod
     def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
-        """Normalized Gamma(alpha_k, 1) draws, at least TINY."""
+        """Normalized Gamma(alpha_k, 1) draws, at least TINY. A vector with some alpha_k below
+        LOG_DRAW (whose Gamma draws can all underflow to 0) is drawn from log Gamma draws:
+        G(a) = G(a + 1) U^(1/a) (Marsaglia & Tsang 2000, section 5), normalized in log space."""
         a = natural[0] + 1.0
         g = rng.gamma(a, size=tuple(size) + a.shape if size else None)
-        return np.maximum(g / g.sum(-1, keepdims=True), TINY)
+        small = np.broadcast_to(a.min(-1, keepdims=True) < LOG_DRAW, g.shape)
+        if np.any(small):
+            a_full = np.broadcast_to(a, g.shape)[small].reshape(-1, a.shape[-1])
+            log_g = np.log(rng.gamma(a_full + 1.0)) + np.log(rng.uniform(size=a_full.shape)) / a_full
+            g = g.copy()
+            g[small] = np.exp(log_g - log_g.max(-1, keepdims=True)).ravel()
+        total = g.sum(-1, keepdims=True)
+        return np.maximum(g / total, TINY)
 
     @classmethod
     def marginal(cls, natural: Arrays):

@@ -86,6 +86,12 @@ class Gamma(Family):
         return 1
 
     @classmethod
+    def with_mean(cls, natural: Arrays, mean: np.ndarray) -> Arrays:
+        """The shape kept, the rate b = a / mean (E[tau] = a / b)."""
+        a = natural[1] + 1.0
+        return -a / np.broadcast_to(mean, np.shape(a)), natural[1]
+
+    @classmethod
     def perturb(cls, natural: Arrays, rng: np.random.Generator, concentration: float = 100.0) -> Arrays:
         """Shape and rate each scaled by exp(eps / sqrt(concentration)), eps ~ N(0, 1): the mean
         moved by about 10% at the default (the prior plus a small random offset, as Gopalan et al. (2015) start

@@ -34,11 +34,15 @@ class Gaussian(Family):
 
     @classmethod
     def parameters(cls, natural: Arrays) -> dict[str, np.ndarray]:
-        """Lambda = -2 eta_2, Sigma = Lambda^-1, mu = Sigma eta_1 (Sigma from the factorization
-        the moments share: the same numbers as inverting Lambda)."""
+        """Lambda = -2 eta_2, Sigma = Lambda^-1, mu = Lambda^-1 eta_1 by a solve (Sigma and the
+        solve from the factorization the moments share)."""
         precision = -2.0 * sym(natural[1])
         cov = inv_pd(natural[1], scale=-2.0)
-        return {"mean": np.einsum("...ij,...j->...i", cov, natural[0]), "covariance": cov, "precision": precision}
+        try:
+            mean = factor(natural[1], scale=-2.0).solve(natural[0])
+        except np.linalg.LinAlgError:
+            mean = np.einsum("...ij,...j->...i", cov, natural[0])
+        return {"mean": mean, "covariance": cov, "precision": precision}
 
     @classmethod
     def constrained(cls, natural: Arrays) -> dict[str, np.ndarray]:
@@ -69,16 +73,20 @@ class Gaussian(Family):
             f = factor(natural[1], scale=-2.0)
             if np.all(f.ok):
                 return f.inv_outer(natural[0])
-        cov = inv_pd(natural[1], scale=-2.0)
-        m = np.einsum("...ij,...j->...i", cov, natural[0])
-        return np.ascontiguousarray(m), np.ascontiguousarray(cov + m[..., :, None] * m[..., None, :])
+        try:
+            m, second = factor(natural[1], scale=-2.0).inv_outer(natural[0])
+        except np.linalg.LinAlgError:  # not positive definite: the moments of the formula, by LU
+            cov = inv_pd(natural[1], scale=-2.0)
+            m = np.einsum("...ij,...j->...i", cov, natural[0])
+            second = cov + m[..., :, None] * m[..., None, :]
+        return np.ascontiguousarray(m), np.ascontiguousarray(second)
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
         """A = 1/2 eta_1^T Lambda^-1 eta_1 - 1/2 log|Lambda| + D/2 log 2 pi, Lambda = -2 eta_2."""
         f = factor(natural[1], scale=-2.0)
         d = natural[0].shape[-1]
-        mean = f.solve(natural[0]) if f.vectorized else np.einsum("...ij,...j->...i", f.inv(), natural[0])
+        mean = f.solve(natural[0])
         quad = np.einsum("...i,...i->...", natural[0], mean)
         return 0.5 * quad - 0.5 * f.logdet() + 0.5 * d * LOG2PI
 
@@ -114,7 +122,7 @@ class Gaussian(Family):
             if np.all(f.ok) and np.shape(natural[0]) == shape:
                 return f.draw(natural[0], rng.standard_normal(shape))
         cov = inv_pd(natural[1], scale=-2.0)
-        mean = matvec(cov, natural[0])
+        mean = factor(natural[1], scale=-2.0).solve(natural[0])
         chol = factor(cov).lower() if vectorized(cov.shape) else np.linalg.cholesky(cov)
         x = matvec(chol, rng.standard_normal(tuple(size) + mean.shape))
         x += mean

@@ -245,13 +245,18 @@ def _log_matvec(log_v: np.ndarray, exp_p: np.ndarray, shift: np.ndarray, subscri
 
 
 def _log_forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``forward_backward`` in log space, for the chains where probability space underflows:
+    """``forward_backward`` in log space, for the chains where probability space underflows,
+    normalized at every step (the log form of Rabiner 1989 eqs. (91)-(93)):
 
-    log alpha_t(k) = U_t(k) + logsumexp_j [log alpha_{t-1}(j) + P_{t-1}(j, k)],
-    log beta_t(j)  = logsumexp_k [P_t(j, k) + U_{t+1}(k) + log beta_{t+1}(k)],   log beta_{T-1} = 0,
-    log Z = logsumexp_k log alpha_{T-1}(k),  q(z_t) = alpha_t beta_t / Z,
-    q(z_t, z_{t+1}) = alpha_t(j) exp(P_t(j, k) + U_{t+1}(k)) beta_{t+1}(k) / Z
-    (Rabiner 1989 eqs. (19)-(27) in log space). Each log-sum-exp is a shifted matrix-vector
+    log c_t = logsumexp_k r_t(k),  r_t(k) = U_t(k) + logsumexp_j [log a_{t-1}(j) + P_{t-1}(j, k)],
+    log a_t = r_t - log c_t  (r_0 = U_0),
+    log b_t(j) = logsumexp_k [P_t(j, k) + U_{t+1}(k) + log b_{t+1}(k)] - log d_t,  log b_{T-1} = 0,
+    log Z = sum_t log c_t,
+    q(z_t) proportional to a_t b_t, q(z_t, z_{t+1}) proportional to
+    a_t(j) exp(P_t(j, k) + U_{t+1}(k)) b_{t+1}(k), each normalized over its own states.
+
+    Every stored value is a log probability of order one, so no digits are lost to the
+    magnitude of log alpha over a long chain. Each log-sum-exp is a shifted matrix-vector
     product (``_log_matvec``), exact where it would underflow.
     """
     t_len = unary.shape[-2]
@@ -260,25 +265,33 @@ def _log_forward_backward(unary: np.ndarray, pairwise: np.ndarray) -> tuple[np.n
     exp_col, exp_row = np.exp(pairwise - col), np.exp(pairwise - row)
     log_a = np.empty_like(unary)
     log_b = np.zeros_like(unary)
-    log_a[..., 0, :] = unary[..., 0, :]
+    log_c = np.empty(unary.shape[:-1])
+    log_c[..., 0] = _logsumexp(unary[..., 0, :], -1)
+    log_a[..., 0, :] = unary[..., 0, :] - log_c[..., 0, None]
     for t in range(1, t_len):
         prev, p = log_a[..., t - 1, :], pairwise[..., t - 1, :, :]
-        log_a[..., t, :] = unary[..., t, :] + _log_matvec(
-            prev, exp_col[..., t - 1, :, :], col[..., t - 1, 0, :], "...j,...jk->...k",
-            lambda: _logsumexp(prev[..., :, None] + p, -2))
+        r = unary[..., t, :] + _log_matvec(prev, exp_col[..., t - 1, :, :], col[..., t - 1, 0, :],
+                                           "...j,...jk->...k", lambda: _logsumexp(prev[..., :, None] + p, -2))
+        log_c[..., t] = _logsumexp(r, -1)
+        log_a[..., t, :] = r - log_c[..., t, None]
     for t in range(t_len - 2, -1, -1):
         ahead, p = unary[..., t + 1, :] + log_b[..., t + 1, :], pairwise[..., t, :, :]
-        log_b[..., t, :] = _log_matvec(
-            ahead, exp_row[..., t, :, :], row[..., t, :, 0], "...k,...jk->...j",
-            lambda: _logsumexp(p + ahead[..., None, :], -1))
-    log_z = _logsumexp(log_a[..., -1, :], -1)
-    z = log_z[..., None, None]
+        r = _log_matvec(ahead, exp_row[..., t, :, :], row[..., t, :, 0], "...k,...jk->...j",
+                        lambda: _logsumexp(p + ahead[..., None, :], -1))
+        log_b[..., t, :] = r - _finite(_logsumexp(r, -1))[..., None]
     with np.errstate(invalid="ignore"):
-        marginals = np.exp(log_a + log_b - z)
+        marginals = _normalized(log_a + log_b, (-1,))
         pairs = np.zeros(pairwise.shape)
-        pairs[..., :-1, :, :] = np.exp(log_a[..., :-1, :, None] + pairwise[..., :-1, :, :]
-                                       + (unary[..., 1:, :] + log_b[..., 1:, :])[..., None, :] - z[..., None])
-    return marginals, pairs, log_z
+        pairs[..., :-1, :, :] = _normalized(log_a[..., :-1, :, None] + pairwise[..., :-1, :, :]
+                                            + (unary[..., 1:, :] + log_b[..., 1:, :])[..., None, :], (-2, -1))
+    return marginals, pairs, log_c.sum(-1)
+
+
+def _normalized(log_p: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """exp(log_p) normalized to sum 1 over ``axes``, shifted by the maximum first."""
+    m = _finite(np.max(log_p, axis=axes, keepdims=True))
+    p = np.exp(log_p - m)
+    return p / np.sum(p, axis=axes, keepdims=True)
 
 
 class CategoricalMarkovChain(Family):

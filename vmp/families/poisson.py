@@ -12,6 +12,8 @@ from . import constraints
 from ._count_sums import log_sum_over_counts
 from .base import Arrays, Family
 
+#: the largest rate drawn exactly (numpy.random.Generator.poisson refuses above about 9.2e18)
+LARGEST_EXACT = 1e12
 #: E[log y!] sums the pmf up to lambda + TAIL_SD sqrt(lambda) + TAIL_SD (the rest is below 1e-16)
 TAIL_SD = 40.0
 
@@ -75,8 +77,15 @@ class Poisson(Family):
 
     @classmethod
     def sample(cls, natural: Arrays, rng: np.random.Generator, size: tuple[int, ...] = ()) -> np.ndarray:
-        lam = np.exp(natural[0])
-        return rng.poisson(lam, size=tuple(size) + lam.shape).astype(float)
+        """Poisson draws; above LARGEST_EXACT (numpy's limit is about 9.2e18) the normal
+        approximation round(N(lambda, lambda)), whose skewness 1/sqrt(lambda) is below 1e-6."""
+        lam = np.broadcast_to(np.exp(natural[0]), tuple(size) + np.shape(natural[0]))
+        large = lam > LARGEST_EXACT
+        if not np.any(large):
+            return rng.poisson(lam).astype(float)
+        y = rng.poisson(np.where(large, 0.0, lam)).astype(float)
+        normal = np.round(lam + np.sqrt(lam) * rng.standard_normal(lam.shape))
+        return np.where(large, np.maximum(normal, 0.0), y)
 
     @classmethod
     def to_scipy(cls, natural: Arrays):

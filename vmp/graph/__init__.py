@@ -1,6 +1,9 @@
 """Declaring networks: models, plates, nodes, deterministic glue."""
 from .expressions import Data as Data
 from .expressions import dot as dot
+from .gaussian_chain import GaussianMarkovChain as GaussianMarkovChain
+from .joint import GaussianWishart as GaussianWishart
+from .joint import NormalGamma as NormalGamma
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
 from .model import Model as Model
 from .node import Node as Node
@@ -17,3 +20,4 @@ from .nodes import Normal as Normal
 from .nodes import Poisson as Poisson
 from .nodes import Wishart as Wishart
 from .plate import Plate as Plate
+from .stick_breaking import StickBreaking as StickBreaking

@@ -10,7 +10,9 @@ element (Winn & Bishop eq. (5)); ``CompiledFactor`` evaluates them.
 
 A new glue expression is one ``...Binding`` class here (``sub(comp, ev, fresh)``: the expanded
 terms of moment ``comp`` of the expression, its event letters ``ev``) and one case in
-``Binder.bind``.
+``Binder._bind``. A constant W times x (``W x``: E[W x] = W E[x], E[(W x)(W x)^T] = W E[x x^T] W^T),
+a matrix by rows (E[A]_ij, E[a_i a_i^T]_jl) and a chain read as one Gaussian per step are bound
+in ``Binder._bind_linear``.
 """
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ from ..factors.terms import Term
 from .allocation import AllocationLeaf
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
                           Sum)
+from .gaussian_chain import Matrix, Steps
+from .linear import Linear
 from .leaves import ConstLeaf, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf
 
 PLATE_LETTERS = string.ascii_uppercase
@@ -169,6 +173,48 @@ class SumBinding:
         return out
 
 
+class RowsBinding:
+    """A matrix by rows (``Matrix`` of a node over a plate of rows): moment ``comp`` has the row
+    letter first (the rows plate's placeholder becomes it) and the row's own event letters after
+    it, E[A]_{ij} and E[a_i a_i^T]_{jl}."""
+
+    def __init__(self, inner, placeholder: str):
+        self.inner, self.placeholder = inner, placeholder
+
+    def sub(self, comp, ev, fresh):
+        return [(c, [Operand(o.leaf, o.comp, o.letters.replace(self.placeholder, ev[:1]), o.array) for o in ops])
+                for c, ops in self.inner.sub(comp, ev[1:], fresh)]
+
+
+class ConstantMatrixBinding:
+    """A constant matrix A by rows: A_ij, and A_ij A_il for the rows' second moment."""
+
+    def __init__(self, array: np.ndarray, letters: str):
+        self.array, self.letters = array, letters
+
+    def sub(self, comp, ev, fresh):
+        if comp == 0:
+            return [(1.0, [Operand(None, 0, self.letters + ev, array=self.array)])]
+        return [(1.0, [Operand(None, 0, self.letters + ev[0] + col, array=self.array) for col in ev[1:]])]
+
+
+class LinearBinding:
+    """W x for a constant W (``Linear``): moment ``comp`` of x times comp + 1 copies of W, one per
+    factor of x in it (E[W x] = W E[x], E[(W x)(W x)^T] = W E[x x^T] W^T); a matrix W meets x
+    over fresh letters, an elementwise one over x's own."""
+
+    def __init__(self, inner, weight: np.ndarray, letters: str, matrix: bool):
+        self.inner, self.weight, self.letters, self.matrix = inner, weight, letters, matrix
+
+    def sub(self, comp, ev, fresh):
+        k = comp + 1
+        own = fresh(len(ev)) if self.matrix else ev
+        n = len(ev) // k
+        parts = [(ev[i * n:(i + 1) * n], own[i * n:(i + 1) * n]) for i in range(k)]
+        ws = [Operand(None, 0, self.letters + e + (o if self.matrix else ""), array=self.weight) for e, o in parts]
+        return [(c, ops + ws) for c, ops in self.inner.sub(comp, own, fresh)]
+
+
 def _product(a, b):
     return [(ca * cb, oa + ob) for (ca, oa), (cb, ob) in itertools.product(a, b)]
 
@@ -275,6 +321,8 @@ class Binder:
             inner = dict(letters)
             inner[expr.gated_plate.name] = g
             return self._bind(expr.node, inner, role)
+        if isinstance(expr, (Steps, Matrix, Linear)):
+            return self._bind_linear(expr, letters, role)
         if isinstance(expr, (Diagonal, Rows)):
             inner = dict(letters, **{expr.dim_plate.name: "#"})
             return DiagonalBinding(self._bind(expr.node, inner, role), "#", len(expr.node.event_shape))
@@ -305,6 +353,18 @@ class Binder:
             cross = (self._factor_of_dot(expr.u, ll, role), self._factor_of_dot(expr.v, ll, role), off)
             return DotBinding(bu, bv, cross)
         raise GraphError(f"node '{self.child.name}': cannot use {expr!r} as a parent")
+
+    def _bind_linear(self, expr, letters: dict, role: str):
+        """A chain's steps (its own leaf), a matrix by rows (constant or a node over a plate of
+        rows), a constant linear map W x."""
+        if isinstance(expr, Steps):
+            return self._bind(expr.node, letters, role)
+        if isinstance(expr, Matrix) and expr.node is None:
+            return ConstantMatrixBinding(expr.constant, "".join(letters[p.name] for p in expr.plates))
+        if isinstance(expr, Matrix):
+            return RowsBinding(self._bind(expr.node, dict(letters, **{expr.dim_plate.name: "#"}), role), "#")
+        return LinearBinding(self._bind(expr.node, letters, role), expr.weight,
+                             "".join(letters[p.name] for p in expr.weight_plates), expr.matrix)
 
     def _factor_of_dot(self, expr: Expression, letters: dict, role: str):
         binding = self._bind(expr, letters, role)

@@ -6,6 +6,7 @@ the term without that operand (Winn & Bishop eq. (5)); the ELBO term is the full
 """
 from __future__ import annotations
 
+import itertools
 import math
 import weakref
 
@@ -509,7 +510,8 @@ class CompiledFactor:
                     for a, p, r in zip(acc_node, parts_node, recipe)])
             if any(a is not None for a in acc):
                 filled = tuple(np.zeros(s) if a is None else a for a, s in zip(acc, shapes))
-                msg = tuple(m if a is None else m + a for m, a in zip(leaf.to_node(filled, ctx), acc_node))
+                # a leaf that reads some of the node's components (an event gather) sends them all
+                msg = tuple(m if a is None else m + a for m, a in itertools.zip_longest(leaf.to_node(filled, ctx), acc_node))
             else:
                 msg = tuple(np.zeros(s) if a is None else a if a.shape == tuple(s) else np.zeros(s) + a
                             for a, s in zip(acc_node, node_shapes))

@@ -17,7 +17,11 @@ def structure(model) -> tuple[dict, list]:
     edges: list = []
 
     def visit(expr: Expression, child: str, role: str) -> None:
-        if isinstance(expr, Constant):
+        if isinstance(expr, Constant) or not (isinstance(expr, Node) or expr.inputs()):
+            return  # a constant, or glue over constants only (a matrix given by value)
+        if expr.transparent:
+            for inner in expr.inputs():
+                visit(inner, child, role)
             return
         key = expr.name
         if not isinstance(expr, Node):

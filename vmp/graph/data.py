@@ -12,7 +12,9 @@ def is_lazy(data) -> bool:
     """Data that stay where they are (not converted to an in-memory array at declaration)."""
     if isinstance(data, np.ndarray):
         return isinstance(data, np.memmap)
-    return all(hasattr(data, a) for a in ("shape", "dtype", "__getitem__")) and not isinstance(data, (list, tuple))
+    if isinstance(data, (np.generic, list, tuple)) or not all(hasattr(data, a) for a in ("shape", "dtype", "__getitem__")):
+        return False
+    return len(getattr(data, "shape", ())) >= 1
 
 
 def take_rows(data, rows: np.ndarray, axis: int = 0) -> np.ndarray:

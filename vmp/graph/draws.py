@@ -9,7 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError
-from .expressions import Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sum
+from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
+                          Sum)
+from .gaussian_chain import Matrix, Steps
+from .linear import Linear
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -35,6 +38,8 @@ def value_ndim(expr: Expression) -> int:
         return len(expr._data_event_shape())
     if isinstance(expr, Dot):
         return 0
+    if isinstance(expr, Steps):
+        return len(expr.event_shape)
     if isinstance(expr, (Gate, Gather, Scaled, Product)):
         return value_ndim(expr.node)
     return len(expr.event_shape)
@@ -66,12 +71,14 @@ def draw(expr: Expression, n: int, rng: np.random.Generator, memo: dict) -> np.n
         return expr.scale * draw(expr.node, n, rng, memo)
     if isinstance(expr, Product):
         return _product(expr, n, rng, memo)
-    if isinstance(expr, Diagonal):
+    if isinstance(expr, (Diagonal, Rows)):  # the node's innermost plate read as an event axis
         return draw(expr.node, n, rng, memo)
     if isinstance(expr, Dot):
         return _dot(expr, n, rng, memo)
     if isinstance(expr, Sum):
         return sum(align(draw(t, n, rng, memo), t.plates, expr.plates) for t in expr.terms)
+    if isinstance(expr, (Steps, Linear, Matrix)):
+        return _linear(expr, n, rng, memo)
     raise GraphError(f"cannot draw '{expr.name}' ({type(expr).__name__})")
 
 
@@ -96,6 +103,20 @@ def _dot(expr: Dot, n: int, rng, memo) -> np.ndarray:
     u = align(draw(expr.u, n, rng, memo), expr.u.plates, target)
     v = align(draw(expr.v, n, rng, memo), expr.v.plates, target)
     return (u * v).sum(-1)
+
+
+def _linear(expr, n: int, rng, memo) -> np.ndarray:
+    """A chain's steps (its paths), W x for a constant W, a matrix by rows (rows as its first
+    event axis)."""
+    if isinstance(expr, Steps):
+        return draw(expr.node, n, rng, memo)
+    if isinstance(expr, Matrix):
+        if expr.node is None:
+            return expr.constant[None]
+        return align(draw(expr.node, n, rng, memo), expr.node.plates, expr.plates + (expr.dim_plate,))
+    x = align(draw(expr.node, n, rng, memo), expr.node.plates, expr.plates)
+    w = align(np.asarray(expr.weight)[None], expr.weight_plates, expr.plates)
+    return np.einsum("...ij,...j->...i", w, x) if expr.matrix else w * x
 
 
 def _product(expr: Product, n: int, rng, memo) -> np.ndarray:

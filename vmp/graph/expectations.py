@@ -21,7 +21,9 @@ from ..errors import GraphError
 from .draws import align
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sum,
                           random_nodes)
+from .gaussian_chain import Steps
 from .leaves import moments_of
+from .linear import Linear
 
 
 def lay(arr: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -138,6 +140,10 @@ def _expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple[tuple, tup
         return _dot(expr, owner), expr.plates
     if isinstance(expr, Sum):
         return _sum(expr, owner), expr.plates
+    if isinstance(expr, Steps):  # a chain's marginals: its first two moments
+        return stat.node(expr.node)[:2], expr.plates
+    if isinstance(expr, Linear):
+        return _linear(expr), expr.plates
     raise TypeError(f"no expectation of '{expr.name}' ({type(expr).__name__})")
 
 
@@ -163,6 +169,16 @@ def _sum(expr: Sum, owner: tuple) -> tuple:
     return m, second
 
 
+def _linear(expr: Linear) -> tuple:
+    """E[W x] = W E[x] and E[(W x)(W x)^T] = W E[x x^T] W^T (elementwise: a_i a_j E[x x^T]_ij)."""
+    x1, x2 = expect(expr.node, FirstTwo(), expr.plates)
+    w = lay(expr.weight, expr.weight_plates, expr.plates)
+    if expr.matrix:
+        return np.einsum("...ij,...j->...i", w, x1), np.einsum("...ij,...jl,...kl->...ik", w, x2, w)
+    outer = w[..., :, None] * w[..., None, :] if expr.event_shape else w * w
+    return w * x1, outer * x2
+
+
 def is_point(expr: Expression) -> bool:
     """No hidden node under ``expr``: its value is known."""
     return all(n.observed for n in random_nodes(expr)) if not isinstance(expr, Constant) else True
@@ -175,7 +191,7 @@ def is_linear(expr: Expression) -> bool:
 
     if isinstance(expr, (Constant, Node)):
         return True
-    if isinstance(expr, Gather):
+    if isinstance(expr, (Gather, Steps, Linear)):
         return is_linear(expr.node)
     if isinstance(expr, Sum):
         return all(is_linear(t) for t in expr.terms)

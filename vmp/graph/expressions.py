@@ -26,9 +26,19 @@ class Expression:
     name: str
     random: bool = False
     """True for a random variable (a Node) rather than glue or a constant."""
+    transparent: bool = False
+    """True for a view of a node as another family (no box of its own in the DAG)."""
 
     def inputs(self) -> list["Expression"]:
         return []
+
+    def view(self, family: type[fam.Family]) -> "Expression":
+        """This expression as a parent that wants ``family`` (itself, unless a node reads as
+        another family there: a Gaussian chain as one Gaussian per step)."""
+        return self
+
+    # numpy defers to the reflected methods (np.ones(3) * x is one expression, not an array of them)
+    __array_ufunc__ = None
 
     def __getitem__(self, key):
         raise GraphError(f"'{self.name}' cannot be indexed; only random nodes can be gated or gathered")
@@ -36,7 +46,11 @@ class Expression:
     def __rmul__(self, other):
         if isinstance(other, Expression):
             return Product(other, self)
-        raise GraphError(f"'{self.name}' cannot be scaled; only Gamma and Wishart nodes can")
+        if self.view(fam.Gaussian).family.location:
+            from .linear import scaled
+            return scaled(other, self)
+        raise GraphError(f"'{self.name}' cannot be scaled; only Gamma and Wishart nodes can (and Gaussian or "
+                         f"Normal expressions, as a linear map)")
 
     def __mul__(self, other):
         if isinstance(other, Expression):
@@ -44,7 +58,14 @@ class Expression:
         return self.__rmul__(other)
 
     def __truediv__(self, other):
+        if not isinstance(other, Expression) and self.view(fam.Gaussian).family.location:
+            return self.__rmul__(1.0 / np.asarray(other, float))
         return self.__rmul__(other)
+
+    def __rmatmul__(self, other):
+        """``A @ x``: a constant matrix applied to a Gaussian expression (``linear.mapped``)."""
+        from .linear import mapped
+        return mapped(other, self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} plates={[p.name for p in self.plates]} event={self.event_shape}>"
@@ -92,7 +113,25 @@ def _plate_named(plate, among: tuple, what: str):
     return found
 
 
-class Gate(Expression):
+class _Selection(Expression):
+    """A gate or gather of a node: times a constant it is ``Scaled`` (``c * tau[z]``), times a
+    node a ``Product``, as the node itself would be."""
+
+    __array_ufunc__ = None  # np.float64(2) * tau[z] is a Scaled, not an elementwise product
+
+    def __rmul__(self, other):
+        return times(other, self)
+
+    def __mul__(self, other):
+        return times(self, other)
+
+    def __truediv__(self, other):  # mu[z] / 2 is 0.5 * mu[z], tau[z] / 2 a Scaled
+        if not isinstance(other, Expression) and self.view(fam.Gaussian).family.location:
+            return Expression.__truediv__(self, other)
+        return Scaled(other, self, divide=True)
+
+
+class Gate(_Selection):
     """``P[z]``: component z_n of the plated node P (a mixture). P's innermost plate is gated,
     or the plate named by ``P[z, plate]`` (BayesPy's cluster_plate)."""
 
@@ -120,7 +159,7 @@ class Gate(Expression):
         return [self.node, self.selector]
 
 
-class Gather(Expression):
+class Gather(_Selection):
     """``P[rows]``: element rows[i] of P's outermost plate for each i of the current plate.
     ``rows`` may be a ``vmp.Data``: ``model.set_data`` then replaces it (new rows, and the
     plate's new size)."""
@@ -262,6 +301,7 @@ class Dot(Expression):
     that family, whose E[log m] is bounded through the allocation (vmp/graph/allocation.py)."""
 
     def __init__(self, u, v):
+        u, v = (e.view(fam.Gaussian) if isinstance(e, Expression) else e for e in (u, v))
         where = f"dot({getattr(u, 'name', 'const')}, {getattr(v, 'name', 'const')})"
         if not isinstance(u, Expression) and not isinstance(v, Expression):
             raise GraphError(f"{where}: at least one argument must be a Gaussian or Normal node")
@@ -318,8 +358,14 @@ class Dot(Expression):
         return [self.u, self.v]
 
 
-def dot(u, v) -> Dot:
-    """Inner product node ``u . v`` usable as the mean of a Normal; u or v may be a constant array."""
+def dot(u, v) -> Expression:
+    """Inner product node ``u . v`` usable as the mean of a Normal; u or v may be a constant array.
+    A constant M x D matrix next to a Gaussian of dimension D that is not a design matrix over the
+    open plates is the linear map ``u @ v`` (a Gaussian of dimension M)."""
+    from .linear import is_map, mapped
+
+    if is_map(u, v):
+        return mapped(u, v)
     return Dot(u, v)
 
 
@@ -339,6 +385,7 @@ class Sum(Expression):
     def __init__(self, terms: list):
         flat: list = []
         for t in terms:
+            t = t.view(fam.Gaussian) if isinstance(t, Expression) else t
             flat.extend(t.terms if isinstance(t, Sum) else [t])
         random = [t for t in flat if isinstance(t, Expression)]
         where = " + ".join(getattr(t, "name", "const") for t in flat)
@@ -372,13 +419,15 @@ class Sum(Expression):
 
 class Diagonal(Expression):
     """diag(alpha): the Gamma node alpha's innermost plate (size D) read as the event axis of a
-    D x D diagonal precision (automatic relevance determination, one alpha_d per dimension)."""
+    D x D diagonal precision (automatic relevance determination, one alpha_d per dimension); so
+    too the (mu_d, tau_d) of a NormalGamma node over D coordinates, or a gate or gather of one
+    (``theta[z, "components"]``: the plate left innermost is the coordinates')."""
 
     def __init__(self, node, owner: str, dim: int | None, family: type[fam.Family]):
-        if not getattr(node, "random", False) or node.family is not family:
+        if not (getattr(node, "random", False) or isinstance(node, (Gate, Gather))) or node.family is not family:
             raise GraphError(
-                f"node '{owner}': a Gamma precision of a Gaussian must be a Gamma node over a plate of "
-                f"the event dimensions (ARD), got {node!r}"
+                f"node '{owner}': a {family.name} parent of a Gaussian must be a {family.name} node (or a gate "
+                f"or gather of one) over a plate of the event dimensions, got {node!r}"
             )
         if not node.plates:
             raise GraphError(
@@ -406,15 +455,15 @@ class Rows(Expression):
     first event axis (a transition matrix, row j the distribution of the next state after j)."""
 
     def __init__(self, node, owner: str, k: int, family: type[fam.Family]):
-        if not getattr(node, "random", False) or node.family is not family or not node.plates:
-            raise GraphError(f"node '{owner}': a random transition matrix must be a Dirichlet node over a "
-                             f"plate of its K rows, got {node!r}")
+        if not getattr(node, "random", False) or not node.family.fills(family) or not node.plates:
+            raise GraphError(f"node '{owner}': a random transition matrix must be a Dirichlet (or stick-breaking) "
+                             f"node over a plate of its K rows, got {node!r}")
         if node.plates[-1].size != k or node.event_shape != (k,):
             raise ShapeError(f"node '{owner}': the transition matrix '{node.name}' must have an innermost plate "
                              f"of K = {k} rows and K = {k} states, it has plates {[p.name for p in node.plates]} "
                              f"and event {node.event_shape}")
         self.node, self.dim_plate = node, node.plates[-1]
-        self.family = family
+        self.family = node.family
         self.plates = node.plates[:-1]
         self.event_shape = (k, k)
         self.name = f"rows({node.name})"
@@ -424,13 +473,16 @@ class Rows(Expression):
 
 
 class Scaled(Expression):
-    """``c * P`` (or ``P * c``, ``P / c``) for a positive constant c and a Gamma or Wishart node P."""
+    """``c * P`` (or ``P * c``, ``P / c``) for a positive constant c and a Gamma or Wishart node P,
+    a gate or gather of one (``c * tau[z]``, ``c * tau[rows]``; ``(c * tau)[z]`` is ``c * tau[z]``),
+    or a product of nodes."""
 
     def __init__(self, scale: float, node, *, divide: bool = False):
         written = f"'{node.name}' / {_describe(scale)}" if divide else f"{_describe(scale)} * '{node.name}'"
         if not node.family.scalable:
             names = " and ".join(f.name for f in fam.ALL if f.scalable)
-            raise GraphError(f"{written}: only {names} nodes can be scaled")
+            raise GraphError(f"{written}: only {names} nodes can be scaled (and Gaussian or Normal "
+                             f"expressions, as a linear map)")
         if isinstance(scale, Expression):
             raise GraphError(f"{written}: a ratio of two nodes is not conjugate (E[1/c] is not a moment of "
                              f"c's q); multiply by a Gamma node instead, '{node.name}' * c")
@@ -451,6 +503,12 @@ class Scaled(Expression):
 
     def inputs(self):
         return [self.node]
+
+    def __getitem__(self, key):
+        """``(c * P)[z]`` and ``(c * P)[rows]``: c times the gate or gather of the node P."""
+        if not getattr(self.node, "random", False):
+            return super().__getitem__(key)
+        return Scaled(self.scale, self.node[key])
 
 
 class Product(Expression):
@@ -514,11 +572,15 @@ def _scaled_nodes(e: Expression) -> list:
 
 
 def times(a, b) -> Expression:
-    """``a * b`` of a node with anything: a constant scale (``Scaled``) or a random one
-    (``Product``)."""
+    """``a * b`` of a node with anything: a constant scale (``Scaled``), a random one
+    (``Product``), or a constant times a Gaussian or Normal node (``linear.scaled``)."""
     if isinstance(a, Expression) and isinstance(b, Expression):
         return Product(a, b)
-    return Scaled(a, b) if isinstance(b, Expression) else Scaled(b, a)
+    value, node = (a, b) if isinstance(b, Expression) else (b, a)
+    if node.view(fam.Gaussian).family.location:
+        from .linear import scaled
+        return scaled(value, node)
+    return Scaled(value, node)
 
 
 def _describe(value) -> str:

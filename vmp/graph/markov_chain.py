@@ -54,29 +54,28 @@ class CategoricalMarkovChain(Node):
         return expr
 
     def _check_weights(self, weights):
-        w = super()._check_weights(weights)
-        if w is not None and self.plates and not np.all(w == w[..., :1]):
-            raise DataError(f"node '{self.name}': weights must be one per chain (equal along the time "
-                            f"plate '{self.plates[-1].name}')")
-        return w
+        return per_chain(self, super()._check_weights(weights))
 
     def _make_factor(self):
         if not self.plates:
             raise GraphError(f"node '{self.name}': declare a chain inside a plate of its T time steps "
                              f"(the innermost open plate)")
-        steps = self.plates[-1].size
-        lengths = np.full(self.plate_shape[:-1], steps) if self._lengths is None else np.asarray(self._lengths)
-        if lengths.shape != self.plate_shape[:-1]:
-            raise ShapeError(f"node '{self.name}': lengths has shape {lengths.shape}, expected one per chain "
-                             f"{self.plate_shape[:-1]} (the plates outside the time plate '{self.plates[-1].name}')")
-        if lengths.dtype.kind not in "iu" or lengths.size and (lengths.min() < 1 or lengths.max() > steps):
-            raise DataError(f"node '{self.name}': lengths must be integers in [1, {steps}] (the time plate "
-                            f"'{self.plates[-1].name}'), got {self._lengths!r}")
-        self.lengths = lengths
-        return MarkovChainFactor(self.event_shape, lengths, steps)
+        self.lengths = chain_lengths(self, self._lengths)
+        return MarkovChainFactor(self.event_shape, self.lengths, self.plates[-1].size)
 
     def _fill_value(self):
         return np.zeros(self.plate_shape[-1:], dtype=int)
+
+    def conditional(self, parents):
+        """The chain p(z | pi0, A) at point values: U_0 = log pi0, P_t = log A for t < L-1 (the
+        transitions within the chain), zero elsewhere (a padded step: a uniform state, as the
+        factor's -log K and its entropy leave it). log 0 is ``IMPOSSIBLE``."""
+        with np.errstate(divide="ignore"):
+            log_initial = np.maximum(np.log(parents["initial"]), IMPOSSIBLE)
+            log_transition = np.maximum(np.log(parents["transition"]), IMPOSSIBLE)
+        unary = self.factor.first[..., None] * log_initial
+        pairwise = self.factor.transition[..., None, None] * log_transition
+        return unary, pairwise
 
     def live(self, alive: np.ndarray) -> np.ndarray:
         """A chain stays in the bound whole when any of its steps has an observed descendant."""
@@ -96,3 +95,25 @@ class CategoricalMarkovChain(Node):
     def to_scipy(self, index: tuple = ()):
         raise GraphError(f"node '{self.name}': a chain has no scipy.stats counterpart; read .mean (marginals) "
                          f"or .parameters")
+
+
+def per_chain(node, w: np.ndarray | None) -> np.ndarray | None:
+    """A chain node's weights, one per chain (equal along its time plate), or a DataError."""
+    if w is not None and node.plates and not np.all(w == w[..., :1]):
+        raise DataError(f"node '{node.name}': weights must be one per chain (equal along the time "
+                        f"plate '{node.plates[-1].name}')")
+    return w
+
+
+def chain_lengths(node, given) -> np.ndarray:
+    """The length of each chain (default T, the time plate's size), checked: one per chain,
+    integers in [1, T]."""
+    steps = node.plates[-1].size
+    lengths = np.full(node.plate_shape[:-1], steps) if given is None else np.asarray(given)
+    if lengths.shape != node.plate_shape[:-1]:
+        raise ShapeError(f"node '{node.name}': lengths has shape {lengths.shape}, expected one per chain "
+                         f"{node.plate_shape[:-1]} (the plates outside the time plate '{node.plates[-1].name}')")
+    if lengths.dtype.kind not in "iu" or lengths.size and (lengths.min() < 1 or lengths.max() > steps):
+        raise DataError(f"node '{node.name}': lengths must be integers in [1, {steps}] (the time plate "
+                        f"'{node.plates[-1].name}'), got {given!r}")
+    return lengths

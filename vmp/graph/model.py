@@ -83,6 +83,10 @@ class Model:
         for node in self.nodes.values():
             for role, value in list(node.parents.items()):
                 if isinstance(value, str):
+                    if value not in self.nodes:
+                        known = ", ".join(self.nodes) or "none"
+                        raise GraphError(f"node '{node.name}': its {role} '{value}' names no node of model "
+                                         f"'{self.name}' (nodes: {known}); give a number, an array or a node")
                     parent = self[value]
                     node.check_parent(role, parent)
                     node.parents[role] = parent
@@ -137,23 +141,36 @@ class Model:
         return describe(self)
 
     # ----- inference --------------------------------------------------------------------
+    #: a builder's starting point ({node name: initial mean}): the fits' ``init`` when none is given
+    start: dict | None = None
+
+    def _started(self, options: dict) -> dict:
+        """``options`` with ``init=start`` when none is given (without the nodes local to a
+        minibatch's plate: their q is computed per minibatch)."""
+        if self.start is None or "init" in options:
+            return options
+        local = getattr(options.get("subsample"), "plate_name", None)
+        start = {k: v for k, v in self.start.items() if all(p.name != local for p in self[k].plates)}
+        return {**options, "init": start}
+
     def fit(self, **options):
         """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
         from ..inference import fit
 
+        options = self._started(options)
         return fit(self, **options)
 
     def batch(self, **options):
         """A batch VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
         from ..inference import Fit
 
-        return Fit(self, method="batch", **options)
+        return Fit(self, method="batch", **self._started(options))
 
     def stochastic(self, **options):
         """A stochastic VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
         from ..inference import Fit
 
-        return Fit(self, method="stochastic", **options)
+        return Fit(self, method="stochastic", **self._started(options))
 
     def infer_locals(self, iterations: int = 50, tol: float = 1e-4) -> "Model":
         """Give the hidden nodes that the fit's state lacks (the local nodes of a minibatch fit,
@@ -172,21 +189,39 @@ class Model:
         """The exact evidence lower bound of the current q."""
         from ..inference.engine import Engine
 
-        return Engine(self).elbo(self.state)
+        return Engine(self).elbo(self.current_state())
 
     # ----- reading q: predictions (vmp.predictive, vmp.export) ----------------------------
-    def predict(self, name: str, draws: int = 1000, seed: int | None = 0):
+    def predict(self, name: str, draws: int = 1000, seed: int | None = 0, *, prior: bool = False):
         """The posterior predictive of node ``name`` under the current q (mean, variance,
-        ``to_scipy()``, ``sample(n, rng)``); see :mod:`vmp.predictive`."""
-        from ..predictive import predict
+        ``to_scipy()``, ``sample(n, rng)``); see :mod:`vmp.predictive`. With ``prior=True`` the
+        prior predictive instead (no fit needed): its moments from ``draws`` draws of the prior
+        (:func:`vmp.predictive.prior_predict`)."""
+        from ..predictive import predict, prior_predict
 
-        return predict(self, name, draws, seed)
+        return (prior_predict if prior else predict)(self, name, draws, seed)
+
+    def sample_prior(self, n: int, seed=None) -> dict:
+        """``n`` joint draws of every node from the prior (ancestral sampling through the glue;
+        observed nodes drawn too: the prior predictive), {name: array (n,) + plates + event};
+        see :mod:`vmp.graph.prior`. Needs no fit."""
+        from .prior import sample_prior
+
+        return sample_prior(self, n, seed)
 
     def impute(self, name: str, draws: int = 1000, seed: int | None = 0):
         """The posterior of the masked entries of node ``name``; see :func:`vmp.predictive.impute`."""
         from ..predictive import impute
 
         return impute(self, name, draws, seed)
+
+    def forecast(self, steps: int, name: str | None = None, **options):
+        """``steps`` steps past the end of each sequence of the observed node ``name`` (default: the
+        one that reads the model's Gaussian chain), by draws from q (``vmp.time_series.forecast``:
+        ``inputs=``, ``draws=``, ``seed=``, ``level=``)."""
+        from ..time_series import forecast
+
+        return forecast(self, steps, name, **options)
 
     def to_arviz(self, draws: int = 1000, seed: int | None = 0, predictive: bool = True):
         """Draws from q (and from the predictive of the observed nodes) as ArviZ InferenceData;

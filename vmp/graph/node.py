@@ -74,15 +74,26 @@ class Node(Expression, ABC):
     def _parent(self, role: str, value: Any) -> Expression:
         family = self.factor_cls.roles[role]
         if not isinstance(value, Expression):
-            arr = np.asarray(self._array(role, value), dtype=float)
+            arr = self._real(role, value)
             event = self._role_event(role)
             arr = self._constant_shape(role, arr, event)
             why = self.factor_cls.check(role, arr, self.event_shape)
             if why is not None:
                 raise_hyper(self.name, why)
             return Constant(family, arr, label=f"{self.name}.{role}")
+        value = value.view(family)
         self.check_parent(role, value)
         return value
+
+    def _real(self, role: str, value) -> np.ndarray:
+        """A constant parameter as a float array, or a HyperparameterError naming the node and
+        the role (:func:`real_numbers`)."""
+        if isinstance(value, Data):
+            self._array(role, value)
+        arr, why = real_numbers(value)
+        if why is not None:
+            raise_hyper(self.name, f"{role} {why}")
+        return arr
 
     def _role_event(self, role: str) -> tuple[int, ...]:
         return self.factor_cls.role_event(role, self.event_shape)
@@ -91,10 +102,7 @@ class Node(Expression, ABC):
         """A fixed hyperparameter (``fixed`` refused random ones) broadcast to plates + event
         and checked against the factor's constraints, or a HyperparameterError naming the node
         and the role."""
-        try:
-            arr = np.asarray(value, float)
-        except (TypeError, ValueError):
-            raise_hyper(self.name, f"{role} must be numbers, got {value!r}")
+        arr = self._real(role, value)
         arr = self._constant_shape(role, arr, event)
         why = self.factor_cls.check(role, arr, self.event_shape)
         if why is not None:
@@ -103,7 +111,7 @@ class Node(Expression, ABC):
 
     def check_parent(self, role: str, value: Expression) -> None:
         family = self.factor_cls.roles[role]
-        if value.family is not family:
+        if not value.family.fills(family):
             supported = ", ".join(f"{r} <- {f.name}" for r, f in self.factor_cls.roles.items())
             raise ConjugacyError(
                 f"node '{self.name}' ({self.family.name}): parent '{value.name}' is a {value.family.name}, "
@@ -124,7 +132,9 @@ class Node(Expression, ABC):
     def _check_weights(self, weights) -> np.ndarray | None:
         if weights is None:
             return None
-        w = np.asarray(self._array("weights", weights), dtype=float)
+        w, why = real_numbers(self._array("weights", weights))
+        if why is not None:
+            raise DataError(f"node '{self.name}': weights {why}")
         w = self._constant_shape("weights", w, ())
         if not np.all(np.isfinite(w) & (w >= 0)):
             raise DataError(f"node '{self.name}': weights must be finite and non-negative")
@@ -225,6 +235,8 @@ class Node(Expression, ABC):
     def _check_data(self, data: np.ndarray) -> str | None:
         if data.dtype.kind in "USO":
             return f"must be numbers, got {_dtype_words(data)}"
+        if data.dtype.kind == "c":
+            return "must be real numbers, got complex values"
         if data.dtype.kind not in "iufb" or not np.all(np.isfinite(data)):
             return "contain NaN or inf"
         if not np.all(self.family.support.check(data)):
@@ -290,9 +302,6 @@ class Node(Expression, ABC):
                              f"can gate")
         return Gather(self, key, plate)
 
-    # numpy defers to __rmul__ (np.arange(5) * tau is refused as a whole, not element by element)
-    __array_ufunc__ = None
-
     def __rmul__(self, other):
         return times(other, self)
 
@@ -300,6 +309,8 @@ class Node(Expression, ABC):
         return times(self, other)
 
     def __truediv__(self, other):  # tau / 2 is 0.5 * tau
+        if not isinstance(other, Expression) and self.view(fam.Gaussian).family.location:
+            return Expression.__truediv__(self, other)
         return Scaled(other, self, divide=True)
 
     def factor_weights(self) -> np.ndarray | None:
@@ -416,6 +427,29 @@ def _dtype_words(data: np.ndarray) -> str:
     kind = {"U": "strings", "S": "bytes", "O": "Python objects"}[data.dtype.kind]
     sample = next(iter(data.flat), None)
     return f"{kind} (dtype {data.dtype}{f', e.g. {str(sample)!r}' if sample is not None else ''})"
+
+
+SMALLEST_NORMAL = np.finfo(float).tiny
+
+
+def real_numbers(value) -> tuple[np.ndarray | None, str | None]:
+    """(``value`` as a float array, None), or (None, why it is not an array of real numbers:
+    not numbers, complex, or subnormal: a nonzero magnitude below 2.2e-308, whose reciprocal,
+    logarithm or products overflow or lose every digit)."""
+    try:
+        raw = np.asarray(value)
+    except ValueError:
+        return None, "must not be ragged (rows of different lengths)"
+    if raw.dtype.kind == "c":
+        return None, f"must be real numbers, got complex values ({value!r})"[:200]
+    try:
+        arr = np.asarray(raw, float)
+    except (TypeError, ValueError):
+        return None, f"must be numbers, got {value!r}"[:200]
+    magnitude = np.abs(arr)
+    if np.any((magnitude > 0) & (magnitude < SMALLEST_NORMAL)):
+        return None, "must not be subnormal (nonzero and below 2.2e-308): give 0 or a normal float"
+    return arr, None
 
 
 def raise_hyper(name: str, why: str):

@@ -6,13 +6,14 @@ from typing import Any
 import numpy as np
 
 from .. import families as fam
-from ..errors import HyperparameterError, ShapeError
+from ..errors import GraphError, HyperparameterError, ShapeError
 from ..factors import (BernoulliFactor, BetaFactor, BinomialFactor, CategoricalFactor, DirichletFactor,
-                       ExponentialFactor, GammaFactor, GaussianARDFactor, GaussianFactor, MultinomialFactor,
-                       NormalFactor, PoissonFactor, WishartFactor)
+                       ExponentialFactor, GammaFactor, GaussianARDFactor, GaussianDiagonalJointFactor, GaussianFactor,
+                       GaussianJointFactor, MultinomialFactor, NormalFactor, NormalJointFactor, PoissonFactor,
+                       WishartFactor)
 from .data import is_lazy
 from .expressions import Constant, Diagonal, Expression
-from .node import Node, fixed
+from .node import Node, fixed, real_numbers
 
 
 def _dim_of(value: Any, ndim_const: int) -> int | None:
@@ -20,17 +21,34 @@ def _dim_of(value: Any, ndim_const: int) -> int | None:
         return None
     if isinstance(value, Expression):
         return value.event_shape[0] if value.event_shape else None
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # ragged: the node's own check of the value names it
+        return None
     return arr.shape[-1] if arr.ndim >= ndim_const else None
 
 
 def _constant(node: Node, role: str, value: Any) -> np.ndarray:
     """A hyperparameter that only a constant can fill (``fixed`` refused random ones), as a float
     array, or a HyperparameterError naming the node and the role."""
-    try:
-        return np.asarray(value, float)
-    except (TypeError, ValueError):
-        raise HyperparameterError(f"node '{node.name}': {role} must be numbers, got {value!r}") from None
+    arr, why = real_numbers(value)
+    if why is not None:
+        raise HyperparameterError(f"node '{node.name}': {role} {why}")
+    return arr
+
+
+def _joint(name: str, mean: Any, precision: Any, factors: tuple) -> type | None:
+    """The factor whose one role 'parameters' takes ``mean`` (a joint node's expression, given
+    without a precision: ``vmp.Gaussian("x", theta[z])``), or None for a mean and a precision."""
+    cls = next((f for f in factors if isinstance(mean, Expression) and mean.family is f.roles["parameters"]), None)
+    if cls is None and precision is None:
+        joints = " or ".join(f.roles["parameters"].name for f in factors)
+        raise GraphError(f"node '{name}': give a precision, or as the mean a {joints} node (mean and "
+                         f"precision together), got {getattr(mean, 'name', type(mean).__name__)!r}")
+    if cls is not None and precision is not None:
+        raise GraphError(f"node '{name}': '{mean.name}' ({mean.family.name}) is the mean and the precision; "
+                         f"give no precision beside it")
+    return cls
 
 
 class Gaussian(Node):
@@ -38,7 +56,9 @@ class Gaussian(Node):
 
     mean: constant, Gaussian node, gate, gather or sum of them; precision: constant matrix,
     Wishart node, or a Gamma node over a plate of size D (ARD: precision diag(alpha), one Gamma
-    alpha_d per dimension, as BayesPy's GaussianARD).
+    alpha_d per dimension, as BayesPy's GaussianARD). Or, without a precision, mean and precision
+    together: a GaussianWishart node (mu, Lambda) or a gate or gather of one (``theta[z]``), or a
+    NormalGamma node over a plate of the D coordinates (mu_d, tau_d), precision diag(tau).
 
     mask: over the plates, or over plates + (D,) (True where observed): the masked coordinates of
     an element are latent, q(x_m | x_o = data) (docs/reference.md, "Missing data").
@@ -47,18 +67,27 @@ class Gaussian(Node):
     family = fam.Gaussian
     factor_cls = GaussianFactor
 
-    def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
+    def __init__(self, name: str, mean: Any, precision: Any = None, *, observed=None, mask=None, weights=None):
+        joint = _joint(name, mean, precision, (GaussianJointFactor, GaussianDiagonalJointFactor))
+        if joint is not None:
+            self.factor_cls = joint
+            if joint is GaussianDiagonalJointFactor:
+                mean = Diagonal(mean, name, None, joint.roles["parameters"])
+            super().__init__(name, {"parameters": mean}, observed, mask, weights)
+            return
         if isinstance(precision, Expression) and precision.family is GaussianARDFactor.roles["precision"]:
             self.factor_cls = GaussianARDFactor
             precision = Diagonal(precision, name, _dim_of(mean, 1), GaussianARDFactor.roles["precision"])
         super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
 
     def _make_factor(self):
-        if self.factor_cls is GaussianARDFactor:
-            return GaussianARDFactor(self.event_shape, self.plate_shape)
+        if self.factor_cls in (GaussianARDFactor, GaussianDiagonalJointFactor):
+            return self.factor_cls(self.event_shape, self.plate_shape)
         return super()._make_factor()
 
     def _infer_event_shape(self, roles):
+        if "parameters" in roles:
+            return roles["parameters"].event_shape
         prec = roles["precision"]
         dims = {d for d in (_dim_of(roles["mean"], 1), _dim_of(prec, 2 if self.factor_cls is GaussianFactor else 1))
                 if d is not None}
@@ -75,7 +104,10 @@ class Gaussian(Node):
         return np.zeros(self.event_shape)
 
     def conditional(self, parents):
-        """eta = (Lambda mu, -Lambda/2); an ARD precision's values are its diagonal."""
+        """eta = (Lambda mu, -Lambda/2); an ARD precision's values are its diagonal; a joint
+        parent's values are (mu, Lambda) points, or (mu_d, tau_d) pairs over the coordinates."""
+        if "parameters" in parents:
+            return self.family.natural_from(*_mean_and_precision(parents["parameters"], self.factor_cls))
         precision = parents["precision"]
         if self.factor_cls is GaussianARDFactor:
             precision = precision[..., :, None] * np.eye(self.event_shape[0])
@@ -83,6 +115,14 @@ class Gaussian(Node):
 
     def _statistics(self, data):
         return _Outer(_points(data))
+
+
+def _mean_and_precision(values: np.ndarray, factor_cls) -> tuple[np.ndarray, np.ndarray]:
+    """(mu, Lambda) of a joint parent's values: GaussianWishart points (rows Lambda, then mu), or
+    NormalGamma pairs (mu_d, tau_d) over a last axis of coordinates (Lambda = diag(tau))."""
+    if factor_cls is GaussianDiagonalJointFactor:
+        return values[..., 0], values[..., 1][..., :, None] * np.eye(values.shape[-2])
+    return values[..., -1, :], values[..., :-1, :]
 
 
 def _points(data):
@@ -120,6 +160,8 @@ class Normal(Node):
     """Univariate Gaussian, elementwise over plates: x ~ N(mean, 1/precision).
 
     mean: constant, Normal node, gather, gate or vmp.dot(u, v); precision: constant or Gamma node.
+    Or, without a precision, mean and precision together: a NormalGamma node (mu, tau), or a gate
+    or gather of one (``theta[z]``).
     """
 
     family = fam.Normal
@@ -129,14 +171,23 @@ class Normal(Node):
     def _statistics(self, data):
         return _Outer(_points(data), square=True)
 
-    def __init__(self, name: str, mean: Any, precision: Any, *, observed=None, mask=None, weights=None):
+    def __init__(self, name: str, mean: Any, precision: Any = None, *, observed=None, mask=None, weights=None):
+        if _joint(name, mean, precision, (NormalJointFactor,)) is not None:
+            self.factor_cls = NormalJointFactor
+            super().__init__(name, {"parameters": mean}, observed, mask, weights)
+            return
         super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
 
     def _fill_value(self):
         return np.zeros(())
 
     def conditional(self, parents):
-        mean, precision = np.broadcast_arrays(parents["mean"], parents["precision"])
+        """eta = (tau mu, -tau/2); a NormalGamma parent's values are (mu, tau) pairs."""
+        if "parameters" in parents:
+            mean, precision = parents["parameters"][..., 0], parents["parameters"][..., 1]
+        else:
+            mean, precision = parents["mean"], parents["precision"]
+        mean, precision = np.broadcast_arrays(mean, precision)
         return self.family.natural_from(mean, precision)
 
 
@@ -319,6 +370,9 @@ class Exponential(Node):
     def __init__(self, name: str, rate: Any, *, observed=None, mask=None, weights=None):
         super().__init__(name, {"rate": rate}, observed, mask, weights)
 
+    def conditional(self, parents):
+        return self.family.natural_from(parents["rate"])
+
     def _fill_value(self):
         return np.ones(())
 
@@ -402,6 +456,9 @@ class Beta(Node):
 
     def _make_factor(self):
         return BetaFactor((), self._hyperparameter("alpha", self._alpha, ()), self._hyperparameter("beta", self._beta, ()))
+
+    def conditional(self, parents):
+        return self.family.natural_from(self.factor.alpha, self.factor.beta)
 
     def _fill_value(self):
         return np.full((), 0.5)

@@ -1,8 +1,19 @@
 """Plates: replicated structure. Nodes declared inside ``with Plate(name, size)`` get that axis."""
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 from ..errors import GraphError
 from . import context
+
+
+def _whole(value) -> bool:
+    """A whole number (an int, or a float or numpy number equal to one), not a bool or a string."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, numbers.Real)):
+        return False
+    return bool(np.isfinite(value)) and int(value) == value
 
 
 class Plate:
@@ -11,7 +22,7 @@ class Plate:
     def __init__(self, name: str, size: int):
         if not isinstance(name, str) or not name:
             raise GraphError(f"plate name must be a non-empty string, got {name!r}")
-        if int(size) != size or size < 1:
+        if not _whole(size) or size < 1:
             raise GraphError(f"plate '{name}': size must be a positive integer, got {size!r}")
         self.name = name
         self.size = int(size)

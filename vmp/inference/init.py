@@ -11,7 +11,8 @@ random offset; each gate's selector is then updated from them (an E-step). Gauss
 product start at a draw from their prior and Gammas in one (Poisson factorization) at their prior
 plus a random offset. ``init={name: value}``
 is applied last: a mean for Gaussian/Normal nodes, probabilities for Categorical nodes (marginals
-for a CategoricalMarkovChain: independent steps).
+for a CategoricalMarkovChain: independent steps), a path for a GaussianMarkovChain
+(``Family.start_at``).
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ import numpy as np
 
 from ..errors import DataError, GraphError, ShapeError
 from ..factors.terms import MAX_INTERMEDIATE
-from ..graph.expressions import Dot, Gate, random_nodes
+from ..graph.expressions import Diagonal, Dot, Gate, random_nodes
 from ..graph.leaves import Context
-from .seeding import seed_components, seedable
+from .seeding import assigned, seed_components, seedable
 from .state import State
 
 
@@ -82,7 +83,7 @@ def _set_mean(state: State, node, value: np.ndarray) -> State:
         raise ShapeError(f"init: node '{node.name}': the mean given has shape {value.shape}, which does not "
                          f"broadcast to the node's mean, shape {want}")
     try:
-        natural = node.family.with_mean(natural, value)
+        natural = node.family.start_at(natural, value)
     except NotImplementedError:
         raise GraphError(f"init: cannot set the mean of {node.family.name} node '{node.name}'; give a node of "
                          f"a family with a location (Gaussian, Normal) or over categories (Categorical, "
@@ -136,6 +137,10 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
             if direct and data.shape[0] >= expr.gated_plate.size:
                 state = _set_mean(state, p, kmeanspp(data, expr.gated_plate.size, rng))
                 done.add(p.name)
+            elif _clustered(expr, child, top) and (clustered := kmeans_components(engine, state, rng, expr, child,
+                                                                                  rows)) is not None:
+                state = clustered
+                done.add(p.name)
             elif seedable(expr, child, top) and _count(expr.selector, rows) >= expr.gated_plate.size:
                 state = seed_components(engine, state, rng, expr, child, rows)
                 done.add(p.name)
@@ -156,6 +161,17 @@ def _break_symmetry(engine, state: State, rng, rows=None) -> State:
         if z.name in state.natural:
             state = state.updated({z.name: engine.coordinate(state, z)})
     return state
+
+
+def _clustered(gate, child, top) -> bool:
+    """Components of a family that ``clusters`` (a Gaussian's mean and precision together) that
+    are the whole role of an observed child over the selector's plates (a mixture's points, an
+    HMM's steps): they start from k-means responsibilities (:func:`kmeans_components`)."""
+    z = gate.selector
+    whole = gate is top or (isinstance(top, Diagonal) and top.node is gate)
+    return (gate.node.family.clusters and whole and (child.observed or child.partial) and not z.observed
+            and z.family.one_hot and (len(z.plates) == 1 or z.family.joint_plates > 0)
+            and child.plates[:len(z.plates)] == z.plates)
 
 
 def _count(selector, rows) -> int:
@@ -212,6 +228,85 @@ def kmeanspp(x, k: int, rng: np.random.Generator) -> np.ndarray:
         centers.append(row(i))
         d2 = np.minimum(d2, distances(centers[-1]))
     return np.stack(centers).reshape((k,) + event)
+
+
+#: k-means starts read at most this many points (drawn at random), keep the best (least
+#: within-cluster sum of squares) of this many runs (scikit-learn KMeans' classic n_init), each
+#: at most this many of Lloyd's iterations (one run lands in poorer k-means optima, and the
+#: mixture's adjusted Rand index with it: docs/reference.md, "Mixtures on real data")
+KMEANS_ROWS, KMEANS_STARTS, KMEANS_ITERATIONS = 20_000, 10, 100
+
+
+def kmeans_components(engine, state: State, rng: np.random.Generator, gate, child, rows=None) -> State | None:
+    """``state`` with the components of ``gate`` (a family that ``clusters``: a Gaussian's mean
+    and precision together) and the selector's own parents (the weights; a chain's initial and
+    transition probabilities) updated from the k-means responsibilities of ``child``'s complete
+    points: an M step from one-hot labels, as scikit-learn's BayesianGaussianMixture and
+    hmmlearn start. k-means reads at most KMEANS_ROWS points and keeps the best of KMEANS_STARTS
+    runs of Lloyd's algorithm from k-means++ centers. ``rows``: the rows of a Categorical
+    selector's plate to read (a minibatch fit's). None when fewer complete points than
+    components, or for a minibatch of chains."""
+    z, k = gate.selector, gate.gated_plate.size
+    chain = z.family.joint_plates > 0
+    if chain and rows is not None:
+        return None
+    size = int(np.prod(z.plate_shape))  # the points: one per element of z's plates
+    where = np.arange(size) if rows is None else np.sort(np.asarray(rows))
+    if child.complete is not None:
+        where = where[np.asarray(child.complete).reshape(size, -1).all(-1)[where]]
+    if where.size < k:
+        return None
+    overrides = {}
+    if chain:
+        x = np.asarray(child.data, float).reshape(size, -1)[where]
+    else:
+        rows_data = np.asarray(_rows(child.data, where), float)
+        x = rows_data.reshape(where.size, -1)
+        if not child.observed:  # partially observed: these complete rows are data (a minibatch's x has no q yet)
+            overrides[child.name] = tuple(child.family.statistics(rows_data, child.event_shape))
+    fit = x[np.sort(rng.choice(x.shape[0], KMEANS_ROWS, replace=False))] if x.shape[0] > KMEANS_ROWS else x
+    centers = min((lloyd(fit, kmeanspp(fit, k, rng)) for _ in range(KMEANS_STARTS)), key=lambda run: run[1])[2]
+    one_hot = np.eye(k)[nearest(x, centers)]
+    if chain:
+        marginals = np.full((size, k), 1.0 / k)
+        marginals[where] = one_hot
+        marginals = marginals.reshape(z.plate_shape + (k,))
+        pairs = np.zeros(z.plate_shape + (k, k))
+        pairs[..., :-1, :, :] = marginals[..., :-1, :, None] * marginals[..., 1:, None, :]
+        where, assignment = None, (marginals, pairs)
+    else:
+        assignment = (one_hot,)
+    state = assigned(engine, state, gate.node, child, z, where, assignment, overrides)
+    for parent in {n.name: n for e in z.parents.values() for n in random_nodes(e)}.values():
+        if parent.name in state.natural:
+            state = assigned(engine, state, parent, z, z, where, assignment)
+    return state
+
+
+def nearest(x: np.ndarray, centers: np.ndarray) -> np.ndarray:
+    """Each point's nearest center (the first of equals)."""
+    d2 = np.einsum("ij,ij->i", x, x)[:, None] - 2.0 * x @ centers.T + np.einsum("ij,ij->i", centers, centers)
+    return np.argmin(d2, axis=1)
+
+
+def lloyd(x: np.ndarray, centers: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """Lloyd's algorithm (k-means) from ``centers``: the labels, their within-cluster sum of
+    squares and the centers. Each point goes to its nearest center (the first of equals), each
+    center to its points' mean (kept where it has none), until no label changes or
+    KMEANS_ITERATIONS."""
+    squares = np.einsum("ij,ij->i", x, x)
+    labels = None
+    for _ in range(KMEANS_ITERATIONS):
+        d2 = squares[:, None] - 2.0 * x @ centers.T + np.einsum("ij,ij->i", centers, centers)
+        new = np.argmin(d2, axis=1)
+        inertia = float(np.maximum(d2[np.arange(len(x)), new], 0.0).sum())
+        if labels is not None and np.array_equal(new, labels):
+            break
+        labels = new
+        members = np.arange(centers.shape[0])[:, None] == labels
+        counts = members.sum(1)
+        centers = np.where(counts[:, None] > 0, (members @ x) / np.maximum(counts, 1)[:, None], centers)
+    return labels, inertia, centers
 
 
 def weighted_index(rng: np.random.Generator, p: np.ndarray) -> int:

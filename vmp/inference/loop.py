@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import ConvergenceError
 from . import objective
-from .batch import BatchVMP, ConvergenceWarning, ElboDecreaseWarning  # noqa: F401  (the loop's warnings)
+from .batch import BatchVMP, ConvergenceWarning
 from .engine import Engine
 from .history import Recorder
 from .interrupts import Interrupts

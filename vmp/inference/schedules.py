@@ -156,15 +156,15 @@ class Adaptive(Schedule):
     parameters. ``per="auto"`` (the default): with ``coupled=False``, per element where each
     element draws its own children and the nodes step one after the other (PerNode, option
     (a)), per node otherwise
-    (a Minibatch's elements share one draw; option (b)'s simultaneous steps were worse per
-    element on MovieLens, docs/adaptive.md). Under PerNode and option (a), an element whose
+    (a Minibatch's elements share one draw; under option (b)'s simultaneous steps one rate per
+    element does worse on MovieLens). Under PerNode and option (a), an element whose
     draw is all its children (N_i <= C: Paquet eq. (6) with scale 1, batch VMP's target) steps
     with rate 1, its coordinate update; its averages still take its gradients. With one rate per
     node (``coupled=True``), a node whose elements all read all their children steps with rate 1.
 
     ``coupled=True`` (the default; ``coupled=False`` is the paper's rule alone): the rate above
     times a factor f >= 1 shared by all the nodes stepped with this schedule object, for the
-    coupling the one-step rule misses (docs/adaptive.md, "Why the level is low"); ``per="auto"``
+    coupling the one-step rule misses (docs/stochastic.md, "How vmp.Adaptive sets its rates"); ``per="auto"``
     then means one rate per node under both options. The rule
     minimizes the distance to the node's own target; along a slow joint mode (contraction delta
     per unit of rho) the distance to the joint optimum is minimized by the rule's rate over
@@ -189,9 +189,9 @@ class Adaptive(Schedule):
     most e-fold per ``horizon`` steps and falls without that limit (too large a rate is the
     costlier error): z discounts by 1 - rho / horizon >= 1 - 1 / horizon a step, so it takes at
     least ``horizon`` steps to renew, and a rise of f is read by A only once z holds the
-    gradients it caused; faster, f outruns its test (the first version rose by gain / horizon =
-    0.5 a step: under option (a) on MovieLens f went 1 -> 10 in 6 steps, the rates reached 1
-    before A turned, and the bound fell up to 40-fold before it recovered, docs/adaptive.md);
+    gradients it caused; faster, f outruns its test (rising by gain / horizon = 0.5 a step, under
+    option (a) on MovieLens f goes 1 -> 10 in 6 steps, the rates reach 1 before A turns, and the
+    bound falls up to 40-fold before it recovers);
     cap = -log of the smallest rule rate of the nodes, beyond which no rate changes.
     The agreement's zero is a one-step optimum. Pooled over modes, the fast ones' noise (A < 0 at
     any rate above their 1/(delta t)) holds f where the slow ones still agree (A > 0), and the
@@ -214,9 +214,8 @@ class Adaptive(Schedule):
     horizon the target is the zero (f = f_0 on a mixture's first steps under Minibatch). The rate f adds is kept below c_* horizon / n: c_* times
     the Kalman gain 1 / (delta n) from a diffuse start of the slowest mode the test weighs at
     half weight (delta = 1 / horizon), the multiple f's target gives a lone mode; no mode that f
-    serves wants more at any n (without it, on MovieLens, f reached 50 to 175 and the bound fell
-    by 3% to 40% before it recovered); slower modes keep f_0, the agreement's zero
-    (docs/adaptive.md, "A target below the agreement's zero").
+    serves wants more at any n (without it, on MovieLens, f reaches 50 to 175 and the bound falls
+    by 3% to 40% before it recovers); slower modes keep f_0, the agreement's zero.
     Elements stepped with rate 1 for exactness are left out of A_t (f does not move them).
     rhobar_t and z's discount read the rate :meth:`rate` returns with the step's gradient,
     before a monitor's back-off: the rate the node takes at this step, or, for a node stepped

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..graph.expressions import Gather, random_nodes
+from ..graph.expressions import Diagonal, Gather, random_nodes
 from ..graph.leaves import Context
 from .state import State
 
@@ -48,7 +48,8 @@ def seedable(gate, child, top) -> bool:
     group pools its points' choices, as a document's theta does LDA's tokens)."""
     z, p = gate.selector, gate.node
     others = {n.name for e in child.parents.values() for n in random_nodes(e)} - {p.name, z.name}
-    return (gate is top and child.observed and not p.observed and not p.family.location and not others
+    whole = gate is top or (isinstance(top, Diagonal) and top.node is gate)  # diag(theta[z]): the role's whole
+    return (whole and child.observed and not p.observed and not p.family.location and not others
             and not z.observed and z.family.one_hot and not z.family.joint_plates and len(z.plates) == 1
             and child.plates[:1] == z.plates
             and not any(isinstance(e, Gather) or z.plates[0] in getattr(e, "plates", ())
@@ -58,11 +59,21 @@ def seedable(gate, child, top) -> bool:
 def seeded(engine, state: State, gate, child, seeds: np.ndarray) -> State:
     """``state`` with component j of ``gate`` at its prior updated by point ``seeds[j]`` alone
     (z one-hot at j there; ``seeds`` sorted, j < len(seeds))."""
-    p, z = gate.node, gate.selector
-    one_hot = np.eye(seeds.size, gate.gated_plate.size)
-    ctx = Context(subset={z.plates[0].name: seeds}, overrides={z.name: (one_hot,)}, state=state)
-    natural = tuple(a + m for a, m in zip(state.natural[p.name], engine.message(state, p, engine.factors[child.name], ctx=ctx)))
-    return state.updated({p.name: (natural, p.family.moments(natural))})
+    return assigned(engine, state, gate.node, child, gate.selector, seeds, np.eye(seeds.size, gate.gated_plate.size))
+
+
+def assigned(engine, state: State, node, child, selector, rows: np.ndarray | None, assignment,
+             overrides: dict | None = None) -> State:
+    """``state`` with q(node) at its prior updated by the factor of ``child`` over the ``rows``
+    (sorted; None: all) of the selector z's plate, with z's moments there at ``assignment`` (a
+    one-hot rows x K array, or a tuple of z's moments) and other nodes' at ``overrides``: an M
+    step from those responsibilities."""
+    subset = {} if rows is None else {selector.plates[0].name: rows}
+    moments = assignment if isinstance(assignment, tuple) else (assignment,)
+    ctx = Context(subset=subset, overrides={**(overrides or {}), selector.name: moments}, state=state)
+    message = engine.message(state, node, engine.factors[child.name], ctx=ctx)
+    natural = tuple(a + m for a, m in zip(state.natural[node.name], message))
+    return state.updated({node.name: (natural, node.family.moments(natural))})
 
 
 def log_likelihoods(engine, state: State, gate, child, seeds: np.ndarray, at: np.ndarray) -> np.ndarray:

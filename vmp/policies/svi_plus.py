@@ -11,8 +11,11 @@ The paper is silent on this; vmp rejects such a draw and draws the eps again (at
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
+from ..errors import OptionError
 from .base import Policy
 
 
@@ -23,14 +26,14 @@ class SVIPlus(Policy):
 
     def __init__(self, effective, redraws: int = 10):
         """``effective``: M, a number or a function of the step t (the paper uses M_t = 50 t)."""
-        if not callable(effective) and not (np.isscalar(effective) and effective > 0):
-            raise ValueError(f"SVIPlus(effective=...) needs a positive number or a function of t, got {effective!r}")
+        if not callable(effective) and not (isinstance(effective, numbers.Real) and effective > 0):
+            raise OptionError(f"SVIPlus(effective=...) needs a positive number or a function of t, got {effective!r}")
         self.effective, self.redraws = effective, int(redraws)
 
     def size(self, t: int) -> float:
         m = self.effective(t) if callable(self.effective) else self.effective
         if not m > 0:
-            raise ValueError(f"SVIPlus: the effective batch size must be positive, got {m!r} at step {t}")
+            raise OptionError(f"SVIPlus: the effective batch size must be positive, got {m!r} at step {t}")
         return float(m)
 
     def weights(self, t, rows, rng, st):
