@@ -167,21 +167,35 @@ def _locals(f, plate, rows, state) -> dict:
 
 
 def _check_state(b: Bound, state, rng, label):
+    """Every factor's messages to each of its nodes, then its bound, in each Context; unrestricted
+    also with another weight over the child's elements (a policy's) and the factor's own again."""
     engine = b.engine
     for f in engine.factors.values():
         w = engine.factor_weight(f)
-        contexts = [("full", Context(state=state), False)] + b.contexts(f, state, rng)
+        other = rng.uniform(0.5, 2.0, f.child.plate_shape) * (1.0 if w is None else w)
+        full = Context(state=state)
+        contexts = [("full", full, w, False), ("reweighted", full, other, False), ("full again", full, w, False)]
+        contexts += [(name, ctx, w, held) for name, ctx, held in b.contexts(f, state, rng)]
         for node in f.nodes():
-            for name, ctx, held in contexts:
-                b.each((f.child.name, node.name, name, label), lambda g: g.messages(node, w, ctx=ctx), held)
+            for name, ctx, weight, held in contexts:
+                b.each((f.child.name, node.name, name, label), lambda g: g.messages(node, weight, ctx=ctx), held)
             for plate in sorted(f.coupled.get(node.name, ()), key=node.plates.index):
                 for i in range(plate.size):
                     b.each((f.child.name, node.name, f"slice {i}", label),
-                           lambda g: g.messages(node, w, plate, i, Context(state=state)))
-        for name, ctx, held in contexts:
-            b.each((f.child.name, "bound", name, label), lambda g: g.elog(w, ctx=ctx), held)
-            b.each((f.child.name, "bound per element", name, label), lambda g: g.elog(w, per_element=True, ctx=ctx),
-                   held)
+                           lambda g: g.messages(node, w, plate, i, full))
+        for name, ctx, weight, held in contexts:
+            b.each((f.child.name, "bound", name, label), lambda g: g.elog(weight, ctx=ctx), held)
+            b.each((f.child.name, "bound per element", name, label),
+                   lambda g: g.elog(weight, per_element=True, ctx=ctx), held)
+
+
+def _new_data(model, rng) -> bool:
+    """New data, of the same size, for the fully observed Gaussian and Normal nodes."""
+    changes = {n.name: n.data + 0.5 * rng.normal(size=n.data.shape) for n in model.nodes.values()
+               if n.observed and n.clamp is None and n.family.name in ("Gaussian", "Normal")}
+    if changes:
+        model.set_data(changes)
+    return bool(changes)
 
 
 def _sweep(b: Bound, state, rng, label):
@@ -211,6 +225,8 @@ def test_every_strategy_gives_the_reference_numbers(name):
     for sweep in range(2):
         state = _sweep(b, state, rng, f"sweep {sweep}")
     _check_state(b, state, rng, "after two sweeps")
+    if _new_data(b.engine.model, rng):
+        _check_state(b, state, rng, "new data")
 
 
 def test_the_reference_alone_is_a_model_option():
