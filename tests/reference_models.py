@@ -1,0 +1,72 @@
+"""Every ``vmp.models`` builder on small data (the same data at every call), for the comparisons
+of the evaluator with the reference (tests/test_reference.py, tests/test_reference_fits.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _blobs(n, d, k, seed):
+    rng = np.random.default_rng(seed)
+    centers = 4.0 * rng.normal(size=(k, d))
+    return centers[rng.integers(k, size=n)] + rng.normal(size=(n, d))
+
+
+def _ratings(r, m, n, seed):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, m, r), rng.integers(0, n, r), rng.normal(size=r)
+
+
+def _sequences(seed, count=30, missing=False):
+    rng = np.random.default_rng(seed)
+    seqs = [rng.normal(size=(t, 2)) + 3.0 * (np.arange(t) % 2)[:, None] for t in rng.integers(8, 15, size=count)]
+    if missing:
+        seqs[0][2, 0] = np.nan
+    return seqs
+
+
+def _masked(x, seed):
+    return np.random.default_rng(seed).random(x.shape) > 0.15
+
+
+def _builders():
+    """Each ``vmp.models`` builder on small data; the large ones (N x K above terms.DIRECT)
+    take the folded, plate-sum, coefficient and sparse-product paths."""
+    from vmp import models as m
+
+    def rng():
+        return np.random.default_rng(0)
+
+    x9000 = _blobs(9000, 3, 3, 1)
+    x60 = _blobs(60, 3, 3, 2)
+    inputs = rng().normal(size=(40, 3))
+    y = inputs @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=40)
+    docs = np.repeat(np.arange(10), 6)
+    return {
+        "beta_bernoulli": lambda: m.beta_bernoulli(rng().integers(0, 2, 30), groups=np.arange(30) % 3),
+        "beta_binomial": lambda: m.beta_binomial(rng().integers(0, 5, 30), 5, weights=np.linspace(0.5, 2, 30)),
+        "factor_analysis": lambda: m.factor_analysis(x60, 2, mask=_masked(x60, 3)),
+        "factorial_mixture": lambda: m.factorial_mixture(x60, 2, mask=_masked(x60, 4)),
+        "gaussian_mixture": lambda: m.gaussian_mixture(x60, 3),
+        "gaussian_mixture_masked": lambda: m.gaussian_mixture(x60, 3, mask=_masked(x60, 5)),
+        "gaussian_mixture_large": lambda: m.gaussian_mixture(x9000, 4),
+        "hmm": lambda: m.hmm(_sequences(6), 3),
+        "hmm_missing": lambda: m.hmm(_sequences(7, missing=True), 2),
+        "hmm_categorical": lambda: m.hmm([rng().integers(0, 4, t) for t in (9, 12, 7)], 2, emission="categorical"),
+        "lda": lambda: m.lda(docs, rng().integers(0, 12, docs.size), 1.0 + np.arange(docs.size) % 3, 3, n_words=12),
+        "linear_regression": lambda: m.linear_regression(inputs, y, ard=True),
+        "matrix_factorization": lambda: m.matrix_factorization(*_ratings(200, 20, 25, 8), 3, n_users=20, n_items=25,
+                                                               biases=True),
+        "matrix_factorization_factorized": lambda: m.matrix_factorization(*_ratings(120, 10, 12, 9), 2, n_users=10,
+                                                                          n_items=12, factorized=True),
+        "matrix_factorization_large": lambda: m.matrix_factorization(*_ratings(6000, 40, 1400, 10), 5, n_users=40,
+                                                                     n_items=1400),
+        "mixture_of_regressions": lambda: m.mixture_of_regressions(inputs, y, 2),
+        "multinomial_mixture": lambda: m.multinomial_mixture(rng().poisson(3.0, size=(40, 5)), 3),
+        "multinomial_mixture_large": lambda: m.multinomial_mixture(rng().poisson(3.0, size=(9000, 5)), 4),
+        "poisson_factorization": lambda: m.poisson_factorization(np.arange(50) % 8, rng().integers(0, 9, 50),
+                                                                 1 + rng().poisson(2.0, 50), 2, n_users=8, n_items=9),
+        "robust_regression": lambda: m.robust_regression(inputs, y),
+    }
+
+
+BUILDERS = _builders()
