@@ -41,6 +41,8 @@ def _builders():
     inputs = rng().normal(size=(40, 3))
     y = inputs @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=40)
     docs = np.repeat(np.arange(10), 6)
+    big_inputs = np.random.default_rng(2).normal(size=(9000, 2))
+    big_y = big_inputs @ np.array([1.0, -1.0]) + np.where(np.arange(9000) % 2, 3.0, -3.0)
     return {
         "beta_bernoulli": lambda: m.beta_bernoulli(rng().integers(0, 2, 30), groups=np.arange(30) % 3),
         "beta_binomial": lambda: m.beta_binomial(rng().integers(0, 5, 30), 5, weights=np.linspace(0.5, 2, 30)),
@@ -61,6 +63,7 @@ def _builders():
         "matrix_factorization_large": lambda: m.matrix_factorization(*_ratings(6000, 40, 1400, 10), 5, n_users=40,
                                                                      n_items=1400),
         "mixture_of_regressions": lambda: m.mixture_of_regressions(inputs, y, 2),
+        "mixture_of_regressions_large": lambda: m.mixture_of_regressions(big_inputs, big_y, 4),
         "multinomial_mixture": lambda: m.multinomial_mixture(rng().poisson(3.0, size=(40, 5)), 3),
         "multinomial_mixture_large": lambda: m.multinomial_mixture(rng().poisson(3.0, size=(9000, 5)), 4),
         "poisson_factorization": lambda: m.poisson_factorization(np.arange(50) % 8, rng().integers(0, 9, 50),
