@@ -7,7 +7,8 @@ import numpy as np
 
 from .binding import Binder, Expanded
 from .leaves import Context, restricted
-from .reference import Call, Reference
+from .calls import Call
+from .reference import Reference
 from .strategies import Evaluator, checked
 
 

@@ -16,90 +16,19 @@ to its node (``Leaf.to_node``: a gather scatters its rows, an indicator applies 
 an event gather scatters to the observed categories); a partially observed node's Clamp frees
 its observed elements (they send nothing); the family symmetrizes. A bound term is the full
 contraction. Child letters that no operand carries are summed as ones (a term's count of
-elements). Everything else an evaluation does is a strategy (``vmp/graph/strategies/``).
+elements). Everything else an evaluation does is a strategy (``vmp/graph/strategies/``); the
+values an evaluation passes around are in ``calls.py``.
 """
 from __future__ import annotations
-
-from typing import NamedTuple
 
 import numpy as np
 
 from ..factors.terms import PlanCache, accumulate, contract_to, scale
-from .binding import Operand
-from .leaves import Context, EventGatherLeaf
+from .calls import Call, Contraction, Einsum, Part, Read, Sums
+from .leaves import EventGatherLeaf
 
 #: no plan kept: the reference plans each contraction afresh
 UNCACHED = PlanCache(0)
-
-
-class Read(NamedTuple):
-    """Operand ``position`` of term ``term`` (coefficient ``coef``) reads a target leaf."""
-
-    term: int
-    position: int
-    coef: float
-    operand: Operand
-    rest: tuple  # the term's other operands
-
-
-class Call(NamedTuple):
-    """One evaluation: the weight over the child's elements (restricted by the Context, barren
-    elements at 0), the Context, the slice ``index`` of ``plate`` (coupled elements), and
-    whether memos may serve a bound (``cached``)."""
-
-    weight: np.ndarray | None
-    ctx: Context | None
-    plate: object = None
-    index: int | None = None
-    cached: bool = True
-
-
-class Contraction(NamedTuple):
-    """coef * sum over the letters not in ``output`` of w_n prod_{o in ops} E[u_o]; ``target``:
-    the operand removed (a message) or None (a bound term); ``select``: letters fixed at an
-    index; ``key``: (term, operand position) for a message, (term, None) for a bound term."""
-
-    ops: tuple
-    output: str
-    shape: tuple
-    coef: float = 1.0
-    target: Operand | None = None
-    select: dict | None = None
-    key: tuple = ()
-
-
-class Einsum(NamedTuple):
-    """coef * contraction of ``inputs`` ((array, letters)) and ones over ``counted`` (sizes
-    ``counted_shape``) to ``output``; ``plate_sum``: a sum over the child's plates alone."""
-
-    inputs: list
-    output: str
-    shape: tuple
-    coef: float = 1.0
-    counted: str = ""
-    counted_shape: tuple = ()
-    plate_sum: bool = False
-
-
-class Part(NamedTuple):
-    """One partial derivative: its array in the leaf's layout, or already in the node's
-    (``node_level``); ``exact``: exactly symmetric in its last two axes as formed; ``kept``:
-    the form a strategy keeps it in (or None)."""
-
-    value: np.ndarray
-    node_level: bool = False
-    exact: bool = False
-    kept: object = None
-
-
-class Sums(NamedTuple):
-    """A leaf's message per component: its shape in the leaf's layout, its parts, their sum in
-    the leaf's layout and in the node's (None where there is none)."""
-
-    shapes: list
-    parts: list
-    leaf_level: list
-    node_level: list
 
 
 def reads_of(terms: list, leaf) -> list[Read]:
@@ -125,7 +54,7 @@ class Reference:
     def __init__(self, factor):
         self.factor = factor
         self.child_letters = factor.child_letters
-        self.reads = {id(leaf): reads_of(factor.terms, leaf) for leaf in factor.targets}
+        self.reads = {leaf: reads_of(factor.terms, leaf) for leaf in factor.targets}
 
     # ----- one contraction ---------------------------------------------------------------
     def inputs(self, ops, call: Call, select: dict | None = None) -> list:
@@ -142,6 +71,8 @@ class Reference:
         return [fixed(v, letters, select) for v, letters in out] if select else out
 
     def contraction(self, c: Contraction, call: Call) -> Part:
+        """coef * sum_{letters not in the output} w_n prod_{o in ops} E[u_o], the child's letters
+        that no operand carries summed as ones (the term's count of elements)."""
         inputs = self.inputs(c.ops, call, c.select)
         carried = set("".join(letters for _, letters in inputs)).union(c.output, c.select or ())
         counted = "".join(ch for ch in self.child_letters if ch not in carried)
@@ -149,6 +80,7 @@ class Reference:
         return Part(self.einsum(Einsum(inputs, c.output, c.shape, c.coef, counted, shape), call))
 
     def einsum(self, e: Einsum, call: Call) -> np.ndarray:
+        """coef * einsum(inputs, ones over ``counted`` -> output)."""
         ones = [(np.ones(e.counted_shape), e.counted)] if e.counted else []
         return scale(e.coef, contract_to(e.inputs + ones, e.output, e.shape, self.plans))
 
@@ -167,12 +99,13 @@ class Reference:
         return parts
 
     def sums(self, call: Call, leaf) -> Sums:
-        """The parts of each component of the message to ``leaf`` and their sums."""
+        """The parts of each component u_c of the message to ``leaf`` and their sums,
+        sum_{t reads u_c} c_t d(term_t)/dE[u_c]."""
         shapes = leaf.shapes(call.ctx)
         if call.plate is not None:
             axis = leaf.plates.index(call.plate)
             shapes = [s[:axis] + s[axis + 1:] for s in shapes]
-        reads = self.reads[id(leaf)]
+        reads = self.reads[leaf]
         parts = [self.component(call, leaf, comp, [r for r in reads if r.operand.comp == comp], shapes)
                  if any(r.operand.comp == comp for r in reads) else [] for comp in range(len(shapes))]
         leaf_level = [[p.value for p in ps if not p.node_level] for ps in parts]

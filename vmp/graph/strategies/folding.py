@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..folded import Columns, DataRead, FoldedTerm, applies, product, reads, reduction, split, worth
 from ..leaves import memoizable
-from ..reference import Part
+from ..calls import Part
 from .base import Strategy
 
 

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from ...factors.terms import contract_to, scale
 from ...families._linalg import PACK_ORDER, pack_symmetric, unpack_symmetric
 from ..leaves import GatherLeaf, memoizable, restricted
-from ..reference import Part
+from ..calls import Part
 from .base import Deferred, Strategy
 
 #: sparse matrices kept per pair of gathers (one per weight array: ones, the data, a policy's)

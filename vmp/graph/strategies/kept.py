@@ -53,7 +53,7 @@ class KeptDerivatives(Strategy):
         return s
 
     def remember(self, call, leaf, s) -> None:
-        reads = self.evaluator.reads[id(leaf)]
+        reads = self.evaluator.reads[leaf]
         for comp, parts in enumerate(s.parts):
             self.kept.pop((leaf, comp), None)
             mine = [r for r in reads if r.operand.comp == comp]
