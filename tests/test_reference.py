@@ -80,8 +80,8 @@ class Bound:
 
     def contexts(self, f, state, rng) -> list:
         """A minibatch's Context (rows of the child's first plate, locals overridden, a scale),
-        a PerNode draw (rows, a scale per row), and the stable Context of the holder's rows
-        (twice: its memos serve the second)."""
+        a PerNode draw (rows, a scale per row), rows alone (a partially observed node's latent
+        rows), and the stable Context of the holder's rows (twice: its memos serve the second)."""
         if not f.child.plates:
             return []
         plate = f.child.plates[0]
@@ -90,10 +90,11 @@ class Bound:
                         scale=plate.size / rows.size, state=state)
         shape = tuple(len(rows) if p is plate else p.size for p in f.child.plates)
         drawn = Context(subset={plate.name: rows}, scale=rng.uniform(0.5, 2.0, shape), state=state)
+        rows_only = Context(subset={plate.name: rows[::2]}, state=state)
         held = self.rows[f.child.name]
         stable = Context(subset={plate.name: held}, overrides=_locals(f, plate, held, state), state=state, stable=True)
-        return [("minibatch", batch, False), ("drawn", drawn, False), ("stable", stable, True),
-                ("stable again", stable, True)]
+        return [("minibatch", batch, False), ("drawn", drawn, False), ("rows", rows_only, False),
+                ("stable", stable, True), ("stable again", stable, True)]
 
 
 def _locals(f, plate, rows, state) -> dict:
