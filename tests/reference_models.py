@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import vmp
+
 
 def _blobs(n, d, k, seed):
     rng = np.random.default_rng(seed)
@@ -41,8 +43,6 @@ def _builders():
     inputs = rng().normal(size=(40, 3))
     y = inputs @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=40)
     docs = np.repeat(np.arange(10), 6)
-    big_inputs = np.random.default_rng(2).normal(size=(9000, 2))
-    big_y = big_inputs @ np.array([1.0, -1.0]) + np.where(np.arange(9000) % 2, 3.0, -3.0)
     return {
         "beta_bernoulli": lambda: m.beta_bernoulli(rng().integers(0, 2, 30), groups=np.arange(30) % 3),
         "beta_binomial": lambda: m.beta_binomial(rng().integers(0, 5, 30), 5, weights=np.linspace(0.5, 2, 30)),
@@ -63,7 +63,6 @@ def _builders():
         "matrix_factorization_large": lambda: m.matrix_factorization(*_ratings(6000, 40, 1400, 10), 5, n_users=40,
                                                                      n_items=1400),
         "mixture_of_regressions": lambda: m.mixture_of_regressions(inputs, y, 2),
-        "mixture_of_regressions_large": lambda: m.mixture_of_regressions(big_inputs, big_y, 4),
         "multinomial_mixture": lambda: m.multinomial_mixture(rng().poisson(3.0, size=(40, 5)), 3),
         "multinomial_mixture_large": lambda: m.multinomial_mixture(rng().poisson(3.0, size=(9000, 5)), 4),
         "poisson_factorization": lambda: m.poisson_factorization(np.arange(50) % 8, rng().integers(0, 9, 50),
@@ -72,4 +71,22 @@ def _builders():
     }
 
 
+def shifted_mixture(n: int = 9000, k: int = 4, d: int = 2) -> vmp.Model:
+    """A Gaussian mixture whose points are shifted by a latent h_n, x_n ~ N(mu[z_n] + h_n,
+    Lambda[z_n]): the message to z folds the terms of x alone and adds those reading h_n."""
+    x = _blobs(n, d, 3, 11)
+    with vmp.Model("shifted_mixture") as model:
+        pi = vmp.Dirichlet("pi", np.ones(k))
+        with vmp.Plate("components", k):
+            mu = vmp.Gaussian("mu", np.zeros(d), 0.01 * np.eye(d))
+            lam = vmp.Wishart("Lam", d + 1.0, np.eye(d))
+        with vmp.Plate("data", n):
+            z = vmp.Categorical("z", pi)
+            h = vmp.Gaussian("h", np.zeros(d), 10.0 * np.eye(d))
+            vmp.Gaussian("x", mu[z] + h, lam[z], observed=x)
+    return model
+
+
 BUILDERS = _builders()
+#: models beyond the builders: a fold beside terms that do not fold
+OTHERS = {"shifted_mixture_large": shifted_mixture}

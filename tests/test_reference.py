@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import vmp
-from tests.reference_models import BUILDERS
+from tests.reference_models import BUILDERS, OTHERS
 from tests.rule_cases import CASES
 from vmp.graph.compiled import CompiledFactor
 from vmp.graph.leaves import Context
@@ -29,9 +29,10 @@ VARIANTS = [DEFAULT] + [tuple(n for n in DEFAULT if n != off) for off in DEFAULT
 
 
 #: the rule cases (small: the strategies with a size threshold do not act) against the default,
-#: the builders against the default and each strategy switched off
+#: the builders (and a model of a fold beside terms that do not fold) against the default and
+#: each strategy switched off
 MODELS = {**{f"case:{k}": ((lambda f=f: f()[0]), [DEFAULT]) for k, f in CASES.items()},
-          **{f"model:{k}": (f, VARIANTS) for k, f in BUILDERS.items()}}
+          **{f"model:{k}": (f, VARIANTS) for k, f in {**BUILDERS, **OTHERS}.items()}}
 
 
 def _close(got, want, what):
