@@ -80,7 +80,8 @@ class Bound:
         drawn = Context(subset={plate.name: rows}, scale=rng.uniform(0.5, 2.0, shape), state=state)
         rows_only = Context(subset={plate.name: rows[::2]}, state=state)
         held = self.rows[f.child.name]
-        stable = Context(subset={plate.name: held}, overrides=restricted_moments(f, plate, held, state), state=state, stable=True)
+        stable = Context(subset={plate.name: held}, overrides=restricted_moments(f, plate, held, state), state=state,
+                         stable=True)
         return [("minibatch", batch, False), ("drawn", drawn, False), ("rows", rows_only, False),
                 ("stable", stable, True), ("stable again", stable, True)]
 

@@ -218,7 +218,8 @@ def product(terms: list[FoldedTerm], n_lead: int, weight, ctx, plate_of, shape: 
     stats: dict = {}
     for t in terms:
         data = t.split.data
-        stats.setdefault(t.split.statistic.key, (t.split.statistic, None if data is None else data.value(ctx, plate_of)))
+        value = None if data is None else data.value(ctx, plate_of)
+        stats.setdefault(t.split.statistic.key, (t.split.statistic, value))
     lead, tail = shape[:n_lead], tuple(shape[n_lead:])
     g = _stacked(terms, stats, n_lead, tail, ctx, plate_of, plans)
     n = int(np.prod(lead))
