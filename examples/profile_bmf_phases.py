@@ -49,13 +49,13 @@ def main(argv=None) -> None:
     p.add_argument("--iterations", type=int, default=10)
     p.add_argument("--repeat", type=int, default=5)
     args = p.parse_args(argv)
-    from vmp.graph.strategies import fused
+    from vmp.graph import compiled
     from vmp.inference import engine, loop, steps
     from vmp.models import matrix_factorization
 
     _timed(loop.Fit, "__init__", "initialization (with the first bound)")
     _timed(loop.Fit, "_valid_targets", "targets (messages)")
-    _timed(fused.FusedGathers, "product", "  of which sparse products")
+    _timed(compiled.CompiledFactor, "_product", "  of which sparse products")
     _timed(loop.Fit, "_apply", "domain check and moments")
     _timed(engine.Engine, "check_domain", "  of which the domain check", static=True)
     _timed(steps, "relative_change", "relative change")
