@@ -20,6 +20,16 @@ def test_every_strategy_gives_the_reference_numbers(name):
     compare(MODELS[name](), VARIANTS)
 
 
+def test_every_builder_is_compared():
+    """Each builder that ``vmp.models`` exports has an entry in tests/reference_models.py."""
+    from vmp import models
+
+    exported = {name for name in dir(models) if not name.startswith("_") and callable(getattr(models, name))
+                and getattr(models, name).__module__.startswith(models.__name__ + ".")}
+    missing = [name for name in exported if not any(key == name or key.startswith(name + "_") for key in BUILDERS)]
+    assert exported and not missing
+
+
 def test_the_reference_alone_is_a_model_option():
     """``model.compile(strategies=())`` binds every factor to the reference evaluator (no
     strategy), keeps that choice when the factors are bound again, and refuses an unknown name."""
