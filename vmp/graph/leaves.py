@@ -213,7 +213,9 @@ class GatherLeaf(Leaf):
         self.node = gather.node
         self.plates = gather.plates
         self.family = gather.family
-        self._cache: dict = {}  # moment component -> (moments it came from, gathered rows)
+        #: per moment component, (the moments object it was gathered from, the gathered rows):
+        #: one entry each, replaced when q's moments are new objects; unrestricted reads only
+        self._rows: dict = {}
 
     def indices(self, ctx: Context | None = None) -> np.ndarray:
         """Rows of the source used by each gathered element (positions in the override when the
@@ -240,10 +242,10 @@ class GatherLeaf(Leaf):
     def value(self, comp, ctx=None):
         if not restricted(ctx):
             moments = moments_of(self.node, ctx)
-            source, rows = self._cache.get(comp, (None, None))
+            source, rows = self._rows.get(comp, (None, None))
             if source is not moments:
                 rows = moments[comp][self.gather.index]
-                self._cache[comp] = (moments, rows)
+                self._rows[comp] = (moments, rows)
             return rows
         return self.source(comp, ctx)[self.indices(ctx)]
 

@@ -9,6 +9,9 @@ from .expressions import Expression
 class Model:
     """A Bayesian network. Declare nodes inside ``with Model(name):``; ``model["x"]`` finds one."""
 
+    #: the evaluator's strategies (``vmp/graph/strategies``): None all, () the reference alone
+    _strategies: tuple | None = None
+
     def __init__(self, name: str = "model"):
         self.name = name
         self.nodes: dict = {}
@@ -108,8 +111,25 @@ class Model:
             g.add_edge(parent, child, role=role)
         return g
 
-    def compile(self):
-        """Check the graph (acyclic, conjugate, plates) and bind every factor. Cached."""
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        """The names of the strategies the factors' evaluator runs around the reference
+        (``vmp/graph/strategies``; () is the reference alone)."""
+        from .strategies import DEFAULT
+
+        return DEFAULT if self._strategies is None else self._strategies
+
+    def compile(self, strategies=None):
+        """Check the graph (acyclic, conjugate, plates) and bind every factor. Cached.
+
+        ``strategies``: the names of the evaluator's strategies from now on (``()``: the
+        reference evaluator alone, every message and bound term by its definition); None keeps
+        the model's choice (by default every strategy)."""
+        if strategies is not None:
+            from .strategies import checked
+
+            if checked(strategies) != self.strategies:
+                self._strategies, self._compiled = checked(strategies), None
         if self._compiled is None:
             from .dag import structure, topological_order
 
