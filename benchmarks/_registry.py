@@ -58,6 +58,7 @@ BENCHMARKS = (
     Benchmark("bench_hmm", "forward-backward of 200 chains of 100 steps, K = 3", "", "--repeat 2", r"^forward-backward .*?: (\S+) ms CPU", "ms", "a hand-written scaled forward-backward in numpy", r"ns per step\), (\S+) x hand-written"),
     Benchmark("bench_dask", "batch VMP sweep, mixture N = 10^7, K = 10, D = 4, 2 Dask workers", "", "--n 1000000 --sweeps 2", r"^\| Dask, \d+ workers \| (\S+)", "s per sweep", "Serial in the same process", r"^\| Dask, \d+ workers \| \S+ \((\S+)x serial\)"),
     Benchmark("bench_kalman", "Gaussian Markov chain, T = 10^5, D = 2, known parameters: fit(iterations=1)", "--skip-learning", "--t 10000 --repeat 1 --skip-learning", r"vmp fit\(iterations=1\) (\S+) s", "CPU s", "a hand-written numpy Kalman filter and RTS smoother", r"vmp fit\(iterations=1\) \S+ s \((\S+)x\)"),
+    Benchmark("bench_logistic", "batch VMP, logistic regression on 10^5 x 20 (Polya-gamma), fit to tol 1e-6", "--sizes 1e4 1e6", "--sizes 1e4 --steps 20", r"CPU time: vmp's fit (\S+) s", "CPU s", "scikit-learn LogisticRegression (lbfgs) fit", r"CPU time: .*: (\S+) x$"),
     Benchmark("bench_scale", "stochastic mixture fit, 200 steps, defaults, N = 10^7 from a memmap", "", "--sizes 1e4 1e6 --steps 100", r"^ +\d+ +(?:memmap|memory) +(\S+)", "s per fit", "the same fit at N = 10^4", r"ratio (\S+)$"),
 )
 

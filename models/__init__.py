@@ -4,12 +4,16 @@ from .beta_binomial import beta_binomial as beta_binomial
 from .factor_analysis import factor_analysis as factor_analysis
 from .factorial_mixture import factorial_mixture as factorial_mixture
 from .gaussian_mixture import gaussian_mixture as gaussian_mixture
+from .hierarchical_logistic_regression import hierarchical_logistic_regression as hierarchical_logistic_regression
 from .hmm import hmm as hmm
 from .lda import lda as lda
 from .linear_regression import linear_regression as linear_regression
+from .logistic_regression import logistic_regression as logistic_regression
 from .matrix_factorization import matrix_factorization as matrix_factorization
 from .mixture_of_regressions import mixture_of_regressions as mixture_of_regressions
+from .multiclass_logistic_regression import multiclass_logistic_regression as multiclass_logistic_regression
 from .multinomial_mixture import multinomial_mixture as multinomial_mixture
+from .negative_binomial_regression import negative_binomial_regression as negative_binomial_regression
 from .poisson_factorization import poisson_factorization as poisson_factorization
 from .robust_regression import robust_regression as robust_regression
 from .state_space import linear_dynamical_system as linear_dynamical_system

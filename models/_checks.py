@@ -81,6 +81,18 @@ def matrix(name: str, what: str, data) -> np.ndarray:
     return arr
 
 
+def lazy_matrix(name: str, what: str, data):
+    """``data`` as it is when it stays out of core (a memmap, an HDF5 or zarr array: the node
+    checks its values block by block), else :func:`matrix`."""
+    from vmp.graph.data import is_lazy
+
+    if not is_lazy(data):
+        return matrix(name, what, data)
+    if len(data.shape) != 2:
+        raise vmp.ShapeError(f"{name}: {what} must be a 2-D array (N x D), got shape {tuple(data.shape)}")
+    return data
+
+
 def positive(name: str, **numbers) -> None:
     """Each given number (None allowed: not fixed) must be positive and finite."""
     for what, v in numbers.items():

@@ -13,9 +13,12 @@ from __future__ import annotations
 import numpy as np
 from scipy import special, stats
 
-from vmp.graph.expressions import Constant, Diagonal, Dot, Gate, Gather, PlatedConstant, Product, Scaled, Sum
+from vmp.graph.expressions import Constant, Diagonal, Dot, Gate, Gather, PlatedConstant, Product, Scaled, Sticks, Sum
 from vmp.graph.gaussian_chain import Matrix, Steps
 from vmp.graph.linear import Linear
+
+#: terms of the Polya-Gamma draws' gamma series (Polson et al. 2013 eq. (1)); the rest by its mean
+PG_TERMS = 200
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -84,9 +87,18 @@ def _sample_q(node, s: int, rng: np.random.Generator) -> np.ndarray:
         u = rng.uniform(size=shape + (1,))
         k = (u > np.cumsum(probs, -1)).sum(-1)
         return np.eye(probs.shape[-1])[np.minimum(k, probs.shape[-1] - 1)]
+    if name == "PolyaGamma":  # the variable PG(b, c) itself: b is the node's shape
+        return _polya_gamma(np.broadcast_to(node.b, shape), np.broadcast_to(p["tilt"], shape), rng)
     raise NotImplementedError(name)
 
 
+def _polya_gamma(b, c, rng) -> np.ndarray:
+    """PG(b, c) = sum_k g_k / (2 pi^2 (k - 1/2)^2 + c^2 / 2), g_k ~ Gamma(b, 1), from its first
+    PG_TERMS terms and the mean of the rest (sum_{k > K} b / d_k ~ b / (2 pi^2 K))."""
+    out = np.zeros(b.shape)
+    for k in range(1, PG_TERMS + 1):
+        out += rng.gamma(np.maximum(b, 1e-300)) * (b > 0) / (2 * np.pi**2 * (k - 0.5) ** 2 + 0.5 * c * c)
+    return out + b / (2 * np.pi**2 * PG_TERMS)
 def _sample_chain(natural, s: int, rng: np.random.Generator) -> np.ndarray:
     """S paths of Gaussian chains from their precision formed whole from the natural parameters
     (h, J, K, g, L): log q = sum_t h_t.x_t + x_t^T J_t x_t + x_t^T K_t x_{t+1} + g_t.x_{t+1}
@@ -188,6 +200,8 @@ def draws(expr, owner, s: int, rng: np.random.Generator, memo: dict) -> np.ndarr
         if expr.family.name == "NormalGamma":  # (mu_d, tau_d) over the coordinates, as they are
             return alpha
         return alpha[..., :, None] * np.eye(alpha.shape[-1])
+    if isinstance(expr, Sticks):
+        return align(draws(expr.node, owner, s, rng, memo), expr.node.plates, expr.plates + (expr.dim_plate,))
     if isinstance(expr, Gate):
         values = align(draws(expr.node, owner, s, rng, memo), expr.node.plates, expr.plates + (expr.gated_plate,))
         onehot = align(_selector(expr.selector, s, rng, memo), expr.selector.plates, expr.plates)
@@ -253,6 +267,8 @@ def _joint_prior(node, x: np.ndarray) -> np.ndarray:
 def log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
     """log p(x | parents) per draw and child plate element, by scipy.stats or the textbook form."""
     name, f = node.family.name, node.factor
+    if "omega" in pa:
+        return _augmented(node, x, pa)
     if "parameters" in pa:
         pa = _joint_parameters(node, pa["parameters"])
     if name == "Normal":
@@ -273,6 +289,8 @@ def log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
         return stats.poisson.logpmf(x, t * pa["rate"])
     if name == "Binomial":
         return stats.binom.logpmf(x, f.trials, pa["probability"])
+    if name == "NegativeBinomial":
+        return stats.nbinom.logpmf(x, f.r, 1.0 - pa["probability"])
     if name == "Bernoulli":
         return stats.bernoulli.logpmf(x, pa["probability"])
     if name == "Beta":
@@ -300,6 +318,28 @@ def log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
     raise NotImplementedError(name)
 
 
+def _augmented(node, x: np.ndarray, pa: dict) -> np.ndarray:
+    """log p(y, omega | psi) - log PG(omega | b, 0) = (a - b/2) psi - b log 2 - omega psi^2 / 2
+    + log h(y), summed over the sticks (Polson et al. 2013 Theorem 1; Linderman et al. 2015):
+    a = y, b = 1, n or y + r; a_k = x_k, b_k = N - sum_{j<k} x_j over K - 1 sticks."""
+    name, f = node.family.name, node.factor
+    psi = pa.get("logit", pa.get("logits"))
+    if name in ("Categorical", "Multinomial"):
+        n = x.sum(-1, keepdims=True)
+        b = n - np.concatenate([np.zeros(x.shape[:-1] + (1,)), np.cumsum(x, -1)[..., :-2]], -1)
+        a, log_h = x[..., :-1], 0.0
+        if name == "Multinomial":
+            log_h = special.gammaln(n[..., 0] + 1) - special.gammaln(x + 1).sum(-1)
+    elif name == "Bernoulli":
+        a, b, log_h = x, 1.0, 0.0
+    elif name == "Binomial":
+        a, b = x, f.trials
+        log_h = special.gammaln(b + 1) - special.gammaln(x + 1) - special.gammaln(b - x + 1)
+    else:  # NegativeBinomial
+        a, b = x, x + f.r
+        log_h = special.gammaln(x + f.r) - special.gammaln(f.r) - special.gammaln(x + 1)
+    per = (a - b / 2) * psi - b * np.log(2.0) - 0.5 * pa["omega"] * psi * psi
+    return (per.sum(-1) if name in ("Categorical", "Multinomial") else per) + log_h
 def _chain_log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
     """Per step t: log N(x_0; mu, P^-1) at t = 0, log N(x_{t+1}; A_t x_t + B u_t, Q_t^-1) for
     t < L-1, and log N(x_t; 0, I) at a padded step t >= L."""

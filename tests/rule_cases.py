@@ -587,6 +587,95 @@ def gamma_product_rate():
     return m, "t"
 
 
+def logit_bernoulli():
+    """Logistic regression with an intercept: y_n ~ Bern(sigmoid(w . x_n + b0)), weighted, one masked."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        b0 = vmp.Normal("b0", 0.0, 1.0)
+        with vmp.Plate("N", 5):
+            vmp.Bernoulli("y", logit=vmp.dot(w, rng.normal(size=(5, 2))) + b0, observed=[1, 0, 0, 1, 1],
+                          mask=[True, True, False, True, True], weights=rng.uniform(0.5, 2.0, size=5))
+    return m, "y"
+
+
+def logit_binomial_gathered():
+    """Hierarchical binomial regression: y_n ~ Bin(n_n, sigmoid(mu[g_n]))."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("G", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 6):
+            vmp.Binomial("y", [3, 0, 5, 2, 4, 1], logit=mu[[0, 1, 1, 2, 0, 2]], observed=[1, 0, 4, 2, 1, 0])
+    return m, "y"
+
+
+def logit_negative_binomial():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        with vmp.Plate("N", 5):
+            vmp.NegativeBinomial("y", r=[0.5, 2.0, 3.0, 1.0, 7.5], logit=vmp.dot(w, rng.normal(size=(5, 2))),
+                                 observed=[0, 3, 1, 8, 2], weights=rng.uniform(0.5, 2.0, size=5))
+    return m, "y"
+
+
+def negative_binomial_beta():
+    with vmp.Model("c") as m:
+        p = vmp.Beta("p", 2.0, 3.0)
+        with vmp.Plate("N", 4):
+            vmp.NegativeBinomial("y", p, r=[1.0, 2.5, 0.5, 4.0], observed=[0, 3, 1, 6])
+    return m, "y"
+
+
+def logit_gated():
+    """A mixture of logits: y_n ~ Bern(sigmoid(mu_{z_n})), z_n ~ Cat(pi)."""
+    with vmp.Model("c") as m:
+        pi = vmp.Dirichlet("pi", np.ones(2))
+        with vmp.Plate("K", 2):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 5):
+            z = vmp.Categorical("z", pi)
+            vmp.Bernoulli("y", logit=mu[z], observed=[1, 0, 1, 1, 0])
+    return m, "y"
+
+
+def logit_dot_gathered():
+    """Logistic matrix factorization: y_r ~ Bern(sigmoid(u[rows_r] . v[cols_r]))."""
+    rows, cols = np.array([0, 1, 1, 2, 0]), np.array([1, 0, 2, 2, 0])
+    with vmp.Model("c") as m:
+        with vmp.Plate("U", 3):
+            u = vmp.Gaussian("u", np.zeros(2), np.eye(2))
+        with vmp.Plate("I", 3):
+            v = vmp.Gaussian("v", np.zeros(2), np.eye(2))
+        with vmp.Plate("R", 5):
+            vmp.Bernoulli("y", logit=vmp.dot(u[rows], v[cols]), observed=[1, 0, 1, 1, 0])
+    return m, "y"
+
+
+def logit_stick_breaking_categorical():
+    """Multiclass logistic regression over K = 3 classes: two logits dot(W_k, x_n)."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("classes", 2):
+            w = vmp.Gaussian("W", np.zeros(2), np.eye(2))
+        with vmp.Plate("N", 5):
+            vmp.Categorical("y", logits=vmp.dot(w, rng.normal(size=(5, 2))), observed=[0, 2, 1, 2, 0],
+                            mask=[True, True, True, False, True], weights=rng.uniform(0.5, 2.0, size=5))
+    return m, "y"
+
+
+def logit_stick_breaking_multinomial():
+    rng = _rng()
+    with vmp.Model("c") as m:
+        b = vmp.Normal("b", 0.0, 1.0)
+        with vmp.Plate("classes", 3):
+            mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("N", 4):
+            vmp.Multinomial("x", logits=mu + b, observed=rng.multinomial(5, [0.1, 0.2, 0.3, 0.4], size=4))
+    return m, "x"
+
+
 def _gaussian_chain(noise: str, inputs: bool = True):
     """x ~ GaussianMarkovChain(mu, P, A, Q, (B, u)) over two chains of lengths 4 and 3 padded to
     4, D = 2, learned A (rows), Q (Wishart, or Gamma per dimension), B (rows) and u; scalar
@@ -877,6 +966,8 @@ def normal_scaled_gather():
 
 
 CASES = {f.__name__: f for f in [
+    logit_bernoulli, logit_binomial_gathered, logit_negative_binomial, negative_binomial_beta, logit_gated,
+    logit_dot_gathered, logit_stick_breaking_categorical, logit_stick_breaking_multinomial,
     factorial_mixture, bernoulli_latent_beta, dot_bernoulli_constant, gated_by_bernoulli,
     beta_prior, bernoulli_observed_masked, binomial_gated, bernoulli_gated,
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import vmp
-from models import lda, linear_regression, matrix_factorization
+from models import (lda, linear_regression, logistic_regression, matrix_factorization,
+                    multiclass_logistic_regression)
 from tests.helpers import factorized_mixture
 from vmp.graph.leaves import Context
 from vmp.inference import steps
@@ -89,7 +90,17 @@ def coordinates_mixture(n=80, seed=0):
     return factorized_mixture(x, 3)
 
 
+def logistic(n=70, seed=0, classes=2):
+    """Logistic (or stick-breaking multiclass) regression: a Polya-gamma auxiliary per row."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 3))
+    if classes == 2:
+        return logistic_regression(x, (x @ np.array([1.0, -2.0, 0.5]) + rng.normal(size=n) > 0).astype(float))
+    return multiclass_logistic_regression(x, rng.integers(0, classes, size=n), classes)
+
+
 MODELS = {"mixture": (mixture, "data", 10), "lda": (topics, "documents", 10), "mf": (ratings, "users", 4),
+          "logistic": (logistic, "data", 10), "multiclass": (lambda: logistic(classes=3), "data", 10),
           "regression": (regression, "data", 10), "masked": (masked_mixture, "data", 10),
           "coordinates": (coordinates_mixture, "data", 10)}
 FITS = {

@@ -19,14 +19,15 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import vmp  # noqa: E402
 from vmp.models import gaussian_mixture, lda  # noqa: E402
-from vmp.sklearn import GaussianMixture, HiddenMarkovModel, LatentDirichletAllocation, LinearRegression  # noqa: E402
+from vmp.sklearn import (GaussianMixture, HiddenMarkovModel, LatentDirichletAllocation, LinearRegression,  # noqa: E402
+                         LogisticRegression)
 
 pytestmark = pytest.mark.filterwarnings("ignore::vmp.ConvergenceWarning")
 
 # ----- scikit-learn's conformance suite --------------------------------------------------------
 ESTIMATORS = [GaussianMixture(max_iter=5, random_state=0), LinearRegression(max_iter=5),
               LatentDirichletAllocation(3, max_iter=5, max_doc_update_iter=5, random_state=0),
-              HiddenMarkovModel(max_iter=5, random_state=0)]
+              HiddenMarkovModel(max_iter=5, random_state=0), LogisticRegression(max_iter=20)]
 
 #: the checks that set n_components=1: the vmp models need K >= 2 (a Dirichlet over one
 #: category is a point mass); test_checks_that_set_one_component runs them with K = 2
@@ -39,7 +40,7 @@ SEQUENCE = {"check_methods_sample_order_invariance", "check_methods_subset_invar
 
 
 def expected_failures(estimator) -> dict:
-    if isinstance(estimator, LinearRegression):
+    if isinstance(estimator, (LinearRegression, LogisticRegression)):
         return {}
     out = {c: "sets n_components=1; vmp's models need at least 2 components (test_checks_that_set_one_component "
               "runs it with 2)" for c in ONE_COMPONENT}
@@ -355,6 +356,22 @@ def test_hmm_score_and_posteriors_are_the_forward_backward_on_expected_parameter
     truth = np.concatenate([np.repeat([0, 1, 0], [8, 10, 7]), np.repeat([1, 0], [9, 11])])
     predicted = est.predict(new, new_lengths)
     assert max(np.mean(predicted == truth), np.mean(predicted != truth)) > 0.95
+
+
+def test_hmm_joint_covariance_is_the_normal_wishart_q():
+    """covariance="joint": means_ = m_k and covars_ = (nu_k W_k)^-1 of the fitted Normal-Wishart
+    q(mu_k, Lambda_k) (Bishop PRML (10.59), E[Lambda] = nu W), the fit of vmp.models.hmm itself."""
+    x, lengths = two_state_sequences()
+    est = HiddenMarkovModel(2, covariance="joint", random_state=0).fit(x, lengths=lengths)
+    theta = est.posterior_["theta"].parameters
+    np.testing.assert_allclose(est.means_, theta["mean"], atol=1e-12)
+    expected = np.linalg.inv(theta["dof"][:, None, None] * theta["scale"])
+    np.testing.assert_allclose(est.covars_, expected, rtol=1e-10)
+    model = vmp.models.hmm(np.split(x, np.cumsum(lengths)[:-1]), 2, covariance="joint")
+    model.fit(iterations=100, seed=0, progress=False)
+    np.testing.assert_allclose(est.means_, model["theta"].mean, atol=1e-10)
+    with pytest.raises(ValueError, match="covariance do not apply to poisson emissions"):
+        HiddenMarkovModel(emission="poisson", covariance="joint").fit(x[:, :1].round().clip(0))
 
 
 def test_hmm_categorical_and_poisson_emissions_and_sample():

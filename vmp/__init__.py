@@ -14,6 +14,7 @@ from .graph import (Bernoulli as Bernoulli, Beta as Beta, Binomial as Binomial,
 from .graph import Exponential as Exponential, Multinomial as Multinomial, Poisson as Poisson
 from .graph import GaussianMarkovChain as GaussianMarkovChain
 from .graph import GaussianWishart as GaussianWishart, NormalGamma as NormalGamma, StickBreaking as StickBreaking
+from .graph import NegativeBinomial as NegativeBinomial
 from .inference import ConvergenceWarning as ConvergenceWarning, DivergenceWarning as DivergenceWarning
 from .inference import ElboDecreaseWarning as ElboDecreaseWarning
 from .inference import Executor as Executor, Fit as Fit, FitResult as FitResult, Serial as Serial

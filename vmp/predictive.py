@@ -78,6 +78,10 @@ def predict(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predic
     """The posterior predictive of every element of node ``name`` under the current q."""
     node = model[name]
     model.compile()
+    if "omega" in node.parents:  # a logit link: its predictive reads psi, not the auxiliary
+        from .predictive_logit import predict_logit
+
+        return predict_logit(node, draws, seed)
     _need_parents(node)
     sampler = _sampler(node)
     roles = set(node.parents)

@@ -1,6 +1,7 @@
 """Draw a model as a Graphviz diagram: random nodes, deterministic glue, plates as clusters.
 
-Latent random nodes are ellipses, observed ones are filled grey, deterministic expressions
+Latent random nodes are ellipses (dashed for an auxiliary the engine declared: a logit link's
+Polya-gamma variable), observed ones are filled grey, deterministic expressions
 (gates ``mu[z]``, gathers ``u[ratings]``, ``dot(u, v)``, ``c*tau``) are boxes. A Markov chain
 (z_0 -> z_1 -> ... over its time plate) is one node with a self-loop labelled with that plate. Each plate is a
 ``cluster_<name>`` subgraph labelled ``name = size`` at its bottom right; a node sits in the
@@ -109,16 +110,20 @@ def _random_label(node) -> str:
         notes.append(f"{int((~node.clamp.observed).sum())} masked inferred")
     if getattr(node, "barren", None) is not None:
         notes.append(f"{int(node.barren.sum())} barren pruned")
+    if node.owner is not None:
+        notes.append(f"auxiliary of '{node.owner.name}'")
     extra = f'<br/><font point-size="9">{html.escape("; ".join(notes))}</font>' if notes else ""
     return (f'<<b>{html.escape(node.name)}</b><br/>'
             f'<font point-size="10">{html.escape(detail)}</font>{extra}>')
 
 
 def _kind_of_expression(expr) -> str:
-    from .graph.expressions import Dot, Gate, Gather, Product, Rows, Scaled
+    from .graph.expressions import Dot, Gate, Gather, Product, Rows, Scaled, Sticks
 
     if isinstance(expr, Rows):
         return f"rows over {expr.dim_plate.name}"
+    if isinstance(expr, Sticks):
+        return f"sticks over {expr.dim_plate.name}"
     if isinstance(expr, Gate):
         return f"gate over {expr.gated_plate.name}"
     if isinstance(expr, Gather):
@@ -218,6 +223,8 @@ def diagram(model, *, roles: bool = True) -> Diagram:
         elif kind == "observed":
             target.node(ids[name], label=_random_label(expr), shape="ellipse", style="filled",
                         fillcolor=_OBSERVED_FILL)
+        elif expr.owner is not None:  # an auxiliary the engine declared (a logit link's Polya-Gamma variable)
+            target.node(ids[name], label=_random_label(expr), shape="ellipse", style="dashed")
         else:
             target.node(ids[name], label=_random_label(expr), shape="ellipse")
         for step in () if kind == "deterministic" else expr.joint_plates:

@@ -18,17 +18,17 @@ centers = np.array([[0.0, 0.0], [4.0, 1.0], [1.0, 4.5]])
 x = np.concatenate([rng.multivariate_normal(c, 0.5 * np.eye(2), size=200) for c in centers])
 
 model = gaussian_mixture(x, 5)
-result = model.fit(iterations=200, tol=1e-8, seed=0)
+result = model.fit(iterations=1000, tol=1e-8, seed=0)
 print(result)
 
 # %% [markdown]
-# The posterior: E[pi] (the weights), E[mu_k] and E[Lambda_k]^-1 for the ellipses, and each
-# point's most probable component from q(z).
+# The posterior: E[pi] (the weights); the joint q(mu_k, Lambda_k) of node `theta` gives E[mu_k]
+# and E[Lambda_k], whose inverse draws the ellipses; each point's most probable component from q(z).
 
 # %%
 weights = model["pi"].mean
-means = model["mu"].mean
-covariances = np.linalg.inv(model["Lambda"].mean)
+means = model["theta"].mean
+covariances = np.linalg.inv(model["theta"].parameters["precision"])
 labels = model["z"].mean.argmax(axis=1)
 print("E[pi] =", np.round(weights, 3))
 

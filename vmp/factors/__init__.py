@@ -14,12 +14,18 @@ from .gaussian import GaussianFactor as GaussianFactor
 from .gaussian import NormalFactor as NormalFactor
 from .gaussian_wishart import GaussianJointFactor as GaussianJointFactor
 from .gaussian_wishart import GaussianWishartFactor as GaussianWishartFactor
+from .logit import LogitBernoulliFactor as LogitBernoulliFactor
+from .logit import LogitBinomialFactor as LogitBinomialFactor
+from .logit import LogitNegativeBinomialFactor as LogitNegativeBinomialFactor
+from .logit import LogitStickBreakingFactor as LogitStickBreakingFactor
 from .markov_chain import MarkovChainFactor as MarkovChainFactor
 from .multinomial import MultinomialFactor as MultinomialFactor
+from .negative_binomial import NegativeBinomialFactor as NegativeBinomialFactor
 from .normal_gamma import GaussianDiagonalJointFactor as GaussianDiagonalJointFactor
 from .normal_gamma import NormalGammaFactor as NormalGammaFactor
 from .normal_gamma import NormalJointFactor as NormalJointFactor
 from .poisson import PoissonFactor as PoissonFactor
+from .polya_gamma import PolyaGammaFactor as PolyaGammaFactor
 from .stick_breaking import ClosedStickBreakingFactor as ClosedStickBreakingFactor
 from .stick_breaking import StickBreakingFactor as StickBreakingFactor
 from .wishart import WishartFactor as WishartFactor
@@ -28,7 +34,8 @@ FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, Wishart
            MarkovChainFactor, GaussianChainFactor, GaussianChainARDFactor, PoissonFactor, ExponentialFactor,
            MultinomialFactor, BetaFactor, BernoulliFactor, BinomialFactor, GaussianWishartFactor, GaussianJointFactor,
            NormalGammaFactor, NormalJointFactor, GaussianDiagonalJointFactor, StickBreakingFactor,
-           ClosedStickBreakingFactor)
+           ClosedStickBreakingFactor, NegativeBinomialFactor, PolyaGammaFactor, LogitBernoulliFactor,
+           LogitBinomialFactor, LogitNegativeBinomialFactor, LogitStickBreakingFactor)
 
 
 def rules() -> list[tuple[str, str, str]]:

@@ -17,13 +17,16 @@ from .gaussian_chain import GaussianMarkovChain as GaussianMarkovChain
 from .gaussian_wishart import GaussianWishart as GaussianWishart
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
 from .multinomial import Multinomial as Multinomial
+from .negative_binomial import NegativeBinomial as NegativeBinomial
 from .normal import Normal as Normal
 from .normal_gamma import NormalGamma as NormalGamma
 from .poisson import Poisson as Poisson
+from .polya_gamma import PolyaGamma as PolyaGamma
 from .stick_breaking import ClosedStickBreaking as ClosedStickBreaking
 from .stick_breaking import StickBreaking as StickBreaking
 from .wishart import Wishart as Wishart
 
 ALL: tuple[type[Family], ...] = (Gaussian, Normal, Gamma, Wishart, Dirichlet, Categorical,
                                   CategoricalMarkovChain, GaussianMarkovChain, Poisson, Exponential, Multinomial, Beta,
-                                  Bernoulli, Binomial, GaussianWishart, NormalGamma, StickBreaking, ClosedStickBreaking)
+                                  Bernoulli, Binomial, GaussianWishart, NormalGamma, StickBreaking, ClosedStickBreaking,
+                                  PolyaGamma, NegativeBinomial)

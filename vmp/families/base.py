@@ -92,6 +92,8 @@ class Family(ABC):
     reads_as: ClassVar[type | None] = None
     #: event shape of ``example()``
     example_event: ClassVar[tuple[int, ...]] = ()
+    #: the class attributes holding per-element data that ``bound`` fixes (a Binomial's trials)
+    bound_to: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -29,6 +29,7 @@ class Binomial(Family):
     latent = False
     #: n, over the plates of the family's node
     trials: ClassVar[np.ndarray] = EXAMPLE_TRIALS
+    bound_to = ("trials",)
 
     @classmethod
     def of(cls, trials: np.ndarray) -> type["Binomial"]:

@@ -47,6 +47,7 @@ class Multinomial(Family):
     example_event = (3,)
     #: n, over the plates of the family's node
     trials: ClassVar[np.ndarray] = EXAMPLE_TRIALS
+    bound_to = ("trials",)
 
     @classmethod
     def of(cls, trials: np.ndarray) -> type["Multinomial"]:

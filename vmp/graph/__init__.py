@@ -16,8 +16,10 @@ from .nodes import Exponential as Exponential
 from .nodes import Gamma as Gamma
 from .nodes import Gaussian as Gaussian
 from .nodes import Multinomial as Multinomial
+from .nodes import NegativeBinomial as NegativeBinomial
 from .nodes import Normal as Normal
 from .nodes import Poisson as Poisson
 from .nodes import Wishart as Wishart
 from .plate import Plate as Plate
+from .polya_gamma import PolyaGamma as PolyaGamma
 from .stick_breaking import StickBreaking as StickBreaking

@@ -26,7 +26,7 @@ from ..errors import GraphError
 from ..factors.terms import Term
 from .allocation import AllocationLeaf
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
-                          Sum)
+                          Sticks, Sum)
 from .gaussian_chain import Matrix, Steps
 from .linear import Linear
 from .leaves import ConstLeaf, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf
@@ -142,8 +142,8 @@ class BinaryBinding:
 
 
 class DiagonalBinding:
-    """diag(alpha), rows(A): the node's letter for its innermost plate becomes the first event
-    letter; the node's own ``keep`` event letters follow it."""
+    """diag(alpha), rows(A), sticks(Psi): the letter of the node's plate read as an event axis
+    becomes the first event letter; the node's own ``keep`` event letters follow it."""
 
     def __init__(self, inner: LeafBinding, placeholder: str, keep: int = 0):
         self.inner, self.placeholder, self.keep = inner, placeholder, keep
@@ -323,7 +323,7 @@ class Binder:
             return self._bind(expr.node, inner, role)
         if isinstance(expr, (Steps, Matrix, Linear)):
             return self._bind_linear(expr, letters, role)
-        if isinstance(expr, (Diagonal, Rows)):
+        if isinstance(expr, (Diagonal, Rows, Sticks)):
             inner = dict(letters, **{expr.dim_plate.name: "#"})
             return DiagonalBinding(self._bind(expr.node, inner, role), "#", len(expr.node.event_shape))
         if isinstance(expr, Sum):

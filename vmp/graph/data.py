@@ -96,6 +96,15 @@ class Rows:
         out.__dict__.update(self.__dict__, dtype=np.dtype(dtype), _rows=self.rows.astype(dtype), _source=None)
         return out
 
+    def mapped(self, fn, event: tuple = ()) -> "Rows":
+        """Rows of ``fn`` of the data (applied to the rows held; each row's value gains the axes
+        ``event``), read with the same global row numbers: a one-hot table of labels."""
+        rows = np.asarray(fn(self.rows))
+        out = Rows.__new__(Rows)
+        out.__dict__.update(self.__dict__, shape=self.shape + tuple(event), ndim=self.ndim + len(event),
+                            dtype=rows.dtype, _rows=rows, _source=None)
+        return out
+
     def __array__(self, dtype=None, copy=None):
         raise IndexError(f"the whole array asked of a partition holding rows {self.lo}..{self.hi}")
 
@@ -124,3 +133,30 @@ def _read(source, index) -> np.ndarray:
         with h5py.File(source[1], "r") as f:
             return np.asarray(f[source[2]][index])
     return np.asarray(source[1][index])
+
+
+class Outer(tuple):
+    """(x, x x^T) of observed vectors or a design matrix (x, x^2 of scalars with ``square``); the
+    second is formed only if something reads it: the factors use x (x) x inside their
+    contractions instead. x may stay out of core (a memmap, an HDF5 or zarr array): a minibatch
+    reads only its rows."""
+
+    def __new__(cls, x, square: bool = False):
+        obj = super().__new__(cls, (x, None))
+        obj._outer, obj._square = None, square
+        return obj
+
+    def __getitem__(self, i):
+        if i in (1, -1):
+            if self._outer is None:
+                x = np.asarray(tuple.__getitem__(self, 0), float)
+                self._outer = x * x if self._square else x[..., :, None] * x[..., None, :]
+            return self._outer
+        return tuple.__getitem__(self, i)
+
+    def __iter__(self):
+        yield self[0]
+        yield self[1]
+
+    def __reduce__(self):
+        return Outer, (tuple.__getitem__(self, 0), self._square)

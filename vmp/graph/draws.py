@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import GraphError
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
-                          Sum)
+                          Sticks, Sum)
 from .gaussian_chain import Matrix, Steps
 from .linear import Linear
 
@@ -73,6 +73,8 @@ def draw(expr: Expression, n: int, rng: np.random.Generator, memo: dict) -> np.n
         return _product(expr, n, rng, memo)
     if isinstance(expr, (Diagonal, Rows)):  # the node's innermost plate read as an event axis
         return draw(expr.node, n, rng, memo)
+    if isinstance(expr, Sticks):  # the stick plate becomes the last (event) axis
+        return align(draw(expr.node, n, rng, memo), expr.node.plates, expr.plates + (expr.dim_plate,))
     if isinstance(expr, Dot):
         return _dot(expr, n, rng, memo)
     if isinstance(expr, Sum):

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import GraphError
 from .draws import align
-from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sum,
-                          random_nodes)
+from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Scaled, Sticks,
+                          Sum, random_nodes)
 from .gaussian_chain import Steps
 from .leaves import moments_of
 from .linear import Linear
@@ -136,6 +136,8 @@ def _expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple[tuple, tup
     if isinstance(expr, Diagonal):
         inner, _ = _expect(expr.node, stat, owner)
         return inner, expr.plates
+    if isinstance(expr, Sticks):  # the stick plate becomes the last (event) axis
+        return expect(expr.node, stat, expr.plates + (expr.dim_plate,)), expr.plates
     if isinstance(expr, Dot):
         return _dot(expr, owner), expr.plates
     if isinstance(expr, Sum):
@@ -191,7 +193,7 @@ def is_linear(expr: Expression) -> bool:
 
     if isinstance(expr, (Constant, Node)):
         return True
-    if isinstance(expr, (Gather, Steps, Linear)):
+    if isinstance(expr, (Gather, Sticks, Steps, Linear)):
         return is_linear(expr.node)
     if isinstance(expr, Sum):
         return all(is_linear(t) for t in expr.terms)

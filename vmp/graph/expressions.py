@@ -15,6 +15,7 @@ from .. import families as fam
 from ..errors import GraphError, ShapeError
 from ..factors.markov_chain import IMPOSSIBLE
 from . import context
+from .data import Outer, chunks, is_lazy
 
 
 class Expression:
@@ -89,6 +90,9 @@ class Constant(Expression):
         self.name = label
         n = family.event_ndims[0]
         self.event_shape = self.value.shape[self.value.ndim - n:] if n else ()
+        if family.outer == {1: (0, 0)}:  # (x, x x^T): the second formed only if read (a design matrix)
+            self.moments = Outer(self.value, square=not n)
+            return
         with np.errstate(divide="ignore"):
             self.moments = tuple(np.maximum(m, IMPOSSIBLE) if np.isneginf(m).any() else m
                                  for m in family.statistics(self.value, self.event_shape))
@@ -271,7 +275,7 @@ def _plated(value, family: type[fam.Family], plates: tuple, event: tuple, where:
             f"{where}: the constant has shape {np.shape(value)}, which does not broadcast to plates "
             f"{[p.name for p in plates]} + event {event} = {target}"
         ) from None
-    if not np.all(np.isfinite(arr)):
+    if not all(np.all(np.isfinite(block)) for block in (chunks(arr) if is_lazy(value) and arr.ndim else [arr])):
         raise GraphError(f"{where}: a constant argument must be finite")
     return PlatedConstant(family, arr, label=f"const{list(target)}" if arr.ndim else f"{float(arr):g}", plates=plates)
 
@@ -467,6 +471,28 @@ class Rows(Expression):
         self.plates = node.plates[:-1]
         self.event_shape = (k, k)
         self.name = f"rows({node.name})"
+
+    def inputs(self):
+        return [self.node]
+
+
+class Sticks(Expression):
+    """The K - 1 stick-breaking logits of a Categorical or Multinomial node over K categories (or
+    their Polya-gamma auxiliaries): the one plate of ``inner`` that the node is not in, of size
+    K - 1, read as an event axis (as ``Diagonal`` reads a plate of ARD precisions)."""
+
+    def __init__(self, inner: Expression, owner: str, plates: tuple):
+        extra = [p for p in inner.plates if p not in plates]
+        if len(extra) != 1:
+            raise ShapeError(f"node '{owner}': logits= needs the K - 1 logits of K categories over one plate that "
+                             f"'{owner}' is not in (e.g. vmp.dot(W, X) with W in a plate of K - 1 classes); "
+                             f"'{inner.name}' has plates {[p.name for p in inner.plates]}, '{owner}' "
+                             f"{[p.name for p in plates]}")
+        self.node, self.dim_plate = inner, extra[0]
+        self.family = inner.family
+        self.plates = tuple(p for p in inner.plates if p != self.dim_plate)
+        self.event_shape = (self.dim_plate.size,)
+        self.name = f"sticks({inner.name})"
 
     def inputs(self):
         return [self.node]

@@ -21,6 +21,9 @@ class Node(Expression, ABC):
     family: ClassVar[type[fam.Family]]
     factor_cls: ClassVar[type[Conditional]]
     random = True
+    #: the node whose factor declared this one as its auxiliary (a logit link's Polya-Gamma
+    #: variable, ``graph/polya_gamma.py``), else None
+    owner = None
 
     def __init__(self, name: str, roles: dict[str, Any], observed=None, mask=None, weights=None):
         if not isinstance(name, str) or not name:
@@ -142,6 +145,14 @@ class Node(Expression, ABC):
 
     #: observed data may stay out of core (memmap, HDF5, zarr): read by rows, never converted
     lazy_data: ClassVar[bool] = False
+    #: True when the node's weights derive from another node's data (a logit link's Polya-Gamma
+    #: auxiliary): ``model.set_data`` recomputes them (``follow_data``) instead of broadcasting
+    #: them to a new plate size
+    derived: ClassVar[bool] = False
+
+    def follow_data(self) -> None:
+        """Recompute what the node derives from another node's data (``derived``), once
+        ``model.set_data`` has replaced the data and resized the plates."""
 
     def _set_data(self, observed, mask) -> None:
         lazy = self.lazy_data and mask is None and is_lazy(observed)

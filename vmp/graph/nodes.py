@@ -9,9 +9,12 @@ from .. import families as fam
 from ..errors import GraphError, HyperparameterError, ShapeError
 from ..factors import (BernoulliFactor, BetaFactor, BinomialFactor, CategoricalFactor, DirichletFactor,
                        ExponentialFactor, GammaFactor, GaussianARDFactor, GaussianDiagonalJointFactor, GaussianFactor,
-                       GaussianJointFactor, MultinomialFactor, NormalFactor, NormalJointFactor, PoissonFactor,
-                       WishartFactor)
-from .data import is_lazy
+                       GaussianJointFactor, MultinomialFactor, NegativeBinomialFactor, NormalFactor, NormalJointFactor,
+                       PoissonFactor, WishartFactor)
+from ..factors.logit import (LogitBernoulliFactor, LogitBinomialFactor, LogitNegativeBinomialFactor,
+                             LogitStickBreakingFactor, stick_probabilities)
+from . import polya_gamma as logit
+from .data import Outer, Rows, is_lazy
 from .expressions import Constant, Diagonal, Expression
 from .node import Node, fixed, real_numbers
 
@@ -114,7 +117,7 @@ class Gaussian(Node):
         return self.family.natural_from(parents["mean"], precision)
 
     def _statistics(self, data):
-        return _Outer(_points(data))
+        return Outer(_points(data))
 
 
 def _mean_and_precision(values: np.ndarray, factor_cls) -> tuple[np.ndarray, np.ndarray]:
@@ -130,32 +133,6 @@ def _points(data):
     return data if is_lazy(data) else np.asarray(data, float)
 
 
-class _Outer(tuple):
-    """(x, x x^T) of observed vectors (x, x^2 of scalars with ``square``); the second is formed
-    only if something reads it: the factors use x (x) x inside their contractions instead. x may
-    stay out of core (a memmap, an HDF5 or zarr array): a minibatch reads only its rows."""
-
-    def __new__(cls, x, square: bool = False):
-        obj = super().__new__(cls, (x, None))
-        obj._outer, obj._square = None, square
-        return obj
-
-    def __getitem__(self, i):
-        if i in (1, -1):
-            if self._outer is None:
-                x = np.asarray(tuple.__getitem__(self, 0), float)
-                self._outer = x * x if self._square else x[..., :, None] * x[..., None, :]
-            return self._outer
-        return tuple.__getitem__(self, i)
-
-    def __iter__(self):
-        yield self[0]
-        yield self[1]
-
-    def __reduce__(self):
-        return _Outer, (tuple.__getitem__(self, 0), self._square)
-
-
 class Normal(Node):
     """Univariate Gaussian, elementwise over plates: x ~ N(mean, 1/precision).
 
@@ -169,7 +146,7 @@ class Normal(Node):
     lazy_data = True
 
     def _statistics(self, data):
-        return _Outer(_points(data), square=True)
+        return Outer(_points(data), square=True)
 
     def __init__(self, name: str, mean: Any, precision: Any = None, *, observed=None, mask=None, weights=None):
         if _joint(name, mean, precision, (NormalJointFactor,)) is not None:
@@ -268,21 +245,56 @@ class Dirichlet(Node):
 
 
 def _categories(name: str, roles: dict) -> tuple[int]:
-    """(K,): the number of categories a node's probabilities give."""
+    """(K,): the number of categories a node's probabilities (or K - 1 logits) give."""
+    if "logits" in roles:
+        k = _dim_of(roles["logits"], 1)
+        return (k + 1,) if k is not None else _categories_missing(name, "logits")
     k = _dim_of(roles["probabilities"], 1)
-    if k is None:
-        raise ShapeError(f"node '{name}': cannot tell the number of categories from probabilities")
-    return (k,)
+    return (k,) if k is not None else _categories_missing(name, "probabilities")
+
+
+def _categories_missing(name: str, role: str):
+    raise ShapeError(f"node '{name}': cannot tell the number of categories from {role}")
+
+
+def _one_link(name: str, value: Any, logit_value: Any, role: str, logit_role: str) -> bool:
+    """True for the conjugate parameter, False for the logit link; a GraphError unless exactly
+    one of them is given."""
+    if (value is None) == (logit_value is None):
+        raise GraphError(f"node '{name}': give {role}= or {logit_role}= (a logit link), exactly one of them")
+    return logit_value is None
+
+
+def context_plates() -> tuple:
+    from .context import active_plates
+
+    return active_plates()
 
 
 class Categorical(Node):
-    """Categorical(probabilities) over K categories; observed data are integers in [0, K)."""
+    """Categorical(probabilities) over K categories; observed data are integers in [0, K).
+
+    ``logits=Psi`` (observed only): the stick-breaking logistic link (Linderman et al. 2015),
+    pi_k = sigmoid(psi_k) prod_{j<k} (1 - sigmoid(psi_j)), with Psi a Normal-valued expression
+    whose one plate beyond the node's holds the K - 1 logits (``vmp.dot(W, X)`` with W in a
+    plate of K - 1 classes); the engine adds the Polya-gamma auxiliary '<name>.omega'."""
 
     family = fam.Categorical
     factor_cls = CategoricalFactor
 
-    def __init__(self, name: str, probabilities: Any, *, observed=None, mask=None, weights=None):
-        super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
+    def __init__(self, name: str, probabilities: Any = None, *, logits: Any = None, observed=None, mask=None,
+                 weights=None):
+        if _one_link(name, probabilities, logits, "probabilities", "logits"):
+            super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
+            return
+        self.factor_cls = LogitStickBreakingFactor
+        logits = logit.sticks(name, "Categorical", LogitStickBreakingFactor, logits, context_plates())
+        logit.declare(self, name, {"logits": logits}, observed, mask, weights)
+
+    def _make_factor(self):
+        if self.factor_cls is LogitStickBreakingFactor:
+            return LogitStickBreakingFactor(self.event_shape, self.plate_shape)
+        return super()._make_factor()
 
     def _infer_event_shape(self, roles):
         return _categories(self.name, roles)
@@ -291,6 +303,8 @@ class Categorical(Node):
         return ()
 
     def conditional(self, parents):
+        if "logits" in parents:
+            return self.family.natural_from(stick_probabilities(parents["logits"]))
         return self.family.natural_from(parents["probabilities"])
 
     def _fill_value(self):
@@ -324,7 +338,8 @@ class _OneHot(tuple):
         if i not in (0, -1):
             raise IndexError(i)
         if self._dense is None:
-            self._dense = fam.Categorical.statistics(self.data, (self.size,))[0]
+            one_hot = lambda data: fam.Categorical.statistics(data, (self.size,))[0]  # noqa: E731
+            self._dense = self.data.mapped(one_hot, (self.size,)) if isinstance(self.data, Rows) else one_hot(self.data)
         return self._dense
 
     def __iter__(self):
@@ -380,16 +395,28 @@ class Exponential(Node):
 class Multinomial(Node):
     """Count vectors x ~ Multinomial(n, probabilities) over K categories, observed only; the number
     of trials n of each element is its data's sum. probabilities: constant, Dirichlet node or gated
-    Dirichlet ``p[z]`` (mixtures of count vectors)."""
+    Dirichlet ``p[z]`` (mixtures of count vectors); or ``logits=Psi``, K - 1 stick-breaking logits
+    as for ``Categorical`` (x_k | x_<k ~ Bin(n - sum_{j<k} x_j, sigmoid(psi_k)))."""
 
     family = fam.Multinomial
     factor_cls = MultinomialFactor
 
-    def __init__(self, name: str, probabilities: Any, *, observed=None, mask=None, weights=None):
+    def __init__(self, name: str, probabilities: Any = None, *, logits: Any = None, observed=None, mask=None,
+                 weights=None):
         self._n = None if observed is None else _trials(observed, mask)
         if self._n is not None:
             self.family = fam.Multinomial.of(self._n)
-        super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
+        if _one_link(name, probabilities, logits, "probabilities", "logits"):
+            super().__init__(name, {"probabilities": probabilities}, observed, mask, weights)
+            return
+        self.factor_cls = LogitStickBreakingFactor
+        logits = logit.sticks(name, "Multinomial", LogitStickBreakingFactor, logits, context_plates())
+        logit.declare(self, name, {"logits": logits}, observed, mask, weights)
+
+    def _make_factor(self):
+        if self.factor_cls is LogitStickBreakingFactor:
+            return LogitStickBreakingFactor(self.event_shape, self.plate_shape, 0.0 if self._n is None else self._n)
+        return super()._make_factor()
 
     def __getstate__(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "family"}  # a class made here, rebuilt
@@ -403,6 +430,8 @@ class Multinomial(Node):
         return _categories(self.name, roles)
 
     def conditional(self, parents):
+        if "logits" in parents:
+            return self.family.natural_from(stick_probabilities(parents["logits"]))
         return self.family.natural_from(parents["probabilities"])
 
     def _fill_value(self):
@@ -466,15 +495,23 @@ class Beta(Node):
 
 class Bernoulli(Node):
     """Bernoulli(probability) over x in {0, 1}; probability: constant in (0, 1) or Beta node
-    (gated, ``p[z]``, for a mixture of binary vectors)."""
+    (gated, ``p[z]``, for a mixture of binary vectors). ``logit=psi`` (observed only): p =
+    sigmoid(psi) for a Normal-valued expression psi (logistic regression: ``vmp.dot(w, X)``), the
+    engine adding the Polya-gamma auxiliary '<name>.omega'."""
 
     family = fam.Bernoulli
     factor_cls = BernoulliFactor
 
-    def __init__(self, name: str, probability: Any, *, observed=None, mask=None, weights=None):
-        super().__init__(name, {"probability": probability}, observed, mask, weights)
+    def __init__(self, name: str, probability: Any = None, *, logit: Any = None, observed=None, mask=None,
+                 weights=None):
+        if _one_link(name, probability, logit, "probability", "logit"):
+            super().__init__(name, {"probability": probability}, observed, mask, weights)
+            return
+        _logit_link(self, name, LogitBernoulliFactor, logit, observed, mask, weights)
 
     def conditional(self, parents):
+        if "logit" in parents:
+            return (np.asarray(parents["logit"], float),)
         return self.family.natural_from(parents["probability"])
 
     def _fill_value(self):
@@ -484,19 +521,24 @@ class Bernoulli(Node):
 class Binomial(Node):
     """Binomial(trials, probability): the number of successes in ``trials`` (non-negative
     integers, per element, broadcast over the plates) with success probability ``probability``
-    (constant in (0, 1) or Beta node, gated ``p[z]`` for mixtures). Observed only."""
+    (constant in (0, 1) or Beta node, gated ``p[z]`` for mixtures), or ``logit=psi``: p =
+    sigmoid(psi) for a Normal-valued expression psi (binomial regression). Observed only."""
 
     family = fam.Binomial
     factor_cls = BinomialFactor
     #: keyword arguments beyond the family's parameters that a table-driven declaration needs
     example_arguments = {"trials": fam.binomial.EXAMPLE_TRIALS}
 
-    def __init__(self, name: str, trials: Any, probability: Any, *, observed=None, mask=None, weights=None):
+    def __init__(self, name: str, trials: Any, probability: Any = None, *, logit: Any = None, observed=None,
+                 mask=None, weights=None):
         self._trials = fixed(name, type(self), "trials", trials)
-        super().__init__(name, {"probability": probability}, observed, mask, weights)
+        if _one_link(name, probability, logit, "probability", "logit"):
+            super().__init__(name, {"probability": probability}, observed, mask, weights)
+            return
+        _logit_link(self, name, LogitBinomialFactor, logit, observed, mask, weights)
 
     def _make_factor(self):
-        factor = BinomialFactor((), self._hyperparameter("trials", self._trials, ()))
+        factor = self.factor_cls((), self._hyperparameter("trials", self._trials, ()))
         self.family = factor.child
         return factor
 
@@ -508,7 +550,46 @@ class Binomial(Node):
         self.family = self.factor.child
 
     def conditional(self, parents):
+        if "logit" in parents:
+            return (np.asarray(parents["logit"], float),)
         return self.family.natural_from(parents["probability"])
 
     def _fill_value(self):
         return np.zeros(())
+
+
+class NegativeBinomial(Binomial):
+    """NegativeBinomial(r, probability): the count of successes before the r-th failure (r > 0,
+    per element, broadcast over the plates), success probability ``probability`` (constant in
+    (0, 1) or Beta node), or ``logit=psi``: p = sigmoid(psi) for a Normal-valued expression psi
+    (overdispersed count regression, E[y] = r e^psi). Observed only."""
+
+    family = fam.NegativeBinomial
+    factor_cls = NegativeBinomialFactor
+    example_arguments = {"r": fam.negative_binomial.EXAMPLE_R}
+
+    def __init__(self, name: str, probability: Any = None, *, r: Any, logit: Any = None, observed=None, mask=None,
+                 weights=None):
+        self._trials = fixed(name, type(self), "r", r)
+        if _one_link(name, probability, logit, "probability", "logit"):
+            Node.__init__(self, name, {"probability": probability}, observed, mask, weights)
+            return
+        _logit_link(self, name, LogitNegativeBinomialFactor, logit, observed, mask, weights)
+
+    def _make_factor(self):
+        factor = self.factor_cls((), self._hyperparameter("r", self._trials, ()))
+        self.family = factor.child
+        return factor
+
+    def conditional(self, parents):
+        """eta = log p (log sigmoid(psi) for a logit)."""
+        if "logit" in parents:
+            return (-np.logaddexp(0.0, -np.asarray(parents["logit"], float)),)
+        return self.family.natural_from(parents["probability"])
+
+
+def _logit_link(node: Node, name: str, factor, psi: Any, observed, mask, weights) -> None:
+    """Declare ``node`` with the logit link ``factor`` and its Polya-gamma auxiliary."""
+    logit.logit_parent(name, node.family.name, factor, "logit", psi)
+    node.factor_cls = factor
+    logit.declare(node, name, {"logit": psi}, observed, mask, weights)

@@ -60,6 +60,9 @@ def _set_data(model, changes: dict, masks: dict) -> None:
         if node.observed and node.name not in targets and any(p.name in resized for p in node.plates):
             node._set_data(np.broadcast_to(node._fill_value(), node.plate_shape + node._data_event_shape()),
                            np.zeros(node.plate_shape, bool))  # held-out: unknown, to predict
+    for node in model.nodes.values():
+        if node.derived:
+            node.follow_data()
     model._compiled = None
     _refresh_locals(model, touched)
 
@@ -151,7 +154,7 @@ def _reshape(node) -> None:
             value = _rebroadcast(expr.value, node.plate_shape + expr.value.shape[len(expr.value.shape) - len(node._role_event(role)):],
                                  node.plates, node, role)
             node.parents[role] = Constant(expr.family, value, label=expr.name)
-    if node.multiplicity is not None:
+    if node.multiplicity is not None and not node.derived:
         node.multiplicity = _rebroadcast(node.multiplicity, node.plate_shape, node.plates, node, "weights")
     node.weights = node.multiplicity
     node.factor = node._make_factor()

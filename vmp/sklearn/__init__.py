@@ -14,7 +14,9 @@ except ImportError:
 
 from .hmm import HiddenMarkovModel as HiddenMarkovModel
 from .lda import LatentDirichletAllocation as LatentDirichletAllocation
+from .logistic import LogisticRegression as LogisticRegression
 from .mixture import GaussianMixture as GaussianMixture
 from .regression import LinearRegression as LinearRegression
 
-__all__ = ["GaussianMixture", "HiddenMarkovModel", "LatentDirichletAllocation", "LinearRegression"]
+__all__ = ["GaussianMixture", "HiddenMarkovModel", "LatentDirichletAllocation", "LinearRegression",
+           "LogisticRegression"]

@@ -7,7 +7,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import VMPEstimator, bound_per_element
 
 #: the builder options of each emission family
-EMISSION_OPTIONS = {"gaussian": ("mean_precision", "dof"), "categorical": ("n_symbols", "beta"),
+EMISSION_OPTIONS = {"gaussian": ("mean_precision", "dof", "covariance"), "categorical": ("n_symbols", "beta"),
                     "poisson": ("shape", "rate")}
 
 
@@ -26,7 +26,8 @@ class HiddenMarkovModel(VMPEstimator):
     emission : {"gaussian", "categorical", "poisson"}, default="gaussian"
     initial_alpha, transition_alpha : float or None
         Dirichlet concentrations of pi0 and of each row of A; None leaves the builder's default.
-    mean_precision, dof : Gaussian emissions' options; n_symbols, beta : categorical; shape,
+    mean_precision, dof, covariance : Gaussian emissions' options (``covariance="joint"``: one
+        Normal-Wishart q(mu_k, Lambda_k) per state, hmmlearn's VariationalGaussianHMM); n_symbols, beta : categorical; shape,
         rate : Poisson (see :func:`vmp.models.hmm`). None leaves the builder's default; an
         option of another emission is refused.
     max_iter, tol, n_init, random_state
@@ -48,14 +49,15 @@ class HiddenMarkovModel(VMPEstimator):
     _local_plates = ("sequences", "time")
 
     def __init__(self, n_components: int = 2, *, emission: str = "gaussian", initial_alpha=None,
-                 transition_alpha=None, mean_precision=None, dof=None, n_symbols=None, beta=None, shape=None,
-                 rate=None, max_iter: int = 100, tol=None, n_init: int = 1, random_state=None):
+                 transition_alpha=None, mean_precision=None, dof=None, covariance=None, n_symbols=None, beta=None,
+                 shape=None, rate=None, max_iter: int = 100, tol=None, n_init: int = 1, random_state=None):
         self.n_components = n_components
         self.emission = emission
         self.initial_alpha = initial_alpha
         self.transition_alpha = transition_alpha
         self.mean_precision = mean_precision
         self.dof = dof
+        self.covariance = covariance
         self.n_symbols = n_symbols
         self.beta = beta
         self.shape = shape
@@ -116,7 +118,11 @@ class HiddenMarkovModel(VMPEstimator):
         model = self.posterior_
         self.startprob_, self.transmat_ = model["pi0"].mean, model["A"].mean
         if self.emission == "gaussian":
-            self.means_, self.covars_ = model["mu"].mean, np.linalg.inv(model["Lambda"].mean)
+            if "theta" in model:
+                theta = model["theta"]
+                self.means_, self.covars_ = theta.mean, np.linalg.inv(theta.parameters["precision"])
+            else:
+                self.means_, self.covars_ = model["mu"].mean, np.linalg.inv(model["Lambda"].mean)
         elif self.emission == "categorical":
             self.emissionprob_ = model["B"].mean
             self.n_symbols_ = self.emissionprob_.shape[1]
