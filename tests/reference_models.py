@@ -51,6 +51,7 @@ def _builders():
     inputs = rng().normal(size=(40, 3))
     y = inputs @ np.array([1.0, -2.0, 0.5]) + np.random.default_rng(1).normal(size=40)
     docs = np.repeat(np.arange(10), 6)
+    labels = (y > 0).astype(float)
     return {
         "beta_bernoulli": lambda: m.beta_bernoulli(rng().integers(0, 2, 30), groups=np.arange(30) % 3),
         "beta_binomial": lambda: m.beta_binomial(rng().integers(0, 5, 30), 5, weights=np.linspace(0.5, 2, 30)),
@@ -62,10 +63,13 @@ def _builders():
         "gaussian_mixture_factorized": lambda: m.gaussian_mixture(x60, 3, covariance="factorized", weights="dirichlet"),
         "gaussian_mixture_diag": lambda: m.gaussian_mixture(x60, 3, covariance="diag"),
         "gaussian_mixture_large_factorized": lambda: m.gaussian_mixture(x9000, 4, covariance="factorized"),
+        "hierarchical_logistic_regression": lambda: m.hierarchical_logistic_regression(inputs, labels,
+                                                                                       np.arange(40) % 3),
         "hmm": lambda: m.hmm(_sequences(6), 3),
         "hmm_missing": lambda: m.hmm(_sequences(7, missing=True), 2),
         "hmm_joint": lambda: m.hmm(_sequences(8, count=10), 2, covariance="joint"),
         "hmm_categorical": lambda: m.hmm([rng().integers(0, 4, t) for t in (9, 12, 7)], 2, emission="categorical"),
+        "logistic_regression": lambda: m.logistic_regression(inputs, labels, ard=True),
         "local_level": lambda: m.local_level(_walk(13, 40)),
         "lda": lambda: m.lda(docs, rng().integers(0, 12, docs.size), 1.0 + np.arange(docs.size) % 3, 3, n_words=12),
         "linear_dynamical_system": lambda: m.linear_dynamical_system(_sequences(12, count=3), 2),
@@ -77,8 +81,10 @@ def _builders():
         "matrix_factorization_large": lambda: m.matrix_factorization(*_ratings(6000, 40, 1400, 10), 5, n_users=40,
                                                                      n_items=1400),
         "mixture_of_regressions": lambda: m.mixture_of_regressions(inputs, y, 2),
+        "multiclass_logistic_regression": lambda: m.multiclass_logistic_regression(inputs, np.arange(40) % 3, 3),
         "multinomial_mixture": lambda: m.multinomial_mixture(rng().poisson(3.0, size=(40, 5)), 3),
         "multinomial_mixture_large": lambda: m.multinomial_mixture(rng().poisson(3.0, size=(9000, 5)), 4),
+        "negative_binomial_regression": lambda: m.negative_binomial_regression(inputs, rng().poisson(3.0, 40), 2.0),
         "poisson_factorization": lambda: m.poisson_factorization(np.arange(50) % 8, rng().integers(0, 9, 50),
                                                                  1 + rng().poisson(2.0, 50), 2, n_users=8, n_items=9),
         "robust_regression": lambda: m.robust_regression(inputs, y),
