@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import vmp
-from models import (lda, linear_regression, logistic_regression, matrix_factorization,
+from models import (hmm, lda, linear_regression, logistic_regression, matrix_factorization,
                     multiclass_logistic_regression)
 from tests.helpers import factorized_mixture
 from vmp.graph.leaves import Context
@@ -558,12 +558,21 @@ def state_space(seed=0):
     return linear_dynamical_system(seqs, 2)
 
 
-@pytest.mark.parametrize("fit", ["batch", "minibatch"])
-def test_a_state_space_model_over_sequences(client, fit):
+def sequences_hmm(seed=0):
+    """A Gaussian HMM over six sequences of different lengths."""
+    rng = np.random.default_rng(seed)
+    return hmm([rng.normal(size=(n, 2)) + 3.0 * (np.arange(n) % 2)[:, None] for n in (12, 9, 15, 10, 8, 14)], 2)
+
+
+@pytest.mark.parametrize("build,fit", [(state_space, "batch"), (state_space, "minibatch"), (state_space, "pernode"),
+                                       (sequences_hmm, "pernode")])
+def test_a_state_space_model_over_sequences(client, build, fit):
+    """Chains over sequences: a PerNode draw of time steps reads the locals each holder keeps at
+    the drawn steps."""
     options = FITS[fit]("sequences", 2)
-    serial = state_space().fit(seed=3, progress=False, **options)
+    serial = build().fit(seed=3, progress=False, **options)
     executor = vmp.DaskExecutor(client)
-    dask = state_space().fit(seed=3, progress=False, executor=executor, **options)
+    dask = build().fit(seed=3, progress=False, executor=executor, **options)
     assert executor.traffic["tasks"] > 0
     assert worst_relative(dask.state, serial.state) < 1e-10
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-10)

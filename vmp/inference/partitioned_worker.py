@@ -73,9 +73,10 @@ def _slice(moments: tuple, axis: int, lo: int, hi: int) -> tuple:
     return tuple(np.ascontiguousarray(np.take(m, np.arange(lo, hi), axis=axis)) for m in moments)
 
 
-def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
+def _spanned(ctx: dict, spans: dict, plate: str, local: dict, nodes: dict) -> dict:
     """The contexts of a partition on its worker: the row range of the data plate where the
-    driver sent only (lo, hi), and the locals of those rows as overrides."""
+    driver sent only (lo, hi), and the locals of those rows as overrides, restricted as the
+    Context restricts their other plates (a PerNode draw of a chain's time steps)."""
     out = {}
     for k, c in ctx.items():
         if k in spans:
@@ -85,8 +86,17 @@ def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
                 scale = np.take(scale, np.arange(lo, hi), axis=axis)
             whole = not c.subset and c.scale is None and not c.owner  # a batch sum: all the partition's rows
             c = replace(c, subset={**c.subset, plate: np.arange(lo, hi)}, scale=scale, stable=whole)
-        out[k] = replace(c, overrides={**local, **c.overrides}) if local else c
+        out[k] = replace(c, overrides={**_at(local, c, plate, nodes), **c.overrides}) if local else c
     return out
+
+
+def _at(local: dict, c: Context, plate: str, nodes: dict) -> dict:
+    """The partition's locals (already its rows of ``plate``) at ``c``'s subsets of their other
+    plates: an override holds the elements the Context reads."""
+    others = Context(subset={p: rows for p, rows in c.subset.items() if p != plate})
+    if not others.subset:
+        return local
+    return {k: tuple(others.take(m, nodes[k].plates) for m in v) for k, v in local.items()}
 
 
 @dataclass(frozen=True)
@@ -113,7 +123,7 @@ def _partial(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, mom
     """One partition's share of ``task`` (a children sum) on a worker: the globals' moments in a
     State, the locals of the partition's rows as overrides of every restricted Context; sent
     back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
-    part = Context(factors=_spanned(ctx, spans, plate, _own(local)))
+    part = Context(factors=_spanned(ctx, spans, plate, _own(local), holder.model.nodes))
     return sparse(task.run(holder.engine, State(moments=_own(moments)), part))
 
 
