@@ -35,7 +35,7 @@ def close(got, want, what):
 
 
 class Bound:
-    """One model's factors bound once per variant (with the keep masks of its compiled factors),
+    """One model's factors bound once per variant (with the live masks of its compiled factors),
     and once more per variant for the evaluations of a stable Context: its memos serve any
     evaluation of the same rows (a Dask holder's factors see only their own rows)."""
 
@@ -54,7 +54,7 @@ class Bound:
         factors = {}
         for name, f in self.engine.factors.items():
             factors[name] = CompiledFactor(f.child, strategies=names)
-            factors[name].keep = f.keep
+            factors[name].live = f.live
         return factors
 
     def each(self, what, evaluate, holders: bool = False, every: bool = True):

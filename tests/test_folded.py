@@ -65,7 +65,7 @@ def _messages(model, strategies, ctx_rows=None):
     out = []
     for name, f in engine.factors.items():
         g = CompiledFactor(f.child, strategies=strategies)
-        g.keep = f.keep
+        g.live = f.live
         ctx = Context(state=state)
         if ctx_rows is not None and f.child.plates and f.child.plates[0].name == "data":
             ctx = Context(subset={"data": ctx_rows}, state=state)

@@ -178,12 +178,12 @@ def test_a_worker_copies_only_arrays_it_did_not_allocate():
     copied for every task (at N = 10^7 those copies were half a worker's sweep)."""
     import pickle
 
-    from vmp.inference.partitioned_worker import _own
+    from vmp.inference.partitioned_worker import _in_numpy_memory
 
     kept = np.arange(12.0).reshape(3, 4).copy()
     received = pickle.loads(pickle.dumps(kept, protocol=5), buffers=None)
     view = np.frombuffer(kept.tobytes(), dtype=float).reshape(3, 4)
-    out = _own({"z": (kept, view), "mu": (received,)})
+    out = _in_numpy_memory({"z": (kept, view), "mu": (received,)})
     assert out["z"][0] is kept
     assert out["z"][1] is not view and out["z"][1].flags.owndata
     np.testing.assert_array_equal(out["z"][1], view)

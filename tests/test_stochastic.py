@@ -34,7 +34,7 @@ def _engine(model, seed=1):
     engine = Engine(model)
     state = initialize(engine, np.random.default_rng(seed))
     for _ in range(3):
-        state, _ = steps.sweep(engine, state, engine.schedule())
+        state, _ = steps.sweep(engine, state, engine.update_order())
     return engine, state
 
 

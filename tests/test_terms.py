@@ -200,7 +200,7 @@ def test_large_plate_paths_give_the_reference_messages_and_bound():
     engine = Engine(model)
     reference = {name: CompiledFactor(f.child, strategies=()) for name, f in engine.factors.items()}
     state = model.state
-    for node in engine.schedule():
+    for node in engine.update_order():
         for f in engine.touching[node.name]:
             ctx = Context(state=state)
             fast = f.messages(node, engine.factor_weight(f), ctx=ctx)

@@ -27,8 +27,8 @@ class CompiledFactor:
         self.coupled: dict = bound.coupled
         self.targets = bound.targets
         self.child_shape = child.plate_shape
-        self.keep: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
-        self._last_keep: tuple = (None, None)  # (weight, weight * keep) of the last weight
+        self.live: np.ndarray | None = None  # child elements with a live descendant (missing.resolve)
+        self._last_live: tuple = (None, None)  # (weight, weight * live) of the last weight
         if strategies is None:
             strategies = child.model.strategies
         names = checked(strategies)
@@ -46,28 +46,28 @@ class CompiledFactor:
             weight = scale if weight is None else weight * scale
         return weight
 
-    def _kept(self, weight, ctx):
-        """The weight times ``keep``: barren child elements send nothing to the parents and add
+    def _live_weight(self, weight, ctx):
+        """The weight times ``live``: barren child elements send nothing to the parents and add
         nothing to the bound (the same object for the same weight, so that the strategies'
         memos, which compare weights by identity, hold)."""
-        if self.keep is None:
+        if self.live is None:
             return weight
         if ctx is not None:
-            keep = ctx.take(self.keep, self.child.plates)
-            return keep.astype(float) if weight is None else weight * keep
-        if self._last_keep[0] is not weight or self._last_keep[1] is None:
-            self._last_keep = (weight, self.keep.astype(float) if weight is None else weight * self.keep)
-        return self._last_keep[1]
+            live = ctx.take(self.live, self.child.plates)
+            return live.astype(float) if weight is None else weight * live
+        if self._last_live[0] is not weight or self._last_live[1] is None:
+            self._last_live = (weight, self.live.astype(float) if weight is None else weight * self.live)
+        return self._last_live[1]
 
     def element_weight(self, node, weight: np.ndarray | None, ctx: Context | None = None) -> np.ndarray | None:
         """The weight over the child's elements (restricted and scaled by ``ctx``) that multiplies
         the messages to ``node``: barren elements send nothing to the parents."""
         weight = self._weight(weight, ctx)
-        return weight if node is self.child else self._kept(weight, ctx)
+        return weight if node is self.child else self._live_weight(weight, ctx)
 
     def bound_weight(self, weight: np.ndarray | None, ctx: Context | None = None) -> np.ndarray | None:
         """The weight over the child's elements that multiplies the bound's terms."""
-        return self._kept(self._weight(weight, ctx), ctx)
+        return self._live_weight(self._weight(weight, ctx), ctx)
 
     def size(self, ch: str, ctx: Context | None) -> int:
         """The size of letter ``ch`` (a plate's restricted to the Context's subset)."""

@@ -18,7 +18,7 @@ class Model:
         self.plates: dict = {}
         self.inputs: dict = {}  # name -> vmp.Data (named constant inputs that set_data replaces)
         self._compiled = None
-        self._kept = None  # per factor, the child elements that missing.resolve keeps, when given
+        self._live = None  # per factor, the child elements with a live descendant (missing.resolve), when given
         self.state = None  # the State of the last fit (vmp.inference.State): every node's q
 
     def __getstate__(self) -> dict:
@@ -145,11 +145,11 @@ class Model:
             from .missing import resolve
 
             order = [n for n in full if n in self.nodes]
-            given = getattr(self, "_kept", None)
-            keep = resolve(self, order) if given is None else given
+            given = getattr(self, "_live", None)
+            live = resolve(self, order) if given is None else given
             factors = {name: CompiledFactor(node) for name, node in self.nodes.items()}
-            for name, alive in keep.items():
-                factors[name].keep = alive
+            for name, alive in live.items():
+                factors[name].live = alive
             self._compiled = (factors, order)
         return self._compiled
 

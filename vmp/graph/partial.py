@@ -172,7 +172,7 @@ class Split:
 
     def __init__(self, node, keep: np.ndarray | None, of: LatentRows):
         """``node``'s factor split at the rows of ``of`` (its ``LatentRows``); ``keep``: the
-        factor's live elements (``CompiledFactor.keep``) or None."""
+        factor's live elements (``CompiledFactor.live``) or None."""
         from .compiled import CompiledFactor
 
         clamp = node.clamp
@@ -194,7 +194,7 @@ class Split:
         self._among = None if self.rows.size == rows.size else np.searchsorted(rows, self.rows)
         self._of = of
         if keep is not None and not keep[self.rows].all():
-            self.latent.keep = keep  # barren elements inside a live row (a row over several plates)
+            self.latent.live = keep  # barren elements inside a live row (a row over several plates)
         self.node = node
         on_plate = [leaf.node for leaf in self.latent._leaves.values()
                     if getattr(leaf, "node", None) is not None and self.plate in leaf.node.plates]

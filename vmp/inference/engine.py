@@ -251,9 +251,10 @@ class Engine:
                 total += self.entropy(state, node)
         return total
 
-    def schedule(self) -> list:
-        """Parents before children (topological order): the globals first, from the
-        initial local responsibilities, then the locals."""
+    def update_order(self) -> list:
+        """The hidden nodes in the order of a sweep's coordinate updates: parents before children
+        (topological order), the globals first, from the initial local responsibilities, then
+        the locals."""
         return list(self.hidden)
 
     # ----- convenience for scripts: step the model's own state ----------------------------

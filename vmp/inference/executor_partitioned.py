@@ -140,22 +140,22 @@ class _Futures:
 
 class _Read:
     """What a recomputation reads of one local: the references the workers keep (by a weak
-    reference: a recipe must not hold the earlier versions of the locals on the workers), or the
+    reference: a recomputation must not hold the earlier versions of the locals on the workers), or the
     arrays to send."""
 
     def __init__(self, executor: "Partitioned", name: str, value):
-        box = held.pieces(value, executor)
-        self.name, self.box = name, None if box is None else weakref.ref(box)
-        self.value = value if box is None else None
+        slices = held.pieces(value, executor)
+        self.name, self.slices = name, None if slices is None else weakref.ref(slices)
+        self.value = value if slices is None else None
 
     def future(self, executor: "Partitioned", engine, i: int):
-        if self.box is None:
+        if self.slices is None:
             return executor._sent(engine, self.name, self.value, i, "moments")
-        box = self.box()
-        if box is None:
+        slices = self.slices()
+        if slices is None:
             raise ClusterError(f"{executor.who}: the workers lost the rows of '{self.name}', and the locals "
                                f"they were computed from are no longer held: they cannot be recomputed")
-        return box.future(i)
+        return slices.future(i)
 
 
 class Kept(Held):
@@ -168,15 +168,15 @@ class Kept(Held):
         obj = super().__new__(cls, (None,) * size)
         obj.executor, obj.name, obj.axis, obj._full = executor, name, axis, None
         obj.bounds = executor.bounds
-        obj.box = _Futures(executor.workers, make, len(obj.bounds) - 1)
+        obj.slices = _Futures(executor.workers, make, len(obj.bounds) - 1)
         return obj
 
     @property
     def futures(self) -> list:
-        return self.box.futures
+        return self.slices.futures
 
     def future(self, i: int):
-        return self.box.future(i)
+        return self.slices.future(i)
 
     def gathered(self) -> tuple:
         if self._full is None:
@@ -187,7 +187,7 @@ class Kept(Held):
 
     def pieces(self, where):
         """The references of its slices, for the executor that made it in this partitioning."""
-        return self.box if where is self.executor and where.bounds is self.bounds else None
+        return self.slices if where is self.executor and where.bounds is self.bounds else None
 
     def moments(self) -> "Kept":
         ex, natural = self.executor, self
@@ -205,9 +205,9 @@ class Kept(Held):
     def relative_change(self, old) -> float:
         ex = self.executor
         parts = range(len(self.bounds) - 1)
-        box = held.pieces(old, ex)
-        if box is not None:
-            olds = [box.future(i) for i in parts]
+        slices = held.pieces(old, ex)
+        if slices is not None:
+            olds = [slices.future(i) for i in parts]
         else:  # the first sweep's old locals were initialized here: sent once
             sent = [_slice(old, self.axis, int(self.bounds[i]), int(self.bounds[i + 1])) for i in parts]
             ex.traffic["sent"] += _nbytes(sent)
@@ -302,9 +302,9 @@ class Partitioned(Executor):
         """A global's children sum: each partition's share on its worker, tree-reduced (a
         local's, or one whose children are off the data plate, here in one piece)."""
         self._bind(engine)
-        kept = remote_round(ctx, self)
-        if kept is not None:
-            return self._remote_sum(engine, state, node, ctx, kept)
+        round_ = remote_round(ctx, self)
+        if round_ is not None:
+            return self._remote_sum(engine, state, node, ctx, round_)
         factors = engine.below[node.name]
         if self.plate in node.plates or not factors or any(self.plate not in f.child.plates for f in factors):
             return engine.children(state, node, ctx)
@@ -339,17 +339,17 @@ class Partitioned(Executor):
         local = {n.name for n in plan.local}
         edges = np.searchsorted(rows, self.bounds)
         parts = [(i, rows[a:b], int(a)) for i, (a, b) in enumerate(zip(edges[:-1], edges[1:])) if b > a]
-        kept = Round(self._steps, rows, parts, {k: v for k, v in state.moments.items() if k not in local})
-        total = self._round(kept, requests(engine, plan, nodes, snapshot))
-        kept.sums = total["sums"]
-        return LocalStep(driver_context(self, plan, rows, kept), int(total["accesses"]), total["terms"])
+        round_ = Round(self._steps, rows, parts, {k: v for k, v in state.moments.items() if k not in local})
+        total = self._round(round_, requests(engine, plan, nodes, snapshot))
+        round_.sums = total["sums"]
+        return LocalStep(driver_context(self, plan, rows, round_), int(total["accesses"]), total["terms"])
 
-    def _round(self, kept: Round, asked: list) -> dict:
+    def _round(self, round_: Round, asked: list) -> dict:
         """One task per partition holding drawn rows, tree-reduced."""
         def submit():
             futures = []
-            for i, rows, offset in kept.parts:
-                payload = (kept.key, rows, offset, kept.rows.size, kept.snapshot, asked)
+            for i, rows, offset in round_.parts:
+                payload = (round_.key, rows, offset, round_.rows.size, round_.snapshot, asked)
                 self._count(payload)
                 futures.append(self.workers.run(i, _remote_step, self._holders[i], *payload))
             return futures
@@ -357,19 +357,19 @@ class Partitioned(Executor):
         self.traffic["rounds"] += 1
         return self._reduce(submit)
 
-    def _remote_sum(self, engine, state, node, ctx, kept: Round):
+    def _remote_sum(self, engine, state, node, ctx, round_: Round):
         """A global's children sum over the drawn rows: the round's, or one more round reading
-        the locals the workers kept (with the globals' moments that moved)."""
-        moved = changed(engine, state, node, ctx, kept)
+        the locals the workers keep (with the globals' moments that moved)."""
+        moved = changed(engine, state, node, ctx, round_)
         if moved is None:
-            return dense(kept.sums[node.name])
+            return dense(round_.sums[node.name])
         plate = None if ctx.plate is None else ctx.plate.name
-        return dense(self._round(kept, [(node.name, plate, ctx.index, moved)])["sums"][node.name])
+        return dense(self._round(round_, [(node.name, plate, ctx.index, moved)])["sums"][node.name])
 
-    def drawn(self, kept: Round, name: str, axis: int) -> tuple:
-        """The moments of the local ``name`` at the drawn rows of ``kept``, from its workers."""
-        parts = self.workers.get([self.workers.run(i, drawn, self._holders[i], kept.key, name)
-                                  for i, _, _ in kept.parts])
+    def drawn(self, round_: Round, name: str, axis: int) -> tuple:
+        """The moments of the local ``name`` at the drawn rows of ``round_``, from its workers."""
+        parts = self.workers.get([self.workers.run(i, drawn, self._holders[i], round_.key, name)
+                                  for i, _, _ in round_.parts])
         self.traffic["received"] += _nbytes(parts)
         return tuple(np.concatenate([p[c] for p in parts], axis=axis) for c in range(len(parts[0])))
 
@@ -451,10 +451,10 @@ class Partitioned(Executor):
         out = {}
         for k in self.local_nodes:
             value = getattr(state, which)[k]
-            box = held.pieces(value, self)
-            if box is not None:
+            slices = held.pieces(value, self)
+            if slices is not None:
                 self._slices.pop((which, k), None)  # the sent initial locals: no longer read
-                out[k] = box.future(i)
+                out[k] = slices.future(i)
             else:
                 out[k] = self._sent(engine, k, value, i, which)
         return out
@@ -462,23 +462,23 @@ class Partitioned(Executor):
     def _sent(self, engine, k: str, value, i: int, which: str):
         """The reference of partition ``i``'s slice of ``value`` (the local ``k``'s moments or
         natural parameters, arrays here), sent once per array."""
-        kept = self._slices.get((which, k))
-        if kept is None or kept[0] is not value:
-            kept = (value, {})
-            self._slices[(which, k)] = kept
-        if i not in kept[1]:
+        sent = self._slices.get((which, k))
+        if sent is None or sent[0] is not value:
+            sent = (value, {})
+            self._slices[(which, k)] = sent
+        if i not in sent[1]:
             ax = engine.nodes[k].plates.index(self.plate)
             piece = _slice(value, ax, int(self.bounds[i]), int(self.bounds[i + 1]))
             self.traffic["sent"] += sum(a.nbytes for a in piece)
-            kept[1][i] = self.workers.send(i, piece)
-        return kept[1][i]
+            sent[1][i] = self.workers.send(i, piece)
+        return sent[1][i]
 
     # ----- the locals, kept on the workers ----------------------------------------------------
     def finish(self, state):
         """The locals' rows gathered into the State (once per run: O(N) then, not per step)."""
-        kept = {k: (tuple(v), tuple(state.moments[k])) for k, v in state.natural.items()
+        gathered = {k: (tuple(v), tuple(state.moments[k])) for k, v in state.natural.items()
                 if held.pieces(v, self) is not None or held.pieces(state.moments.get(k), self) is not None}
-        return state.updated(kept, loop=state.loop.mapped(_gathered)) if kept else state
+        return state.updated(gathered, loop=state.loop.mapped(_gathered)) if gathered else state
 
     def local(self, engine, state, node, ctx):
         """A batch update of a local on the data plate (every factor whole, no extra weights, no

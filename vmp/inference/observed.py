@@ -107,7 +107,7 @@ class PartlyObserved(Plain):
 
     def split(self, engine, f, ctx: Context):
         latent = self.latent(engine, ctx)
-        return None if latent is None else latent.split(self.node, f.keep)
+        return None if latent is None else latent.split(self.node, f.live)
 
     def message(self, engine, node, f, ctx: Context):
         """The data part's message plus the latent part's, joined (``Split.join``)."""

@@ -30,7 +30,7 @@ from ..errors import VMPError
 from ..graph import held
 from ..graph.held import Held
 from . import steps
-from .partitioned_worker import _own
+from .partitioned_worker import _in_numpy_memory
 from .sparse import sparse
 from .state import State
 from .subsample import Draw
@@ -133,19 +133,19 @@ def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot
     rows, the observed elements read, and the children sum of each global in ``asked`` (name,
     plate, index, the globals' moments that moved since ``snapshot``)."""
     engine, plan = holder.engine, holder.plan
-    kept = holder.kept
-    if kept is None or kept[0] != key:
-        state = State(moments=_own(snapshot))
+    last = holder.last_step
+    if last is None or last[0] != key:
+        state = State(moments=_in_numpy_memory(snapshot))
         ctx, natural, accesses = steps.local_step(engine, plan, state, plan.context(np.array(rows)))
         terms = steps.local_terms(engine, plan, ctx, natural, rows.size)
-        holder.kept = kept = (key, state, ctx, accesses, terms)
-    _, state, ctx, accesses, terms = kept
+        holder.last_step = last = (key, state, ctx, accesses, terms)
+    _, state, ctx, accesses, terms = last
     full = np.zeros(n)
     full[offset:offset + rows.size] = terms
     sums = {}
     draw = Draw(rows=rows, ctx=ctx)
     for name, plate, index, moved in asked:
-        now = State(moments={**state.moments, **_own(moved)}) if moved else state
+        now = State(moments={**state.moments, **_in_numpy_memory(moved)}) if moved else state
         node = engine.nodes[name]
         ctx = plan.contexts(engine, draw, node).sliced(None if plate is None else engine.model.plates[plate], index)
         sums[name] = sparse(engine.children(now, node, ctx))
@@ -154,7 +154,7 @@ def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot
 
 def drawn(holder, key: int, name: str) -> tuple:
     """On a worker: the moments of the local ``name`` at the drawn rows of step ``key``."""
-    kept = holder.kept
-    if kept is None or kept[0] != key:
+    last = holder.last_step
+    if last is None or last[0] != key:
         raise VMPError(f"the locals of step {key} are no longer held (a later step replaced them)")
-    return kept[2].overrides[name]
+    return last[2].overrides[name]

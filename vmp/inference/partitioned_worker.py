@@ -26,11 +26,11 @@ class _Holder:
     def __init__(self, blob: bytes, plate: str, part: dict | None = None):
         self.model = pickle.loads(blob)
         self.plate, self.part = plate, part
-        self._engine = self._plan = self.kept = None
+        self._engine = self._plan = self.last_step = None
 
     def __getstate__(self) -> dict:
         return {"model": self.model, "plate": self.plate, "part": self.part, "_engine": None, "_plan": None,
-                "kept": None}
+                "last_step": None}
 
     @property
     def engine(self):
@@ -55,15 +55,15 @@ def _held(data: tuple, plate: str) -> _Holder:
     return _Holder(blob, plate, part)
 
 
-def _own(value):
+def _in_numpy_memory(value):
     """``value`` with every array in memory numpy allocated: an array unpickled from a message
     (a view of the message's buffer) may sit at any alignment, and SIMD reductions round by
     alignment, so it is copied; one that owns its memory (a local kept on this worker) already
     is numpy's, and is not copied again for every task."""
     if isinstance(value, dict):
-        return {k: _own(v) for k, v in value.items()}
+        return {k: _in_numpy_memory(v) for k, v in value.items()}
     if isinstance(value, tuple):
-        return tuple(_own(v) for v in value)
+        return tuple(_in_numpy_memory(v) for v in value)
     if isinstance(value, np.ndarray):
         return value if value.flags.owndata else np.array(value, copy=True)
     return value
@@ -123,16 +123,16 @@ def _partial(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, mom
     """One partition's share of ``task`` (a children sum) on a worker: the globals' moments in a
     State, the locals of the partition's rows as overrides of every restricted Context; sent
     back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
-    part = Context(factors=_spanned(ctx, spans, plate, _own(local), holder.model.nodes))
-    return sparse(task.run(holder.engine, State(moments=_own(moments)), part))
+    part = Context(factors=_spanned(ctx, spans, plate, _in_numpy_memory(local), holder.model.nodes))
+    return sparse(task.run(holder.engine, State(moments=_in_numpy_memory(moments)), part))
 
 
 def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
     """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
     restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
     engine = holder.engine
-    ctx = rows_context(plate, lo, hi, _own(local), stable=True)
-    return tuple(engine.target(State(moments=_own(moments)), engine.nodes[name], ctx=ctx))
+    ctx = rows_context(plate, lo, hi, _in_numpy_memory(local), stable=True)
+    return tuple(engine.target(State(moments=_in_numpy_memory(moments)), engine.nodes[name], ctx=ctx))
 
 
 def _moments(holder: _Holder, name: str, natural: tuple) -> tuple:
@@ -155,5 +155,5 @@ def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: 
     """The partition's share of the ELBO: the factors on the data plate restricted to rows
     lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
     engine = holder.engine
-    ctx = rows_context(plate, lo, hi, _own(local), State(moments=_own(moments)), stable=True)
-    return rows_bound(engine, engine.model.plates[plate], ctx, _own(natural))
+    ctx = rows_context(plate, lo, hi, _in_numpy_memory(local), State(moments=_in_numpy_memory(moments)), stable=True)
+    return rows_bound(engine, engine.model.plates[plate], ctx, _in_numpy_memory(natural))

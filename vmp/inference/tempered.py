@@ -162,7 +162,7 @@ def _counts(engine, node, ctx: Context):
     """The copies of each element whose integral C_n counts: its factor's weights, 0 where the
     element is barren (a row of a partially observed node with nothing observed is not in the
     model)."""
-    w, keep = node.factor_weights(), engine.factors[node.name].keep
+    w, keep = node.factor_weights(), engine.factors[node.name].live
     if keep is not None:
         w = keep.astype(float) if w is None else w * keep
     return None if w is None else ctx.take(w, node.plates)
