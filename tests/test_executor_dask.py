@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 import warnings
 
 import numpy as np
@@ -125,7 +126,7 @@ def test_restricted_partitions_sum_to_the_full_message():
     model = mixture(n=97)
     engine = Engine(model)
     state = initialize(engine, np.random.default_rng(1))
-    state, _ = steps.sweep(engine, state, engine.schedule())
+    state, _ = steps.sweep(engine, state, engine.update_order())
     for name in ("pi", "mu", "Lambda"):
         node = engine.nodes[name]
         full = engine.children(state, node, Context())
@@ -156,12 +157,34 @@ def test_same_answer_as_serial(client, name, fit):
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-10)
 
 
+def _steals(client) -> list[str]:
+    """The keys of the tasks Dask's work stealing moved to another worker, in order."""
+    events = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.get_events("stealing")))
+    return [str(e[1][1]) for e in events if e[1][0] == "confirm"]
+
+
+def _busy(seconds: float) -> int:
+    time.sleep(seconds)
+    return 0
+
+
 @pytest.mark.parametrize("fit", ["batch", "minibatch"])
 def test_same_bits_run_to_run(client, fit):
     """The same seed on the same cluster gives the same bits (the workers copy what they
-    receive into numpy-allocated memory: SIMD reductions round differently at other alignments)."""
+    receive into numpy-allocated memory: SIMD reductions round differently at other alignments),
+    also while one worker is busy with other work: no task of the fit moves to the idle worker
+    (Dask's work stealing would run it on a copy of its holder, elsewhere in memory)."""
     options = FITS[fit]("data", 10)
-    results = [mixture().fit(seed=5, progress=False, executor=vmp.DaskExecutor(client), **options) for _ in range(4)]
+    workers = sorted(client.scheduler_info()["workers"])
+    before = len(_steals(client))
+    results = []
+    for run in range(4):
+        busy = [client.submit(_busy, 0.2, pure=False, workers=[workers[run % 2]]) for _ in range(10 * (run > 0))]
+        results.append(mixture().fit(seed=5, progress=False, executor=vmp.DaskExecutor(client), **options))
+        client.gather(busy)
+    # the busy tasks, the values sent (any worker may rebuild them) and the additions may move
+    stolen = [key for key in _steals(client)[before:] if not key.startswith(("_busy", "tuple", "add"))]
+    assert not stolen, stolen
     for other in results[1:]:
         assert worst_relative(results[0].state, other.state) == 0.0
         np.testing.assert_array_equal(results[0].elbo, other.elbo)

@@ -29,6 +29,7 @@ class DaskWorkers(Workers):
 
     def __init__(self, client):
         self.client = client
+        self._at: dict[int, str] = {}  # partition -> the worker its holder's data were put on
 
     def _where(self, i: int) -> list | None:
         workers = sorted(self.client.scheduler_info().get("workers", {}))
@@ -38,7 +39,10 @@ class DaskWorkers(Workers):
         return len(self.client.scheduler_info().get("workers", {}))
 
     def put(self, i, value):
-        return self.client.scatter([value], workers=self._where(i), hash=False)[0]
+        where = self._where(i)
+        if where:
+            self._at[i] = where[0]
+        return self.client.scatter([value], workers=where, hash=False)[0]
 
     def send(self, i, value):
         where = self._where(i)
@@ -46,8 +50,13 @@ class DaskWorkers(Workers):
             return self.client.submit(tuple, value, pure=False, workers=where, allow_other_workers=where is not None)
 
     def keep(self, i, fn, *args):
-        """Run where the task's data are (its holder, scattered to partition ``i``'s worker)."""
-        return self.client.submit(fn, *args, pure=False)
+        """Run on the worker partition ``i``'s data were put on, and on no other: Dask's work
+        stealing would move a task queued behind a busy worker's to an idle one with a copy of
+        the holder (its arrays elsewhere in memory, without the locals of its last step), and
+        the same seed would not give the same bits."""
+        at = self._at.get(i)
+        return self.client.submit(fn, *args, pure=False, workers=None if at is None else [at],
+                                  allow_other_workers=False)
 
     run = keep
 
