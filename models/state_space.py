@@ -155,7 +155,7 @@ LEARNABLE = ("transition", "noise_precision", "loading", "output_precision")
 
 
 def linear_dynamical_system(Y, state_dim: int, *, learn=True, transition=None, noise_precision=None,
-                            loading=None, output_precision=None, inputs=None,
+                            loading=None, output_precision=None, inputs=None, output_noise: str = "diagonal",
                             name: str = "lds") -> vmp.Model:
     """The variational Bayesian linear dynamical system (Beal 2003 ch. 5; BayesPy's LDS):
 
@@ -169,21 +169,25 @@ def linear_dynamical_system(Y, state_dim: int, *, learn=True, transition=None, n
     observed variance. Nodes: "x" (the chain, plates "sequences", "time"), "y" (plates
     "sequences", "time", "outputs").
 
+    ``output_noise="full"``: correlated output noise, y_t ~ N(C x_t, R^-1) with one full precision
+    R ~ Wishart(M + 2, s I / (M + 2)) ("R", E[R] = s I, s probabilistic PCA's noise precision) in
+    place of tau, and y a Gaussian per step over the M outputs (``C @ x``: a learned C's rows
+    meet in E[R]'s off-diagonal and are updated one at a time). A full R is told apart from
+    C C^T only by the dynamics (R is white in time), so its fits take more sweeps.
+
     ``learn``: True (all), False (none) or a subset of ``LEARNABLE``; a parameter not learned is
     given as a constant: ``transition`` (D x D), ``noise_precision`` (D,), ``loading`` (M x D),
-    ``output_precision`` (M,). ``inputs``: (B, u), a constant D x K matrix and the inputs
-    (T x K, or per sequence), x_{t+1} = A x_t + B u_t + w_t.
+    ``output_precision`` (M,; M x M or its diagonal with ``output_noise="full"``). ``inputs``: (B, u), a constant
+    D x K matrix and the inputs (T x K, or per sequence), x_{t+1} = A x_t + B u_t + w_t.
     """
     learned = _learned(name, learn)
     d = _checks.count(name, "state_dim", state_dim)
     data, seen, lengths, weights = _series(name, Y, vector=True)
     m = data.shape[-1]
     _, var = _scale(data, seen)
-    given = {"transition": transition, "noise_precision": noise_precision, "loading": loading,
-             "output_precision": output_precision}
-    for what in LEARNABLE:
-        if what not in learned and given[what] is None:
-            raise vmp.GraphError(f"{name}: '{what}' is not learned (learn={learn!r}); give its value")
+    full = _given(name, learn, learned, output_noise, transition=transition, noise_precision=noise_precision,
+                  loading=loading, output_precision=output_precision)
+    loadings, scores, precision = _principal(data, seen, d) if "loading" in learned or full else (None,) * 3
     with vmp.Model(name) as model:
         with vmp.Plate("states", d):
             a = vmp.Gaussian("A", np.zeros(d), np.eye(d)) if "transition" in learned else transition
@@ -192,18 +196,41 @@ def linear_dynamical_system(Y, state_dim: int, *, learn=True, transition=None, n
             gamma = vmp.Gamma("gamma", 1e-3, 1e-5 * var / d) if "loading" in learned else None
         with vmp.Plate("outputs", m):
             c = vmp.Gaussian("C", np.zeros(d), gamma) if "loading" in learned else loading
-            tau = vmp.Gamma("tau", 1.0, 0.1 * var) if "output_precision" in learned else output_precision
+            tau = vmp.Gamma("tau", 1.0, 0.1 * var) if "output_precision" in learned and not full else \
+                np.diag(output_precision) if full and np.ndim(output_precision) == 1 else output_precision
+        if full and "output_precision" in learned:
+            tau = vmp.Wishart("R", m + 2.0, precision / (m + 2.0) * np.eye(m))
         with vmp.Plate("sequences", data.shape[0]), vmp.Plate("time", data.shape[1]):
             x = vmp.GaussianMarkovChain("x", np.zeros(d), 0.01 / var * np.eye(d), a, nu, inputs=inputs,
                                         lengths=lengths)
-            with vmp.Plate("outputs", m):
-                vmp.Normal("y", vmp.dot(c, x), tau, observed=data, mask=seen, weights=weights)
+            _observe(data, seen, weights, c, x, tau, full)
     if "loading" in learned:
-        loadings, scores, precision = _principal(data, seen, d)
         model.start = {"C": loadings, "x": scores}
-        if "output_precision" in learned:
+        if "output_precision" in learned and not full:
             model.start["tau"] = np.full(m, precision)
     return model
+
+
+def _given(name: str, learn, learned: set, output_noise: str, **given) -> bool:
+    """Check that every parameter not learned is given and the output noise's kind; True for a
+    full output precision."""
+    for what in LEARNABLE:
+        if what not in learned and given[what] is None:
+            raise vmp.GraphError(f"{name}: '{what}' is not learned (learn={learn!r}); give its value")
+    if output_noise not in ("diagonal", "full"):
+        raise vmp.OptionError(f"{name}: output_noise takes 'diagonal' or 'full', got {output_noise!r}")
+    return output_noise == "full"
+
+
+def _observe(data, seen, weights, c, x, precision, full: bool) -> None:
+    """"y": one Gaussian per step over the outputs (``C @ x``, a full precision R), or one Normal
+    per step and output (``vmp.dot(C, x)``, precisions tau_m)."""
+    if full:
+        vmp.Gaussian("y", c @ x, precision, observed=data, mask=seen, weights=None if weights is None
+                     else weights[..., 0])
+        return
+    with vmp.Plate("outputs", data.shape[-1]):
+        vmp.Normal("y", vmp.dot(c, x), precision, observed=data, mask=seen, weights=weights)
 
 
 def _learned(name: str, learn) -> set:

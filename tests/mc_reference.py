@@ -2,7 +2,7 @@
 
 Draws every random node from its q with numpy/scipy samplers built from the node's parameters
 (not the families' own samplers), pushes the draws through the glue (gate, gather, dot, sum,
-scale, product, diag) with plain numpy written here, and evaluates log p(child | parents) with
+scale, product, diag, C @ x) with plain numpy written here, and evaluates log p(child | parents) with
 scipy.stats or the textbook density. Nothing here calls vmp's message, moment or draw code.
 
 Every array has a leading axis of S draws, then one axis per plate of its expression (in that
@@ -15,7 +15,7 @@ from scipy import special, stats
 
 from vmp.graph.expressions import Constant, Diagonal, Dot, Gate, Gather, PlatedConstant, Product, Scaled, Sticks, Sum
 from vmp.graph.gaussian_chain import Matrix, Steps
-from vmp.graph.linear import Linear
+from vmp.graph.linear import Linear, RandomMap
 
 #: terms of the Polya-Gamma draws' gamma series (Polson et al. 2013 eq. (1)); the rest by its mean
 PG_TERMS = 200
@@ -195,6 +195,10 @@ def draws(expr, owner, s: int, rng: np.random.Generator, memo: dict) -> np.ndarr
         x = align(draws(expr.node, owner, s, rng, memo), _plates(expr.node, owner), expr.plates)
         w = align(np.asarray(expr.weight, float)[None], expr.weight_plates, expr.plates)
         return np.einsum("...ij,...j->...i", w, x) if expr.matrix else w * x
+    if isinstance(expr, RandomMap):  # C x: the rows' draws (P, D) times x's draws, per plate element
+        rows = align(draws(expr.rows, owner, s, rng, memo), expr.rows.plates, expr.plates)
+        x = align(draws(expr.node, owner, s, rng, memo), _plates(expr.node, owner), expr.plates)
+        return np.einsum("...ij,...j->...i", rows, x)
     if isinstance(expr, Diagonal):
         alpha = draws(expr.node, owner, s, rng, memo)
         if expr.family.name == "NormalGamma":  # (mu_d, tau_d) over the coordinates, as they are

@@ -73,6 +73,8 @@ def _builders():
         "local_level": lambda: m.local_level(_walk(13, 40)),
         "lda": lambda: m.lda(docs, rng().integers(0, 12, docs.size), 1.0 + np.arange(docs.size) % 3, 3, n_words=12),
         "linear_dynamical_system": lambda: m.linear_dynamical_system(_sequences(12, count=3), 2),
+        "linear_dynamical_system_full": lambda: m.linear_dynamical_system(_sequences(12, count=3), 2,
+                                                                          output_noise="full"),
         "linear_regression": lambda: m.linear_regression(inputs, y, ard=True),
         "matrix_factorization": lambda: m.matrix_factorization(*_ratings(200, 20, 25, 8), 3, n_users=20, n_items=25,
                                                                biases=True),

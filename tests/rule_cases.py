@@ -746,6 +746,48 @@ def gaussian_chain_learned_map():
     return m, "y"
 
 
+def gaussian_chain_random_map():
+    """y_t ~ N(C x_t, R^-1) with C a Gaussian node over the output plate (C @ x) and a full Wishart
+    R: the rows of C meet in the off-diagonal terms; one step missing."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        r = vmp.Wishart("R", 4.0, np.array([[1.0, 0.3, 0.0], [0.3, 1.0, -0.2], [0.0, -0.2, 1.0]]))
+        with vmp.Plate("out", 3):
+            c = vmp.Gaussian("C", np.zeros(2), np.eye(2))
+        with vmp.Plate("T", 4):
+            x = vmp.GaussianMarkovChain("x", np.zeros(2), np.eye(2), 0.9 * np.eye(2), 4.0 * np.eye(2))
+            vmp.Gaussian("y", c @ x, r, observed=rng.normal(size=(4, 3)), mask=np.array([True, True, False, True]))
+    return m, "y"
+
+
+def gaussian_chain_random_map_per_chain():
+    """Two chains, each with its own rows C_s (plates "S", "out") under one Wishart R, weighted."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        r = vmp.Wishart("R", 4.0, np.eye(3))
+        with vmp.Plate("S", 2), vmp.Plate("out", 3):
+            c = vmp.Gaussian("C", rng.normal(size=(2, 3, 2)), np.eye(2))
+        with vmp.Plate("S", 2), vmp.Plate("T", 3):
+            x = vmp.GaussianMarkovChain("x", np.zeros(2), np.eye(2), 0.9 * np.eye(2), 4.0 * np.eye(2))
+            vmp.Gaussian("y", c @ x, r, observed=rng.normal(size=(2, 3, 3)), weights=rng.uniform(size=(2, 3)))
+    return m, "y"
+
+
+def gaussian_random_map_ard():
+    """y_n ~ N(C x_n, diag(r)^-1): C a Gaussian node over the output plate, x plain Gaussians over
+    a plate, one Gamma r_i per output; y latent with an observed child."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        with vmp.Plate("out", 3):
+            c = vmp.Gaussian("C", np.zeros(2), np.eye(2))
+            r = vmp.Gamma("r", 2.0, 1.0)
+        with vmp.Plate("N", 4):
+            x = vmp.Gaussian("x", np.zeros(2), np.eye(2))
+            y = vmp.Gaussian("y", c @ x, r)
+            vmp.Gaussian("z", y, np.eye(3), observed=rng.normal(size=(4, 3)))
+    return m, "y"
+
+
 def _switching():
     """s ~ MarkovChain over 2 regimes; x ~ GaussianMarkovChain with A[s] and Q[s] (Gamma noise per
     regime and dimension): the switching state-space model."""
@@ -980,7 +1022,8 @@ CASES = {f.__name__: f for f in [
     poisson_dot, poisson_dot_gathered, normal_random_scale, gaussian_wishart_random_scale,
     gaussian_gated_random_scale, normal_gated_random_scale, poisson_product_rate, gamma_product_rate,
     exponential_product_rate, gaussian_chain, gaussian_chain_ard, gaussian_chain_known_dynamics,
-    gaussian_chain_vector_child, gaussian_chain_learned_map, gaussian_chain_switching, normal_constant_scales,
+    gaussian_chain_vector_child, gaussian_chain_learned_map, gaussian_chain_random_map,
+    gaussian_chain_random_map_per_chain, gaussian_random_map_ard, gaussian_chain_switching, normal_constant_scales,
     normal_scaled_ar, gaussian_elementwise_scale, gaussian_wishart_gated, gaussian_wishart_hidden_child, gaussian_wishart_prior,
     normal_gamma_gated, normal_gamma_hidden_child, gaussian_normal_gamma_diagonal, normal_gamma_prior,
     stick_breaking_categorical, stick_breaking_closed_categorical, stick_breaking_prior, stick_breaking_closed_prior,

@@ -7,6 +7,7 @@ import pickle
 import warnings
 
 import numpy as np
+import pytest
 
 import vmp
 from vmp.models import linear_dynamical_system
@@ -17,8 +18,9 @@ def _sequences(seed=0):
     return [np.cumsum(rng.normal(size=(n, 2)), 0) + rng.normal(size=(n, 2)) for n in (30, 25, 40, 35, 20, 30)]
 
 
-def test_minibatches_of_sequences_rise_and_infer_the_chains():
-    model = linear_dynamical_system(_sequences(), 2)
+@pytest.mark.parametrize("noise", ["diagonal", "full"])
+def test_minibatches_of_sequences_rise_and_infer_the_chains(noise):
+    model = linear_dynamical_system(_sequences(), 2, output_noise=noise)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", vmp.DivergenceWarning)
         result = model.fit(method="stochastic", subsample=vmp.Minibatch("sequences", 2), iterations=40, seed=0,
@@ -51,3 +53,8 @@ def test_the_diagram_draws_the_chain_with_a_self_loop_and_the_summary_names_it()
     assert "steps(" not in source and "transition" not in source.split("x -> x")[0].split("subgraph")[0]
     result = model.fit(iterations=3, tol=0)
     assert "GaussianMarkovChain" in result.summary(model)
+
+
+def test_the_diagram_draws_a_learned_map_by_its_rows():
+    source = linear_dynamical_system(_sequences(), 2, output_noise="full").render().source
+    assert "matrix product, rows over outputs" in source and 'R -> y [label=" precision"]' in source

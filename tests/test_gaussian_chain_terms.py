@@ -2,7 +2,8 @@
 
 tests/test_factor_monte_carlo.py checks every factor's bound term against draws from random q's;
 with the chain's many terms (a transition's quadratic in A and Q, the inputs' in B) one term off
-by 20% hides in that noise. Here every hidden node's q is concentrated (Gaussians' and chains'
+by 20% hides in that noise (so does the off-diagonal part of a learned map's E[(C x)(C x)^T]
+under a full R, ``gaussian_chain_random_map``). Here every hidden node's q is concentrated (Gaussians' and chains'
 natural parameters scaled by 100, Gammas and Wisharts with 100 degrees of freedom at their mean),
 which shrinks the Monte Carlo error on E_q[log p(x | A, Q, B, ...)] but not the terms: the
 factor must lie within 5 standard errors of the reference (tests/mc_reference.py: paths drawn
@@ -20,7 +21,8 @@ from vmp.graph.compiled import CompiledFactor
 
 CONCENTRATION = 100.0
 DRAWS = 20000
-CHAIN_CASES = ["gaussian_chain", "gaussian_chain_ard", "gaussian_chain_switching", "gaussian_chain_known_dynamics"]
+CHAIN_CASES = ["gaussian_chain", "gaussian_chain_ard", "gaussian_chain_switching", "gaussian_chain_known_dynamics",
+               "gaussian_chain_random_map"]
 
 
 def _concentrate(model) -> None:

@@ -119,6 +119,7 @@ def _random_label(node) -> str:
 
 def _kind_of_expression(expr) -> str:
     from .graph.expressions import Dot, Gate, Gather, Product, Rows, Scaled, Sticks
+    from .graph.linear import RandomMap
 
     if isinstance(expr, Rows):
         return f"rows over {expr.dim_plate.name}"
@@ -134,6 +135,8 @@ def _kind_of_expression(expr) -> str:
         return "scaled"
     if isinstance(expr, Product):
         return f"scaled by {expr.scale.name}"
+    if isinstance(expr, RandomMap):
+        return f"matrix product, rows over {expr.rows.dim_plate.name}"
     return type(expr).__name__.lower()
 
 

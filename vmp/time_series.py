@@ -21,7 +21,7 @@ from .errors import GraphError
 from .graph.draws import align, draw
 from .graph.expressions import Constant, Diagonal, Dot, Gate, PlatedConstant, Sum
 from .graph.gaussian_chain import Matrix, Steps
-from .graph.linear import Linear
+from .graph.linear import Linear, RandomMap
 from .graph.plate import Plate
 
 
@@ -130,9 +130,17 @@ def forecast(model, steps: int, name: str | None = None, *, inputs=None, draws: 
     future = _Future(x, horizon, int(draws), rng, memo)
     paths = future.states(inputs)
     parents = {role: future.value(expr, child, paths) for role, expr in child.parents.items()}
-    natural = child.conditional(parents)
-    values = child.family.sample(tuple(np.asarray(a, float) for a in natural), rng)
+    values = child.family.sample(_common(child.family, child.conditional(parents)), rng)
     return Forecast(child.name, values, paths, level)
+
+
+def _common(family, natural) -> tuple:
+    """Natural parameters broadcast to their common plates (a parameter without the horizon's or
+    the chains' axes, as a Wishart R's, has length-1 axes there)."""
+    arrays = [np.asarray(a, float) for a in natural]
+    events = [a.ndim - n for a, n in zip(arrays, family.event_ndims)]
+    plates = np.broadcast_shapes(*(a.shape[:k] for a, k in zip(arrays, events)))
+    return tuple(np.broadcast_to(a, plates + a.shape[k:]) for a, k in zip(arrays, events))
 
 
 def _target(model, name):
@@ -247,6 +255,10 @@ class _Future:
             w, plates = self._untimed(w, expr.weight_plates)
             w = align(w, plates, target)
             return np.einsum("...ij,...j->...i", w, inner) if expr.matrix else w * inner
+        if isinstance(expr, RandomMap):
+            rows = align(draw(expr.rows.node, self.n, self.rng, self.memo), expr.rows.node.plates,
+                         target + (expr.rows.dim_plate,))
+            return np.einsum("...ij,...j->...i", rows, self._laid(expr.node, paths, target, child))
         if isinstance(expr, Dot) and expr.shared is None:
             u, v = self._laid(expr.u, paths, target, child), self._laid(expr.v, paths, target, child)
             return np.einsum("...d,...d->...", u, v)

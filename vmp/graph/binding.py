@@ -28,7 +28,7 @@ from .allocation import AllocationLeaf
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
                           Sticks, Sum)
 from .gaussian_chain import Matrix, Steps
-from .linear import Linear
+from .linear import Linear, RandomMap
 from .leaves import ConstLeaf, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf
 
 PLATE_LETTERS = string.ascii_uppercase
@@ -215,6 +215,47 @@ class LinearBinding:
         return [(c, ops + ws) for c, ops in self.inner.sub(comp, own, fresh)]
 
 
+class MapBinding:
+    """C x for C by rows (``RandomMap``, C's rows a ``RowsBinding``): E[C x]_i = E[c_i]_j E[x]_j,
+    and E[(C x)(C x)^T]_ik = E[c_i c_i^T]_jl E[x x^T]_jl where i = k (a constant I over ik) plus
+    E[c_i]_j E[c_k]_l E[x x^T]_jl where i != k (a constant 1 - I): the split of E[A^T Q A] of the
+    chain's factor, here over the glue's event letters."""
+
+    def __init__(self, rows, inner, size: int):
+        self.rows, self.inner = rows, inner
+        self.eye, self.off = np.eye(size), 1.0 - np.eye(size)
+
+    def sub(self, comp, ev, fresh):
+        if comp == 0:
+            j = fresh(1)
+            return _product(self.rows.sub(0, ev + j, fresh), self.inner.sub(0, j, fresh))
+        jl = fresh(2)
+        second = self.inner.sub(1, jl, fresh)
+        own = _product(self.rows.sub(1, ev[0] + jl, fresh), second)
+        pair = _product(_product(self.rows.sub(0, ev[0] + jl[0], fresh), self.rows.sub(0, ev[1] + jl[1], fresh)),
+                        second)
+        eye, off = Operand(None, 0, ev, array=self.eye), Operand(None, 0, ev, array=self.off)
+        return [(c, ops + [eye]) for c, ops in own] + [(c, ops + [off]) for c, ops in pair]
+
+
+def _vanishes(ops: list) -> bool:
+    """A constant over event letters only (an I or 1 - I of a glue) whose nonzeros miss those of
+    another constant over the same letters (the factor's own I of a diagonal precision): the
+    term is zero everywhere, and dropping it keeps the nodes in it from being coupled."""
+    consts = [o for o in ops if o.leaf is None and np.ndim(o.array) == len(o.letters)]
+    for b in consts:
+        if not b.letters.islower():
+            continue
+        for a in consts:
+            if a is b or not set(b.letters) <= set(a.letters) or len(set(a.letters)) != len(a.letters):
+                continue
+            kept = [ch for ch in a.letters if ch in b.letters]
+            pattern = np.any(a.array != 0, axis=tuple(i for i, ch in enumerate(a.letters) if ch not in b.letters))
+            if not np.any(np.transpose(pattern, [kept.index(ch) for ch in b.letters]) & (b.array != 0)):
+                return True
+    return False
+
+
 def _product(a, b):
     return [(ca * cb, oa + ob) for (ca, oa), (cb, ob) in itertools.product(a, b)]
 
@@ -311,7 +352,7 @@ class Binder:
             return LeafBinding(leaf, "".join(letters[p.name] for p in expr.plates))
         if isinstance(expr, Gate):
             return self._bind_gate(expr, letters, role)
-        if isinstance(expr, (Steps, Matrix, Linear)):
+        if isinstance(expr, (Steps, Matrix, Linear, RandomMap)):
             return self._bind_linear(expr, letters, role)
         if isinstance(expr, (Diagonal, Rows, Sticks)):
             inner = dict(letters, **{expr.dim_plate.name: "#"})
@@ -365,13 +406,16 @@ class Binder:
 
     def _bind_linear(self, expr, letters: dict, role: str):
         """A chain's steps (its own leaf), a matrix by rows (constant or a node over a plate of
-        rows), a constant linear map W x."""
+        rows), a constant linear map W x, a random one C x."""
         if isinstance(expr, Steps):
             return self._bind(expr.node, letters, role)
         if isinstance(expr, Matrix) and expr.node is None:
             return ConstantMatrixBinding(expr.constant, "".join(letters[p.name] for p in expr.plates))
         if isinstance(expr, Matrix):
             return RowsBinding(self._bind(expr.node, dict(letters, **{expr.dim_plate.name: "#"}), role), "#")
+        if isinstance(expr, RandomMap):
+            return MapBinding(self._bind(expr.rows, letters, role), self._bind(expr.node, letters, role),
+                              expr.event_shape[0])
         return LinearBinding(self._bind(expr.node, letters, role), expr.weight,
                              "".join(letters[p.name] for p in expr.weight_plates), expr.matrix)
 
@@ -386,7 +430,7 @@ class Binder:
             out = _product(out, bindings[op.role].sub(op.comp, op.event, fresh))
         consts = [Operand(None, 0, self.child_letters + c.event, array=c.value) for c in term.consts]
         gates = [g[1] for g in self._gates.values()]
-        return [Expanded(c, ops + consts + gates) for c, ops in out]
+        return [Expanded(c, ops + consts + gates) for c, ops in out if not _vanishes(ops + consts)]
 
     def _event_gather(self, t: Expanded) -> Expanded:
         """Replace one-hot(x_n) * E[log p] over the category letter by E[log p_{x_n}] for an

@@ -12,7 +12,7 @@ from ..errors import GraphError
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
                           Sticks, Sum)
 from .gaussian_chain import Matrix, Steps
-from .linear import Linear
+from .linear import Linear, RandomMap
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -79,7 +79,7 @@ def draw(expr: Expression, n: int, rng: np.random.Generator, memo: dict) -> np.n
         return _dot(expr, n, rng, memo)
     if isinstance(expr, Sum):
         return sum(align(draw(t, n, rng, memo), t.plates, expr.plates) for t in expr.terms)
-    if isinstance(expr, (Steps, Linear, Matrix)):
+    if isinstance(expr, (Steps, Linear, Matrix, RandomMap)):
         return _linear(expr, n, rng, memo)
     raise GraphError(f"cannot draw '{expr.name}' ({type(expr).__name__})")
 
@@ -109,13 +109,16 @@ def _dot(expr: Dot, n: int, rng, memo) -> np.ndarray:
 
 def _linear(expr, n: int, rng, memo) -> np.ndarray:
     """A chain's steps (its paths), W x for a constant W, a matrix by rows (rows as its first
-    event axis)."""
+    event axis), C x for a matrix C by rows."""
     if isinstance(expr, Steps):
         return draw(expr.node, n, rng, memo)
     if isinstance(expr, Matrix):
         if expr.node is None:
             return expr.constant[None]
         return align(draw(expr.node, n, rng, memo), expr.node.plates, expr.plates + (expr.dim_plate,))
+    if isinstance(expr, RandomMap):
+        rows = align(draw(expr.rows, n, rng, memo), expr.rows.plates, expr.plates)
+        return np.einsum("...ij,...j->...i", rows, align(draw(expr.node, n, rng, memo), expr.node.plates, expr.plates))
     x = align(draw(expr.node, n, rng, memo), expr.node.plates, expr.plates)
     w = align(np.asarray(expr.weight)[None], expr.weight_plates, expr.plates)
     return np.einsum("...ij,...j->...i", w, x) if expr.matrix else w * x

@@ -23,7 +23,7 @@ from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, Pla
                           Sum, random_nodes)
 from .gaussian_chain import Steps
 from .leaves import moments_of
-from .linear import Linear
+from .linear import Linear, RandomMap
 
 
 def lay(arr: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -146,6 +146,8 @@ def _expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple[tuple, tup
         return stat.node(expr.node)[:2], expr.plates
     if isinstance(expr, Linear):
         return _linear(expr), expr.plates
+    if isinstance(expr, RandomMap):
+        return _random_map(expr), expr.plates
     raise TypeError(f"no expectation of '{expr.name}' ({type(expr).__name__})")
 
 
@@ -181,6 +183,18 @@ def _linear(expr: Linear) -> tuple:
     return w * x1, outer * x2
 
 
+def _random_map(expr: RandomMap) -> tuple:
+    """E[C x]_i = E[c_i]^T E[x]; E[(C x)(C x)^T]_ik = E[c_i]^T E[x x^T] E[c_k] (i != k) and
+    tr(E[c_i c_i^T] E[x x^T]) (i = k), the rows independent of x and of each other under q."""
+    x1, x2 = expect(expr.node, FirstTwo(), expr.plates)
+    c1, c2 = expect(expr.rows.node, FirstTwo(), expr.plates + (expr.rows.dim_plate,))
+    second = np.einsum("...ij,...jl,...kl->...ik", c1, x2, c1)
+    diagonal = np.einsum("...ijl,...jl->...i", c2, x2)
+    i = np.arange(expr.event_shape[0])
+    second[..., i, i] = diagonal
+    return np.einsum("...ij,...j->...i", c1, x1), second
+
+
 def is_point(expr: Expression) -> bool:
     """No hidden node under ``expr``: its value is known."""
     return all(n.observed for n in random_nodes(expr)) if not isinstance(expr, Constant) else True
@@ -195,6 +209,8 @@ def is_linear(expr: Expression) -> bool:
         return True
     if isinstance(expr, (Gather, Sticks, Steps, Linear)):
         return is_linear(expr.node)
+    if isinstance(expr, RandomMap):
+        return (is_point(expr.rows.node) and is_linear(expr.node)) or (is_point(expr.node) and is_linear(expr.rows.node))
     if isinstance(expr, Sum):
         return all(is_linear(t) for t in expr.terms)
     if isinstance(expr, Dot):

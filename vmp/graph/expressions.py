@@ -68,6 +68,13 @@ class Expression:
         from .linear import mapped
         return mapped(other, self)
 
+    def __matmul__(self, other):
+        """``C @ x``: a Gaussian node over a plate of rows applied to a Gaussian expression."""
+        if not isinstance(other, Expression):
+            return NotImplemented
+        from .linear import mapped
+        return mapped(self, other)
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} plates={[p.name for p in self.plates]} event={self.event_shape}>"
 

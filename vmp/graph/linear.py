@@ -10,6 +10,15 @@ nodes). Three shapes of W: a number c (c x, of any Gaussian or Normal expression
 over the open plates and x's event (elementwise, a x: E[m m^T]_ij = a_i a_j E[x x^T]_ij), and a
 matrix M x D on a Gaussian x of dimension D (``A @ x``, ``vmp.dot(A, x)``: a Gaussian of dimension
 M, e.g. the observation map y_t = C x_t of a state-space model).
+
+A random matrix C, a Gaussian node over a plate of its P rows c_i (independent under q), maps x
+to m = C x (``RandomMap``) with
+
+    E[m]_i = E[c_i]^T E[x],   E[m m^T]_ii = tr(E[c_i c_i^T] E[x x^T]),
+    E[m m^T]_ik = E[c_i]^T E[x x^T] E[c_k]  (i != k),
+
+the output map of the variational Bayesian LDS (Beal 2003 ch. 5); under a full precision
+the off-diagonal moments couple the rows, which are then updated one at a time.
 """
 from __future__ import annotations
 
@@ -72,19 +81,62 @@ def scaled(value, expr: Expression) -> Linear:
     return Linear(expr, np.array(arr), own, False, label)
 
 
-def mapped(matrix, expr: Expression) -> Linear:
-    """``A @ x`` for a constant M x D matrix A and a Gaussian expression x of dimension D."""
+class RandomMap(Expression):
+    """m = C x for C a Gaussian node over a plate of P rows (``Matrix``: E[C]_ij, E[c_i c_i^T]_jl)
+    and a Gaussian expression x of dimension D: a Gaussian expression of dimension P."""
+
+    def __init__(self, rows, node: Expression):
+        self.rows, self.node = rows, node
+        self.family = node.family
+        self.event_shape = rows.event_shape[:1]
+        self.plates = plate_union(node.plates, rows.plates)
+        self.name = f"{rows.node.name}@{node.name}"
+
+    def inputs(self):
+        return [self.rows, self.node]
+
+
+def mapped(matrix, expr: Expression) -> Linear | RandomMap:
+    """``A @ x`` for a constant M x D matrix A, or a Gaussian node A over a plate of M rows of
+    dimension D, and a Gaussian expression x of dimension D."""
     written = f"{_describe(matrix)} @ '{expr.name}'"
     expr = _location(expr, written)
-    arr = np.asarray(matrix, float)
     if not expr.event_shape:
         raise GraphError(f"{written}: a matrix maps a Gaussian (vector) expression; scale a Normal by a number "
                          f"or an array instead")
+    if isinstance(matrix, Expression):
+        return _random_map(matrix, expr, written)
+    try:
+        arr = np.asarray(matrix, float)
+    except (TypeError, ValueError):
+        raise GraphError(f"{written}: the matrix must be numbers or a Gaussian node over a plate of its rows") \
+            from None
     if arr.ndim != 2 or arr.shape[1] != expr.event_shape[0]:
         raise ShapeError(f"{written}: the matrix must be M x {expr.event_shape[0]}, got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise GraphError(f"{written}: the matrix must be finite")
     return Linear(expr, np.ascontiguousarray(arr), (), True, f"const{list(arr.shape)}")
+
+
+def _random_map(matrix: Expression, expr: Expression, written: str) -> RandomMap:
+    """C @ x for a Gaussian node C over a plate of its rows (not a plate of x nor an open one)."""
+    from .gaussian_chain import Matrix
+
+    matrix = matrix.view(fam.Gaussian)
+    if not matrix.family.location or not matrix.plates or not matrix.event_shape:
+        raise GraphError(f"{written}: a random matrix is a Gaussian node over a plate of its rows (each a "
+                         f"{expr.event_shape[0]}-vector), got '{matrix.name}' ({matrix.family.name}, plates "
+                         f"{[p.name for p in matrix.plates]})")
+    rows = matrix.plates[-1]
+    if matrix.event_shape != expr.event_shape:
+        raise ShapeError(f"{written}: the rows of '{matrix.name}' have dimension {matrix.event_shape[0]}, "
+                         f"'{expr.name}' has dimension {expr.event_shape[0]}")
+    if rows in expr.plates or rows in context.active_plates():
+        raise GraphError(f"{written}: the plate '{rows.name}' of the rows of '{matrix.name}' is open or a plate of "
+                         f"'{expr.name}'; C @ x is a vector over the rows (declare it outside that plate; inside "
+                         f"it, vmp.dot(C, x) is one Normal per row)")
+    shape = (rows.size,) + expr.event_shape
+    return RandomMap(Matrix(matrix, written, "matrix", shape, expr.plates, fam.Gaussian), expr)
 
 
 def is_map(value, expr) -> bool:

@@ -16,7 +16,7 @@ class LogisticRegression(ClassifierMixin, VMPEstimator):
     Two classes: y_n ~ Bernoulli(sigmoid(w . x_n + b)), w ~ N(0, C I), b ~ N(0, 10^4); more
     classes: the stick-breaking logits of Linderman, Johnson & Adams (2015), K - 1 weight vectors
     W_k. Each likelihood term is made conditionally Gaussian by a Polya-gamma auxiliary (Polson,
-    Scott & Windle 2013), so q(w) is Gaussian and the bound is the Jaakkola-Jordan bound at its
+    Scott & Windle 2013), so q(w) stays a Gaussian and the bound is the Jaakkola-Jordan bound at its
     optimum. ``C`` is scikit-learn's: the prior precision of the weights is 1 / C, so the posterior
     mode is scikit-learn's L2 ``LogisticRegression(C=C)``.
 
