@@ -1,4 +1,5 @@
 """Ready-made models. Each is a function that builds a ``vmp.Model`` from data and hyperparameters."""
+from ._checks import PriorScaleWarning as PriorScaleWarning
 from .beta_binomial import beta_bernoulli as beta_bernoulli
 from .beta_binomial import beta_binomial as beta_binomial
 from .factor_analysis import factor_analysis as factor_analysis

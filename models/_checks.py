@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -133,6 +134,28 @@ def representable(name: str, what: str, arr: np.ndarray) -> None:
     if big >= LARGEST_REAL:
         raise vmp.DataError(f"{name}: {what} has entries of magnitude up to {big:.3g}; their squares "
                             f"overflow float64 (the limit is {LARGEST_REAL:g}): rescale the data")
+
+
+#: orders of magnitude between a fixed precision and its data-scaled value beyond which a
+#: builder warns (a factor of 100 in standard deviation)
+PRIOR_SCALE_LIMIT = 4.0
+
+
+class PriorScaleWarning(UserWarning):
+    """A fixed prior is many orders of magnitude away from the scale of the data."""
+
+
+def prior_scale(name: str, what: str, value: float, scaled) -> None:
+    """Warn when the fixed precision ``value`` is more than PRIOR_SCALE_LIMIT orders of magnitude
+    from ``scaled``, the precision the data's scale suggests (one per element: the farthest)."""
+    ratios = np.log10(value / np.atleast_1d(np.asarray(scaled, float)))
+    worst = int(np.argmax(np.abs(ratios)))
+    orders, scaled = float(ratios[worst]), float(np.atleast_1d(scaled)[worst])
+    if abs(orders) > PRIOR_SCALE_LIMIT:
+        side = "tighter" if orders > 0 else "looser"
+        warnings.warn(f"{name}: {what}={value:g} is {abs(orders):.1f} orders of magnitude {side} than the data's "
+                      f"scale suggests ({scaled:.3g}); the fit will follow this prior, not the data. Leave "
+                      f"{what} out to learn it, or rescale the data", PriorScaleWarning, stacklevel=4)
 
 
 def targets(name: str, data) -> tuple[np.ndarray, np.ndarray | None]:

@@ -1,9 +1,5 @@
-"""Beta-Bernoulli and Beta-Binomial models (Gelman et al., BDA3 sections 2.4 and 5.3).
-
-beta_bernoulli: p_g ~ Beta(a, b) per group g, x_n ~ Bernoulli(p_{g_n}).
-beta_binomial:  p_g ~ Beta(a, b) per group g, x_n ~ Binomial(n_n, p_{g_n}), n_n trials per row.
-With one group p is shared; the converged bound is the exact log evidence (the pair is conjugate).
-"""
+"""Beta-Bernoulli and Beta-Binomial models (Gelman et al., BDA3 sections 2.4 and 5.3). With one
+group p is shared; the converged bound is the exact log evidence (the pair is conjugate)."""
 from __future__ import annotations
 
 import numpy as np
@@ -40,13 +36,22 @@ def _binary(name: str, successes, trials, prior, groups, weights) -> vmp.Model:
 
 def beta_bernoulli(outcomes: np.ndarray, *, prior: tuple[float, float] = (1.0, 1.0), groups=None,
                    weights=None, name: str = "beta_bernoulli") -> vmp.Model:
-    """Binary ``outcomes`` (N values in {0, 1}) with success probability p ~ Beta(*prior), one p
-    per group when ``groups`` (N integer labels) is given; ``weights`` multiply each row."""
+    """Binary ``outcomes`` (N values in {0, 1}) with a success probability per group:
+
+        p_g ~ Beta(a, b)            (a, b) = prior; one group unless ``groups`` (N labels) is given
+        x_n ~ Bernoulli(p_{g_n})    ``weights`` multiply each row's factor
+
+    Nodes: ``p`` (plate "groups"), ``x`` (observed, plate "data")."""
     return _binary(name, outcomes, None, prior, groups, weights)
 
 
 def beta_binomial(successes: np.ndarray, trials, *, prior: tuple[float, float] = (1.0, 1.0), groups=None,
                   weights=None, name: str = "beta_binomial") -> vmp.Model:
     """``successes`` out of ``trials`` (N non-negative integers each, or one number of trials
-    for all), success probability p ~ Beta(*prior), one per group when ``groups`` is given."""
+    for all), with a success probability per group:
+
+        p_g ~ Beta(a, b)                   (a, b) = prior; one group unless ``groups`` is given
+        x_n ~ Binomial(trials_n, p_{g_n})
+
+    Nodes: ``p`` (plate "groups"), ``x`` (observed, plate "data")."""
     return _binary(name, successes, np.asarray(trials, float), prior, groups, weights)

@@ -1,10 +1,5 @@
 """Bayesian PCA / factor analysis with automatic relevance determination (Bishop 1999,
-"Bayesian PCA"; PRML section 12.2.3; BayesPy's PCA example).
-
-alpha_k ~ Gamma(a, b), W_d ~ N(0, diag(alpha)^-1) (one row per observed dimension d),
-z_n ~ N(0, I), mu_d ~ N(0, 1/p), tau ~ Gamma(a', b'), y_nd ~ N(z_n . W_d + mu_d, 1/tau).
-Columns k of W that the data do not need are switched off: E[alpha_k] grows without bound.
-"""
+"Bayesian PCA"; PRML section 12.2.3; BayesPy's PCA example)."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +12,18 @@ from . import _checks
 def factor_analysis(data: np.ndarray, n_components: int, *, mask: np.ndarray | None = None,
                     ard_prior: tuple[float, float] = (1e-3, 1e-3), noise_prior: tuple[float, float] = (1e-3, 1e-3),
                     mean_precision: float = 1e-3, name: str = "factor_analysis") -> vmp.Model:
-    """Build the model for ``data`` (N x D) with at most ``n_components`` components. NaN
+    """Build the model for ``data`` (N x D) with at most ``n_components`` = K components:
+
+        alpha_k ~ Gamma(a, b)              (a, b) = ard_prior, k = 1..K
+        W_d ~ N(0, diag(alpha)^-1)         one row of loadings per dimension d
+        mu_d ~ N(0, 1 / mean_precision)
+        tau ~ Gamma(a', b')                (a', b') = noise_prior
+        z_n ~ N(0, I)
+        y_nd ~ N(z_n . W_d + mu_d, 1 / tau)
+
+    Columns k of W that the data do not need are switched off: E[alpha_k] grows without bound.
+    Nodes: ``alpha`` (plate "components"), ``W``, ``mu`` (plate "dimensions"), ``tau``, ``z``
+    (plate "data"), ``y`` (observed, plates "data" x "dimensions"). NaN
     entries, and those where ``mask`` (N x D, booleans) is False, are missing: each y_nd is its
     own element, so a missing one drops out, and ``model.impute("y")`` gives its posterior
     predictive."""

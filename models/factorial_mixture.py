@@ -1,11 +1,5 @@
 """Factorial mixture model (Ghahramani 1995; Mandt et al., Variational Tempering, section 5).
 
-Each datapoint switches any subset of K components on:
-
-    z_nk ~ Bernoulli(pi_k)    (pi_k fixed, or pi_k ~ Beta(a, b))
-    mu_dk ~ N(0, 1 / mean_precision)
-    x_nd ~ N(sum_k z_nk mu_dk, 1 / tau)    (tau fixed, or tau ~ Gamma(*noise_prior))
-
 The mean is ``vmp.dot(z, mu)`` over the component plate: E[(sum_k z_k mu_k)^2] has the cross
 terms E[z_k] E[z_l] E[mu_k] E[mu_l] (k != l) and E[z_k] E[mu_k^2] on the diagonal (z_k^2 = z_k),
 so the engine updates q(z_n.) and q(mu_d.) one component at a time (coordinate ascent).
@@ -23,10 +17,14 @@ def factorial_mixture(data: np.ndarray, n_components: int, *, pi: float | None =
                       pi_prior: tuple[float, float] = (1.0, 1.0), mean_precision: float = 1.0,
                       noise_precision: float | None = None, noise_prior: tuple[float, float] = (1.0, 1.0),
                       mask: np.ndarray | None = None, name: str = "factorial_mixture") -> vmp.Model:
-    """Build the model for ``data`` (N x D). ``pi`` fixes every pi_k (None: pi_k ~
-    Beta(*pi_prior)); ``noise_precision`` fixes tau = 1/sigma^2 (None: tau ~ Gamma(*noise_prior)).
-    Nodes: ``z`` (plates data, components), ``mu`` (pixels, components), ``x``, and ``pi``/``tau``
-    when random. NaN entries of ``data``, and those where ``mask`` (N x D, True where observed)
+    """Build the model for ``data`` (N x D); each datapoint switches any subset of K components on:
+
+        z_nk ~ Bernoulli(pi_k)                 pi_k = pi, or pi_k ~ Beta(*pi_prior) when pi is None
+        mu_dk ~ N(0, 1 / mean_precision)
+        x_nd ~ N(sum_k z_nk mu_dk, 1 / tau)    tau = noise_precision, or ~ Gamma(*noise_prior) when None
+
+    Nodes: ``z`` (plates "data" x "components"), ``mu`` ("pixels" x "components"), ``x``
+    (observed, "data" x "pixels"), and ``pi`` ("components") and ``tau`` when random. NaN entries of ``data``, and those where ``mask`` (N x D, True where observed)
     is False, are missing: each x_nd is its own element, so a missing one integrates out."""
     x, seen = _checks.missing(name, "data", data, mask)
     if x.ndim != 2:

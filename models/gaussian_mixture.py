@@ -38,7 +38,15 @@ def gaussian_mixture(data: np.ndarray, n_components: int, *, covariance: str = "
                      weight_concentration_prior: float | None = None, mean_precision_prior: float | None = None,
                      mean_prior: np.ndarray | None = None, degrees_of_freedom_prior: float | None = None,
                      mask: np.ndarray | None = None, name: str = "gaussian_mixture") -> vmp.Model:
-    """Build the mixture for ``data`` (N x D).
+    """Build the mixture of K = ``n_components`` Gaussians for ``data`` (N x D):
+
+        pi ~ Dir(alpha 1), or stick-breaking weights pi_k = v_k prod_{j<k} (1 - v_j), v_k ~ Beta(1, alpha)
+        (mu_k, Lambda_k) ~ N(m0, (beta0 Lambda_k)^-1) W(nu0, W0)                k = 1..K
+        z_n ~ Cat(pi),  x_n ~ N(mu_{z_n}, Lambda_{z_n}^-1)
+
+    Nodes: ``pi``, ``theta`` (plate "components": (mu_k, Lambda_k); ``covariance="factorized"``:
+    ``mu`` and ``Lambda``; "diag": ``theta`` over plates "components" x "dims"), ``z`` and
+    ``x`` (observed; plate "data").
 
     The defaults answered best on real data (iris, wine and digits against the labels:
     docs/reference.md, "Mixtures on real data"): covariance "joint", weights "dirichlet_process"

@@ -23,9 +23,14 @@ def hierarchical_logistic_regression(inputs: np.ndarray, targets: np.ndarray, gr
                                      mean_precision: float = 1e-2, group_prior: tuple[float, float] = (1.0, 1.0),
                                      name: str = "hierarchical_logistic_regression") -> vmp.Model:
     """The logistic regression of binary ``targets`` (N; NaN missing) on ``inputs`` (N x D) with
-    an intercept u_g per group, ``groups`` (N integers in [0, n_groups)). Nodes: "w", "mu" (the
-    intercepts' mean), "tau" (their precision), "u" (plate "groups"), "y", "y.omega"; the
-    inputs are the data inputs "X" and "groups" (``set_data`` both for held-out rows)."""
+    an intercept u_g per group, ``groups`` (N integers in [0, n_groups)):
+
+        w ~ N(0, I / prior_precision),  mu ~ N(0, 1 / mean_precision),  tau ~ Gamma(group_prior)
+        u_g ~ N(mu, 1 / tau),  y_n ~ Bernoulli(sigmoid(w . x_n + u_{g_n}))
+
+    with a Polya-gamma auxiliary per row. Nodes: ``w``, ``mu`` (the intercepts' mean), ``tau``
+    (their precision), ``u`` (plate "groups"), ``y``, ``y.omega``; the inputs are the data inputs
+    "X" and "groups" (``set_data`` both for held-out rows)."""
     x = _checks.matrix(name, "inputs", inputs)
     y, seen = _checks.targets(name, targets)
     g = _checks.indices(name, "groups", groups)

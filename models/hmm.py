@@ -1,14 +1,5 @@
 """Hidden Markov models (Beal 2003 ch. 3; MacKay 1997) on sequences of different lengths.
 
-pi0 ~ Dir(alpha_0), A_j ~ Dir(alpha_A) for each state j, z_s ~ MarkovChain(pi0, A) for each
-sequence s (q(z_s) one structured chain, from forward-backward), and emissions y_st | z_st:
-
-- ``"gaussian"``: mu_k ~ N(m0, P0^-1), Lambda_k ~ W(nu0, W0), y_st ~ N(mu_{z_st}, Lambda_{z_st}^-1)
-  (nodes "mu", "Lambda"); with ``covariance="joint"``, (mu_k, Lambda_k) ~ N(m0, (beta Lambda_k)^-1)
-  W(nu0, W0), one Normal-Wishart q per state (node "theta"; hmmlearn's VariationalGaussianHMM);
-- ``"categorical"``: B_k ~ Dir(beta), y_st ~ Cat(B_{z_st}) over ``n_symbols`` symbols;
-- ``"poisson"``: lam_k ~ Gamma(a, b), y_st ~ Poisson(lam_{z_st}) (counts).
-
 Sequences are padded to the longest; the padded steps are masked with weight 0 (absent: no data,
 no latent value, nothing to impute; ``vmp/graph/missing.py``). A new emission family is one
 function ``(y, mask, z, plates, options) -> None`` in ``EMISSIONS`` that declares the parameters
@@ -108,7 +99,23 @@ EMISSIONS: dict[str, Callable] = {"gaussian": _gaussian, "categorical": _categor
 
 def hmm(sequences, n_states: int, *, emission: str = "gaussian", initial_alpha: float = 1.0,
         transition_alpha: float = 1.0, name: str = "hmm", **options) -> vmp.Model:
-    """Build an HMM for ``sequences`` (a list of arrays of different lengths, or an S x T array).
+    """Build an HMM for ``sequences`` (a list of arrays of different lengths, or an S x T array):
+
+        pi0 ~ Dir(initial_alpha),  A_j ~ Dir(transition_alpha)   for each state j = 1..K
+        z_s ~ MarkovChain(pi0, A)   each sequence s: q(z_s) one chain, from forward-backward
+
+    and emissions y_st given z_st, by ``emission``:
+
+    - ``"gaussian"``: mu_k ~ N(m0, P0^-1), Lambda_k ~ W(nu0, W0), y_st ~ N(mu_{z_st}, Lambda_{z_st}^-1);
+      with ``covariance="joint"``, (mu_k, Lambda_k) ~ N(m0, (beta Lambda_k)^-1) W(nu0, W0), one
+      Normal-Wishart q per state (hmmlearn's VariationalGaussianHMM);
+    - ``"categorical"``: B_k ~ Dir(beta), y_st ~ Cat(B_{z_st}) over ``n_symbols`` symbols;
+    - ``"poisson"``: lam_k ~ Gamma(a, b), y_st ~ Poisson(lam_{z_st}) (counts).
+
+    Nodes: ``pi0``, ``A`` (plate "states"), ``z`` (plates "sequences" x "time"), the emission's
+    parameters (plate "states": ``mu`` and ``Lambda``, or ``theta`` with ``covariance="joint"``;
+    ``B``; or ``lam``) and ``y`` (observed,
+    "sequences" x "time").
 
     ``initial_alpha`` and ``transition_alpha`` are the Dirichlet concentrations of pi0 and of each
     row of A. Gaussian options: ``mean_precision`` (P0 = mean_precision * S^-1, m0 the data mean;

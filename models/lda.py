@@ -1,9 +1,4 @@
-"""Latent Dirichlet allocation (Blei, Ng & Jordan 2003) on (document, word, count) triples.
-
-beta_k ~ Dir(eta), theta_d ~ Dir(alpha), and for each distinct (d, w) pair seen c times, one
-topic assignment z ~ Cat(theta_d) and word w ~ Cat(beta_z), both with multiplicity c
-(the count-weighted mean field of Hoffman et al. 2010 and scikit-learn).
-"""
+"""Latent Dirichlet allocation (Blei, Ng & Jordan 2003) on (document, word, count) triples."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +10,20 @@ from . import _checks
 
 def lda(documents: np.ndarray, words: np.ndarray, counts: np.ndarray, n_topics: int, *,
         n_documents: int | None = None, n_words: int | None = None, alpha: float = 0.1,
-        eta: float = 0.01, name: str = "lda") -> vmp.Model:
+        eta: float = 0.1, name: str = "lda") -> vmp.Model:
+    """Build LDA with K = ``n_topics`` topics over the tokens (documents[r], words[r]) seen
+    counts[r] times:
+
+        beta_k ~ Dir(eta)             k = 1..K, over the V = n_words words
+        theta_d ~ Dir(alpha)          d = 1..n_documents
+        z_r ~ Cat(theta_{d_r}),  w_r ~ Cat(beta_{z_r})   each with multiplicity counts[r]
+
+    one topic assignment per distinct (document, word) pair, weighted by its count (the
+    count-weighted mean field of Hoffman et al. 2010 and scikit-learn). The default priors
+    alpha = eta = 0.1 are scikit-learn's and gensim's 1/K at K = 10. Nodes: ``beta`` (plate
+    "topics"), ``theta`` (plate "documents"), ``z`` and ``w`` (observed; plate "tokens").
+    ``model["beta"]`` holds the topics (``.mean``: K x V word probabilities); a minibatch fit
+    draws documents: ``vmp.Minibatch("documents", size)``."""
     d = _checks.indices(name, "documents", documents)
     w = _checks.indices(name, "words", words)
     c = _checks.values(name, "counts", counts, positive=True)

@@ -20,9 +20,14 @@ def logistic_regression(inputs: np.ndarray, targets: np.ndarray, *, prior_precis
                         ard: bool = False, ard_prior: tuple[float, float] = (1e-3, 1e-3), intercept: bool = True,
                         intercept_precision: float = 1e-4, name: str = "logistic_regression") -> vmp.Model:
     """The logistic regression of binary ``targets`` (N, in {0, 1}; NaN missing) on the rows of
-    ``inputs`` (N x D). Nodes: "w" (Gaussian over the D weights), "b" (Normal intercept), "alpha"
-    (ARD precisions, a plate of D), "y" (Bernoulli, ``logit=``), "y.omega" (the auxiliary); the
-    inputs are the data input "X". With ``prior_precision = 1 / C`` and a flat intercept this is
+    ``inputs`` (N x D):
+
+        w ~ N(0, I / prior_precision)   (``ard=True``: w_d ~ N(0, 1/alpha_d), alpha_d ~ Gamma(ard_prior))
+        b ~ N(0, 1 / intercept_precision),   y_n ~ Bernoulli(sigmoid(w . x_n + b))
+
+    with a Polya-gamma auxiliary omega_n per row. Nodes: ``w`` (Gaussian over the D weights),
+    ``b`` (Normal intercept), ``alpha`` (ARD precisions, a plate of D), ``y`` (Bernoulli,
+    ``logit=``), ``y.omega`` (the auxiliary); the inputs are the data input "X". With ``prior_precision = 1 / C`` and a flat intercept this is
     the posterior behind scikit-learn's L2 LogisticRegression(C=C). ``model.predict("y")`` gives
     P(y = 1) (``.probabilities``: both classes) for the rows of "X" (``model.set_data("X",
     X_new)`` for held-out rows)."""

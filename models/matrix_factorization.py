@@ -1,11 +1,5 @@
-"""Bayesian matrix factorization (Paquet section 3; Paisley et al. section IV-A).
-
-u_m ~ N(0, p^-1 I), v_n ~ N(0, p^-1 I), r_mn ~ N(u_m . v_n, 1/tau), tau fixed or ~ Gamma(a, b).
-With ``biases=True`` the mean is u_m . v_n + b_m + c_n + g with user and item biases
-b_m, c_n ~ N(0, 1/q) and a global offset g ~ N(0, 1/q0) (Koren et al. 2009, eq. (3)).
-``factorized=True`` uses the fully factorized q(u_mk) q(v_nk) of Paquet eq. (7); otherwise the
-structured q(u_m) q(v_n).
-"""
+"""Bayesian matrix factorization (Paquet section 3; Paisley et al. section IV-A; biases as Koren
+et al. 2009, eq. (3))."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +14,18 @@ def matrix_factorization(users: np.ndarray, items: np.ndarray, ratings: np.ndarr
                          noise_precision: float | None = None, noise_prior: tuple[float, float] = (1.0, 1.0),
                          prior_precision: float = 1.0, biases: bool = False, bias_precision: float = 1.0,
                          offset_precision: float = 1e-2, name: str = "matrix_factorization") -> vmp.Model:
-    """``noise_precision`` fixes tau; when None, tau ~ Gamma(*noise_prior). ``biases`` adds
-    user and item biases (precision ``bias_precision``) and a global offset (``offset_precision``).
+    """Build the factorization of the ``ratings`` of the pairs (users[r], items[r]) with K =
+    ``n_factors`` factors:
+
+        u_m ~ N(0, I / p),  v_n ~ N(0, I / p)       p = prior_precision
+        r_mn ~ N(u_m . v_n, 1 / tau)                tau = noise_precision, or ~ Gamma(*noise_prior)
+
+    With ``biases=True`` the mean is u_m . v_n + b_m + c_n + g, with user and item biases
+    b_m, c_n ~ N(0, 1 / bias_precision) and a global offset g ~ N(0, 1 / offset_precision).
+    ``factorized=True`` uses the fully factorized q(u_mk) q(v_nk) of Paquet eq. (7) (u and v
+    Normal over plates "users"/"items" x "factors"); otherwise the structured q(u_m) q(v_n).
+    Nodes: ``u`` (plate "users"), ``v`` (plate "items"), ``tau`` when random, ``user_bias``,
+    ``item_bias`` and ``offset`` with biases, and ``r`` (observed; plate "ratings").
     The indices are the inputs ``"users"`` and ``"items"``: ``model.set_data({"users": rows,
     "items": cols})`` gives held-out pairs (their ratings masked, to predict)."""
     rows = _checks.indices(name, "users", users)

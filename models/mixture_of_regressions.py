@@ -1,8 +1,4 @@
-"""Mixture of linear regressions (Bishop PRML section 14.5.1, with conjugate priors).
-
-pi ~ Dir(alpha), w_k ~ N(0, p^-1 I), tau_k ~ Gamma(a, b), z_n ~ Cat(pi),
-y_n ~ N(w_{z_n} . x_n, 1/tau_{z_n}): a gate inside the inner product with the design matrix.
-"""
+"""Mixture of linear regressions (Bishop PRML section 14.5.1, with conjugate priors)."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +11,15 @@ from . import _checks
 def mixture_of_regressions(inputs: np.ndarray, targets: np.ndarray, n_components: int, *, alpha: float = 1.0,
                            prior_precision: float = 1.0, noise_prior: tuple[float, float] = (1.0, 1.0),
                            name: str = "mixture_of_regressions") -> vmp.Model:
-    """Build the mixture for ``targets`` (N) on the rows of ``inputs`` (N x D); add a column of
-    ones to ``inputs`` for per-component intercepts. NaN targets are missing: their rows drop out
+    """Build the mixture of K = ``n_components`` regressions of ``targets`` (N) on the rows x_n of
+    ``inputs`` (N x D):
+
+        pi ~ Dir(alpha),  w_k ~ N(0, I / prior_precision),  tau_k ~ Gamma(*noise_prior)
+        z_n ~ Cat(pi),  y_n ~ N(w_{z_n} . x_n, 1 / tau_{z_n})
+
+    (a gate inside the inner product with the design matrix). Nodes: ``pi``, ``w`` and ``tau``
+    (plate "components"), ``z`` and ``y`` (observed; plate "data"). Add a column of ones to
+    ``inputs`` for per-component intercepts. NaN targets are missing: their rows drop out
     (their z_n is barren), and ``model.impute("y")`` gives their posterior predictive."""
     x = _checks.matrix(name, "inputs", inputs)
     y, seen = _checks.targets(name, targets)

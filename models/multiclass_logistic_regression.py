@@ -22,9 +22,14 @@ def multiclass_logistic_regression(inputs: np.ndarray, targets: np.ndarray, n_cl
                                    intercept_precision: float = 1e-4,
                                    name: str = "multiclass_logistic_regression") -> vmp.Model:
     """The regression of class labels ``targets`` (N integers in [0, n_classes); NaN missing) on
-    the rows of ``inputs`` (N x D); ``n_classes`` defaults to the largest label + 1. Nodes: "W"
-    (Gaussian weights, plate "classes" of K - 1), "b" (Normal intercepts, same plate), "y"
-    (Categorical, ``logits=``), "y.omega"; the inputs are the data input "X".
+    the rows of ``inputs`` (N x D); ``n_classes`` defaults to the largest label + 1:
+
+        W_k ~ N(0, I / prior_precision),  b_k ~ N(0, 1 / intercept_precision)    k = 1..K-1
+        y_n ~ Cat(stick-breaking logits psi_nk = W_k . x_n + b_k)
+
+    with Polya-gamma auxiliaries. Nodes: ``W`` (Gaussian weights, plate "classes" of K - 1),
+    ``b`` (Normal intercepts, same plate), ``y`` (Categorical, ``logits=``), ``y.omega``; the
+    inputs are the data input "X".
     ``model.predict("y").mean`` is the N x K matrix of class probabilities."""
     x = _checks.matrix(name, "inputs", inputs)
     y, seen = _checks.targets(name, targets)

@@ -21,8 +21,13 @@ def negative_binomial_regression(inputs: np.ndarray, targets: np.ndarray, r: flo
                                  intercept_precision: float = 1e-4,
                                  name: str = "negative_binomial_regression") -> vmp.Model:
     """The regression of counts ``targets`` (N non-negative integers; NaN missing) on the rows of
-    ``inputs`` (N x D) with dispersion ``r`` (Var[y] = E[y] + E[y]^2 / r). Nodes: "w", "b", "y"
-    (NegativeBinomial, ``logit=``), "y.omega"; the inputs are the data input "X"."""
+    ``inputs`` (N x D) with dispersion ``r`` (Var[y] = E[y] + E[y]^2 / r):
+
+        w ~ N(0, I / prior_precision),  b ~ N(0, 1 / intercept_precision)
+        y_n ~ NegativeBinomial(r, logit = w . x_n + b)
+
+    with a Polya-gamma auxiliary per row. Nodes: ``w``, ``b``, ``y`` (NegativeBinomial,
+    ``logit=``), ``y.omega``; the inputs are the data input "X"."""
     x = _checks.matrix(name, "inputs", inputs)
     y, seen = _checks.targets(name, targets)
     _checks.same_length(name, inputs=x, targets=y)

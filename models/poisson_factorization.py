@@ -1,9 +1,5 @@
 """Hierarchical Poisson factorization (Gopalan, Hofman & Blei 2015, section 2, Figure 5).
 
-xi_u ~ Gamma(a', a'/b'), theta_uk ~ Gamma(a, xi_u)  (user activity, preferences)
-eta_i ~ Gamma(c', c'/d'), beta_ik ~ Gamma(c, eta_i)  (item popularity, attributes)
-y_ui ~ Poisson(theta_u . beta_i)  for every pair (u, i): the given counts and zeros elsewhere.
-
 E[log(theta_u . beta_i)] is bounded by the allocation of the count over the K factors
 (vmp/graph/allocation.py; the multinomial auxiliary counts of Gopalan et al. eq. (3)-(5)). Only
 the non-zero counts carry an allocation: they are one node over a plate of entries, gathering
@@ -27,12 +23,17 @@ def poisson_factorization(users: np.ndarray, items: np.ndarray, counts: np.ndarr
                           popularity: tuple[float, float] | None = (0.3, 1.0), rate: float = 0.3,
                           name: str = "poisson_factorization") -> vmp.Model:
     """Counts y (> 0) of the pairs (users[r], items[r]); every other pair of the users x items grid
-    is a zero, or unobserved where ``observed_pairs`` (a boolean U x I mask) is False.
+    is a zero, or unobserved where ``observed_pairs`` (a boolean U x I mask) is False:
+
+        xi_u ~ Gamma(a', a'/b'),  theta_uk ~ Gamma(a, xi_u)     user activity, preferences
+        eta_i ~ Gamma(c', c'/d'), beta_ik ~ Gamma(c, eta_i)     item popularity, attributes
+        y_ui ~ Poisson(theta_u . beta_i)                         every pair (u, i)
 
     ``shape`` is a, ``activity`` is (a', b') (None: theta's rate fixed at ``rate``), ``item_shape``
     is c and ``popularity`` is (c', d') (None: beta's rate fixed at ``rate``); Gopalan et al.'s
-    defaults are a = a' = c = c' = 0.3, b' = d' = 1. Nodes: theta, beta (and xi, eta), y (the
-    counts), zeros.
+    defaults are a = a' = c = c' = 0.3, b' = d' = 1. Nodes: ``theta`` (plates "users" x
+    "factors"), ``beta`` ("items" x "factors"), ``xi`` ("users") and ``eta`` ("items") unless
+    fixed, ``y`` (the counts; plate "entries") and ``zeros`` (the zero pairs; "users" x "items").
     """
     rows = _checks.indices(name, "users", users)
     cols = _checks.indices(name, "items", items)

@@ -58,9 +58,9 @@ def local_level(y, *, noise_shape: float = 1e-3, level_shape: float = 1e-3, name
     m and s the observed mean and variance, v half the mean square of the observed one-step
     differences (whose variance is 1/q + 2/r; so E[q] = E[r] = 1/v a priori, from a_q and a_r
     pseudo-observations: 1e-3 by default, as the local level's likelihood is flat in q/r and a
-    stronger prior moves the estimates). Nodes: "level" (the
-    chain, D = 1), "level_precision" (q, in a plate "state" of size 1), "noise_precision" (r),
-    "y" (plates "sequences", "time"). ``noise_shape`` = a_r, ``level_shape`` = a_q.
+    stronger prior moves the estimates). Nodes: ``level`` (the
+    chain, D = 1), ``level_precision`` (q, in a plate "state" of size 1), ``noise_precision`` (r),
+    ``y`` (plates "sequences", "time"). ``noise_shape`` = a_r, ``level_shape`` = a_q.
     """
     _checks.positive(name, noise_shape=noise_shape, level_shape=level_shape)
     data, seen, lengths, weights = _series(name, y, vector=False)
@@ -162,11 +162,11 @@ def linear_dynamical_system(Y, state_dim: int, *, learn=True, transition=None, n
         x_0 ~ N(0, 100 v I),  x_{t+1} = A x_t (+ B u_t) + w_t,  w_t ~ N(0, diag(nu)^-1),
         y_tm ~ N(c_m . x_t, 1/tau_m),
 
-    with learned rows a_i ~ N(0, I) of A ("A", plate "states"), innovation precisions
-    nu_i ~ Gamma(1, 1) ("nu", plate "states"), rows c_m ~ N(0, diag(gamma)^-1) of the loading
-    matrix C ("C", plate "outputs") with ARD precisions gamma_j ~ Gamma(1e-3, 1e-3) ("gamma",
-    plate "state_dims"), and output precisions tau_m ~ Gamma(1, v) ("tau", plate "outputs"), v the
-    observed variance. Nodes: "x" (the chain, plates "sequences", "time"), "y" (plates
+    with learned rows a_i ~ N(0, I) of A, innovation precisions nu_i ~ Gamma(1, 1), rows
+    c_m ~ N(0, diag(gamma)^-1) of the loading matrix C with ARD precisions
+    gamma_j ~ Gamma(1e-3, 1e-3), and output precisions tau_m ~ Gamma(1, v), v the observed
+    variance. Nodes: ``A`` and ``nu`` (plate "states"), ``C`` and ``tau`` (plate "outputs"),
+    ``gamma`` (plate "state_dims"), ``x`` (the chain, plates "sequences", "time"), ``y`` (plates
     "sequences", "time", "outputs").
 
     ``output_noise="full"``: correlated output noise, y_t ~ N(C x_t, R^-1) with one full precision
@@ -257,8 +257,8 @@ def switching_lds(Y, n_regimes: int, state_dim: int, *, stay: float = 10.0, wind
     with a^(k)_i ~ N(0, I) and nu^(k)_i ~ Gamma(1, 1) per regime k and state dimension i, and C,
     gamma and tau as in ``linear_dynamical_system``; q(s) q(x) is structured: q(s) by
     forward-backward, q(x) by the smoother. ``stay`` adds prior weight to staying in a regime.
-    Nodes: "s", "pi0", "Pi" (plate "regimes"), "A", "nu" (plates "states", "regimes"), "x", "C",
-    "gamma", "tau", "y".
+    Nodes: ``s``, ``pi0``, ``Pi`` (plate "regimes"), ``A``, ``nu`` (plates "states", "regimes"),
+    ``x``, ``C``, ``gamma``, ``tau``, ``y``.
     """
     k = _checks.count(name, "n_regimes", n_regimes, minimum=2)
     d = _checks.count(name, "state_dim", state_dim)

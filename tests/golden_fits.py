@@ -28,7 +28,7 @@ def _lda(seed=0):
     rng = np.random.default_rng(seed)
     d = np.repeat(np.arange(12), 5)
     w = rng.integers(8, size=d.size)
-    return lda(d, w, rng.integers(1, 4, size=d.size).astype(float), 3, n_words=8)
+    return lda(d, w, rng.integers(1, 4, size=d.size).astype(float), 3, n_words=8, eta=0.01)  # as recorded
 
 
 def _mixture():

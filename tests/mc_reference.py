@@ -278,7 +278,10 @@ def log_density(node, x: np.ndarray, pa: dict) -> np.ndarray:
     if name == "Normal":
         return stats.norm.logpdf(x, pa["mean"], 1 / np.sqrt(pa["precision"]))
     if name == "Gaussian":
-        return _gaussian_logpdf(x, pa["mean"], pa["precision"])
+        precision = pa["precision"]
+        if type(node.factor).__name__ == "GaussianIsotropicFactor":  # a scalar alpha per element: alpha I
+            precision = np.asarray(precision)[..., None, None] * np.eye(x.shape[-1])
+        return _gaussian_logpdf(x, pa["mean"], precision)
     if name in ("GaussianWishart", "NormalGamma"):
         return _joint_prior(node, x)
     if name in ("StickBreaking", "ClosedStickBreaking"):

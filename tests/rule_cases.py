@@ -229,14 +229,19 @@ def gaussian_sum_mean():
     return m, "x"
 
 
-def _ard(hidden: bool):
-    """w_d ~ N(mu, diag(alpha)^-1), alpha_k ~ Gamma: hidden w with a Gaussian child, or observed."""
+def _ard(hidden: bool, isotropic: bool = False):
+    """w_d ~ N(mu, diag(alpha)^-1), alpha_k ~ Gamma on a plate K of w's 3 coordinates; or, with
+    ``isotropic``, w_d ~ N(mu, I / alpha_d), one Gamma alpha_d on w's own plate D shared by its
+    coordinates: hidden w with a Gaussian child, or observed."""
     rng = _rng()
     with vmp.Model("c") as m:
-        with vmp.Plate("K", 3):
-            alpha = vmp.Gamma("alpha", 2.0, 1.0)
+        if not isotropic:
+            with vmp.Plate("K", 3):
+                alpha = vmp.Gamma("alpha", 2.0, 1.0)
         mu = vmp.Gaussian("mu", np.zeros(3), np.eye(3)) if hidden else np.array([0.5, -1.0, 0.0])
         with vmp.Plate("D", 4):
+            if isotropic:
+                alpha = vmp.Gamma("alpha", 2.0, 1.0)
             if hidden:
                 w = vmp.Gaussian("w", mu, alpha)
                 vmp.Gaussian("y", w, np.eye(3), observed=rng.normal(size=(4, 3)))
@@ -251,6 +256,14 @@ def gaussian_ard():
 
 def gaussian_ard_observed():
     return _ard(hidden=False)
+
+
+def gaussian_isotropic():
+    return _ard(hidden=True, isotropic=True)
+
+
+def gaussian_isotropic_observed():
+    return _ard(hidden=False, isotropic=True)
 
 
 def gate_outer_plate():
@@ -1016,7 +1029,7 @@ CASES = {f.__name__: f for f in [
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
     dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
-    gaussian_ard, gaussian_ard_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
+    gaussian_ard, gaussian_ard_observed, gaussian_isotropic, gaussian_isotropic_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
     markov_chain, markov_chain_weighted, markov_chain_gate,
     poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,
     poisson_dot, poisson_dot_gathered, normal_random_scale, gaussian_wishart_random_scale,

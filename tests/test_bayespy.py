@@ -497,7 +497,7 @@ def lda() -> Pair:
     out = bp.Mixture(z, bp.Categorical, beta)
     out.observe(words)
     _set_q(beta, 0.01 + rng.gamma(1.0, size=(k, vocab)) * 5)
-    model = build(documents, words, np.ones(count), k, n_documents=docs, n_words=vocab)
+    model = build(documents, words, np.ones(count), k, n_documents=docs, n_words=vocab, alpha=0.1, eta=0.01)
     return Pair(model, {"beta": beta, "theta": theta, "z": z}, [out], ["z", "theta", "beta"])
 
 

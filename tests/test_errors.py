@@ -113,11 +113,12 @@ def test_non_conjugate_parent_names_both_nodes_and_lists_rules():
     msg = str(info.value)
     assert "'x'" in msg and "'tau'" in msg and "mean <- Normal" in msg and "precision <- Gamma" in msg
 
-    def gaussian_gamma():
-        tau = vmp.Gamma("tau", 1.0, 1.0)
-        vmp.Gaussian("x", mean=np.zeros(2), precision=tau)
-    with pytest.raises(vmp.GraphError, match="vmp.Normal"):
-        declare(gaussian_gamma)
+    def gaussian_gamma_elsewhere():
+        with vmp.Plate("K", 3):
+            tau = vmp.Gamma("tau", 1.0, 1.0)
+        vmp.Gaussian("x", mean=np.zeros(2), precision=tau)  # neither ARD (size 2) nor on x's plates
+    with pytest.raises(vmp.ShapeError, match="size D = 2"):
+        declare(gaussian_gamma_elsewhere)
 
 
 def test_unknown_and_duplicate_names():

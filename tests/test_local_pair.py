@@ -74,7 +74,11 @@ def test_the_pair_loop_gives_the_generic_iterates(monkeypatch, corpus, weight):
     returned = _spy(monkeypatch, engine, plan)
     fused = steps.local_step(engine, plan, state, plan.context(rows), w)
     assert len(returned) == 1 and returned[0] is not None, "the pair loop ran"
-    _same(fused, steps.local_step(engine, plan, state, plan.context(rows), w, fused=False))
+    generic = steps.local_step(engine, plan, state, plan.context(rows), w, fused=False)
+    _same(fused, generic)
+    # the per-document bound terms: z's entropy from the loop's remembered normalizer
+    terms = [steps.local_terms(engine, plan, ctx, nat, rows.size, w) for ctx, nat, _ in (fused, generic)]
+    np.testing.assert_allclose(terms[0], terms[1], rtol=1e-10)
 
 
 def test_a_loop_stopped_by_the_iteration_cap_matches_too():

@@ -123,7 +123,7 @@ def test_imputed_masked_targets_are_the_posterior_from_the_observed_rows():
     x, y = _regression()
     mask = np.ones(40, bool)
     mask[[3, 17, 30]] = False
-    model = linear_regression(x, np.where(mask, y, 0.0), noise_precision=4.0)
+    model = linear_regression(x, np.where(mask, y, 0.0), noise_precision=4.0, prior_precision=1.0)
     model["y"]._set_data(np.where(mask, y, 0.0), mask)
     model._compiled = None
     model.fit(iterations=20, seed=0)

@@ -278,6 +278,6 @@ def test_the_result_says_when_its_bound_is_an_estimate():
     from tests.helpers import factorized_mixture
     model = factorized_mixture(np.random.default_rng(0).normal(size=(300, 2)), 2)
     sub = model.fit(subsample=vmp.Minibatch("data", 20), iterations=3, seed=0, progress=False)
-    assert "(estimate from 200 of 300 elements of 'data')" in repr(sub)
+    assert "(estimate from 256 of 300 elements of 'data')" in repr(sub)
     full = model.fit(subsample=vmp.Minibatch("data", 20), iterations=3, seed=0, progress=False, evaluate="full")
     assert "estimate" not in repr(full) and "estimate" not in repr(model.fit(iterations=3, seed=0))

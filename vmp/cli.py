@@ -13,7 +13,8 @@
                                                 (the model built as vmp fit builds it)
 
 MODEL is a name in ``vmp.models.MODELS`` (gaussian_mixture, lda, matrix_factorization) or the path of
-a Python file defining ``build(data=None)`` (or a ``model``) that returns a ``vmp.Model``.
+a Python file defining ``build(data=None)`` (or a ``model``) that returns a ``vmp.Model``
+(:data:`MODEL_FILE_HELP`, shown by ``vmp fit --help``).
 Exit status: 0 on success, 2 for wrong arguments, 1 for data, model or fitting errors (a diverged
 fit included: its report is still written).
 """
@@ -24,6 +25,7 @@ import ast
 import importlib.util
 import os
 import sys
+import textwrap
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -803,8 +805,9 @@ def _fit_options(p) -> None:
                         "by then); stochastic: steps (default: 200); 0: the initial q only")
     p.add_argument("--tol", type=_positive_float, default=None,
                    help="batch: stop when the relative ELBO change is below this (default: 1e-6); "
-                        "stochastic: stop when the learning curve of the evaluated bounds leaves at most "
-                        "this relative to gain (default: run --iterations steps)")
+                        "stochastic: stop when the evaluated bound has not improved by more than this, "
+                        "relative and beyond its standard error, over the last max(5 evaluations, 3/4 of "
+                        "the run) (default: run --iterations steps)")
     p.add_argument("--n-init", type=_positive_int, default=1, metavar="N",
                    help="fit N times from seeds SEED, SEED + 1, ... and keep the fit with the best final "
                         "bound (local optima: mixtures, LDA, HMMs; default: 1)")
@@ -929,6 +932,41 @@ def _version() -> str:
     return __version__
 
 
+#: a complete model file: the example of ``vmp fit --help`` and of docs/getting-started.md
+MODEL_FILE_EXAMPLE = """\
+import numpy as np
+import vmp
+
+def build(data=None, k=3, alpha=1.0):
+    if data is None:  # the file's own data when no DATA is given
+        rng = np.random.default_rng(0)
+        data = np.concatenate([rng.normal(c, 1.0, size=(100, 2)) for c in (-4, 0, 4)])
+    with vmp.Model("mixture") as model:
+        pi = vmp.Dirichlet("pi", alpha=np.full(k, alpha))
+        with vmp.Plate("components", k):
+            mu = vmp.Gaussian("mu", mean=np.zeros(2), precision=0.01 * np.eye(2))
+            lam = vmp.Wishart("Lambda", dof=2, scale=np.eye(2))
+        with vmp.Plate("data", len(data)):
+            z = vmp.Categorical("z", pi)
+            vmp.Gaussian("x", mean=mu[z], precision=lam[z], observed=data)
+    return model
+"""
+
+#: the format of a model file (MODEL given as a path), shown by ``vmp fit --help`` and ``vmp render --help``
+MODEL_FILE_HELP = f"""\
+A model file is a Python file that defines build(data=None), returning a vmp.Model (or a
+module-level `model`, which takes no DATA and no --option). DATA, when given, is read as a
+table and passed as data= (an N x columns float array; --columns picks and orders the
+columns); without DATA build() gets data=None and uses its own. Each --option NAME=VALUE
+becomes a keyword argument of build() (VALUE read as a Python literal). For example, mixture.py:
+
+{textwrap.indent(MODEL_FILE_EXAMPLE, "    ")}
+then: vmp fit mixture.py points.csv --columns x,y -O k=4 --report out
+      vmp fit mixture.py --minibatch data:50      (stochastic VMP on the file's own data)
+      vmp render mixture.py -o mixture.svg
+"""
+
+
 def _summary_parser(sub) -> None:
     p = sub.add_parser("summary", help="print the posterior summary of a saved fit",
                        description="Read a fit saved by vmp fit --checkpoint (or result.save) into the model "
@@ -989,14 +1027,16 @@ def make_parser() -> argparse.ArgumentParser:
                    help="larger data set: SVI steps (default: 40)")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("fit", help="fit a model and print its summary (and write a report)")
+    p = sub.add_parser("fit", help="fit a model and print its summary (and write a report)",
+                       epilog=MODEL_FILE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _model_options(p)
     _fit_options(p)
     p.add_argument("--report", metavar="DIR", help="write the report into DIR")
     p.set_defaults(func=cmd_fit)
 
     _summary_parser(sub)
-    p = sub.add_parser("render", help="draw a model's network")
+    p = sub.add_parser("render", help="draw a model's network", epilog=MODEL_FILE_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     _model_options(p)
     p.add_argument("-o", "--output", metavar="FILE",
                    help="image file (.svg, .png, .pdf) or .dot; without it the DOT source is printed")

@@ -15,11 +15,13 @@ Panels (see docs/diagnostics.md):
 
 Both ELBO panels plot the ELBO itself (higher is better, upwards) on one rule
 (:func:`elbo_axis`): a linear axis, unless the evaluations span more than a factor of ten, then
-a symmetric log axis. An initial bound far below the rest is drawn as a marker on the bottom
+a symmetric log axis, its limits over the finite values (evaluations that are not finite are red
+crosses on the top edge). An initial bound far below the rest is drawn as a marker on the bottom
 edge with its value, so the later evaluations stay readable. Monitor events
-(``history["events"]``: backoff, stop, skip, warn) are vertical lines in the iteration panels.
-A diverged fit (``result.diverged``) gets a red title with its message and a red line at the
-last recorded iteration. The figure is made with matplotlib's object API (no pyplot, so no
+(``history["events"]``: backoff, stop, skip, warn) are one band per node and action with their
+count (:mod:`vmp.diagnostics.marks`); a per-node panel labels the LEGEND_NODES nodes still moving
+most. A diverged fit (``result.diverged``) gets a red title with its message and a red line at
+the last recorded iteration; an interrupted one says so in its title, wrapped to the figure. The figure is made with matplotlib's object API (no pyplot, so no
 display is needed and nothing is left open); Jupyter shows a returned Figure inline.
 """
 from __future__ import annotations
@@ -35,14 +37,14 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import (FuncFormatter, LogLocator, MaxNLocator, NullFormatter, NullLocator,
                                SymmetricalLogLocator)
 
+from . import marks
 from .history import OPTIONAL, normalized
 
 __all__ = ["plot", "elbo_axis", "set_elbo_axis", "log_ticks"]
 
 _BLUE, _RED, _GREY = "#1f5fa8", "#c0392b", "#7f7f7f"
-#: how monitor events are drawn: the colour tells the action, the line style the monitor
-_EVENT_COLOUR = {"backoff": "#e67e22", "stop": _RED, "skip": "#8e44ad", "warn": "#b7950b"}
-_EVENT_LINE = {"ElboMonitor": "-.", "NoiseMonitor": ":", "DomainMonitor": "--", "SVIPlus": (0, (1, 3))}
+#: the title's size in points and its lines at most (a longer message is cut with an ellipsis)
+TITLE_POINTS, TITLE_LINES = 10, 4
 #: fits of fewer iterations than this get the whole range 0..T with half a step of margin
 _FEW = 10
 
@@ -62,7 +64,9 @@ def _method(result) -> str:
     return str((getattr(result, "extra", None) or {}).get("method", "batch"))
 
 
-def _title(result) -> str:
+def _title(result, width_inches: float) -> str:
+    """The fit's state, final bound and message, wrapped to the figure's width (an average
+    character is taken as 0.6 em) in at most TITLE_LINES lines."""
     method = _method(result)
     it = int(result.iterations)
     final = result.final_elbo
@@ -70,12 +74,20 @@ def _title(result) -> str:
     steps = f"{it} iteration{'s' if it != 1 else ''}"
     if getattr(result, "diverged", False):
         state = f"DIVERGED ({method} VMP) after {steps}"
+    elif getattr(result, "interrupted", False):
+        state = f"INTERRUPTED ({method} VMP) after {steps}"
     elif method == "stochastic":
         update = (result.extra or {}).get("update")
         state = f"stochastic VMP{f' ({update} update)' if update else ''}: {steps}"
     else:
         state = f"{'converged' if result.converged else 'not converged'} after {steps}"
-    return textwrap.fill(f"{state} \u2014 final ELBO {value} \u2014 {result.message}", 150)
+    chars = int(width_inches * 72 / (0.6 * TITLE_POINTS))
+    lines = textwrap.wrap(f"{state} \u2014 final ELBO {value} \u2014 {result.message}", chars,
+                          break_long_words=True)
+    if len(lines) > TITLE_LINES:
+        lines = lines[:TITLE_LINES]
+        lines[-1] = lines[-1][:chars - 1] + "\u2026"
+    return "\n".join(lines)
 
 
 #: a log axis only when the values span more than this factor (a log scale over a few percent
@@ -114,7 +126,7 @@ def _initial_far_below(elbo) -> bool:
     return span > 0 and elbo[0] < later.min() - 3 * span
 
 
-def _elbo_curve(ax, x, elbo, *, x0_label: str) -> None:
+def _elbo_curve(ax, x, elbo, *, x0_label: str, what: str = "iteration") -> None:
     """The ELBO against ``x`` on the shared rule: the y-axis from :func:`elbo_axis` over the
     points on scale; an initial bound far below as a triangle on the bottom edge at its x."""
     shown = elbo.copy()
@@ -124,6 +136,8 @@ def _elbo_curve(ax, x, elbo, *, x0_label: str) -> None:
     set_elbo_axis(ax, shown)
     keep = np.isfinite(x)
     ax.plot(x[keep], shown[keep], color=_BLUE, marker="o", markersize=3, linewidth=1.4)
+    if not far:
+        marks.finite_limits(ax, x, shown, what=what)
     if far:
         later = shown[np.isfinite(shown)]
         lo, hi = later.min(), later.max()
@@ -151,19 +165,9 @@ def _events(result) -> list[dict]:
 
 
 def _mark_events(ax, result, to_x=None) -> None:
-    """A vertical line per monitor event (backoff, stop, skip, warn), one legend entry per
-    action and monitor. ``to_x`` maps an iteration to the panel's x (accesses)."""
-    seen = set()
-    for e in _events(result):
-        x = float(e["iteration"]) if to_x is None else to_x(float(e["iteration"]))
-        if not np.isfinite(x):
-            continue
-        action, monitor = str(e.get("action", "warn")), str(e.get("monitor", ""))
-        key = (action, monitor)
-        ax.axvline(x, color=_EVENT_COLOUR.get(action, _GREY), linestyle=_EVENT_LINE.get(monitor, "-."),
-                   linewidth=1.1, alpha=0.85, zorder=1,
-                   label=None if key in seen else f"{action} ({monitor})")
-        seen.add(key)
+    """The monitor events of the fit, one band per node and action (:func:`marks.mark_events`).
+    ``to_x`` maps an iteration to the panel's x (accesses)."""
+    marks.mark_events(ax, marks.event_groups(_events(result)), to_x)
 
 
 def _compact(t, _=None) -> str:
@@ -231,10 +235,15 @@ def _elbo_iteration_panel(ax, result, it, elbo) -> None:
                 label=f"minibatch bound, {window}-step mean")
     _elbo_curve(ax, it, elbo, x0_label="initial")
     stderr = np.asarray((getattr(result, "history", None) or {}).get("evaluations", {}).get("stderr", []), float)
-    if estimated and stderr.size == elbo.size and np.isfinite(stderr[-1]):
+    if estimated and stderr.size == elbo.size and np.isfinite(stderr[-1]) and np.isfinite(elbo[-1]):
         # the subsample is fixed: its error is an offset shared by every evaluation
-        ax.errorbar([it[-1]], [elbo[-1]], yerr=[2 * stderr[-1]], color=_BLUE, capsize=4, linewidth=1.2,
-                    label="+- 2 standard errors (subsample)")
+        lo, hi = ax.get_ylim()
+        if 2 * stderr[-1] <= (hi - lo) / 2:
+            ax.errorbar([it[-1]], [elbo[-1]], yerr=[2 * stderr[-1]], color=_BLUE, capsize=4, linewidth=1.2,
+                        label="+- 2 standard errors (subsample)")
+        else:
+            ax.annotate(f"+- 2 standard errors of the subsample estimate: {2 * stderr[-1]:.3g}", xy=(0.02, 0.93),
+                        xycoords="axes fraction", fontsize=8, color=_GREY)
     if estimated:
         ax.set_ylabel(ax.get_ylabel() + " (subsample estimate)")
     _mark_events(ax, result)
@@ -259,7 +268,7 @@ def _elbo_accesses_panel(ax, result, acc, elbo, steps, step_acc) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(_compact))
     ax.set_xlabel("observed-node element accesses (0, then log scale)")
-    _elbo_curve(ax, np.where(keep, acc, np.nan), elbo, x0_label="initial, 0 accesses")
+    _elbo_curve(ax, np.where(keep, acc, np.nan), elbo, x0_label="initial, 0 accesses", what="accesses")
     lookup = dict(zip(steps.tolist(), step_acc.tolist())) if steps.size == step_acc.size else {}
     _mark_events(ax, result, to_x=lambda t: lookup.get(t, np.nan))
     if getattr(result, "diverged", False):
@@ -268,8 +277,7 @@ def _elbo_accesses_panel(ax, result, acc, elbo, steps, step_acc) -> None:
 
 
 def _legend_if_labelled(ax) -> None:
-    if any(not h.get_label().startswith("_") for h in ax.get_lines()):
-        ax.legend(fontsize=8, loc="lower right")
+    marks.legend(ax, loc="lower right")
 
 
 def _increment_panel(ax, result, it, elbo) -> None:
@@ -298,7 +306,7 @@ def _increment_panel(ax, result, it, elbo) -> None:
     if np.isfinite(shown).any():
         ax.set_yscale("log")
     _mark_events(ax, result)
-    ax.legend(fontsize=8, loc="upper right")
+    marks.legend(ax, loc="upper right")
 
 
 def _per_node_panel(ax, result, steps, values: dict, title: str, ylabel: str, log: bool,
@@ -309,15 +317,19 @@ def _per_node_panel(ax, result, steps, values: dict, title: str, ylabel: str, lo
     ax.grid(True, alpha=0.3)
     _iteration_axis(ax)
     drawn = False
-    for colour, (name, arr) in zip(_colours(len(values)), values.items()):
-        arr = _finite(arr)
+    shown = marks.ranked(values)[:marks.LEGEND_NODES]
+    colours = dict(zip(shown, _colours(len(shown))))
+    for name in sorted(values, key=lambda n: n in colours):  # the labelled nodes on top
+        arr = _finite(values[name])
         x = steps if steps.size == arr.size else np.arange(1, arr.size + 1, dtype=float)
         if log:
             arr = np.where(arr > 0, arr, np.nan)
         if not np.isfinite(arr).any():
             continue
-        ax.plot(x, arr, color=colour, linewidth=1.3, label=name,
-                marker="o" if arr.size <= 60 else None, markersize=2.5)
+        labelled = name in colours
+        ax.plot(x, arr, color=colours.get(name, "0.75"), linewidth=1.3 if labelled else 0.7,
+                label=name if labelled else None, marker="o" if arr.size <= 60 and labelled else None,
+                markersize=2.5)
         drawn = True
     if not drawn:
         _empty(ax, "nothing recorded")
@@ -335,7 +347,7 @@ def _per_node_panel(ax, result, steps, values: dict, title: str, ylabel: str, lo
         else:
             log_ticks(ax, "y", finite)
     _mark_events(ax, result)
-    ax.legend(fontsize=8, loc="best", ncols=2 if len(values) > 4 else 1)
+    marks.legend(ax, hidden=len(values) - len(shown), loc="best", ncols=2 if len(shown) > 4 else 1)
     if note:
         ax.annotate(note, xy=(0.02, 0.03), xycoords="axes fraction", fontsize=8, color=_GREY)
     _diverged_line(ax, result, steps)
@@ -428,7 +440,7 @@ def plot(result, filename=None) -> Figure:
     fig = Figure(figsize=(5.4 * ncols, 3.5 * nrows + 0.6), layout="constrained")
     FigureCanvasAgg(fig)
     diverged = bool(getattr(result, "diverged", False))
-    fig.suptitle(_title(result), fontsize=10, color=_RED if diverged else "black",
+    fig.suptitle(_title(result, fig.get_figwidth()), fontsize=TITLE_POINTS, color=_RED if diverged else "black",
                  fontweight="bold" if diverged else "normal")
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax, (draw, args) in zip(axes, panels):

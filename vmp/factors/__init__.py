@@ -11,6 +11,7 @@ from .gaussian import GaussianARDFactor as GaussianARDFactor
 from .gaussian_chain import GaussianChainARDFactor as GaussianChainARDFactor
 from .gaussian_chain import GaussianChainFactor as GaussianChainFactor
 from .gaussian import GaussianFactor as GaussianFactor
+from .gaussian import GaussianIsotropicFactor as GaussianIsotropicFactor
 from .gaussian import NormalFactor as NormalFactor
 from .gaussian_wishart import GaussianJointFactor as GaussianJointFactor
 from .gaussian_wishart import GaussianWishartFactor as GaussianWishartFactor
@@ -30,7 +31,7 @@ from .stick_breaking import ClosedStickBreakingFactor as ClosedStickBreakingFact
 from .stick_breaking import StickBreakingFactor as StickBreakingFactor
 from .wishart import WishartFactor as WishartFactor
 
-FACTORS = (GaussianFactor, GaussianARDFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
+FACTORS = (GaussianFactor, GaussianARDFactor, GaussianIsotropicFactor, NormalFactor, GammaFactor, WishartFactor, DirichletFactor, CategoricalFactor,
            MarkovChainFactor, GaussianChainFactor, GaussianChainARDFactor, PoissonFactor, ExponentialFactor,
            MultinomialFactor, BetaFactor, BernoulliFactor, BinomialFactor, GaussianWishartFactor, GaussianJointFactor,
            NormalGammaFactor, NormalJointFactor, GaussianDiagonalJointFactor, StickBreakingFactor,

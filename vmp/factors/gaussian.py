@@ -5,7 +5,9 @@ E[log N(x | mu, Lambda^-1)] = -1/2 tr(E[Lambda] E[x x^T]) + E[x]^T E[Lambda] E[m
 (Winn & Bishop, section 4.1; the univariate case has D = 1 and no event axes.) With a diagonal
 precision Lambda = diag(alpha), alpha_d ~ Gamma (automatic relevance determination, Bishop PRML
 section 7.2.2; BayesPy's GaussianARD), tr(E[Lambda] E[x x^T]) = sum_d E[alpha_d] E[x x^T]_dd and
-E[log|Lambda|] = sum_d E[log alpha_d].
+E[log|Lambda|] = sum_d E[log alpha_d]. With an isotropic precision Lambda = alpha I, one Gamma
+alpha for the D dimensions (Bishop PRML section 10.3's prior on regression weights),
+tr(E[Lambda] E[x x^T]) = E[alpha] tr(E[x x^T]) and E[log|Lambda|] = D E[log alpha].
 """
 from __future__ import annotations
 
@@ -70,3 +72,22 @@ class GaussianARDFactor(Conditional):
             Term(-0.5 * d * LOG2PI),
         ]
 
+
+
+class GaussianIsotropicFactor(GaussianARDFactor):
+    """Gaussian child with precision alpha I: one Gamma alpha shared by the D event dimensions."""
+
+    @classmethod
+    def role_event(cls, role: str, event_shape: tuple[int, ...]) -> tuple[int, ...]:
+        """A scalar precision for a D-vector child."""
+        return () if role == "precision" else tuple(event_shape)
+
+    def terms(self) -> list[Term]:
+        d, eye = self.event_shape[0], Const(self.eye, "ab")
+        return [
+            Term(-0.5, (Op("precision", 0, ""), Op("x", 1, "ab")), (eye,)),
+            Term(1.0, (Op("precision", 0, ""), Op("x", 0, "a"), Op("mean", 0, "a"))),
+            Term(-0.5, (Op("precision", 0, ""), Op("mean", 1, "ab")), (eye,)),
+            Term(0.5 * d, (Op("precision", 1, ""),)),
+            Term(-0.5 * d * LOG2PI),
+        ]

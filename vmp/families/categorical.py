@@ -75,6 +75,18 @@ class Categorical(Family):
         np.exp(p, out=p)
         return p
 
+    @staticmethod
+    def remember(eta: np.ndarray, p: np.ndarray, shift: np.ndarray, log_s: np.ndarray) -> None:
+        """Keep the log-normalizer of probabilities p = exp(eta - shift) / s formed elsewhere (a
+        fused local loop: ``vmp.inference.local_pair``), per element ``shift`` and log s, so that
+        :meth:`entropy` of (eta, p) needs no logarithm over the categories."""
+        _remember(eta, p, shift, log_s)
+
+    @staticmethod
+    def largest(eta: np.ndarray) -> np.ndarray:
+        """max_k eta_k of each element."""
+        return _max_last(eta)[..., 0]
+
     @classmethod
     def moments(cls, natural: Arrays) -> Arrays:
         """p = softmax(eta), shifted by the largest eta of each element."""

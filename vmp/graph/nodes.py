@@ -9,10 +9,11 @@ from .. import families as fam
 from ..errors import GraphError, HyperparameterError, ShapeError
 from ..factors import (BernoulliFactor, BetaFactor, BinomialFactor, CategoricalFactor, DirichletFactor,
                        ExponentialFactor, GammaFactor, GaussianARDFactor, GaussianDiagonalJointFactor, GaussianFactor,
-                       GaussianJointFactor, MultinomialFactor, NegativeBinomialFactor, NormalFactor, NormalJointFactor,
-                       PoissonFactor, WishartFactor)
+                       GaussianIsotropicFactor, GaussianJointFactor, MultinomialFactor, NegativeBinomialFactor,
+                       NormalFactor, NormalJointFactor, PoissonFactor, WishartFactor)
 from ..factors.logit import (LogitBernoulliFactor, LogitBinomialFactor, LogitNegativeBinomialFactor,
                              LogitStickBreakingFactor, stick_probabilities)
+from . import context
 from . import polya_gamma as logit
 from .data import Outer, Rows, is_lazy
 from .expressions import Constant, Diagonal, Expression
@@ -58,10 +59,12 @@ class Gaussian(Node):
     """Multivariate Gaussian x ~ N(mean, precision^-1) with a D-vector event.
 
     mean: constant, Gaussian node, gate, gather or sum of them; precision: constant matrix,
-    Wishart node, or a Gamma node over a plate of size D (ARD: precision diag(alpha), one Gamma
-    alpha_d per dimension, as BayesPy's GaussianARD). Or, without a precision, mean and precision
-    together: a GaussianWishart node (mu, Lambda) or a gate or gather of one (``theta[z]``), or a
-    NormalGamma node over a plate of the D coordinates (mu_d, tau_d), precision diag(tau).
+    Wishart node, a Gamma node over a plate of size D (ARD: precision diag(alpha), one Gamma
+    alpha_d per dimension, as BayesPy's GaussianARD), or a Gamma node on the Gaussian's own plates
+    (none, or some of them: precision alpha I, one alpha for the D dimensions of each element).
+    Or, without a precision, mean and precision together: a GaussianWishart node (mu, Lambda) or
+    a gate or gather of one (``theta[z]``), or a NormalGamma node over a plate of the D
+    coordinates (mu_d, tau_d), precision diag(tau).
 
     mask: over the plates, or over plates + (D,) (True where observed): the masked coordinates of
     an element are latent, q(x_m | x_o = data) (docs/reference.md, "Missing data").
@@ -79,12 +82,15 @@ class Gaussian(Node):
             super().__init__(name, {"parameters": mean}, observed, mask, weights)
             return
         if isinstance(precision, Expression) and precision.family is GaussianARDFactor.roles["precision"]:
-            self.factor_cls = GaussianARDFactor
-            precision = Diagonal(precision, name, _dim_of(mean, 1), GaussianARDFactor.roles["precision"])
+            if set(precision.plates) <= set(context.active_plates()):
+                self.factor_cls = GaussianIsotropicFactor
+            else:
+                self.factor_cls = GaussianARDFactor
+                precision = Diagonal(precision, name, _dim_of(mean, 1), GaussianARDFactor.roles["precision"])
         super().__init__(name, {"mean": mean, "precision": precision}, observed, mask, weights)
 
     def _make_factor(self):
-        if self.factor_cls in (GaussianARDFactor, GaussianDiagonalJointFactor):
+        if self.factor_cls in (GaussianARDFactor, GaussianIsotropicFactor, GaussianDiagonalJointFactor):
             return self.factor_cls(self.event_shape, self.plate_shape)
         return super()._make_factor()
 
@@ -107,13 +113,16 @@ class Gaussian(Node):
         return np.zeros(self.event_shape)
 
     def conditional(self, parents):
-        """eta = (Lambda mu, -Lambda/2); an ARD precision's values are its diagonal; a joint
-        parent's values are (mu, Lambda) points, or (mu_d, tau_d) pairs over the coordinates."""
+        """eta = (Lambda mu, -Lambda/2); an ARD precision's values are its diagonal, an isotropic
+        one's its scale; a joint parent's values are (mu, Lambda) points, or (mu_d, tau_d) pairs
+        over the coordinates."""
         if "parameters" in parents:
             return self.family.natural_from(*_mean_and_precision(parents["parameters"], self.factor_cls))
         precision = parents["precision"]
         if self.factor_cls is GaussianARDFactor:
             precision = precision[..., :, None] * np.eye(self.event_shape[0])
+        elif self.factor_cls is GaussianIsotropicFactor:
+            precision = precision[..., None, None] * np.eye(self.event_shape[0])
         return self.family.natural_from(parents["mean"], precision)
 
     def _statistics(self, data):

@@ -14,10 +14,14 @@ weight over z's own multiplicity, one value per datapoint):
 (w' the weight of the messages to the parents). This is Hoffman, Blei & Bach (2010) Alg. 1's
 E-step, phi proportional to exp(E[log theta]) exp(E[log beta]) kept through its normalizer only, derived
 from the factor's terms: a sweep forms s (one number per token) and one sparse product; E[z] is
-formed once, at the end. The iterates are the generic loop's (z, then y; each datapoint until its
-own y stops moving), so the fixed point is the same.
+formed once, at the end, and its log-normalizer log s_n + max_k C_n + max_k D_d E[u_y]_d is kept
+for its entropy (``Categorical.remember``: no logarithm over the categories) and for the bound's
+terms of z (:func:`covered_terms`). The iterates are the generic loop's (z, then y; each
+datapoint until its own y stops moving), so the fixed point is the same.
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,8 +39,11 @@ TINY = 1e-250
 class Pair:
     """The structure of one (y, z) pair, found once per plan by :func:`find`."""
 
-    def __init__(self, y, z, factor, coef: float, comp: int, leaf: GatherLeaf):
+    def __init__(self, y, z, factor, coef: float, comp: int, leaf: GatherLeaf, covered: tuple = ()):
         self.y, self.z, self.factor, self.coef, self.comp, self.leaf = y, z, factor, coef, comp, leaf
+        #: the factors whose every term reads z (z's own and its children's): their E[log p] and
+        #: z's entropy sum to z's log-normalizer (:func:`_z_terms`); () when some term does not
+        self.covered = covered
 
     def run(self, engine, plan, state, ctx, natural: dict, weight) -> int | None:
         """Iterate the pair on the drawn rows of ``ctx`` from the locals in ``natural`` and
@@ -82,6 +89,15 @@ class Pair:
             p = g_used[doc]
             p *= f_live
             p /= s_used[:, None]
+            shift = fam.Categorical.largest(c) + np.max(d_doc[:, None] * u_used, axis=-1)[doc]
+            with np.errstate(divide="ignore"):
+                log_s = np.log(s_used)
+            fam.Categorical.remember(nat_z, p, shift, log_s)
+            if weight is None and self.covered:
+                m = None if z.weights is None else ctx.take(z.weights, z.plates)
+                terms = _z_terms(m, p, shift + log_s, d, mom_y[self.comp] - u_used, doc, n)
+                _TERMS.insert(0, (weakref.ref(p), terms))
+                del _TERMS[2:]
         else:  # barren tokens: the generic z
             p = np.array(fam.Categorical.moments((nat_z,))[0])  # written below: a copy
             p[live] = f_live * g_used[doc[live]] / s_used[:, None]
@@ -149,11 +165,45 @@ class Pair:
         return accesses, tuple(nat_y), tuple(mom_y), g_used, u_used, s_used
 
 
+#: (a weak reference to z's moments p, per datapoint the terms of the covered factors and z's
+#: entropy) of the last fused loops, for :func:`covered_terms`
+_TERMS: list = []
+
+
+def _z_terms(m, p: np.ndarray, log_norm: np.ndarray, d: np.ndarray, moved: np.ndarray, doc: np.ndarray,
+             n: int) -> np.ndarray:
+    """Per datapoint, the covered factors' weighted E[log p] plus z's weighted entropy. Every term
+    of those factors reads z once, so their sum at token n is m_n <p_n, eta_n'>, eta_n' = C_n + D_n
+    E[u_y]_{d_n} at the final y, while H(z_n) = log Z_n - <p_n, eta_n> at the y z last read; the sum
+    is m_n (log Z_n + D_n <p_n, E[u_y]_{d_n} - E[u_y]^used_{d_n}>), with no sum over the topics but
+    one: log Z_n = log s_n + the shift of the loop's exp-space (``m`` None: multiplicity 1)."""
+    per_token = log_norm + d * np.einsum("nk,nk->n", p, moved[doc])
+    if m is not None:
+        per_token = per_token * m
+    return np.bincount(doc, weights=per_token, minlength=n)
+
+
+def covered_terms(plan, ctx) -> tuple[tuple, str, np.ndarray] | None:
+    """(the covered factors, z's name, per datapoint their terms and z's entropy) when the locals
+    in ``ctx`` are those of the fused loop just run on it (without weights), else None."""
+    pair = plan.__dict__.get("_local_pair")
+    p = ctx.overrides.get(pair.z.name) if pair is not None else None
+    if p is None:
+        return None
+    for ref, terms in _TERMS:
+        if ref() is p[0]:
+            return pair.covered, pair.z.name, terms
+    return None
+
+
 def _segments(counts: np.ndarray) -> sp.csr_matrix:
     """The (datapoints x tokens) matrix summing each datapoint's tokens (grouped, in order); its
     ``data`` is overwritten with the weights of each sweep."""
-    indptr = np.concatenate([[0], np.cumsum(counts)])
-    return sp.csr_matrix((np.ones(indptr[-1]), np.arange(indptr[-1]), indptr), shape=(counts.size, indptr[-1]))
+    index = np.int32 if counts.sum() < 2 ** 31 else np.int64  # scipy's own index type: no conversion
+    indptr = np.zeros(counts.size + 1, index)
+    np.cumsum(counts, out=indptr[1:])
+    n = int(indptr[-1])
+    return sp.csr_matrix((np.ones(n), np.arange(n, dtype=index), indptr), shape=(counts.size, n), copy=False)
 
 
 def _reads(engine, plan, ctx, n: int) -> np.ndarray:
@@ -208,4 +258,8 @@ def find(engine, plan) -> Pair | None:
                 continue
             if any(other is not node and any(other is l for l in plan.local) for other in g.nodes()):
                 return None
+    reads_z = (lambda g: all(any(isinstance(o.leaf, NodeLeaf) and o.leaf.node is z for o in t.operands)
+                             for t in g.terms))
+    if z.clamp is None and all(reads_z(g) for g in engine.touching[z.name]):
+        found.covered = tuple(engine.touching[z.name])
     return found

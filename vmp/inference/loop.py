@@ -28,7 +28,8 @@ from .batch import BatchVMP, ConvergenceWarning
 from .engine import Engine
 from .history import Recorder
 from .interrupts import Interrupts
-from .method import DivergenceWarning, Event, Method, StepInfo
+from .alerts import Alerts
+from .method import Bound, DivergenceWarning, Event, Method, StepInfo
 from .options import check, check_restarts
 from .progress import Progress
 from .result import FitResult, resume_state
@@ -57,14 +58,18 @@ class Fit:
         self.plan = self.method.plan
         engine.executor.start(engine, self.plan)
         names = [n.name for n in self.plan.stepped]
+        #: the per-row local terms of the last evaluation on the evaluation subsample (None: exact)
+        self.evaluation_terms = None
         if resume is None:
             state, accesses = self.method.start(engine, rng, o.init)
             self._commit(state.updated({}, loop=self.method.loop_start(engine, state, rng, accesses)))
             self.recorder = Recorder(names)
+            self.alerts = Alerts([])
             self.evaluate(0)
         else:
             self._commit(resume[0])
             self.recorder = Recorder(names, copy.deepcopy(resume[1]))
+            self.alerts = Alerts(self.recorder.raw["events"])
         self.done = self.state.loop.converged or self.state.loop.diverged
 
     @property
@@ -94,7 +99,7 @@ class Fit:
     def _event(self, t: int, event: Event) -> None:
         self.recorder.event(t, event.source, event.node, event.action, event.message)
         if event.action == "warn":
-            warnings.warn(event.message, DivergenceWarning, stacklevel=4)
+            self.alerts.warn(event, DivergenceWarning, stacklevel=5)
 
     def _commit(self, state: State) -> None:
         self.state = state.updated({}, rng=self.rng.bit_generator.state)
@@ -103,9 +108,16 @@ class Fit:
     def _set(self, **fields) -> None:
         self._commit(self.state.updated({}, loop=replace(self.state.loop, **fields)))
 
-    def _end(self, message: str, **fields) -> None:
+    def _end(self, message: str, warn: bool = True, **fields) -> None:
+        """End the fit with ``message``; one that diverged says so (unless ``warn`` is False: the
+        caller warns or raises), with the monitors' counted warnings."""
         self._set(message=message, **fields)
         self.done = True
+        if fields.get("diverged") and warn:
+            counted = self.alerts.summary()
+            warnings.warn(f"model '{self.model.name}': the fit diverged at iteration {self.t}: {message}"
+                          + (f"; {counted}" if counted else "") + ". result.diverged is True; "
+                          "vmp.diagnostics.dashboard(result) shows the run", DivergenceWarning, stacklevel=5)
 
     # ----- evaluations ----------------------------------------------------------------------
     def evaluate(self, t: int | None = None) -> float:
@@ -121,6 +133,11 @@ class Fit:
             loop = replace(loop, objective=objective.extend(self.method, self.engine, state, t, bound.value))
         state, loop, stopped = self._watch_bound(t, state, loop)
         last = self.recorder.elbo[-1]
+        if last != bound.value:  # a monitor's back-off: q and the bound returned to the best evaluation
+            bound = Bound(last)
+        self.evaluation_terms = bound.terms
+        if stopped is None:
+            loop = self.method.observe(loop, t, bound)
         if stopped is None and np.isfinite(last) and (
                 loop.best is None or last >= loop.best_bound or not self.method.monitors):
             loop = replace(loop, best={n.name: state.natural[n.name] for n in self.plan.stepped}, best_bound=last)
@@ -165,7 +182,7 @@ class Fit:
         fields = {k: True for k in ("converged", "diverged") if getattr(verdict, k)}
         if verdict.decrease is not None:
             fields["decrease"] = verdict.decrease
-        self._end(verdict.message, **fields)
+        self._end(verdict.message, warn=verdict.warning is None and not verdict.error, **fields)
         if verdict.error:
             raise ConvergenceError(verdict.message)
         if verdict.warning is not None:
@@ -189,7 +206,7 @@ class Fit:
                         break
                     self._advance(bar)
         except ConvergenceError as err:
-            self._end(f"diverged: {err}", diverged=True)
+            self._end(f"diverged: {err}", warn=not self.method.raises, diverged=True)
             if self.method.raises:
                 raise
         finally:
@@ -199,9 +216,25 @@ class Fit:
             self.interrupted = True
             if "interrupted" not in self.state.loop.message:
                 self._set(message=f"interrupted after iteration {self.t}")
+        elif not self.done and self.t >= o.iterations:
+            self._end_diverging()
         if o.checkpoints.path is not None:
             self.save(o.checkpoints.path)
         return self
+
+    def _end_diverging(self) -> None:
+        """A fit that reached its iterations with a monitor's warning about the bound at its last
+        evaluation (the bound not finite, or far below its best) ends as diverged, and says so."""
+        events, t = self.recorder.raw["events"], self.t
+        evaluated = self.recorder.raw["evaluations"]["iteration"]
+        if not evaluated or evaluated[-1] != t:
+            return
+        for e in reversed(events):
+            if e["iteration"] != t:
+                return
+            if e["node"] is None and e["action"] == "warn":
+                self._end(f"reached the iteration limit diverging: {e['message']}", diverged=True)
+                return
 
     def _advance(self, bar: Progress) -> None:
         """One step, then the evaluation and verdict, progress, callback and checkpoint due."""
@@ -273,9 +306,9 @@ def fit(model, *, method: str | None = None, iterations: int | None = None, n_in
     'default'), ``evaluate_every`` (steps between evaluations of the bound, default 10; 0: only
     at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
     ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')),
-    ``tol`` (stop when learning curves fitted to the evaluated bounds since step t/2 leave, at an
-    upper limit, at most tol relative for a later evaluation to gain, at TOL_PATIENCE = 2
-    evaluations in a row (:mod:`vmp.inference.stopping`); never before 7 evaluations; default
+    ``tol`` (stop when the evaluated bound has not improved by more than tol relative, and by
+    more than 2 standard errors of the change, over the last max(``patience`` evaluations, 3/4 of
+    the run) steps, ``patience`` default PATIENCE = 5 (:mod:`vmp.inference.stopping`); default
     None: run the iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
     et al. 2013), times a factor its nodes share (``coupled=True``, the default).
 

@@ -62,12 +62,14 @@ class StepInfo:
 
 @dataclass(frozen=True)
 class Bound:
-    """One evaluation of the bound: its value, its standard error (0 when exact) and the
-    held-out rows' per-element bound (None without held-out rows)."""
+    """One evaluation of the bound: its value, its standard error (0 when exact), the held-out
+    rows' per-element bound (None without held-out rows) and, for an estimate from a subsample,
+    the per-row local terms it sums (None when exact)."""
 
     value: float
     stderr: float = 0.0
     heldout: float | None = None
+    terms: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,11 @@ class Method(ABC):
     @abstractmethod
     def tempered_bound(self, engine, state: State, rows, weight) -> float:
         """The bound with the data plate's factors at ``rows`` weighted by ``weight`` (1/T)."""
+
+    def observe(self, loop: LoopState, t: int, bound: Bound) -> LoopState:
+        """The loop's state after the evaluation ``bound`` at step t: what the method's stopping
+        rule remembers of it (none by default)."""
+        return loop
 
     @abstractmethod
     def verdict(self, engine, state: State, evaluations: dict, watched: list, t: int) -> Verdict | None:

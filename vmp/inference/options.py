@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import OptionError
 from .executor import Executor
+from .stopping import PATIENCE
 from .subsample import Subsample
 
 #: the default ``iterations``: batch VMP stops at ``tol`` (ARD factor analysis and Poisson
@@ -42,7 +43,8 @@ class StochasticOptions:
     option (a) 'per-node' or (b) 'global' (``update``), the step sizes (``step``: a schedule or
     a dict of them by node), the bound every ``evaluate_every`` steps on a fixed 'subsample' or
     in 'full' (``evaluate``), the ``monitors``, and the stopping rule's ``tol`` (None: run every
-    step)."""
+    step) and ``patience`` (evaluations the rule's window holds at least;
+    :mod:`vmp.inference.stopping`)."""
 
     subsample: Subsample
     update: str = "per-node"
@@ -51,6 +53,7 @@ class StochasticOptions:
     evaluate: str = "subsample"
     monitors: tuple = ()
     tol: float | None = None
+    patience: int = PATIENCE
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ class Options:
 COMMON = ("method", "iterations", "seed", "init", "policies", "executor", "progress", "callback",
           "checkpoint", "checkpoint_every", "resume")
 BATCH = ("tol", "decrease_tol", "on_decrease", "plate")
-STOCHASTIC = ("subsample", "update", "step", "evaluate_every", "evaluate", "monitors", "tol")
+STOCHASTIC = ("subsample", "update", "step", "evaluate_every", "evaluate", "monitors", "tol", "patience")
 KEYWORDS = tuple(dict.fromkeys(COMMON + BATCH + STOCHASTIC))
 
 
@@ -168,12 +171,17 @@ def _stochastic(given: dict, say) -> StochasticOptions:
     if tol is not None and (not tol >= 0 or not every):
         raise OptionError(f"{say('tol')} stops a stochastic fit from its evaluated bounds: it takes a number >= 0, "
                           f"with {say('evaluate_every')} above 0; got tol={tol!r}, evaluate_every={every}")
+    patience = given.get("patience", PATIENCE)
+    if _count(patience) is None or patience < 1:
+        raise OptionError(f"{say('patience')} takes a positive integer (evaluations without improvement before "
+                          f"{say('tol')} stops the fit), got {patience!r}")
     monitors = given.get("monitors")
     if monitors is None:
         from ..monitors import DomainMonitor, ElboMonitor
 
         monitors = [DomainMonitor(action="stop"), ElboMonitor(patience=3, action="warn")]
-    return StochasticOptions(subsample, update, given.get("step"), every, evaluate, tuple(monitors), tol)
+    return StochasticOptions(subsample, update, given.get("step"), every, evaluate, tuple(monitors), tol,
+                             int(patience))
 
 
 def _executor(executor):

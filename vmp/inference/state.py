@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .stopping import Plateau
+
 _META = "__meta__"
 
 
@@ -43,8 +45,10 @@ class LoopState:
     in the fit's order); ``best``, ``best_bound``: the stepped nodes' natural parameters at the
     best evaluated bound, which a monitor's back-off returns to; ``objective``: the tempered
     objective's current :class:`Stretch` (with policies); ``plan``: what a checkpoint keeps of
-    the subsampling plan; ``converged``, ``diverged``, ``message``, ``decrease``: how the fit
-    ended (``decrease``: where batch VMP's bound fell, ``batch.locate_decrease``)."""
+    the subsampling plan; ``plateau``: the stochastic stopping rule's memory (with ``tol``;
+    :class:`~vmp.inference.stopping.Plateau`); ``converged``, ``diverged``, ``message``,
+    ``decrease``: how the fit ended (``decrease``: where batch VMP's bound fell,
+    ``batch.locate_decrease``)."""
 
     accesses: int = 0
     backoff: dict = field(default_factory=dict)
@@ -55,6 +59,7 @@ class LoopState:
     best_bound: float | None = None
     objective: Stretch | None = None
     plan: dict = field(default_factory=dict)
+    plateau: Plateau | None = None
     converged: bool = False
     diverged: bool = False
     message: str = "reached the iteration limit"
@@ -66,7 +71,7 @@ class LoopState:
 
 
 #: the dataclasses a saved state may hold, by name (nothing else is rebuilt from a file)
-_PLAIN = {"LoopState": LoopState, "Stretch": Stretch}
+_PLAIN = {"LoopState": LoopState, "Stretch": Stretch, "Plateau": Plateau}
 
 
 @dataclass(eq=False)

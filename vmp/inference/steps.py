@@ -302,13 +302,18 @@ def local_terms(engine: Engine, plan, ctx: Context, natural: dict, n: int, weigh
     1/T per datapoint or one number) plus its locals' entropies, at the locals in
     ``ctx.overrides`` and the globals in ``ctx.state``."""
     plain = Context(subset=ctx.subset, overrides=ctx.overrides, owner=ctx.owner, state=ctx.state)
-    total = np.zeros(n)
+    covered, done, total = (), None, np.zeros(n)
+    found = local_pair.covered_terms(plan, ctx) if weight is None else None
+    if found is not None:  # a fused loop's z: its factors' terms and entropy from its normalizers
+        covered, done, total = found[0], found[1], found[2].copy()
     for f in engine.factors.values():
-        if plan.on_batch(f):
+        if plan.on_batch(f) and not any(f is g for g in covered):
             per = f.elog(engine.factor_weight(f), per_element=True,
                          ctx=plain if weight is None else scaled_context(plain, f.child, 1.0, weight))
             total += per_datapoint(per, f.child.plates, ctx, n)
     for node in plan.local:
+        if node.name == done:
+            continue
         h = node.family.entropy(natural[node.name], ctx.overrides[node.name])
         if node.weights is not None:
             h = h * ctx.take(node.weights, node.plates)
@@ -331,18 +336,21 @@ def minibatch_bound(engine: Engine, plan, state: State, ctx: Context, natural: d
     return global_terms(engine, plan, state) + plan.scale * float(local_terms(engine, plan, ctx, natural, n).sum())
 
 
-def subsample_bound(engine: Engine, plan, state: State, rows: np.ndarray, weight=None) -> tuple[float, float]:
+def subsample_bound(engine: Engine, plan, state: State, rows: np.ndarray, weight=None,
+                    terms: bool = False) -> tuple:
     """(estimate, standard error) of the bound from the data-plate elements ``rows``, drawn
     uniformly without replacement: the global terms plus N/n times their local terms (locals
     optimized on the rows only). Unbiased for the data part; the standard error is
     N s / sqrt(n) sqrt(1 - n/N), s the spread of the per-datapoint terms. ``weight`` (a policy's
     1/T, one number or one per row) gives the tempered bound (Mandt et al. eq. (4)): the rows'
-    factors weighted, their locals optimized under it."""
+    factors weighted, their locals optimized under it. With ``terms``, the per-row local terms
+    too (the stopping rule pairs them across evaluations)."""
     ell = row_terms(engine, plan, state, rows, weight)
     big_n, n = plan.plate.size, rows.size
     spread = float(np.std(ell, ddof=1)) if n > 1 else 0.0
     stderr = big_n * spread / np.sqrt(n) * np.sqrt(max(1.0 - n / big_n, 0.0))
-    return global_terms(engine, plan, state) + big_n / n * float(ell.sum()), stderr
+    out = global_terms(engine, plan, state) + big_n / n * float(ell.sum()), stderr
+    return out + (ell,) if terms else out
 
 
 def heldout_bound(engine: Engine, plan, state: State) -> float:

