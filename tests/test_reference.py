@@ -5,6 +5,8 @@ partially observed node run the Clamp's path here and the data/latent split of t
 tests/test_reference_fits.py."""
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 import vmp
@@ -24,7 +26,7 @@ def test_every_builder_is_compared():
     """Each builder that ``vmp.models`` exports has an entry in tests/reference_models.py."""
     from vmp import models
 
-    exported = {name for name in dir(models) if not name.startswith("_") and callable(getattr(models, name))
+    exported = {name for name in dir(models) if not name.startswith("_") and inspect.isfunction(getattr(models, name))
                 and getattr(models, name).__module__.startswith(models.__name__ + ".")}
     missing = [name for name in exported if not any(key == name or key.startswith(name + "_") for key in BUILDERS)]
     assert exported and not missing
