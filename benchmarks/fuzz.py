@@ -12,7 +12,7 @@ import pathlib
 import sys
 import time
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, seed, settings
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from tests.fuzzing import DEFECTS, run, scenarios  # noqa: E402
@@ -29,8 +29,8 @@ def main() -> int:
     defects: dict = {}
     start = time.perf_counter()
 
-    @settings(max_examples=args.examples, deadline=None, database=None, derandomize=False,
-              suppress_health_check=list(HealthCheck))
+    @seed(args.seed)  # (the same examples for the same --seed)
+    @settings(max_examples=args.examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(scenarios())
     def play(scenario):
         outcome = run(scenario, trace=args.trace)
@@ -39,13 +39,10 @@ def main() -> int:
             key = (scenario.label, outcome.kind, outcome.detail.split(":")[0][:80])
             defects.setdefault(key, (scenario, outcome))
 
-    settings.register_profile("fuzz", settings(derandomize=False))
-    import random
-    random.seed(args.seed)
     play()
     total = sum(counts.values())
     print(f"{total} examples in {time.perf_counter() - start:.0f} s: " +
-          ", ".join(f"{k} {counts[k]}" for k in ("fit", "diverged", "refused", *DEFECTS)))
+          ", ".join(f"{k} {counts[k]}" for k in ("fit", "diverged", "refused", "memory", *DEFECTS)))
     for (label, kind, _), (scenario, outcome) in list(defects.items())[:args.show]:
         print(f"- {kind}: {scenario!r}\n    {outcome.detail[:300]}")
     return 1 if any(counts[k] for k in DEFECTS) else 0

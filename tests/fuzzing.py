@@ -8,6 +8,7 @@ happened:
 - ``"fit"``: it ran, every reported number is finite, and a batch bound never decreased;
 - ``"diverged"``: a stochastic fit said so (``result.diverged``) or a monitor stopped it;
 - ``"refused"``: a vmp error (``vmp.VMPError``) named what was wrong;
+- ``"memory"``: the model's q did not fit in memory (a MemoryError: a plate of 10^12 elements);
 - ``"raw"``: any other exception (a defect: bad input must give a vmp error);
 - ``"nan"``: a fit reported success with a NaN or infinite bound or q (a defect);
 - ``"decrease"``: batch VMP lowered its own bound (a defect).
@@ -16,8 +17,10 @@ tests/test_fuzz.py runs a CI-sized sample; ``benchmarks/fuzz.py`` a larger one.
 """
 from __future__ import annotations
 
+import tempfile
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -58,13 +61,18 @@ BAD_NUMBERS = [float("nan"), float("inf"), -1.0, 0.0, 5e-324, 1e308, 1 + 2j, "ab
 BAD_SIZES = [0, -1, 2.5, None, float("nan"), float("inf"), "3", 10 ** 12]
 
 
-class Draw:
-    """hypothesis's ``draw`` with the scenario's chance (in percent) that a value is invalid: 0
-    for half the scenarios (valid declarations and options), a few percent for the others."""
+#: the chances (in percent) that a value is invalid, one drawn per scenario: 0 for half of them
+#: (valid declarations and options), a few percent for the others
+FLAWS = (0, 0, 4, 10)
 
-    def __init__(self, draw):
+
+class Draw:
+    """hypothesis's ``draw`` with the scenario's chance (in percent) that a value is invalid,
+    drawn from ``flaws``."""
+
+    def __init__(self, draw, flaws=FLAWS):
         self.draw = draw
-        self.flaws = draw(st.sampled_from([0, 0, 4, 10]))
+        self.flaws = draw(st.sampled_from(flaws))
 
     def __call__(self, strategy):
         return self.draw(strategy)
@@ -199,7 +207,22 @@ def options(draw, plate: str, n: Any) -> dict:
             out["evaluate_every"] = draw.pick(st.sampled_from([1, 3]), [0, -1, 1.5])
     if draw(st.integers(0, 5)) == 0:
         out["callback"] = draw.pick(st.just(lambda *a, **k: None), [3])
+    if draw(st.integers(0, 5)) == 0:
+        out["checkpoint"] = draw.pick(st.just(Later("<folder>/fit.npz", lambda: _folder() / "fit.npz")),
+                                      [Later("<folder>/missing/fit.npz", lambda: _folder() / "missing" / "fit.npz"),
+                                       Later("<folder>", _folder), 3])
+        out["checkpoint_every"] = draw.pick(st.sampled_from([None, 1, 4]), [0, -1, 1.5])
     return out
+
+
+_FOLDER: list = []
+
+
+def _folder() -> Path:
+    """A temporary folder for the scenarios' checkpoints, removed when the process exits."""
+    if not _FOLDER:
+        _FOLDER.append(tempfile.TemporaryDirectory(prefix="vmp-fuzz-"))
+    return Path(_FOLDER[0].name)
 
 
 # ----- models -------------------------------------------------------------------------------
@@ -253,7 +276,8 @@ def categorical_mixture(draw) -> Scenario:
 
     def build():
         with vmp.Model("normal_mixture") as model:
-            pi = vmp.Dirichlet("pi", np.full(int(k), alpha) if isinstance(k, int) and k > 0 else alpha)
+            pi = vmp.Dirichlet("pi", np.full(k, alpha) if isinstance(k, int) and 0 < k <= 1000 and isinstance(alpha, float)
+                              else alpha)
             with vmp.Plate("components", k):
                 mu = vmp.Normal("mu", m0, p0)
                 tau = vmp.Gamma("tau", a, b)
@@ -333,8 +357,9 @@ MODELS = [normal_gamma, beta_bernoulli, gamma_poisson, categorical_mixture, gaus
 
 
 @st.composite
-def scenarios(draw) -> Scenario:
-    return draw(st.sampled_from(MODELS))(Draw(draw))
+def scenarios(draw, flaws=FLAWS) -> Scenario:
+    """A scenario of one of the MODELS; ``flaws``: the chances that a value is invalid."""
+    return draw(st.sampled_from(MODELS))(Draw(draw, flaws))
 
 
 # ----- playing a scenario -------------------------------------------------------------------
@@ -392,7 +417,9 @@ def run(scenario: Scenario, trace: bool = False) -> Outcome:
             return _after(model, scenario, result)
         except vmp.VMPError as err:
             return Outcome("refused", f"{type(err).__name__}: {err}")
-        except (KeyboardInterrupt, SystemExit, MemoryError):
+        except MemoryError as err:  # (a plate of 10^12 elements: q does not fit in memory)
+            return Outcome("memory", f"{type(err).__name__}: {err}")
+        except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as err:  # noqa: BLE001: any other exception is what the fuzzer looks for
             if trace:

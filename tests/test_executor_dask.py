@@ -444,6 +444,22 @@ def test_lost_holders_and_locals_are_made_again(client):
     assert worst_relative(fit.result().state, serial.state) < 1e-10
 
 
+def test_locals_lost_before_the_last_gather_are_made_again(client):
+    """The end of a batch fit gathers q(z)'s rows kept on the workers (``finish``): a holder and
+    the rows lost just before it (as when a worker dies then) are scattered and made again, and
+    the fit ends with Serial's answer instead of Dask's "lost dependencies"."""
+    serial = mixture().fit(seed=6, progress=False, iterations=4, tol=0.0)
+    executor = vmp.DaskExecutor(client)
+
+    def lose(t, fit):
+        if t == 4:
+            client.cancel([executor._holders[0], fit.state.natural["z"].futures[0]], force=True)
+
+    result = mixture().fit(seed=6, progress=False, executor=executor, iterations=4, tol=0.0, callback=lose)
+    assert result.iterations == 4
+    assert worst_relative(result.state, serial.state) < 1e-10
+
+
 def test_the_data_are_scattered_not_sent_in_the_task_graph(client):
     """Dask warns of a task graph above its threshold (10 MB by default; 10 kB here, which the
     pickled rows of 2,000 points cross): the partitions are scattered, so no graph is that large."""

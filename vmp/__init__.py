@@ -1,6 +1,6 @@
 """vmp: variational message passing on conjugate-exponential Bayesian networks."""
 from . import families as families
-from .errors import (ConjugacyError as ConjugacyError, ConvergenceError as ConvergenceError,
+from .errors import (CheckpointError as CheckpointError, ConjugacyError as ConjugacyError, ConvergenceError as ConvergenceError,
                      DataError as DataError, GraphError as GraphError,
                      HyperparameterError as HyperparameterError, OptionError as OptionError,
                      ShapeError as ShapeError,
@@ -16,6 +16,7 @@ from .graph import GaussianMarkovChain as GaussianMarkovChain
 from .graph import GaussianWishart as GaussianWishart, NormalGamma as NormalGamma, StickBreaking as StickBreaking
 from .graph import NegativeBinomial as NegativeBinomial
 from .inference import ConvergenceWarning as ConvergenceWarning, DivergenceWarning as DivergenceWarning
+from .inference import CheckpointWarning as CheckpointWarning
 from .inference import ElboDecreaseWarning as ElboDecreaseWarning
 from .inference import Executor as Executor, Fit as Fit, FitResult as FitResult, Serial as Serial
 from .inference import Chunked as Chunked, DaskExecutor as DaskExecutor, State as State, load as load

@@ -227,7 +227,7 @@ def fit_keywords(args) -> dict:
 def check_method_options(args) -> None:
     """fit()'s own check of the options the flags give (``vmp.inference.options.check``), a
     UsageError naming the flags; ``args.method`` set to the method fit() will run."""
-    from .errors import OptionError
+    from .errors import CheckpointError, OptionError
     from .inference.options import check, check_restarts
 
     keywords = fit_keywords(args)
@@ -236,6 +236,8 @@ def check_method_options(args) -> None:
         args.method = check(keywords, lambda name: _flag(args, name)).method
     except OptionError as err:
         raise UsageError(str(err)) from None
+    except CheckpointError as err:
+        raise CLIError(str(err)) from None
 
 
 def check_minibatch(model, args) -> None:
@@ -885,6 +887,7 @@ def load_fit(path, model):
     nodes (names, or plate sizes)."""
     import zipfile
 
+    from .errors import CheckpointError
     from .inference import load
     from .inference.state import State
 
@@ -896,9 +899,9 @@ def load_fit(path, model):
                        f"result.save)")
     try:
         state, _ = State.load(p)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+    except CheckpointError as err:
         raise CLIError(f"cannot read checkpoint '{p}' (a file of vmp fit --checkpoint or result.save): "
-                       f"{type(err).__name__}: {err}") from None
+                       f"{err}") from None
     model.compile()  # (a partially observed node is hidden once compiled)
     hidden = {n.name: n for n in model if not n.observed}
     wrong = [name for name, natural in state.natural.items() if name not in hidden
@@ -907,7 +910,10 @@ def load_fit(path, model):
         raise CLIError(f"checkpoint '{p}' holds node(s) {', '.join(sorted(wrong))} that model '{model.name}' as "
                        f"built here lacks or sizes otherwise (its hidden nodes: {', '.join(hidden)}); give "
                        f"the MODEL, DATA and options it was fitted with")
-    return load(p, model)
+    try:
+        return load(p, model)
+    except CheckpointError as err:
+        raise CLIError(f"{err}; give the MODEL, DATA and options it was fitted with") from None
 
 
 def cmd_summary(args) -> int:

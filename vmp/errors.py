@@ -32,3 +32,9 @@ class OptionError(VMPError):
 
 class ConvergenceError(VMPError):
     """Inference left the valid domain or the bound decreased."""
+
+
+class CheckpointError(VMPError):
+    """A checkpoint cannot be written where asked, or a file is not a checkpoint of this model:
+    foreign (another model's nodes, plates or shapes; another method or plan), damaged, or not a
+    vmp checkpoint at all. The message says what differs."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import constraints
-from ._linalg import factor, inv_pd, matvec, sym, vectorized
+from ._linalg import _equilibrated, factor, inv_pd, matvec, sym, vectorized
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -123,10 +123,23 @@ class Gaussian(Family):
                 return f.draw(natural[0], rng.standard_normal(shape))
         cov = inv_pd(natural[1], scale=-2.0)
         mean = factor(natural[1], scale=-2.0).solve(natural[0])
-        chol = factor(cov).lower() if vectorized(cov.shape) else np.linalg.cholesky(cov)
-        x = matvec(chol, rng.standard_normal(tuple(size) + mean.shape))
+        z = rng.standard_normal(tuple(size) + mean.shape)
+        try:
+            chol = factor(cov).lower() if vectorized(cov.shape) else np.linalg.cholesky(cov)
+        except np.linalg.LinAlgError:  # Sigma not positive definite once rounded (a precision of scale 1e16)
+            return mean + cls._by_precision(natural[1], z)
+        x = matvec(chol, z)
         x += mean
         return x
+
+    @staticmethod
+    def _by_precision(eta2: np.ndarray, z: np.ndarray) -> np.ndarray:
+        """E L^-T z with E Lambda E = L L^T (Lambda = -2 eta2 equilibrated, ``_linalg._equilibrated``):
+        a draw of covariance Lambda^-1 = E L^-T L^-1 E without forming Lambda^-1."""
+        e, scaled = _equilibrated(-2.0 * np.asarray(eta2, dtype=float))
+        chol = np.linalg.cholesky(scaled)
+        upper = np.broadcast_to(np.swapaxes(chol, -1, -2), z.shape[:-1] + chol.shape[-2:])
+        return e * np.linalg.solve(upper, z[..., None])[..., 0]
 
     @staticmethod
     def pin(natural: Arrays, observed: np.ndarray, x: np.ndarray) -> Arrays:

@@ -1,9 +1,16 @@
 """Observed data out of core: numpy memmaps, HDF5 datasets (h5py), zarr arrays, or any object
 with ``shape``, ``dtype`` and ``__getitem__`` on a sorted integer array. A stochastic step reads
-only the rows it drew, in sorted order (chunk-friendly); a full pass reads the whole array."""
+only the rows it drew, in sorted order (chunk-friendly); a full pass reads the whole array.
+
+The file behind a memmap or an HDF5 dataset is recorded at declaration (:func:`file_of`: its
+size and modification time); a fit checks it before each step and evaluation
+(:func:`check_files`), so a file truncated, rewritten or removed under a fit is a DataError naming
+the node, not zeros read as data (HDF5) or a SIGBUS (a memmap past the file's end).
+"""
 from __future__ import annotations
 
 import mmap
+import os
 
 import numpy as np
 
@@ -133,6 +140,55 @@ def _read(source, index) -> np.ndarray:
         with h5py.File(source[1], "r") as f:
             return np.asarray(f[source[2]][index])
     return np.asarray(source[1][index])
+
+
+def file_of(data) -> tuple | None:
+    """(path, size, modification time in ns) of the file holding out-of-core ``data`` (a memmap
+    or an HDF5 dataset); None for data in memory or elsewhere (a zarr store, another object)."""
+    path = None
+    if isinstance(data, np.memmap):
+        path = getattr(data, "filename", None)
+    elif type(data).__module__.startswith("h5py"):
+        path = data.file.filename
+    if path is None:
+        return None
+    st = os.stat(path)
+    return str(path), st.st_size, st.st_mtime_ns
+
+
+def changed(record: tuple) -> str | None:
+    """How the file :func:`file_of` recorded differs from what it is now (None: unchanged)."""
+    path, size, mtime = record
+    try:
+        st = os.stat(path)
+    except OSError as err:
+        return f"its data file {path!r} cannot be read any more ({err.strerror or err})"
+    if st.st_size != size:
+        return f"its data file {path!r} changed size since it was declared ({size} -> {st.st_size} bytes)"
+    if st.st_mtime_ns != mtime:
+        return f"its data file {path!r} was written since it was declared"
+    return None
+
+
+def check_files(model) -> None:
+    """A DataError naming the first observed node whose out-of-core data changed under the fit:
+    its file (:func:`changed`) or its shape (an HDF5 dataset resized)."""
+    from ..errors import DataError
+
+    for node in model.nodes.values():
+        record = getattr(node, "data_file", None)
+        if record is None:
+            continue
+        why = changed(record)
+        if why is None and tuple(node.data.shape) != record_shape(node):
+            why = f"its data now have shape {tuple(node.data.shape)}, declared {record_shape(node)}"
+        if why is not None:
+            raise DataError(f"node '{node.name}': {why}; the fit reads it by rows as it goes: give the node "
+                            f"its data again (set_data) to fit what the file holds now")
+
+
+def record_shape(node) -> tuple:
+    return node.plate_shape + tuple(node._data_event_shape())
 
 
 class Outer(tuple):

@@ -10,7 +10,7 @@ from .. import families as fam
 from ..errors import ConjugacyError, DataError, GraphError, ShapeError
 from ..factors import Conditional
 from . import context
-from .data import chunks, is_lazy
+from .data import chunks, file_of, is_lazy
 from .expressions import Constant, Data, Expression, Gate, Gather, Scaled, times
 from .plate import Plate
 
@@ -145,6 +145,9 @@ class Node(Expression, ABC):
 
     #: observed data may stay out of core (memmap, HDF5, zarr): read by rows, never converted
     lazy_data: ClassVar[bool] = False
+    #: the file behind out-of-core data, as declared (``data.file_of``; None: in memory)
+    data_file: tuple | None = None
+
     #: True when the node's weights derive from another node's data (a logit link's Polya-Gamma
     #: auxiliary): ``model.set_data`` recomputes them (``follow_data``) instead of broadcasting
     #: them to a new plate size
@@ -178,6 +181,7 @@ class Node(Expression, ABC):
             hint = "" if mask is not None or "NaN" not in why else " (give mask= to mark missing entries)"
             raise DataError(f"node '{self.name}': observed data {why}{hint}")
         self.data = data
+        self.data_file = file_of(data) if lazy else None
         self._data_moments = self._statistics(data)
 
     def _array(self, what: str, value) -> np.ndarray:

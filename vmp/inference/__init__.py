@@ -1,6 +1,7 @@
 """Inference over a compiled model: the State of a fit, batch and stochastic steps, executors, one loop."""
 from .batch import ConvergenceWarning as ConvergenceWarning
 from .batch import ElboDecreaseWarning as ElboDecreaseWarning
+from .checkpoint import CheckpointWarning as CheckpointWarning
 from .executor import Executor as Executor
 from .executor import Serial as Serial
 from .executor_chunked import Chunked as Chunked

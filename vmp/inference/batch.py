@@ -131,8 +131,11 @@ def locate_decrease(engine, state: State, nodes, start_value: float) -> dict:
     worst = {"node": None, "amount": 0.0}
     value = start_value
     for node in nodes:
-        state = state.updated({node.name: engine.coordinate(state, node)})
-        new = engine.elbo(state)
+        try:
+            state = state.updated({node.name: engine.coordinate(state, node)})
+            new = engine.elbo(state)
+        except np.linalg.LinAlgError:  # (a precision no longer positive definite in floating point)
+            return {"node": node.name, "amount": float("inf")}
         if value - new > worst["amount"]:
             worst = {"node": node.name, "amount": value - new}
         value = new
@@ -148,4 +151,7 @@ def decrease_text(decrease: dict) -> str:
     if decrease.get("node") is None:
         return ("in a diagnostic sweep no single node's update lowered it (a change at the rounding level "
                 "of the bound's terms?)")
+    if decrease["amount"] == float("inf"):
+        return (f"in a diagnostic sweep the update of node '{decrease['node']}' gave a precision matrix that is "
+                f"not positive definite in floating point (rescale the inputs)")
     return f"in a diagnostic sweep the update of node '{decrease['node']}' lowered it by {decrease['amount']:.3g}"

@@ -180,7 +180,8 @@ class Kept(Held):
 
     def gathered(self) -> tuple:
         if self._full is None:
-            parts = self.executor.workers.get([self.future(i) for i in range(len(self.futures))])
+            parts = self.executor._retried(lambda: self.executor.workers.get(
+                [self.future(i) for i in range(len(self.futures))]))
             self._full = tuple(np.concatenate([p[c] for p in parts], axis=self.axis) for c in range(len(self)))
             self.executor.traffic["received"] += _nbytes(self._full)
         return self._full
@@ -386,19 +387,27 @@ class Partitioned(Executor):
     def _reduce(self, submit):
         """sum of the values of the tasks ``submit()`` sends, by a fixed binary tree (the same
         order of additions every run); the whole step sent again when the workers lose it."""
+        def once():
+            futures = submit()
+            if not futures:
+                return None
+            parts = self.workers.reduce(futures)
+            self.traffic["received"] += _nbytes(parts)
+            return tree(parts, add)
+
+        return self._retried(once, "a step")
+
+    def _retried(self, call, what: str = "a gather"):
+        """``call()``, sent again after the holders are put anew when the workers lose its work
+        (the lost references it reads are made again from them), at most ``retries`` times."""
         for attempt in range(self.retries + 1):
             try:
-                futures = submit()
-                if not futures:
-                    return None
-                parts = self.workers.reduce(futures)
-                self.traffic["received"] += _nbytes(parts)
-                return tree(parts, add)
+                return call()
             except Exception as err:  # noqa: BLE001 - only the workers' failures are retried
                 if not self.workers.lost(err):
                     raise
                 if attempt == self.retries:
-                    raise ClusterError(f"{self.who}: a step failed {attempt + 1} times on the workers: "
+                    raise ClusterError(f"{self.who}: {what} failed {attempt + 1} times on the workers: "
                                        f"{err!r}") from err
                 self._start()
 

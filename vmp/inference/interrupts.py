@@ -2,22 +2,33 @@
 stays consistent and a checkpoint can be written."""
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 
 
 class Interrupts:
     """Ctrl-C (SIGINT) and SIGTERM end the loop after the current step; a second Ctrl-C
-    interrupts at once. Outside the main thread a KeyboardInterrupt is caught instead."""
+    interrupts at once, except while :meth:`held`. Outside the main thread a KeyboardInterrupt is caught instead."""
 
     def __init__(self):
         self.requested = False
+        self.holding = False
         self._saved = {}
 
     def _handler(self, signum, frame):
-        if self.requested and signum == signal.SIGINT:
+        if self.requested and signum == signal.SIGINT and not self.holding:
             raise KeyboardInterrupt
         self.requested = True
+
+    @contextlib.contextmanager
+    def held(self):
+        """While held (the last checkpoint's write) a second Ctrl-C is only recorded."""
+        self.holding = True
+        try:
+            yield self
+        finally:
+            self.holding = False
 
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():

@@ -22,9 +22,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..errors import ConvergenceError
+from ..errors import CheckpointError, ConvergenceError, OptionError
+from ..graph.data import check_files
 from . import objective
 from .batch import BatchVMP, ConvergenceWarning
+from .checkpoint import CheckpointWarning, fingerprint, fit_fingerprint
 from .engine import Engine
 from .history import Recorder
 from .interrupts import Interrupts
@@ -51,7 +53,13 @@ class Fit:
         self.engine = engine = Engine(model, o.executor)
         self.start = time.perf_counter()
         self.interrupted = self.done = False
-        resume = None if o.checkpoints.resume is None else _resume_point(o.checkpoints.resume, model)
+        self.fingerprint = fit_fingerprint(o)
+        resume = None if o.checkpoints.resume is None else _resume_point(o.checkpoints.resume, model,
+                                                                         self.fingerprint)
+        if resume is not None and options.get("iterations") is not None and o.iterations <= resume[0].step:
+            raise OptionError(f"resume=: the fit resumed has run {resume[0].step} steps, and iterations="
+                              f"{o.iterations} is the total a fit runs to, counting them: pass iterations= above "
+                              f"{resume[0].step} to run more")
         self.rng = rng = np.random.default_rng(o.seed) if resume is None else resume[0].generator()
         saved = None if resume is None else resume[0].loop.plan
         self.method: Method = BatchVMP(o, engine) if o.method == "batch" else StochasticVMP(o, engine, rng, saved)
@@ -61,13 +69,14 @@ class Fit:
         #: the per-row local terms of the last evaluation on the evaluation subsample (None: exact)
         self.evaluation_terms = None
         if resume is None:
-            state, accesses = self.method.start(engine, rng, o.init)
+            with floating_point(0):
+                state, accesses = self.method.start(engine, rng, o.init)
             self._commit(state.updated({}, loop=self.method.loop_start(engine, state, rng, accesses)))
             self.recorder = Recorder(names)
             self.alerts = Alerts([])
             self.evaluate(0)
         else:
-            self._commit(resume[0])
+            self._commit(_continued(resume[0]))
             self.recorder = Recorder(names, copy.deepcopy(resume[1]))
             self.alerts = Alerts(self.recorder.raw["events"])
         self.done = self.state.loop.converged or self.state.loop.diverged
@@ -82,9 +91,11 @@ class Fit:
         what it did. A node that leaves its domain raises a ConvergenceError; a monitor with
         action 'stop' ends the fit (``done``) with the state before the step."""
         tick = time.perf_counter()
-        draw = self.method.draw(self.engine, self.state, self.rng)
-        state, info = self.method.step(self.engine, self.state, draw)
+        check_files(self.model)
         t = self.state.step + 1
+        with floating_point(t):
+            draw = self.method.draw(self.engine, self.state, self.rng)
+            state, info = self.method.step(self.engine, self.state, draw)
         for event in info.events:
             self._event(t, event)
         if info.error is not None:
@@ -126,7 +137,9 @@ class Fit:
         back-off, the best bound it returned to)."""
         t = self.state.step if t is None else t
         state = self.state
-        bound = self.method.bound(self.engine, state)
+        check_files(self.model)
+        with floating_point(t):
+            bound = self.method.bound(self.engine, state)
         self.recorder.evaluation(t, state.loop.accesses, bound.value, bound.heldout, bound.stderr)
         loop = state.loop
         if self.method.policies:
@@ -195,16 +208,32 @@ class Fit:
         o = self.opts
         end = o.iterations if steps is None else self.t + int(steps)
         bar = Progress(max(end - self.t, 0), o.progress, f"{self.method.name} VMP")
-        stop = Interrupts()
+        with Interrupts() as stop:  # (held until the last checkpoint is written)
+            self._loop(end, bar, stop)
+            if stop.requested:
+                self.interrupted = True
+                if "interrupted" not in self.state.loop.message:
+                    self._set(message=f"interrupted after iteration {self.t}")
+            elif not self.done and self.t >= o.iterations:
+                self._end_diverging()
+            if o.checkpoints.path is not None:
+                with stop.held():
+                    self._checkpoint(o.checkpoints.path, last=True)
+        return self
+
+    def _loop(self, end: int, bar: Progress, stop: Interrupts) -> None:
+        """Steps up to ``end``; a second Ctrl-C ends them at once (the state is the last step's)."""
         quiet = np.errstate(over="ignore", invalid="ignore") if self.method.quiet else contextlib.nullcontext()
         try:
-            with quiet, stop:
+            with quiet:
                 while self.t < end and not self.done:
                     if stop.requested:
                         self.interrupted = True
                         self._set(message=f"interrupted after iteration {self.t}")
                         break
                     self._advance(bar)
+        except KeyboardInterrupt:
+            stop.requested = True
         except ConvergenceError as err:
             self._end(f"diverged: {err}", warn=not self.method.raises, diverged=True)
             if self.method.raises:
@@ -212,15 +241,6 @@ class Fit:
         finally:
             bar.close()
             self._commit(self.engine.executor.finish(self.state))
-        if stop.requested:
-            self.interrupted = True
-            if "interrupted" not in self.state.loop.message:
-                self._set(message=f"interrupted after iteration {self.t}")
-        elif not self.done and self.t >= o.iterations:
-            self._end_diverging()
-        if o.checkpoints.path is not None:
-            self.save(o.checkpoints.path)
-        return self
 
     def _end_diverging(self) -> None:
         """A fit that reached its iterations with a monitor's warning about the bound at its last
@@ -252,11 +272,22 @@ class Fit:
         if not self.done and o.callback is not None and o.callback(t, self) is False:
             self._end(f"stopped by the callback at iteration {t}")
         if o.checkpoints.path is not None and o.checkpoints.every and t % o.checkpoints.every == 0:
-            self.save(o.checkpoints.path)
+            self._checkpoint(o.checkpoints.path)
 
     def save(self, path) -> None:
-        """Write a checkpoint: the state and history now (resume with ``fit(resume=path)``)."""
+        """Write a checkpoint: the state and history now (resume with ``fit(resume=path)``),
+        atomically (:func:`~vmp.inference.checkpoint.write_atomic`)."""
         self.result(close=False).save(path)
+
+    def _checkpoint(self, path, last: bool = False) -> None:
+        """The fit's checkpoint; a write that fails is a CheckpointWarning, and the fit goes on
+        (the file keeps the last checkpoint written)."""
+        try:
+            self.save(path)
+        except CheckpointError as err:
+            then = ("the fit's result is returned: save it elsewhere with result.save(path)" if last else
+                    "the fit goes on and writes it again at the next checkpoint")
+            warnings.warn(f"{err}; {then}", CheckpointWarning, stacklevel=4)
 
     def result(self, close: bool = True) -> FitResult:
         """The FitResult so far. With ``close`` a stochastic fit evaluates the bound at its last
@@ -275,14 +306,35 @@ class Fit:
         return FitResult(elbo, bool(loop.converged), len(history["iteration"]), loop.message, loop.decrease,
                          time.perf_counter() - self.start, extra=self.method.describe(), history=history,
                          diverged=self.method.diverged(loop, elbo), interrupted=self.interrupted, state=self.state,
-                         resume_point=resume)
+                         resume_point=resume, fingerprint=fingerprint(self.model, self.fingerprint))
 
 
-def _resume_point(resume, model) -> tuple[State, dict]:
-    """(State, raw history) from ``resume=``: a FitResult, a Fit, or a checkpoint file."""
+def _resume_point(resume, model, fit: dict) -> tuple[State, dict]:
+    """(State, raw history) from ``resume=``: a FitResult, a Fit, or a checkpoint file, of a fit
+    of ``model`` laid out as ``fit`` (:func:`~vmp.inference.checkpoint.fit_fingerprint`)."""
     if isinstance(resume, Fit):
         resume = resume.result(close=False)
-    return resume_state(resume, model)
+    return resume_state(resume, model, fit)
+
+
+@contextlib.contextmanager
+def floating_point(t: int):
+    """A matrix that floating point cannot factor at step ``t`` (a precision formed from inputs of
+    scale 1e8 that is not positive definite once rounded) is a ConvergenceError: the fit diverged
+    (reported by a stochastic fit, raised by batch VMP), not numpy's LinAlgError."""
+    try:
+        yield
+    except np.linalg.LinAlgError as err:
+        raise ConvergenceError(f"at step {t} a matrix of q cannot be factored in floating point ({err}): rescale "
+                               f"the inputs, or take smaller steps") from None
+
+
+def _continued(state: State) -> State:
+    """A resumed state: unless its fit had ended (converged or diverged), the message of how it
+    ended (an interrupt, the callback, the iteration limit) is the default again."""
+    if state.loop.converged or state.loop.diverged:
+        return state
+    return state.updated({}, loop=replace(state.loop, message=LoopState().message))
 
 
 def fit(model, *, method: str | None = None, iterations: int | None = None, n_init: int = 1, **options) -> FitResult:

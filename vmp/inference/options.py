@@ -8,13 +8,17 @@ caller spells it: ``subsample=`` in Python, ``--minibatch`` on the command line 
 """
 from __future__ import annotations
 
+import math
 import operator
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ..errors import OptionError
+from . import domains
+from .checkpoint import writable
 from .executor import Executor
 from .stopping import PATIENCE
 from .subsample import Subsample
@@ -124,14 +128,14 @@ def check(keywords: Mapping[str, Any], say: Callable[[str], str] = python_name) 
              and not (k == "update" and given[k] == "per-node")]  # (a) is every batch sweep's order
     if wrong:
         raise OptionError(_misplaced(method, wrong, say))
-    policies = tuple(given.get("policies", ()))
-    rules = _batch(given, policies) if method == "batch" else None
+    policies = _policies(given.get("policies", ()), say)
+    rules = _batch(given, policies, say) if method == "batch" else None
     steps = _stochastic(given, say) if method == "stochastic" else None
     default = BATCH_ITERATIONS if method == "batch" else STOCHASTIC_ITERATIONS
     return Options(method, checked_count(given.get("iterations", default), say("iterations")),
-                   checked_seed(keywords.get("seed", 0)), given.get("init"), policies,
+                   checked_seed(keywords.get("seed", 0)), _init(given.get("init"), say), policies,
                    _executor(given.get("executor")), rules, steps, _checkpoints(given, say),
-                   given.get("progress"), given.get("callback"))
+                   _progress(given.get("progress"), say), _callback(given.get("callback"), say))
 
 
 def _misplaced(method: str, wrong: list, say) -> str:
@@ -143,15 +147,19 @@ def _misplaced(method: str, wrong: list, say) -> str:
             f"iterations; monitors watch it)")
 
 
-def _batch(given: dict, policies: tuple) -> BatchOptions:
+def _batch(given: dict, policies: tuple, say) -> BatchOptions:
     on_decrease = given.get("on_decrease", "warn")
     if on_decrease not in ("warn", "raise"):
         raise OptionError(f"on_decrease= takes 'warn' or 'raise', got {on_decrease!r}")
     for p in policies:
         if not p.batch:
             raise OptionError(f"policies=: {p.name} does not weight batch VMP: {p.batch_refusal}")
-    return BatchOptions(float(given.get("tol", 1e-6)), float(given.get("decrease_tol", 1e-9)), on_decrease,
-                        given.get("plate"))
+    plate = given.get("plate")
+    if plate is not None and not isinstance(plate, str):
+        raise OptionError(f"{say('plate')} takes the name of a data plate, got {plate!r}")
+    return BatchOptions(domains.number(f"{say('tol')} (<= 0: every sweep)", given.get("tol", 1e-6)),
+                        domains.number(say("decrease_tol"), given.get("decrease_tol", 1e-9), 0.0), on_decrease,
+                        plate)
 
 
 def _stochastic(given: dict, say) -> StochasticOptions:
@@ -168,20 +176,47 @@ def _stochastic(given: dict, say) -> StochasticOptions:
         raise OptionError(f"{say('evaluate')} takes 'subsample' (an estimate from a fixed subsample of the data "
                           f"plate, O(evaluation_size)) or 'full' (the exact bound, O(N)); got {evaluate!r}")
     tol = given.get("tol")
-    if tol is not None and (not tol >= 0 or not every):
+    if tol is not None and (not domains.real(tol) or not math.isfinite(tol) or not tol >= 0 or not every):
         raise OptionError(f"{say('tol')} stops a stochastic fit from its evaluated bounds: it takes a number >= 0, "
                           f"with {say('evaluate_every')} above 0; got tol={tol!r}, evaluate_every={every}")
     patience = given.get("patience", PATIENCE)
     if _count(patience) is None or patience < 1:
         raise OptionError(f"{say('patience')} takes a positive integer (evaluations without improvement before "
                           f"{say('tol')} stops the fit), got {patience!r}")
+    from ..monitors import DomainMonitor, ElboMonitor, Monitor
+
     monitors = given.get("monitors")
     if monitors is None:
-        from ..monitors import DomainMonitor, ElboMonitor
-
         monitors = [DomainMonitor(action="stop"), ElboMonitor(patience=3, action="warn")]
+    monitors = domains.instances(say("monitors"), monitors, Monitor,
+                                 "monitors (vmp.DomainMonitor(), vmp.ElboMonitor(), vmp.NoiseMonitor())")
     return StochasticOptions(subsample, update, given.get("step"), every, evaluate, tuple(monitors), tol,
                              int(patience))
+
+
+def _policies(policies, say) -> tuple:
+    from ..policies import Policy
+
+    return domains.instances(say("policies"), policies, Policy,
+                             "policies (vmp.SVIPlus(M), vmp.Annealing(...), vmp.Tempering(...), vmp.LocalTempering(...))")
+
+
+def _init(init, say):
+    if init is None or init == "prior" or isinstance(init, Mapping):
+        return init
+    raise domains.refuse(say("init"), "'prior' or a dict from node names to initial means", init)
+
+
+def _progress(progress, say):
+    if progress is None or isinstance(progress, (bool, np.bool_)):
+        return progress
+    raise domains.refuse(say("progress"), "True, False or None (a bar when stderr is a terminal)", progress)
+
+
+def _callback(callback, say):
+    if callback is None or callable(callback):
+        return callback
+    raise domains.refuse(say("callback"), "a function callback(t, fit) (returning False stops the fit)", callback)
 
 
 def _executor(executor):
@@ -195,7 +230,21 @@ def _checkpoints(given: dict, say) -> Checkpoints:
     every = given.get("checkpoint_every")
     if every is not None and (_count(every) is None or every < 1 or given.get("checkpoint") is None):
         raise OptionError(f"{say('checkpoint_every')} takes a positive integer, with {say('checkpoint')} a path")
-    return Checkpoints(given.get("checkpoint"), every, given.get("resume"))
+    path, resume = given.get("checkpoint"), given.get("resume")
+    if path is not None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise domains.refuse(say("checkpoint"), "a path (a str or a pathlib.Path)", path)
+        writable(path, say("checkpoint"))
+    if resume is not None and not isinstance(resume, (str, os.PathLike)) and not _resumable(resume):
+        raise domains.refuse(say("resume"), "a checkpoint's path, a FitResult or a Fit", resume)
+    return Checkpoints(path, every, resume)
+
+
+def _resumable(value) -> bool:
+    from .loop import Fit
+    from .result import FitResult
+
+    return isinstance(value, (Fit, FitResult))
 
 
 def check_restarts(n_init, keywords: Mapping[str, Any], say: Callable[[str], str] = python_name) -> int:

@@ -5,7 +5,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import VMPError
+from ..errors import CheckpointError, ConvergenceError, VMPError
+from .checkpoint import check, fingerprint, reading
 from .engine import Engine
 from .history import arrays, to_dict
 from .state import State
@@ -32,6 +33,7 @@ class FitResult:
     interrupted: bool = False
     state: State | None = field(default=None, repr=False)
     resume_point: tuple | None = field(default=None, repr=False)  # (State, raw history)
+    fingerprint: dict | None = field(default=None, repr=False)  # (checkpoint.fingerprint: what it is a fit of)
 
     @property
     def final_elbo(self) -> float:
@@ -78,7 +80,7 @@ class FitResult:
         resume_state, raw = self.resume_point if self.resume_point is not None else (self.state, None)
         final = {k: list(v) for k, v in self.state.natural.items()}
         resume_state.save(path, result=self.to_dict(), raw_history=raw, final_natural=final,
-                          final_step=self.state.step)
+                          final_step=self.state.step, fingerprint=self.fingerprint)
 
     def __repr__(self) -> str:
         flags = ", interrupted=True" if self.interrupted else ""
@@ -105,42 +107,80 @@ def from_dict(data: dict) -> FitResult:
 
 def load(path, model=None) -> FitResult:
     """A FitResult from :meth:`FitResult.save`'s file. Given the ``model`` it was fitted on, the
-    moments are filled in and ``model.state`` is set to the saved final state."""
+    moments are filled in and ``model.state`` is set to the saved final state; a file of another
+    model (its nodes, families, plates or shapes differ) or a damaged file is a CheckpointError
+    saying what differs."""
+    result = read(path)
     if model is not None:
-        model.compile()  # (a partially observed node is hidden once compiled: ``missing.resolve``)
-    families = None if model is None else {n.name: n.family for n in model.nodes.values() if not n.observed}
-    state, docs = State.load(path, families)
-    result = from_dict(docs["result"])
-    final = state.updated({}, step=int(docs["final_step"]))
-    final.natural = {k: tuple(v) for k, v in docs["final_natural"].items()}
-    final.moments = {} if model is None else {k: Engine.moments(model[k], v) for k, v in final.natural.items()}
-    result.state = final
-    result.resume_point = (state, docs["raw_history"])
-    if model is not None:
-        model.state = final
+        match(result, model, path)
+        model.state = result.state
     return result
 
 
-def resume_state(resume, model) -> tuple[State, dict]:
-    """(State, raw history) to continue a fit of ``model`` from: a FitResult or a checkpoint
-    file; checked against the model's hidden nodes, with their moments filled in."""
+def read(path) -> FitResult:
+    """:meth:`FitResult.save`'s file as a FitResult without moments (no model to form them)."""
+    state, docs = State.load(path)
+    with reading(path):
+        result = from_dict(docs["result"])
+        final = state.updated({}, step=int(docs["final_step"]))
+        final.natural = {k: tuple(v) for k, v in docs["final_natural"].items()}
+        final.moments = {}
+        result.state, result.resume_point = final, (state, docs["raw_history"])
+        result.fingerprint = docs.get("fingerprint")
+    return result
+
+
+def match(result: FitResult, model, path=None, fit: dict | None = None, who: str = "") -> None:
+    """Check that ``result`` is a fit of ``model`` (and, given ``fit``, of a fit laid out as
+    :func:`~vmp.inference.checkpoint.fit_fingerprint` says), and fill in the moments of its
+    states that lack them; else a CheckpointError prefixed by ``who``."""
+    model.compile()  # (a partially observed node is hidden once compiled: ``missing.resolve``)
+    check(result.fingerprint, fingerprint(model, fit), path, who)
+    hidden = {n.name: n for n in model.nodes.values() if not n.observed}
+    where = "this result" if path is None else repr(str(path))
+    states = [result.state] + ([result.resume_point[0]] if result.resume_point is not None else [])
+    for state in states:
+        unknown = sorted(set(state.natural) - set(hidden))
+        if unknown:
+            raise CheckpointError(f"{who}{where} holds node(s) {unknown} that model '{model.name}' lacks or "
+                                  f"observes (its hidden nodes: {sorted(hidden)})")
+        if not state.moments:
+            form = Engine.moments if state is result.state else (lambda node, v: node.family.moments(v))
+            with reading(path or "this result"):
+                _in_domain(state, hidden, f"{who}{where}")
+                state.moments = {k: tuple(form(hidden[k], v)) for k, v in state.natural.items()}
+        for name, moments in state.moments.items():
+            want = [tuple(s) for s in hidden[name].component_shapes()]
+            if [np.shape(m) for m in moments] != want:
+                raise CheckpointError(f"{who}{where}: node '{name}' has moments of shapes "
+                                      f"{[np.shape(m) for m in moments]} in the file, {want} in the model")
+
+
+def _in_domain(state: State, hidden: dict, where: str) -> None:
+    """A CheckpointError unless every natural parameter read lies in its family's domain (a
+    fit never keeps one outside: a step that leaves it is rejected)."""
+    for name, natural in state.natural.items():
+        try:
+            Engine.check_domain(hidden[name], tuple(np.asarray(a) if isinstance(a, (float, np.generic)) else a
+                                                    for a in natural))
+        except ConvergenceError as err:
+            raise CheckpointError(f"{where} is damaged: {err.args[0].replace('update left', 'its q lies outside')}") \
+                from None
+
+
+def resume_state(resume, model, fit: dict | None = None) -> tuple[State, dict]:
+    """(State, raw history) to continue a fit of ``model`` (laid out as ``fit`` says) from: a
+    FitResult or a checkpoint file; checked against the model and the fit, with the moments
+    filled in."""
+    path = None
     if not isinstance(resume, FitResult):
-        resume = load(resume, model)
+        path, resume = resume, read(resume)
     if resume.resume_point is None:
         raise VMPError("resume=: this result carries no state (it was read from a history alone)")
+    match(resume, model, path, fit, "resume=: ")
     state, raw = resume.resume_point
-    families = {n.name: n.family for n in model.nodes.values() if not n.observed}
-    if not set(state.natural) <= set(families):
-        raise VMPError(f"resume=: the saved state has nodes {sorted(state.natural)}, "
-                       f"the model's hidden nodes are {sorted(families)}")
-    moments = dict(state.moments) or {k: tuple(families[k].moments(v)) for k, v in state.natural.items()}
+    moments = dict(state.moments)
     for name, natural in state.natural.items():
         if model[name].clamp is not None:  # as a sweep forms them (the same bits as the fit saved had)
             moments[name] = Engine.moments(model[name], natural)
-    state = replace(state, moments=moments)
-    for name, moments in state.moments.items():
-        want = [tuple(s) for s in model[name].component_shapes()]
-        if [m.shape for m in moments] != want:
-            raise VMPError(f"resume=: node '{name}' has moments of shapes {[m.shape for m in moments]} in the "
-                           f"saved state, {want} in the model")
-    return state, raw
+    return replace(state, moments=moments), raw

@@ -22,6 +22,7 @@ import numpy as np
 
 
 from ..errors import OptionError, VMPError
+from . import domains
 from .engine import along
 
 
@@ -75,8 +76,9 @@ class RobbinsMonro(Schedule):
     rho1: float = 1.0
 
     def __post_init__(self):
-        if self.tau < 0 or not 0 <= self.kappa <= 1 or not 0 < self.rho1 <= 1:
-            raise OptionError(f"RobbinsMonro needs tau >= 0, 0 <= kappa <= 1, 0 < rho1 <= 1; got {self}")
+        object.__setattr__(self, "tau", domains.number("RobbinsMonro(tau=)", self.tau, 0.0))
+        object.__setattr__(self, "kappa", domains.number("RobbinsMonro(kappa=)", self.kappa, 0.0, 1.0))
+        object.__setattr__(self, "rho1", domains.number("RobbinsMonro(rho1=)", self.rho1, 0.0, 1.0, above=True))
 
     def __call__(self, t: int) -> float:
         return self.rho1 * ((t + self.tau) / (1.0 + self.tau)) ** -self.kappa
@@ -89,8 +91,7 @@ class Constant(Schedule):
     rho: float
 
     def __post_init__(self):
-        if not 0 < self.rho <= 1:
-            raise OptionError(f"Constant step needs 0 < rho <= 1, got {self.rho}")
+        object.__setattr__(self, "rho", domains.number("Constant(rho=)", self.rho, 0.0, 1.0, above=True))
 
     def __call__(self, t: int) -> float:
         return self.rho
@@ -105,7 +106,10 @@ class Warmup(Schedule):
     then: Schedule = RobbinsMonro()
 
     def __post_init__(self):
-        if getattr(self.then, "needs_gradient", False):
+        object.__setattr__(self, "iterations", domains.integer("Warmup(iterations=)", self.iterations, 0))
+        if not isinstance(self.then, Schedule):
+            raise domains.refuse("Warmup(then=)", "a schedule (vmp.RobbinsMonro(), vmp.Constant(rho), ...)", self.then)
+        if self.then.needs_gradient:
             raise OptionError(f"Warmup(then={self.then!r}): a schedule that reads the gradient cannot follow a "
                               f"warm-up; vmp.Adaptive() takes a full first step (rho_1 = 1) by itself")
 
@@ -418,7 +422,8 @@ def per_node(step, names) -> dict:
         default = step.get("default", RobbinsMonro())
         unknown = set(step) - set(names) - {"default"}
         if unknown:
-            raise VMPError(f"step=: no hidden node named {sorted(unknown)}")
+            raise OptionError(f"step=: no hidden node named {', '.join(map(repr, sorted(unknown, key=str)))}; "
+                              f"the stepped nodes: {', '.join(map(repr, names))}")
         return {n: _schedule(step.get(n, default)) for n in names}
     return {n: _schedule(step) for n in names}
 
@@ -428,5 +433,5 @@ def _schedule(step) -> Schedule:
         return step
     if callable(step):
         return _Function(step)
-    raise VMPError(f"step= takes a schedule (vmp.RobbinsMonro(), vmp.Adaptive(), ...), a function of t, or a dict "
+    raise OptionError(f"step= takes a schedule (vmp.RobbinsMonro(), vmp.Adaptive(), ...), a function of t, or a dict "
                    f"from node names to them; got {step!r}")

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .checkpoint import readable, reading, write_atomic
 from .stopping import Plateau
 
 _META = "__meta__"
@@ -123,23 +124,24 @@ class State:
                 "loop": _encode(self.loop, "loop", arrays),
                 "documents": _encode(documents, "documents", arrays)}
         arrays[_META] = np.array(json.dumps(meta))
-        with open(Path(path), "wb") as fh:
-            np.savez_compressed(fh, **arrays)
+        write_atomic(path, lambda fh: np.savez_compressed(fh, **arrays))
 
     @staticmethod
     def load(path, families: dict | None = None) -> tuple["State", dict]:
         """(state, documents) from :meth:`save`'s file. ``families`` {name: Family} gives the
         moments; without it they are left for the model to fill in."""
-        with np.load(Path(path), allow_pickle=False) as data:
-            arrays = {k: data[k] for k in data.files}
-        meta = json.loads(str(arrays.pop(_META)))
-        natural = {k: tuple(arrays[key["__array__"]] for key in keys) for k, keys in meta["natural"].items()}
-        moments = {}
-        if families is not None:
-            moments = {k: tuple(families[k].moments(v)) for k, v in natural.items()}
-        state = State(natural, moments, int(meta["step"]), _decode(meta["rng"], arrays),
-                      _decode(meta["loop"], arrays))
-        return state, _decode(meta["documents"], arrays)
+        readable(path)
+        with reading(path):
+            with np.load(Path(path), allow_pickle=False) as data:
+                arrays = {k: data[k] for k in data.files}
+            meta = json.loads(str(arrays.pop(_META)))
+            natural = {k: tuple(arrays[key["__array__"]] for key in keys) for k, keys in meta["natural"].items()}
+            moments = {}
+            if families is not None:
+                moments = {k: tuple(families[k].moments(v)) for k, v in natural.items() if k in families}
+            state = State(natural, moments, int(meta["step"]), _decode(meta["rng"], arrays),
+                          _decode(meta["loop"], arrays))
+            return state, _decode(meta["documents"], arrays)
 
 
 def _put(arrays: dict, key: str, value) -> dict:

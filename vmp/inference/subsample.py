@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import GraphError, OptionError
 from ..graph.expressions import Gather
 from ..graph.leaves import Context, GatherLeaf
+from . import domains
 from .partition_model import glue
 
 
@@ -161,9 +162,7 @@ class PerNode(Subsample):
     with fewer children uses them all."""
 
     def __init__(self, children: int):
-        if int(children) != children or children < 1:
-            raise OptionError(f"PerNode(children=...) needs a positive integer, got {children!r}")
-        self.children = int(children)
+        self.children = domains.integer("PerNode(children=)", children, 1)
 
     def prepare(self, engine, rng=None, saved=None, evaluate_every: int = 10) -> "PerNodePlan":
         return PerNodePlan(engine, self.children)
@@ -247,15 +246,13 @@ class Minibatch(Subsample):
 
     def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-4,
                  holdout: float = 0.0, evaluation_size: int | None = None):
-        if int(size) != size or size < 1:
-            raise OptionError(f"Minibatch(size=...) needs a positive integer, got {size!r}")
-        if not 0 <= holdout < 1:
-            raise OptionError("Minibatch(holdout=...) must lie in [0, 1)")
-        if evaluation_size is not None and (int(evaluation_size) != evaluation_size or evaluation_size < 2):
-            raise OptionError(f"Minibatch(evaluation_size=...) needs an integer >= 2, got {evaluation_size!r}")
-        self.plate_name, self.size = plate, int(size)
-        self.local_iterations, self.local_tol, self.holdout = local_iterations, local_tol, holdout
-        self.evaluation_size = None if evaluation_size is None else int(evaluation_size)
+        self.plate_name = domains.name("Minibatch(plate=)", plate)
+        self.size = domains.integer("Minibatch(size=)", size, 1)
+        self.local_iterations = domains.integer("Minibatch(local_iterations=)", local_iterations, 1)
+        self.local_tol = domains.number("Minibatch(local_tol=)", local_tol, 0.0)
+        self.holdout = domains.number("Minibatch(holdout=)", holdout, 0.0, 1.0, below=True)
+        self.evaluation_size = None if evaluation_size is None else domains.integer(
+            "Minibatch(evaluation_size=)", evaluation_size, 2)
 
     def prepare(self, engine, rng, saved=None, evaluate_every: int = 10) -> "MinibatchPlan":
         size = self.evaluation_size or EVALUATION_SIZE
@@ -378,7 +375,8 @@ class MinibatchPlan(DataPlatePlan):
                 rng.choice(self.heldout, size=evaluation_size, replace=False))
         self.n_train = n - self.heldout.size
         if self.size > self.n_train:
-            raise ValueError(f"Minibatch: size {self.size} exceeds the {self.n_train} training elements")
+            raise OptionError(f"Minibatch: size {self.size} exceeds the {self.n_train} training elements "
+                              f"(plate '{self.plate_name}' of {n} less the holdout of {self.heldout.size})")
 
     def saved(self) -> dict:
         return {"heldout": self.heldout, "train": self.train, "evaluation": self.evaluation,

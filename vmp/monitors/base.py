@@ -11,7 +11,7 @@ is declared here.
 """
 from __future__ import annotations
 
-from ..errors import VMPError
+from ..inference.domains import choice, number
 
 ACTIONS = ("warn", "stop", "backoff")
 
@@ -21,11 +21,9 @@ class Monitor:
     every: int | None = None
 
     def __init__(self, action: str = "backoff", factor: float = 2.0):
-        if action not in ACTIONS:
-            raise VMPError(f"{type(self).__name__}: action must be one of {ACTIONS}, got {action!r}")
-        if not factor > 1:
-            raise VMPError(f"{type(self).__name__}: factor must exceed 1, got {factor!r}")
-        self.action, self.factor = action, float(factor)
+        who = type(self).__name__
+        self.action = choice(f"{who}(action=)", action, ACTIONS)
+        self.factor = number(f"{who}(factor=)", factor, 1.0, above=True)
 
     @property
     def name(self) -> str:

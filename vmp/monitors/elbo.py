@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import VMPError
+from ..inference.domains import integer, number
 from .base import Monitor
 
 
@@ -25,16 +25,12 @@ class ElboMonitor(Monitor):
                  drop: float = 0.25, noise: float = 5.0, window: int = 10, action: str = "backoff",
                  factor: float = 2.0):
         super().__init__(action, factor)
-        if every is not None and (int(every) != every or every < 1):
-            raise VMPError(f"ElboMonitor(every=...) needs a positive integer, got {every!r}")
-        if not drop > 0:
-            raise VMPError(f"ElboMonitor(drop=...) must be positive, got {drop!r}")
-        if not noise >= 0 or int(window) != window or window < 2:
-            raise VMPError(f"ElboMonitor needs noise >= 0 and an integer window >= 2, got noise={noise!r}, "
-                           f"window={window!r}")
-        self.every = None if every is None else int(every)
-        self.patience, self.tolerance, self.drop = int(patience), float(tolerance), float(drop)
-        self.noise, self.window = float(noise), int(window)
+        self.every = None if every is None else integer("ElboMonitor(every=)", every, 1)
+        self.patience = integer("ElboMonitor(patience=)", patience, 1)
+        self.tolerance = number("ElboMonitor(tolerance=)", tolerance, 0.0)
+        self.drop = number("ElboMonitor(drop=)", drop, 0.0, above=True)
+        self.noise = number("ElboMonitor(noise=)", noise, 0.0)
+        self.window = integer("ElboMonitor(window=)", window, 2)
 
     def check_elbo(self, t, values, st):
         last = values[-1]

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import VMPError
+from ..inference.domains import integer, number
 from .base import Monitor
 
 
 class NoiseMonitor(Monitor):
     def __init__(self, window: int = 10, threshold: float = 0.5, action: str = "backoff", factor: float = 2.0):
         super().__init__(action, factor)
-        if window < 2 or not threshold > 0:
-            raise VMPError("NoiseMonitor needs window >= 2 and threshold > 0")
-        self.window, self.threshold = int(window), float(threshold)
+        self.window = integer("NoiseMonitor(window=)", window, 2)
+        self.threshold = number("NoiseMonitor(threshold=)", threshold, 0.0, above=True)
 
     def check_step(self, node, old, new, st):
         step = np.concatenate([(b - a).ravel() for a, b in zip(old, new)])

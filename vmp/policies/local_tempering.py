@@ -28,17 +28,19 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..graph.leaves import Context, per_datapoint
+from ..inference import domains
 from ..inference.tempered import log_normalizers, selector
 from .base import Policy
-from .tempering import temperature_grid
+from .tempering import log_prior
 
 
 class LocalTempering(Policy):
     def __init__(self, temperatures, prior=None, importance: int = 0, collapsed: bool = False):
-        self.temperatures = temperature_grid("LocalTempering", temperatures)
-        self.log_prior = np.log(np.full(self.temperatures.size, 1.0 / self.temperatures.size) if prior is None
-                                else np.asarray(prior, float))
-        self.importance = int(importance)
+        self.temperatures = domains.grid("LocalTempering(temperatures=)", temperatures)
+        self.log_prior = log_prior("LocalTempering", self.temperatures, prior)
+        self.importance = domains.integer("LocalTempering(importance=)", importance, 0)
+        if not isinstance(collapsed, (bool, np.bool_)):
+            raise domains.refuse("LocalTempering(collapsed=)", "True or False", collapsed)
         self.collapsed = bool(collapsed)
 
     def start(self, engine, plan, state, rng) -> dict:

@@ -11,11 +11,10 @@ The paper is silent on this; vmp rejects such a draw and draws the eps again (at
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ..errors import OptionError
+from ..inference.domains import integer, number
 from .base import Policy
 
 
@@ -26,9 +25,9 @@ class SVIPlus(Policy):
 
     def __init__(self, effective, redraws: int = 10):
         """``effective``: M, a number or a function of the step t (the paper uses M_t = 50 t)."""
-        if not callable(effective) and not (isinstance(effective, numbers.Real) and effective > 0):
-            raise OptionError(f"SVIPlus(effective=...) needs a positive number or a function of t, got {effective!r}")
-        self.effective, self.redraws = effective, int(redraws)
+        if not callable(effective):
+            number("SVIPlus(effective=)", effective, 0.0, above=True)
+        self.effective, self.redraws = effective, integer("SVIPlus(redraws=)", redraws, 0)
 
     def size(self, t: int) -> float:
         m = self.effective(t) if callable(self.effective) else self.effective

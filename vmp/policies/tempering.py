@@ -23,25 +23,28 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..graph.leaves import Context
+from ..inference import domains
 from ..inference.tempered import log_normalizers, point_statistics, selector
 from .base import Policy
 
 
-def temperature_grid(name: str, temperatures) -> np.ndarray:
-    t = np.asarray(temperatures, float)
-    if t.ndim != 1 or t.size < 1 or np.any(t < 1) or np.any(np.diff(t) <= 0):
-        raise ValueError(f"{name}: temperatures must be an increasing 1-D grid of values >= 1")
-    return t
+def log_prior(name: str, temperatures: np.ndarray, prior) -> np.ndarray:
+    """log pi_m over the grid: uniform, or the given positive weights."""
+    if prior is None:
+        return np.log(np.full(temperatures.size, 1.0 / temperatures.size))
+    return np.log(domains.per_temperature(f"{name}(prior=)", prior, temperatures.size, positive=True))
 
 
 class Tempering(Policy):
     def __init__(self, temperatures, log_partition=None, prior=None, samples: int = 100,
                  partition_rows: int = 200, importance: int = 0):
-        self.temperatures = temperature_grid("Tempering", temperatures)
-        self.log_prior = np.log(np.full(self.temperatures.size, 1.0 / self.temperatures.size) if prior is None
-                                else np.asarray(prior, float))
-        self.log_partition = None if log_partition is None else np.asarray(log_partition, float)
-        self.samples, self.partition_rows, self.importance = int(samples), int(partition_rows), int(importance)
+        self.temperatures = domains.grid("Tempering(temperatures=)", temperatures)
+        self.log_prior = log_prior("Tempering", self.temperatures, prior)
+        self.log_partition = None if log_partition is None else domains.per_temperature(
+            "Tempering(log_partition=)", log_partition, self.temperatures.size)
+        self.samples = domains.integer("Tempering(samples=)", samples, 1)
+        self.partition_rows = domains.integer("Tempering(partition_rows=)", partition_rows, 1)
+        self.importance = domains.integer("Tempering(importance=)", importance, 0)
 
     needs_data_bound = True
 
@@ -54,8 +57,6 @@ class Tempering(Policy):
         if log_c is None:
             log_c = estimate_log_partition(engine, plan, state, self.temperatures, self.samples, rng,
                                            self.partition_rows, self.importance)
-        if log_c.shape != self.temperatures.shape:
-            raise ValueError("Tempering: log_partition needs one value per temperature")
         return {"r": np.full(self.temperatures.size, 1.0 / self.temperatures.size), "log_partition": log_c}
 
     def weights(self, t, rows, rng, st):
