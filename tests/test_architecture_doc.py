@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -20,7 +21,7 @@ PLACEHOLDERS = re.compile(r"(^|/|_)(x|NAME)\.py$")
 #: the doc's names of instances, by their class
 INSTANCES = {"model": "Model", "node": "Node", "result": "FitResult", "state": "State", "engine": "Engine",
              "ctx": "Context", "family": "Family", "loop": "LoopState"}
-#: other libraries' names
+#: other libraries' names (and the standard library's)
 OUTSIDE = {"np", "numpy", "networkx", "functools"}
 
 
@@ -67,7 +68,7 @@ def missing_names(text: str, modules: dict, classes: dict) -> list[str]:
     out = []
     for token in sorted(set(re.findall(r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\([^`]*\))?`", text))):
         parts = token.split(".")
-        if parts[0] in OUTSIDE or parts[-1] in ("py", "md", "toml", "yml"):
+        if parts[0] in OUTSIDE or parts[0] in sys.stdlib_module_names or parts[-1] in ("py", "md", "toml", "yml"):
             continue
         if parts[0] == "vmp" and len(parts) == 2:
             found = hasattr(vmp, parts[1]) or importlib.util.find_spec(token) is not None
