@@ -104,7 +104,7 @@ def anchor(model, rows, cols, ratings, repeat: int, sweeps: int = 10) -> dict:
     state = hand_state(model, rows, cols, ratings)
     hand_sweep(ratings, state)
     engine = Engine(model)
-    for node in engine.schedule():
+    for node in engine.update_order():
         engine.update(node)
     diff = max(float(np.max(np.abs(state["Eu"] - model["u"].mean))),
                float(np.max(np.abs(state["Ev"] - model["v"].mean))),
@@ -112,7 +112,7 @@ def anchor(model, rows, cols, ratings, repeat: int, sweeps: int = 10) -> dict:
     times = {"hand": ([], []), "vmp": ([], [])}
 
     def vmp_sweep():
-        for node in engine.schedule():
+        for node in engine.update_order():
             engine.update(node)
 
     for _ in range(repeat * sweeps):  # alternate, so that both see the same load
@@ -136,7 +136,7 @@ def sweep_by_hand(model, repeat: int = 2) -> dict:
     for _ in range(repeat):
         parts = {}
         t_all = time.perf_counter()
-        for node in engine.schedule():
+        for node in engine.update_order():
             t0 = time.perf_counter()
             engine.update(node)
             parts[f"update {node.name}"] = time.perf_counter() - t0

@@ -4,7 +4,8 @@
    (a step and its ELBO evaluation, as ``fit.run`` does them), serial vs ``--workers`` local
    worker processes (LocalCluster on 127.0.0.1, one thread each), bytes sent per sweep, the
    one-off costs (sending the model, gathering the locals at the end of a run), and the
-   largest relative difference of the globals' natural parameters from Serial.
+   largest relative difference of the globals' natural parameters from Serial; then the same
+   sweeps on ``vmp.Processes(--workers)``, a pool of processes without a cluster.
 2. Per-step traffic against N: the bytes one batch sweep and one Minibatch step send, at two
    sizes of N (they should not grow with N).
 3. With --lda (or --lda-only, which skips 1 and 2): stochastic LDA (Minibatch(--lda-batch) over
@@ -42,20 +43,29 @@ def data(n: int, k: int, d: int, seed: int = 0) -> np.ndarray:
     return centers[rng.integers(k, size=n)] + rng.normal(size=(n, d))
 
 
-def sweeps(fit, count: int, executor=None) -> tuple[list, list, list]:
+def dask_cpu(executor) -> dict:
+    return executor.client.run(time.process_time)
+
+
+def processes_cpu(executor) -> dict:
+    ask = executor.workers
+    return dict(enumerate(ask.get([ask.run(i, time.process_time) for i in range(ask.count())])))
+
+
+def sweeps(fit, count: int, executor=None, workers_cpu=dask_cpu) -> tuple[list, list, list]:
     """Seconds, bytes sent and CPU seconds (this process; the busiest worker) of each of
     ``count`` sweeps (step + evaluation)."""
     seconds, sent, cpu = [], [], []
     for _ in range(count):
         before = executor.traffic["sent"] if executor else 0
-        work = executor.client.run(time.process_time) if executor else {}
+        work = workers_cpu(executor) if executor else {}
         t0, c0 = time.perf_counter(), time.process_time()
         fit.step()
         fit.evaluate()
         seconds.append(time.perf_counter() - t0)
         here = time.process_time() - c0
         if executor:
-            after = executor.client.run(time.process_time)
+            after = workers_cpu(executor)
             cpu.append((here, max(after[k] - work[k] for k in after)))
         else:
             cpu.append((here, 0.0))
@@ -102,6 +112,16 @@ def mixture_bench(args, client) -> None:
     print(f"one-off: fit start incl. initialization and the first bound {setup:.2f} s ({setup_sent:,} bytes: "
           f"the pickled model per partition and the initial locals); gathering the locals at the end "
           f"{gather:.2f} s; largest relative difference of the globals from Serial {diff:.1e}")
+    del fit, model, final
+    with vmp.Processes(args.workers) as pool:
+        fit = gaussian_mixture(x, args.k).batch(seed=0, progress=False, executor=pool)
+        sweeps(fit, 1, pool, processes_cpu)
+        local, _, local_cpu = sweeps(fit, args.sweeps, pool, processes_cpu)
+        diff = globals_difference(pool.finish(fit.state), serial_state, ["pi", "mu", "Lambda"])
+    p = float(np.median(local))
+    pc, pw = (float(np.median([c[i] for c in local_cpu])) for i in (0, 1))
+    print(f"| Processes, {args.workers} processes | {p:.2f} ({p / s:.2f}x serial) | {pc:.2f} | {pw:.2f} | - |"
+          f" (largest relative difference of the globals from Serial {diff:.1e})")
 
 
 def traffic_bench(client) -> None:

@@ -121,7 +121,7 @@ def sweep_by_hand(model, repeat: int = 2):
     for _ in range(repeat):
         parts = {}
         t_all = time.perf_counter()
-        for node in engine.schedule():
+        for node in engine.update_order():
             t0 = time.perf_counter()
             engine.update(node)
             parts[f"update {node.name}"] = time.perf_counter() - t0

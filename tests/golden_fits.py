@@ -62,9 +62,12 @@ FITS = {
 }
 
 
-def run(name: str):
+def run(name: str, strategies=None):
+    """The fit ``name``; ``strategies``: the evaluator's (None the default, () the reference)."""
     build, kwargs = FITS[name]
     model = build()
+    if strategies is not None:
+        model.compile(strategies=strategies)
     kwargs = dict(kwargs, progress=False)
     result = model.fit(**kwargs)
     natural = dict(result.state.natural)

@@ -1,5 +1,6 @@
-"""An audit of the executors: Serial, Chunked (blocks of rows, a last block of another size) and
-DaskExecutor (2 partitions on a loopback LocalCluster) give the same q, bound history,
+"""An audit of the executors: Serial, Chunked (blocks of rows, a last block of another size),
+DaskExecutor (2 partitions on a loopback LocalCluster) and Processes (2 processes here) give the
+same q, bound history,
 ``model.elbo()``, ``predict`` and ``impute`` (within 1e-12 relative: only the order of the
 additions differs) across the ready-made models and hand-declared ones. Each test here that
 names a bug failed before its fix."""
@@ -14,6 +15,12 @@ from tests.helpers import factorized_mixture
 
 distributed = pytest.importorskip("distributed")
 pytestmark = pytest.mark.filterwarnings("ignore::vmp.DivergenceWarning")
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with vmp.Processes(2) as executor:
+        yield executor
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +99,7 @@ def self_gather(observed: bool, n=53):
     return model
 
 
-@pytest.mark.parametrize("executor", ["Chunked", "DaskExecutor"])
+@pytest.mark.parametrize("executor", ["Chunked", "DaskExecutor", "Processes"])
 @pytest.mark.parametrize("plate", [None, "data"])
 def test_a_plate_read_at_other_rows_is_not_split(client, executor, plate):
     """y_n reads u at row prev(n): a block's message to q(u) lands on rows of other blocks and
@@ -100,12 +107,13 @@ def test_a_plate_read_at_other_rows_is_not_split(client, executor, plate):
     naming the executor, the plate and the gather, whether the plate is the default or named.
     Observed u: a Dask holder holds only its rows of u's data (an IndexError), Chunked reads them
     whole and gives Serial's answer."""
-    make = (lambda: vmp.Chunked(size=15, plate=plate)) if executor == "Chunked" else \
-        (lambda: vmp.DaskExecutor(client, partitions=2, plate=plate))
+    make = {"Chunked": lambda: vmp.Chunked(size=15, plate=plate),
+            "DaskExecutor": lambda: vmp.DaskExecutor(client, partitions=2, plate=plate),
+            "Processes": lambda: vmp.Processes(2, plate=plate)}[executor]
     options = dict(seed=3, iterations=6, tol=0, progress=False)
     with pytest.raises(vmp.GraphError, match=rf"{executor}: .*'y' reads 'u' at other rows of plate 'data'"):
         self_gather(observed=False).fit(executor=make(), **options)
-    if executor == "DaskExecutor":
+    if executor != "Chunked":
         with pytest.raises(vmp.GraphError, match="'y' reads 'u' at other rows of plate 'data'"):
             self_gather(observed=True).fit(executor=make(), **options)
     else:
@@ -248,13 +256,13 @@ def _table():
 TABLE = _table()
 
 
-def _executors(client, build):
+def _executors(client, pool, build):
     from vmp.inference.engine import Engine
     from vmp.inference.partition import data_plate
 
-    n = data_plate(Engine(build()), None, "Chunked").size
+    n = data_plate(Engine(build()), None, "Chunked", cut=False).size
     size = n // 3 + 1 if n % (n // 3 + 1) else n // 3 + 2  # three or four blocks, the last one shorter
-    return {"chunked": vmp.Chunked(size=size), "dask": vmp.DaskExecutor(client, partitions=2)}
+    return {"chunked": vmp.Chunked(size=size), "dask": vmp.DaskExecutor(client, partitions=2), "processes": pool}
 
 
 def _readings(model, result) -> dict:
@@ -279,7 +287,7 @@ def _agree(result, model, serial, reference, tol=1e-12):
 
 
 @pytest.mark.parametrize("name", sorted(TABLE))
-def test_batch_fits_agree(client, name):
+def test_batch_fits_agree(client, pool, name):
     """Batch VMP: q of every node, the bound history, model.elbo(), predict and impute of each
     executor within 1e-12 relative of Serial (only the order of the additions differs; 2e-14 seen)."""
     build = TABLE[name][0]
@@ -287,13 +295,13 @@ def test_batch_fits_agree(client, name):
     model = build()
     serial = model.fit(**options)
     reference = _readings(model, serial)
-    for label, executor in _executors(client, build).items():
+    for label, executor in _executors(client, pool, build).items():
         model = build()
         _agree(model.fit(executor=executor, **options), model, serial, reference)
 
 
 @pytest.mark.parametrize("name", sorted(k for k, (_, plate) in TABLE.items() if plate))
-def test_minibatch_fits_agree(client, name):
+def test_minibatch_fits_agree(client, pool, name):
     """Stochastic VMP with Minibatch: the same rows drawn, q and the bound estimates; the locals
     then inferred on all data for model.elbo(), predict and impute."""
     build, plate = TABLE[name]
@@ -303,7 +311,7 @@ def test_minibatch_fits_agree(client, name):
     model = build()
     serial = model.fit(**options)
     reference = _readings(model.infer_locals(), serial)
-    for label, executor in _executors(client, build).items():
+    for label, executor in _executors(client, pool, build).items():
         model = build()
         result = model.fit(executor=executor, **options)
         assert result.state.rng == serial.state.rng
@@ -311,28 +319,29 @@ def test_minibatch_fits_agree(client, name):
 
 
 @pytest.mark.parametrize("name", ["lda", "hmm_gaussian_nan_unequal", "gaussian_mixture_joint_nan"])
-def test_a_checkpoint_resumes_under_another_executor(client, tmp_path, name):
+def test_a_checkpoint_resumes_under_another_executor(client, pool, tmp_path, name):
     """Three sweeps on the cluster written to a checkpoint (the locals kept on the workers
     gathered into it), three more from it in blocks: Serial's six sweeps."""
     build = TABLE[name][0]
     options = dict(seed=3, tol=0, progress=False)
     serial = build().fit(iterations=6, **options)
-    executors = _executors(client, build)
-    build().fit(iterations=3, checkpoint=tmp_path / "fit.npz", executor=executors["dask"], **options)
-    resumed = build().fit(iterations=6, resume=tmp_path / "fit.npz", executor=executors["chunked"], **options)
-    assert resumed.iterations == 6
-    assert worst_relative(resumed.state, serial.state) < 1e-12
-    np.testing.assert_allclose(resumed.elbo, serial.elbo, rtol=1e-12)
+    executors = _executors(client, pool, build)
+    for writer in ("dask", "processes"):
+        build().fit(iterations=3, checkpoint=tmp_path / "fit.npz", executor=executors[writer], **options)
+        resumed = build().fit(iterations=6, resume=tmp_path / "fit.npz", executor=executors["chunked"], **options)
+        assert resumed.iterations == 6
+        assert worst_relative(resumed.state, serial.state) < 1e-12
+        np.testing.assert_allclose(resumed.elbo, serial.elbo, rtol=1e-12)
 
 
 @pytest.mark.parametrize("policy", [lambda: vmp.Annealing.linear(4.0, 4), lambda: vmp.LocalTempering([1.0, 2.0, 4.0])])
-def test_batch_policies_agree(client, policy):
+def test_batch_policies_agree(client, pool, policy):
     """Batch VMP with a tempering policy (docs/policies.md) on the mixture of regressions: the
     data plate's factors weighted by 1/T, the same on every executor."""
     build = TABLE["mixture_of_regressions_nan"][0]
     options = dict(seed=3, iterations=6, tol=0, progress=False)
     serial = build().fit(policies=[policy()], **options)
-    for executor in _executors(client, build).values():
+    for executor in _executors(client, pool, build).values():
         result = build().fit(policies=[policy()], executor=executor, **options)
         assert worst_relative(result.state, serial.state) < 1e-12
         np.testing.assert_allclose(result.elbo, serial.elbo, rtol=1e-12)

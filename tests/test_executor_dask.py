@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 import warnings
 
 import numpy as np
 import pytest
 
 import vmp
-from models import (lda, linear_regression, logistic_regression, matrix_factorization,
+from models import (hmm, lda, linear_regression, logistic_regression, matrix_factorization,
                     multiclass_logistic_regression)
 from tests.helpers import factorized_mixture
 from vmp.graph.leaves import Context
 from vmp.inference import steps
 from vmp.inference.engine import Engine
-from vmp.inference.executor import Children
 from vmp.inference.init import initialize
 
 distributed = pytest.importorskip("distributed")
@@ -126,16 +126,16 @@ def test_restricted_partitions_sum_to_the_full_message():
     model = mixture(n=97)
     engine = Engine(model)
     state = initialize(engine, np.random.default_rng(1))
-    state, _ = steps.sweep(engine, state, engine.schedule())
+    state, _ = steps.sweep(engine, state, engine.update_order())
     for name in ("pi", "mu", "Lambda"):
-        task = Children(engine, state, engine.nodes[name])
-        full = task(None)
+        node = engine.nodes[name]
+        full = engine.children(state, node, Context())
         parts = None
         for lo, hi in [(0, 30), (30, 31), (31, 97)]:
             rows = np.arange(lo, hi)
             ctx = Context(subset={"data": rows}, overrides={"z": tuple(m[lo:hi] for m in state.moments["z"])})
-            part = task.run(engine, vmp.State(moments={k: v for k, v in state.moments.items() if k != "z"}),
-                            ctx)
+            part = engine.children(vmp.State(moments={k: v for k, v in state.moments.items() if k != "z"}), node,
+                                   ctx)
             parts = part if parts is None else tuple(a + b for a, b in zip(parts, part))
         for a, b in zip(parts, full):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * np.max(np.abs(b)))
@@ -157,12 +157,34 @@ def test_same_answer_as_serial(client, name, fit):
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-10)
 
 
+def _steals(client) -> list[str]:
+    """The keys of the tasks Dask's work stealing moved to another worker, in order."""
+    events = client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.get_events("stealing")))
+    return [str(e[1][1]) for e in events if e[1][0] == "confirm"]
+
+
+def _busy(seconds: float) -> int:
+    time.sleep(seconds)
+    return 0
+
+
 @pytest.mark.parametrize("fit", ["batch", "minibatch"])
 def test_same_bits_run_to_run(client, fit):
     """The same seed on the same cluster gives the same bits (the workers copy what they
-    receive into numpy-allocated memory: SIMD reductions round differently at other alignments)."""
+    receive into numpy-allocated memory: SIMD reductions round differently at other alignments),
+    also while one worker is busy with other work: no task of the fit moves to the idle worker
+    (Dask's work stealing would run it on a copy of its holder, elsewhere in memory)."""
     options = FITS[fit]("data", 10)
-    results = [mixture().fit(seed=5, progress=False, executor=vmp.DaskExecutor(client), **options) for _ in range(4)]
+    workers = sorted(client.scheduler_info()["workers"])
+    before = len(_steals(client))
+    results = []
+    for run in range(4):
+        busy = [client.submit(_busy, 0.2, pure=False, workers=[workers[run % 2]]) for _ in range(10 * (run > 0))]
+        results.append(mixture().fit(seed=5, progress=False, executor=vmp.DaskExecutor(client), **options))
+        client.gather(busy)
+    # the busy tasks, the values sent (any worker may rebuild them) and the additions may move
+    stolen = [key for key in _steals(client)[before:] if not key.startswith(("_busy", "tuple", "add"))]
+    assert not stolen, stolen
     for other in results[1:]:
         assert worst_relative(results[0].state, other.state) == 0.0
         np.testing.assert_array_equal(results[0].elbo, other.elbo)
@@ -321,6 +343,26 @@ def test_a_minibatch_of_documents_sends_back_only_its_words(client):
     received = (executor.traffic["received"] - before) / 2
     assert received < k * v * 8 / 4, received
     assert worst_relative(fit.result().state, serial.state) < 1e-10
+
+
+def test_the_drawn_rows_locals_read_here_are_the_local_steps(client):
+    """A minibatch step's locals stay on the workers; read on the driver (the step's Context
+    holds them as Remote handles) they are gathered from there: the moments Serial's local step
+    gives the same rows. Once a later step replaced them they are no longer held: an error."""
+    executor = vmp.DaskExecutor(client)
+    fit = topics().stochastic(subsample=vmp.Minibatch("documents", 10), executor=executor, seed=1,
+                              progress=False, evaluate_every=0)
+    engine, plan, state = fit.engine, fit.plan, fit.state
+    rows = np.array([3, 17, 18, 40, 55])
+    remote = executor.local_step(engine, plan, state, rows)
+    here, _, _ = steps.local_step(engine, plan, state, plan.context(rows))
+    for node in plan.local:
+        for a, b in zip(remote.ctx.overrides[node.name], here.overrides[node.name]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    first = executor.local_step(engine, plan, state, rows).ctx
+    executor.local_step(engine, plan, state, np.array([1, 2, 30, 31, 59]))
+    with pytest.raises(vmp.VMPError, match="no longer held"):
+        tuple(first.overrides["z"])
 
 
 class CountingReads:
@@ -555,12 +597,21 @@ def state_space(seed=0):
     return linear_dynamical_system(seqs, 2)
 
 
-@pytest.mark.parametrize("fit", ["batch", "minibatch"])
-def test_a_state_space_model_over_sequences(client, fit):
+def sequences_hmm(seed=0):
+    """A Gaussian HMM over six sequences of different lengths."""
+    rng = np.random.default_rng(seed)
+    return hmm([rng.normal(size=(n, 2)) + 3.0 * (np.arange(n) % 2)[:, None] for n in (12, 9, 15, 10, 8, 14)], 2)
+
+
+@pytest.mark.parametrize("build,fit", [(state_space, "batch"), (state_space, "minibatch"), (state_space, "pernode"),
+                                       (sequences_hmm, "pernode")])
+def test_a_state_space_model_over_sequences(client, build, fit):
+    """Chains over sequences: a PerNode draw of time steps reads the locals each holder keeps at
+    the drawn steps."""
     options = FITS[fit]("sequences", 2)
-    serial = state_space().fit(seed=3, progress=False, **options)
+    serial = build().fit(seed=3, progress=False, **options)
     executor = vmp.DaskExecutor(client)
-    dask = state_space().fit(seed=3, progress=False, executor=executor, **options)
+    dask = build().fit(seed=3, progress=False, executor=executor, **options)
     assert executor.traffic["tasks"] > 0
     assert worst_relative(dask.state, serial.state) < 1e-10
     np.testing.assert_allclose(dask.elbo, serial.elbo, rtol=1e-10)

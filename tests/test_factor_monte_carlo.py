@@ -221,8 +221,8 @@ def _setup(build, seed=11):
     weight = f.child.factor_weights()
     node = model[child]
     eff = np.ones(node.plate_shape) if weight is None else np.broadcast_to(weight, node.plate_shape)
-    if f.keep is not None:
-        eff = eff * f.keep
+    if f.live is not None:
+        eff = eff * f.live
     return model, f, node, weight, eff
 
 
@@ -265,8 +265,8 @@ def test_messages_of_the_extra_cases_are_gradients(case, name):
     rng = np.random.default_rng(5)
     direction = [rng.normal(size=m.shape) for m in base]
     direction = [d + np.swapaxes(d, -1, -2) if d.ndim >= 2 and d.shape[-1] == d.shape[-2] else d for d in direction]
-    if target is f.child and f.keep is not None:
-        keep = f.keep.reshape(f.keep.shape + (1,) * (base[0].ndim - f.keep.ndim))
+    if target is f.child and f.live is not None:
+        keep = f.live.reshape(f.live.shape + (1,) * (base[0].ndim - f.live.ndim))
         direction = [d * keep for d in direction]
     analytic = sum(float(np.sum(g * d)) for g, d in zip(msg, direction))
     assert central_difference(f, target, weight, direction) == pytest.approx(analytic, rel=1e-6, abs=1e-6)

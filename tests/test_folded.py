@@ -9,9 +9,14 @@ import pytest
 
 import vmp
 from vmp.graph import folded
+from vmp.graph.compiled import CompiledFactor
 from vmp.graph.leaves import Context
+from vmp.graph.strategies import DEFAULT
 from vmp.inference.engine import Engine
 from tests.helpers import factorized_mixture
+
+#: every strategy but folding
+UNFOLDED = tuple(n for n in DEFAULT if n != "folding")
 
 
 def test_pack_folds_the_off_diagonal_pairs():
@@ -52,52 +57,49 @@ def _weighted(n=12_000, seed=3):
     return model
 
 
-def _messages(model, ctx_rows=None):
+def _messages(model, strategies, ctx_rows=None):
+    """Every factor's messages to each node it touches and its bound, at the model's state,
+    through factors bound with ``strategies``; the data plate restricted to ``ctx_rows``."""
     engine = Engine(model)
     state = model.state
     out = []
-    for node in engine.schedule():
-        for f in engine.touching[node.name]:
-            ctx = Context(state=state)
-            if ctx_rows is not None and f.child.plates and f.child.plates[0].name == "data":
-                ctx = Context(subset={"data": ctx_rows}, state=state)
-            out.extend(f.messages(node, engine.factor_weight(f), ctx=ctx))
-    return out, engine.elbo(state)
+    for name, f in engine.factors.items():
+        g = CompiledFactor(f.child, strategies=strategies)
+        g.live = f.live
+        ctx = Context(state=state)
+        if ctx_rows is not None and f.child.plates and f.child.plates[0].name == "data":
+            ctx = Context(subset={"data": ctx_rows}, state=state)
+        for node in g.nodes():
+            out.extend(g.messages(node, engine.factor_weight(f), ctx=ctx))
+        for _ in range(2):  # the second reads the plate sums the messages kept
+            out.append(np.asarray(g.elog(engine.factor_weight(f), ctx=ctx)))
+    return out
 
 
 @pytest.mark.parametrize("build", [_mixture, _multinomial, _weighted])
 @pytest.mark.parametrize("minibatch", [False, True])
-def test_folded_messages_equal_the_term_by_term_ones(monkeypatch, build, minibatch):
+def test_folded_messages_equal_the_reference_ones(build, minibatch):
+    """Folded (the default), every strategy but folding, and the reference alone."""
     model = build()
     model.fit(iterations=3, seed=0, progress=False, tol=0)
     rows = np.sort(np.random.default_rng(4).choice(model["z"].plate_shape[0], 200, replace=False)) if minibatch else None
-    monkeypatch.setattr(folded, "MIN_SIZE", -1)
-    calls, stacks = [], []
-    real, real_stack = folded.product, folded._stack
-    monkeypatch.setattr(folded, "product", lambda *a, **k: calls.append(1) or real(*a, **k))
-    monkeypatch.setattr(folded, "_stack", lambda *a, **k: stacks.append(1) or real_stack(*a, **k))
-    fast, bound = _messages(model, rows)
-    assert bool(calls) == (build is not _multinomial), "the fold runs where two terms read x (not a lone <x, E[log p]>)"
-    assert bool(stacks) == (not minibatch), "the parents' sums come from one stacked reduction on full data"
-    monkeypatch.setattr(folded, "ENABLED", False)
-    plain, plain_bound = _messages(model, rows)
-    assert len(fast) == len(plain)
-    for a, b in zip(fast, plain):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-9)
-    assert bound == pytest.approx(plain_bound, rel=1e-12)
+    fast = _messages(model, DEFAULT, rows)
+    for strategies in (UNFOLDED, ()):
+        plain = _messages(model, strategies, rows)
+        assert len(fast) == len(plain)
+        for a, b in zip(fast, plain):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * max(1.0, float(np.max(np.abs(b)))))
 
 
-def test_a_large_mixture_folds_by_default_and_fits_the_same(monkeypatch):
-    """N x K above MIN_SIZE: the fit runs the fold; switched off, the same bound and q."""
-    model = _mixture(n=12_000, d=3, k=4)
+def test_a_large_mixture_fits_as_without_folding():
+    """N x K above MIN_SIZE: a fit with every strategy, and one without folding, give the same
+    bound and q."""
     assert 12_000 * 4 > folded.MIN_SIZE
-    calls = []
-    real = folded.product
-    monkeypatch.setattr(folded, "product", lambda *a, **k: calls.append(1) or real(*a, **k))
-    fast = model.fit(iterations=4, seed=0, progress=False, tol=0).final_elbo
-    mu = model["mu"].mean.copy()
-    assert calls
-    monkeypatch.setattr(folded, "ENABLED", False)
-    plain = model.fit(iterations=4, seed=0, progress=False, tol=0).final_elbo
-    assert fast == pytest.approx(plain, rel=1e-12)
-    np.testing.assert_allclose(model["mu"].mean, mu, rtol=1e-9, atol=1e-9)
+    fits = []
+    for strategies in (DEFAULT, UNFOLDED):
+        model = _mixture(n=12_000, d=3, k=4)
+        model.compile(strategies=strategies)
+        result = model.fit(iterations=4, seed=0, progress=False, tol=0)
+        fits.append((result.final_elbo, model["mu"].mean.copy()))
+    assert fits[0][0] == pytest.approx(fits[1][0], rel=1e-12)
+    np.testing.assert_allclose(fits[0][1], fits[1][1], rtol=1e-11, atol=1e-11)

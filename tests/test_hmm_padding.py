@@ -164,29 +164,32 @@ def test_padding_without_nan_imputes_nothing(emission):
 
 def test_the_weighted_data_factor_keeps_its_tables():
     """The padded emissions have a weight array: the data factor's weight (its complete
-    elements times it, ``partial.Split.weight``) is one array while the weight is, so the folded
-    table of the complete rows is built once per sweep (for the messages to mu, Lambda and the
-    bound), as without padding."""
-    from vmp.graph import folded
+    elements times it, ``partial.Split.weight``) is one array while the weight is, so the
+    strategies' memos (the folded table of the complete rows, read by the messages to mu, Lambda
+    and the bound) hold within a sweep, as without padding; the fit is the reference
+    evaluator's."""
+    from vmp.graph.leaves import Context
+    from vmp.inference.engine import Engine
 
     rng = np.random.default_rng(2)
     seqs = [rng.normal(size=(n, 2)) + 3.0 * (np.arange(n) % 2)[:, None] for n in rng.integers(50, 101, size=200)]
     for s in seqs[:5]:
         s[3, 0] = np.nan
-    model = hmm(seqs, 3)  # enough rows for the folded tables (terms.DIRECT)
-    fit = model.batch(seed=0)
-    fit.run(1)
-    calls = []
-    stack = folded._stack
-
-    def counting(*args):
-        calls.append(1)
-        return stack(*args)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(folded, "_stack", counting)
-        fit.run(3)
-    assert len(calls) == 3
+    fits = []
+    for strategies in (None, ()):
+        model = hmm(seqs, 3)  # enough rows for the folded tables (terms.DIRECT)
+        model.compile(strategies=strategies)
+        fit = model.batch(seed=0)
+        fit.run(4)
+        fits.append(model.state)
+    engine = Engine(model)
+    f = engine.factors["y"]
+    split, w = engine.q["y"].split(engine, f, Context(state=model.state)), engine.factor_weight(f)
+    assert w is not None and split.weight(w) is split.weight(w)
+    np.testing.assert_array_equal(split.weight(w), split.complete * w)
+    for name in fits[1].natural:
+        for a, b in zip(fits[0].natural[name], fits[1].natural[name]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * max(1.0, float(np.max(np.abs(b)))))
 
 
 def _leaf(data: np.ndarray, weights=None) -> vmp.Model:

@@ -1,13 +1,15 @@
-"""The memos of a bound factor (vmp/graph/compiled.py) never serve a stale value: every message
-read through them equals the same message from a freshly bound factor, after the moments it
-reads, the weights or the orientation of the sparse product change."""
+"""The strategies' memos (vmp/graph/strategies/) never serve a stale value: every message read
+through them equals the same message from the reference evaluator, after the moments it reads,
+the weights or the orientation of the sparse product change; each cache keeps what its
+docstring says, within its bound."""
 from __future__ import annotations
 
 import numpy as np
 
 from vmp.factors.terms import DIRECT
-from vmp.graph.compiled import CompiledFactor, ScaledProduct, kept_value
+from vmp.graph.compiled import CompiledFactor
 from vmp.graph.leaves import Context
+from vmp.graph.strategies.fused import PAIRS_KEPT
 from vmp.inference.engine import Engine
 from vmp.models import matrix_factorization
 
@@ -21,7 +23,12 @@ def _model(seed=0, m=30, n=40, r=300, k=3):
 
 
 def _fresh(model, child, node, state, weight=None):
-    return CompiledFactor(model[child]).messages(model[node], weight, ctx=Context(state=state))
+    """The message through the reference evaluator alone."""
+    return CompiledFactor(model[child], strategies=()).messages(model[node], weight, ctx=Context(state=state))
+
+
+def _reference_bound(model, child, weight=None, ctx=None):
+    return CompiledFactor(model[child], strategies=()).elog(weight, ctx=ctx)
 
 
 def _moved(state, model, name, seed):
@@ -49,7 +56,7 @@ def test_sparse_products_follow_the_moments_they_read():
         _same(f.messages(model["tau"], ctx=ctx), _fresh(model, "r", "tau", state))
         _same(f.messages(model["u"], ctx=ctx), _fresh(model, "r", "u", state))
         _same(f.messages(model["tau"], ctx=ctx), _fresh(model, "r", "tau", state))
-        np.testing.assert_allclose(f.elog(ctx=ctx), CompiledFactor(model["r"]).elog(ctx=ctx), rtol=1e-12)
+        np.testing.assert_allclose(f.elog(ctx=ctx), _reference_bound(model, "r", ctx=ctx), rtol=1e-12)
         state = _moved(state, model, "uv"[step % 2], step)
         # the same message again right after its inputs moved: no derivative may be stale
         _same(f.messages(model["tau"], ctx=Context(state=state)), _fresh(model, "r", "tau", state))
@@ -66,7 +73,8 @@ def test_sparse_products_follow_the_weights():
 
 def test_a_constant_message_is_kept_read_only():
     """A prior with fixed hyperparameters sends the same message every sweep: it is computed
-    once per weight, read-only (a caller cannot change it in place), and equals a fresh one."""
+    once per weight, read-only (a caller cannot change it in place), and equals the reference's;
+    the noise precision's likelihood message reads q(u), q(v) and follows them."""
     model = _model(2)
     f = Engine(model).factors["v"]
     first = f.messages(model["v"], ctx=Context(state=model.state))
@@ -77,25 +85,26 @@ def test_a_constant_message_is_kept_read_only():
     _same(again, _fresh(model, "v", "v", moved))
     w = np.linspace(0.5, 2.0, 40)
     _same(f.messages(model["v"], w, ctx=Context(state=moved)), _fresh(model, "v", "v", moved, w))
-    # the noise precision's likelihood message reads q(u), q(v): never kept as constant
     r = Engine(model).factors["r"]
-    assert r._constant_key(model["tau"], Context(state=model.state)) is None
+    before = r.messages(model["tau"], ctx=Context(state=model.state))
+    moved = _moved(model.state, model, "u", 6)
+    after = r.messages(model["tau"], ctx=Context(state=moved))
+    assert not np.allclose(before[0], after[0])
+    _same(after, _fresh(model, "r", "tau", moved))
 
 
-def test_the_noise_precision_reads_the_product_of_the_last_message(monkeypatch):
-    """One sweep tau, u, v forms two K x K sparse products, not three: tau's message reads
-    S^T E[uu^T] (and R^T E[u]) that v's message formed."""
+def test_the_noise_precision_reads_the_product_of_the_last_message():
+    """tau's message reads S^T E[uu^T] (and R^T E[u]) that v's message formed, in the other
+    orientation: the same numbers as the reference's, and again after q(u) moves."""
     model = _model(3)
     f = Engine(model).factors["r"]
-    ctx = Context(state=model.state)
-    f.messages(model["v"], ctx=ctx)
-    calls = []
-    original = CompiledFactor._pair
-    monkeypatch.setattr(CompiledFactor, "_pair", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
-    f.messages(model["tau"], ctx=ctx)
-    assert not calls
-    f.messages(model["u"], ctx=ctx)
-    assert calls
+    state = model.state
+    for step in range(3):
+        f.messages(model["v"], ctx=Context(state=state))
+        _same(f.messages(model["tau"], ctx=Context(state=state)), _fresh(model, "r", "tau", state))
+        _same(f.messages(model["u"], ctx=Context(state=state)), _fresh(model, "r", "u", state))
+        state = _moved(state, model, "u", step)
+        _same(f.messages(model["tau"], ctx=Context(state=state)), _fresh(model, "r", "tau", state))
 
 
 def test_constant_terms_of_the_bound_follow_the_weights():
@@ -106,8 +115,8 @@ def test_constant_terms_of_the_bound_follow_the_weights():
         for state in (model.state, _moved(model.state, model, "v", 7)):
             ctx = Context(state=state)
             got = engine.factors["v"].elog(w, ctx=ctx)
-            np.testing.assert_allclose(got, CompiledFactor(model["v"]).elog(w, ctx=ctx), rtol=1e-13)
-    assert engine.factors["v"]._constant_terms
+            np.testing.assert_allclose(got, _reference_bound(model, "v", w, ctx), rtol=1e-13)
+    assert engine.factors["v"].strategies["constant_terms"].kept
 
 
 def test_relative_change_is_the_norm_ratio():
@@ -161,22 +170,26 @@ def test_squares_in_blocks_are_the_piecewise_sums():
 
 def test_sparse_matrices_are_kept_per_weight():
     """The ones (S) and the ratings (R) over one pair of gathers alternate every sweep: both
-    matrices are kept, each while its weight array is the same object."""
+    matrices are kept, each while its weight array is the same object, the last PAIRS_KEPT."""
     model = _model(5)
     f = Engine(model).factors["r"]
+    fused = f.strategies["fused_gathers"]
     lu, lv = (next(leaf for leaf in f.targets if leaf.node is model[n]) for n in ("u", "v"))
     data = np.linspace(1.0, 2.0, 300)
-    s, r = f._pair(lu, lv, None), f._pair(lu, lv, data)
-    assert f._pair(lu, lv, None) is s and f._pair(lu, lv, data) is r
-    assert f._pair(lu, lv, data.copy()) is not r
-    np.testing.assert_array_equal(r.toarray(), f._pair(lu, lv, data.copy()).toarray())
+    s, r = fused.pair(lu, lv, None, None), fused.pair(lu, lv, data, None)
+    assert fused.pair(lu, lv, None, None) is s and fused.pair(lu, lv, data, None) is r
+    assert fused.pair(lu, lv, data.copy(), None) is not r
+    np.testing.assert_array_equal(r.toarray(), fused.pair(lu, lv, data.copy(), None).toarray())
+    for _ in range(PAIRS_KEPT + 2):
+        fused.pair(lu, lv, data.copy(), None)
+    assert all(len(p.matrices) <= PAIRS_KEPT for p in fused.patterns.values())
 
 
-def test_symmetric_moments_travel_packed(monkeypatch):
+def test_symmetric_moments_travel_packed():
     """S E[vv^T] runs over the K(K+1)/2 unique entries of E[vv^T] (``pack_symmetric``): the
-    same message, bit for bit, as over all K^2, and the brute-force sum over the ratings."""
+    message equals the brute-force sum over the ratings and the reference's, and packing is
+    undone exactly."""
     from vmp.families import _linalg
-    from vmp.graph import compiled
 
     m, n, r, k = 30, 40, 300, 4
     rng = np.random.default_rng(5)
@@ -184,43 +197,27 @@ def test_symmetric_moments_travel_packed(monkeypatch):
     model = matrix_factorization(users, items, rng.normal(size=r), n_factors=k, n_users=m, n_items=n)
     model.fit(iterations=2, tol=0, seed=5, progress=False)
     state = model.state
-    packed = {name: _fresh(model, "r", name, state) for name in ("u", "v")}
-    calls = []
-    monkeypatch.setattr(compiled, "pack_symmetric", lambda b: calls.append(b.shape) or _linalg.pack_symmetric(b))
-    _fresh(model, "r", "u", state)
-    assert calls == [(n, k, k)]
-    monkeypatch.setattr(compiled, "PACK_ORDER", k + 1)
+    engine = Engine(model)
     tau = model["tau"].mean
     for name, rows, other, cols in (("u", users, "v", items), ("v", items, "u", users)):
-        full = _fresh(model, "r", name, state)
-        for a, b in zip(packed[name], full):
-            np.testing.assert_array_equal(a, b)
+        msg = engine.factors["r"].messages(model[name], ctx=Context(state=state))
+        _same(msg, _fresh(model, "r", name, state))
         brute = np.zeros((model[name].plate_shape[0], k, k))
         np.add.at(brute, rows, state.moments[other][1][cols])
-        np.testing.assert_allclose(packed[name][1], -0.5 * tau * brute, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(msg[1], -0.5 * tau * brute, rtol=1e-12, atol=1e-12)
     p = _linalg.pack_symmetric(state.moments["v"][1])
     assert p.shape == (n, k * (k + 1) // 2)
     np.testing.assert_array_equal(_linalg.unpack_symmetric(p, k), state.moments["v"][1])
 
 
-def test_a_message_known_symmetric_is_not_checked(monkeypatch):
+def test_a_message_known_symmetric_is_exactly_symmetric():
     """S^T E[uu^T] unpacked from its unique entries and times E[tau] is exactly symmetric as
-    formed: the message to v is not read again to test that (``Family.symmetrize``'s
-    ``exact``), and it is exactly symmetric; a message formed otherwise (the prior's, where the
-    precision is a constant) is still tested."""
-    from vmp.families import _linalg, base
-
+    formed, so ``Family.symmetrize`` is told not to check it (``exact``): it is exactly
+    symmetric and the reference's message (which the family symmetrizes)."""
     model = _model(6, m=300, n=400, r=3000, k=3)
-    engine = Engine(model)
-    seen = []
-    monkeypatch.setattr(base, "symmetric_part", lambda a: seen.append(a.shape) or _linalg.symmetric_part(a))
-    msg = engine.factors["r"].messages(model["v"], ctx=Context(state=model.state))
-    assert not seen
+    msg = Engine(model).factors["r"].messages(model["v"], ctx=Context(state=model.state))
     np.testing.assert_array_equal(msg[1], np.swapaxes(msg[1], -1, -2))
     _same(msg, _fresh(model, "r", "v", model.state))
-    seen.clear()
-    _fresh(model, "v", "v", model.state)
-    assert seen == [(400, 3, 3)]
 
 
 def test_a_batch_target_is_marked_exactly_symmetric():
@@ -240,33 +237,28 @@ def test_a_batch_target_is_marked_exactly_symmetric():
 
 def test_a_message_kept_as_a_scaled_product_reads_as_formed():
     """Above DIRECT elements the item factors' message E[tau] c S^T E[uu^T] is kept as its
-    factors (``ScaledProduct``), not as the array sent out: the engine adds the prior's message
-    into that array in place, and the bound still reads the message as it was formed."""
+    factors, not as the array sent out: the engine may add the prior's message into that array
+    in place, and the bound still reads the message as it was formed (the reference's bound)."""
     model = _model(5, m=40, n=1400, r=6000, k=5)
     f = Engine(model).factors["r"]
     ctx = Context(state=model.state)
     sent = f.messages(model["v"], ctx=ctx)
     assert sent[1].size > DIRECT and sent[1].flags.writeable
-    kept = f._cache[(id(next(leaf for leaf in f.targets if leaf.node is model["v"])), 1)][3]
-    assert isinstance(kept, ScaledProduct) and not kept.y.flags.writeable
-    np.testing.assert_array_equal(kept.value(), sent[1])
-    formed = sent[1].copy()
     np.add(sent[1], 1.0, out=sent[1])  # as Engine.target adds the prior's message
-    np.testing.assert_array_equal(kept_value(kept), formed)
-    np.testing.assert_allclose(f.elog(ctx=ctx), CompiledFactor(model["r"]).elog(ctx=ctx), rtol=1e-12)
+    np.testing.assert_allclose(f.elog(ctx=ctx), _reference_bound(model, "r", ctx=ctx), rtol=1e-12)
 
 
-def test_the_count_of_a_term_reading_no_plate_letter_is_kept():
+def test_the_count_of_a_term_reading_no_plate_letter_follows_the_moments():
     """The noise precision's N/2 (its E[log tau] term reads no rating) sums ones over the data
-    plate: the ones are kept read-only per shape, so their sum is kept too, and the message
-    equals a fresh factor's after the moments move."""
+    plate (kept, with their sum): the message equals the reference's as the moments move, and on
+    minibatches of two sizes."""
     model = _model(6)
     f = Engine(model).factors["r"]
     state = model.state
-    f.messages(model["tau"], ctx=Context(state=state))
-    ones = f._ones_kept[(300,)]
-    assert not ones.flags.writeable and np.all(ones == 1.0)
     for step in range(3):
         state = _moved(state, model, "uv"[step % 2], step)
         _same(f.messages(model["tau"], ctx=Context(state=state)), _fresh(model, "r", "tau", state))
-        assert f._ones_kept[(300,)] is ones
+    reference = CompiledFactor(model["r"], strategies=())
+    for rows in (np.arange(0, 300, 2), np.arange(0, 300, 3), np.arange(0, 300, 2)):
+        ctx = Context(subset={"ratings": rows}, state=state)
+        _same(f.messages(model["tau"], ctx=ctx), reference.messages(model["tau"], ctx=ctx))

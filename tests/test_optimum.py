@@ -16,7 +16,7 @@ def _swept(model):
     """A model's state after one more sweep of its engine, and the engine."""
     engine = Engine(model)
     state = model.state
-    for node in engine.schedule():
+    for node in engine.update_order():
         state = state.updated({node.name: engine.coordinate(state, node)})
     return engine, state
 

@@ -13,7 +13,6 @@ from tests.helpers import factorized_mixture
 from vmp.graph.data import Rows, take_rows
 from vmp.graph.leaves import Context
 from vmp.inference.engine import Engine
-from vmp.inference.executor import Children
 from vmp.inference.partition_model import partition_blob
 from vmp.inference.init import initialize
 from vmp.inference.state import State
@@ -81,8 +80,9 @@ def test_a_partition_evaluates_its_rows_as_the_whole_model(case):
     part = pickle.loads(blob)
     assert isinstance(part[("x" if case == "mixture" else "w")].data, Rows)
     moments = State(moments={k: v for k, v in state.moments.items() if k != "z"})
-    here = Children(engine, state, engine.nodes[node]).run(engine, moments, ctx)
-    there = Children(engine, state, engine.nodes[node]).run(Engine(part), moments, ctx)
+    holder = Engine(part)
+    here = engine.children(moments, engine.nodes[node], ctx)
+    there = holder.children(moments, holder.nodes[node], ctx)
     for a, b in zip(here, there):
         np.testing.assert_array_equal(a, b)
 
@@ -178,23 +178,23 @@ def test_a_worker_copies_only_arrays_it_did_not_allocate():
     copied for every task (at N = 10^7 those copies were half a worker's sweep)."""
     import pickle
 
-    from vmp.inference.executor_dask_worker import _own
+    from vmp.inference.partitioned_worker import _in_numpy_memory
 
     kept = np.arange(12.0).reshape(3, 4).copy()
     received = pickle.loads(pickle.dumps(kept, protocol=5), buffers=None)
     view = np.frombuffer(kept.tobytes(), dtype=float).reshape(3, 4)
-    out = _own({"z": (kept, view), "mu": (received,)})
+    out = _in_numpy_memory({"z": (kept, view), "mu": (received,)})
     assert out["z"][0] is kept
     assert out["z"][1] is not view and out["z"][1].flags.owndata
     np.testing.assert_array_equal(out["z"][1], view)
     assert out["mu"][0].flags.owndata
 
 
-def test_a_holder_reuses_its_rows_sums_between_the_parents_and_the_bound(monkeypatch):
-    """A holder's batch evaluations of its own rows (``Context.stable``) share the data-plate
+def test_a_holder_reuses_its_rows_sums_between_the_parents_and_the_bound():
+    """A holder's batch evaluations of its own rows (``Context.stable``) may keep the data-plate
     sums (sum_n r_nk x_n x_n^T, sum_n r_nk x_n, sum_n r_nk) between the messages to mu and
-    Lambda and the bound, as the whole model does; the same numbers as unkept evaluations."""
-    from vmp.graph import folded
+    Lambda and the bound, as the whole model does: twice over, the same numbers as evaluations
+    that keep nothing and as the reference evaluator's."""
     from vmp.inference.partition import rows_bound, rows_context
 
     rng = np.random.default_rng(2)
@@ -202,28 +202,28 @@ def test_a_holder_reuses_its_rows_sums_between_the_parents_and_the_bound(monkeyp
     engine = Engine(model)
     state = initialize(engine, np.random.default_rng(0))
     lo, hi = 5000, 15000
-    part = Engine(pickle.loads(partition_blob(model, {"data": (lo, hi)})))
     globals_ = State(moments={k: v for k, v in state.moments.items() if k != "z"})
     local = {"z": tuple(np.ascontiguousarray(m[lo:hi]) for m in state.moments["z"])}
     natural = {"z": tuple(np.ascontiguousarray(m[lo:hi]) for m in state.natural["z"])}
-    stacks = []
-    real = folded._stack
-    monkeypatch.setattr(folded, "_stack", lambda *a: stacks.append(1) or real(*a))
 
-    def sweep(stable):
-        del stacks[:]
-        out = [Children(engine, state, engine.nodes[k]).run(
-            part, globals_, rows_context("data", lo, hi, local, globals_, stable=stable)) for k in ("mu", "Lambda")]
+    def sweep(part, stable):
+        out = [part.children(globals_, part.nodes[k], rows_context("data", lo, hi, local, globals_, stable=stable))
+               for k in ("mu", "Lambda")]
         ctx = rows_context("data", lo, hi, local, globals_, stable=stable)
-        return out, rows_bound(part, part.model.plates["data"], ctx, natural), len(stacks)
+        return out, rows_bound(part, part.model.plates["data"], ctx, natural)
 
-    kept, bound_kept, computed = sweep(True)
-    plain, bound_plain, _ = sweep(False)
-    assert computed == 1
-    for a, b in zip(kept, plain):
-        for x, y in zip(a, b):
-            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-9)
-    assert bound_kept == pytest.approx(bound_plain, rel=1e-12)
+    def holder(strategies=None):
+        part_model = pickle.loads(partition_blob(model, {"data": (lo, hi)}))
+        part_model.compile(strategies=strategies)
+        return Engine(part_model)
+
+    kept = holder()
+    runs = [sweep(kept, True), sweep(kept, True), sweep(holder(), False), sweep(holder(()), True)]
+    for out, bound in runs[1:]:
+        for a, b in zip(runs[0][0], out):
+            for x, y in zip(a, b):
+                np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-9)
+        assert runs[0][1] == pytest.approx(bound, rel=1e-12)
 
 
 def test_rows_give_all_their_rows_as_one_read_only_array():

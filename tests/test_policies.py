@@ -52,7 +52,7 @@ def test_svi_plus_gradient_is_as_noisy_as_a_minibatch_of_size_m():
     engine = Engine(model)
     state = initialize(engine, np.random.default_rng(1))
     for _ in range(5):
-        state, _ = steps.sweep(engine, state, engine.schedule())
+        state, _ = steps.sweep(engine, state, engine.update_order())
     mu = model["mu"]
     rng = np.random.default_rng(2)
     small, big = vmp.Minibatch("data", 10).prepare(engine, rng), vmp.Minibatch("data", 40).prepare(engine, rng)

@@ -249,47 +249,42 @@ def test_a_scale_outside_the_child_plates_is_refused():
 
 
 
-def test_the_folded_message_to_a_per_point_scale_is_the_term_by_term_one(monkeypatch):
-    """Above ``folded.MIN_SIZE`` (here forced to -1) lam's message, three terms reading y, is one
-    product over y's statistics with nothing but the data plate in its shape (an n x 1 result
-    laid out as n); switched off, the same q to 1e-12 (a Student-t over 40,000 points failed there)."""
+def test_the_folded_message_to_a_per_point_scale_is_the_reference_one():
+    """Above ``folded.MIN_SIZE`` lam's message, three terms reading y, is one product over y's
+    statistics with nothing but the data plate in its shape (an n x 1 result laid out as n):
+    the same q as through the reference evaluator alone, to 1e-12 (a Student-t over 40,000
+    points failed there)."""
     from vmp.graph import folded
 
-    y = _data(np.random.default_rng(10))
-    calls, real = [], folded.product
-    monkeypatch.setattr(folded, "MIN_SIZE", -1)
-    monkeypatch.setattr(folded, "product", lambda *a, **k: calls.append(1) or real(*a, **k))
+    y = _data(np.random.default_rng(10), n=folded.MIN_SIZE + 100)
     fast = _student(y)
     fast.fit(iterations=5, tol=0, init="prior")
-    assert calls
-    monkeypatch.setattr(folded, "ENABLED", False)
     plain = _student(y)
+    plain.compile(strategies=())
     plain.fit(iterations=5, tol=0, init="prior")
     for name in ("mu", "tau", "lam"):
         for a, b in zip(fast[name].natural, plain[name].natural):
             np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
-def test_a_large_multivariate_t_reduces_its_plate_sums_as_term_by_term(monkeypatch):
-    """33,000 points (more than DIRECT = 32,768): the data-plate sums sum_n E[c_n] x_n x_n^T, sum_n E[c_n] x_n and
-    sum_n E[c_n] (a number: no component axis) come from folded.reduction; switched off, the
-    same q and bound to 1e-10."""
-    from vmp.graph import folded
-
+def test_a_large_multivariate_t_reduces_its_plate_sums_as_the_reference():
+    """33,000 points (more than DIRECT = 32,768): the data-plate sums sum_n E[c_n] x_n x_n^T,
+    sum_n E[c_n] x_n and sum_n E[c_n] (a number: no component axis) come from
+    folded.reduction; through the reference evaluator alone, the same q and bound to 1e-10."""
     x = np.random.default_rng(11).standard_t(3.0, size=(33_000, 2))
 
-    def fit():
+    def fit(strategies=None):
         with vmp.Model("mt") as model:
             vmp.Gaussian("mu", np.zeros(2), np.eye(2))
             vmp.Wishart("Lam", 4.0, np.eye(2))
             with vmp.Plate("n", len(x)):
                 c = vmp.Gamma("c", NU / 2, NU / 2)
                 vmp.Gaussian("x", model["mu"], c * model["Lam"], observed=x)
+        model.compile(strategies=strategies)
         return model, model.fit(iterations=4, tol=0, init="prior").final_elbo
 
     fast, fast_bound = fit()
-    monkeypatch.setattr(folded, "ENABLED", False)
-    plain, plain_bound = fit()
+    plain, plain_bound = fit(())
     assert fast_bound == pytest.approx(plain_bound, rel=1e-10)
     for name in ("mu", "Lam", "c"):
         for a, b in zip(fast[name].natural, plain[name].natural):

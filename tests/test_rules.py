@@ -60,9 +60,9 @@ def test_message_is_gradient_of_expected_log_density(case, name):
             if m.ndim >= 2 and m.shape[-1] == m.shape[-2] and np.allclose(m, np.swapaxes(m, -1, -2)):
                 d = d + np.swapaxes(d, -1, -2)
             direction.append(d)
-        if node is f.child and f.keep is not None:
+        if node is f.child and f.live is not None:
             # a barren element keeps its prior message; the bound does not depend on it
-            keep = f.keep.reshape(f.keep.shape + (1,) * (base[0].ndim - f.keep.ndim))
+            keep = f.live.reshape(f.live.shape + (1,) * (base[0].ndim - f.live.ndim))
             direction = [d * keep for d in direction]
         fd = central_difference(f, node, weight, direction)
         analytic = sum(float(np.sum(g * d)) for g, d in zip(msg, direction))

@@ -215,7 +215,7 @@ def test_contraction_plans_are_bounded():
     a = np.ones(3)
     for n in range(terms.PLAN_CACHE_SIZE + 50):
         terms.contract("a,ab->b", a, np.ones((3, n + 1)))
-    assert len(terms._PLANS) <= terms.PLAN_CACHE_SIZE
+    assert len(terms.PLANS.plans) <= terms.PLAN_CACHE_SIZE
 
 
 def test_fit_options_are_checked():

@@ -8,20 +8,18 @@ from vmp.factors import terms
 
 
 @pytest.mark.parametrize("subs", ["Bab,Aa,Ab,AB->", "Aa,Ab,AB->Bab", "Bab,Aa,Ab->AB", "Bab,AB->Bab"])
-def test_chunked_contraction_matches_einsum(monkeypatch, subs):
+def test_chunked_contraction_matches_einsum(subs):
     rng = np.random.default_rng(0)
     n, k, d = 1000, 4, 3
     arrays = {"Bab": rng.normal(size=(k, d, d)), "Aa": rng.normal(size=(n, d)), "Ab": rng.normal(size=(n, d)),
               "AB": rng.random((n, k))}
     ops = [arrays[s] for s in subs.split("->")[0].split(",")]
     expected = np.einsum(subs, *ops)
-    monkeypatch.setattr(terms, "MAX_INTERMEDIATE", 500)
-    monkeypatch.setattr(terms, "_PLANS", {})
-    plan = terms._plan(subs, ops)
-    got = terms.contract(subs, *ops)
+    plans = terms.PlanCache(max_intermediate=500)
+    got = terms.contract(subs, *ops, plans=plans)
     assert np.allclose(got, expected, rtol=1e-12, atol=1e-12)
     if subs != "Bab,AB->Bab":
-        assert plan[1] == "A", "a large intermediate must be chunked along the data axis"
+        assert plans.plan(subs, ops).letter == "A", "a large intermediate must be chunked along the data axis"
 
 
 def test_contract_to_broadcasts_letters_no_input_has():
@@ -36,7 +34,7 @@ SYMMETRIC = ["Aa,Ab,AB->Bab", "Bab,Aa,Ab->AB", "Aa,Ab->ab", "Bab,Aa,Ab,AB->", "B
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["whole", "chunked"])
 @pytest.mark.parametrize("subs", SYMMETRIC)
-def test_symmetric_pairs_match_einsum(monkeypatch, subs, chunked):
+def test_symmetric_pairs_match_einsum(subs, chunked):
     """x (x) x passed as one array twice is contracted over its unique pairs; the result equals
     plain einsum for any mate M (not only a symmetric one) and any output order."""
     rng = np.random.default_rng(1)
@@ -46,13 +44,11 @@ def test_symmetric_pairs_match_einsum(monkeypatch, subs, chunked):
               "AB": rng.random((n, k))}
     ops = [x if s in ("Aa", "Ab") else arrays[s] for s in subs.split("->")[0].split(",")]
     expected = np.einsum(subs, *[o.copy() for o in ops])
-    monkeypatch.setattr(terms, "_PLANS", {})
-    if chunked:
-        monkeypatch.setattr(terms, "MAX_INTERMEDIATE", 2000)
-    plan = terms._plan(subs, ops)
-    assert plan[3] is not None, "the pair x_a x_b of one array must be contracted over its unique pairs"
-    assert (plan[1] == "A") is chunked
-    got = terms.contract(subs, *ops)
+    plans = terms.PlanCache(max_intermediate=2000 if chunked else terms.MAX_INTERMEDIATE)
+    plan = plans.plan(subs, ops)
+    assert plan.symmetric is not None, "the pair x_a x_b of one array must be contracted over its unique pairs"
+    assert (plan.letter == "A") is chunked
+    got = terms.contract(subs, *ops, plans=plans)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-11)
 
 
@@ -70,27 +66,29 @@ def test_symmetric_rewrite_only_where_it_holds(subs, same):
 
 
 @pytest.mark.parametrize("first_same", [True, False])
-def test_plans_differ_for_one_array_twice_and_two_arrays(monkeypatch, first_same):
+def test_plans_differ_for_one_array_twice_and_two_arrays(first_same):
     """x_a x_b M_ab of one x goes through its unique pairs; the same subscripts and shapes with
     two different arrays must not reuse that plan (nor the plain plan serve x twice), in either
     order of first use."""
-    monkeypatch.setattr(terms, "_PLANS", {})
+    plans = terms.PlanCache()
     rng = np.random.default_rng(4)
     x, y, m = rng.normal(size=(5000, 4)), rng.normal(size=(5000, 4)), rng.normal(size=(4, 4))
     calls = [(x, x), (x, y)] if first_same else [(x, y), (x, x)]
     for a, b in calls:
-        np.testing.assert_allclose(terms.contract("na,nb,ab->", a, b, m), np.einsum("na,nb,ab->", a, b, m),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(terms.contract("na,nb,ab->", a, b, m, plans=plans),
+                                   np.einsum("na,nb,ab->", a, b, m), rtol=1e-12)
 
 
-def test_plan_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(terms, "_PLANS", {})
-    monkeypatch.setattr(terms, "PLAN_CACHE_SIZE", 3)
+def test_plan_cache_is_bounded():
+    """The last ``size`` plans are kept, least recently used dropped first; size 0 keeps none
+    and contracts to the same numbers."""
+    plans, none = terms.PlanCache(3), terms.PlanCache(0)
     a = np.ones((300, 200))
     for m in range(1, 6):
-        terms.contract("ij,jk->ik", a[:m * 10], a.T)
-    assert len(terms._PLANS) == 3
-    assert [k[1] for k in terms._PLANS] == [(30, 200), (40, 200), (50, 200)]
+        np.testing.assert_array_equal(terms.contract("ij,jk->ik", a[:m * 10], a.T, plans=plans),
+                                      terms.contract("ij,jk->ik", a[:m * 10], a.T, plans=none))
+    assert len(plans.plans) == 3 and not none.plans and not none.routes
+    assert [k[1] for k in plans.plans] == [(30, 200), (40, 200), (50, 200)]
 
 
 def test_compact_keeps_the_broadcast_source():
@@ -109,14 +107,12 @@ def test_inner_product_with_broadcast_gradients(n):
 
 
 @pytest.mark.parametrize("subs", ["Aa,Ab,AB->Bab", "Bab,Aa,Ab->AB"])
-def test_symmetric_pairs_keep_float32(monkeypatch, subs):
+def test_symmetric_pairs_keep_float32(subs):
     rng = np.random.default_rng(8)
     x = rng.normal(size=(3000, 4)).astype(np.float32)
     other = {"AB": rng.random((3000, 5)).astype(np.float32), "Bab": rng.normal(size=(5, 4, 4)).astype(np.float32)}
     ops = [x if s in ("Aa", "Ab") else other[s] for s in subs.split("->")[0].split(",")]
-    monkeypatch.setattr(terms, "_PLANS", {})
-    monkeypatch.setattr(terms, "MAX_INTERMEDIATE", 2000)
-    got = terms.contract(subs, *ops)
+    got = terms.contract(subs, *ops, plans=terms.PlanCache(max_intermediate=2000))
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, np.einsum(subs, *[o.astype(float) for o in ops]), rtol=1e-4, atol=1e-3)
 
@@ -186,13 +182,13 @@ def test_plus_adds_a_broadcast_by_long_rows_with_the_same_bits(shape, small):
     np.testing.assert_array_equal(full, expected)
 
 
-def test_large_plate_paths_give_the_plain_messages_and_bound(monkeypatch):
+def test_large_plate_paths_give_the_reference_messages_and_bound():
     """Above DIRECT elements a message's coefficients go into its contractions, its partial
     derivatives are summed in place, the data plate's sums are kept between updates and the bound
-    reuses the summed messages: the messages and the bound of a mixture with N x K > DIRECT equal
-    those computed with all of that switched off (DIRECT above every size)."""
-    import vmp.graph.compiled as compiled
+    reuses the summed messages: along a sweep of a mixture with N x K > DIRECT, the messages and
+    the bound equal the reference evaluator's."""
     from models import gaussian_mixture
+    from vmp.graph.compiled import CompiledFactor
     from vmp.graph.leaves import Context
     from vmp.inference.engine import Engine
 
@@ -200,26 +196,23 @@ def test_large_plate_paths_give_the_plain_messages_and_bound(monkeypatch):
     x = np.concatenate([rng.normal(loc=c, size=(1500, 3)) for c in (-4.0, 0.0, 4.0)])
     model = gaussian_mixture(x, 12)
     model.fit(iterations=3, seed=0, progress=False)
-
-    def sweep():
-        engine = Engine(model)
-        state = model.state
-        out = []
-        for node in engine.schedule():
-            for f in engine.touching[node.name]:
-                out.extend(f.messages(node, engine.factor_weight(f), ctx=Context(state=state)))
-            new, moments = engine.coordinate(state, node)
-            state = state.updated({node.name: (new, moments)})
-        return out, engine.elbo(state)
-
-    fast, bound = sweep()
     assert model["z"].plate_shape[0] * 12 > terms.DIRECT
-    monkeypatch.setattr(terms, "DIRECT", 10**12)
-    monkeypatch.setattr(compiled, "DIRECT", 10**12)
-    plain, plain_bound = sweep()
-    for a, b in zip(fast, plain):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-8)
-    assert bound == pytest.approx(plain_bound, rel=1e-12)
+    engine = Engine(model)
+    reference = {name: CompiledFactor(f.child, strategies=()) for name, f in engine.factors.items()}
+    state = model.state
+    for node in engine.update_order():
+        for f in engine.touching[node.name]:
+            ctx = Context(state=state)
+            fast = f.messages(node, engine.factor_weight(f), ctx=ctx)
+            plain = reference[f.child.name].messages(node, engine.factor_weight(f), ctx=ctx)
+            for a, b in zip(fast, plain):
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * np.max(np.abs(b)))
+        new, moments = engine.coordinate(state, node)
+        state = state.updated({node.name: (new, moments)})
+        for name, f in engine.factors.items():
+            ctx = Context(state=state)
+            assert f.elog(engine.factor_weight(f), ctx=ctx) == pytest.approx(
+                reference[name].elog(engine.factor_weight(f), ctx=ctx), rel=1e-12)
 
 
 def test_array_times_scalar_is_einsum_bit_for_bit():

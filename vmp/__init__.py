@@ -24,6 +24,7 @@ from .inference import Constant as Constant, Minibatch as Minibatch, PerNode as 
 from .inference import RobbinsMonro as RobbinsMonro, Warmup as Warmup
 from .inference import Adaptive as Adaptive, Schedule as Schedule
 from .inference import DriftWarning as DriftWarning, Population as Population, Stream as Stream
+from .inference.executor_processes import Processes as Processes
 
 from .monitors import DomainMonitor as DomainMonitor, ElboMonitor as ElboMonitor, Monitor as Monitor
 from .monitors import NoiseMonitor as NoiseMonitor

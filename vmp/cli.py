@@ -998,14 +998,8 @@ def _summary_parser(sub) -> None:
     p.set_defaults(func=cmd_summary)
 
 
-def make_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="vmp", description="Variational message passing on Bayesian networks.",
-                     epilog="Exit status: 0 success, 1 data/model/fit error, 2 wrong arguments.")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    parser.add_argument("--version", action="version", version=f"vmp {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
-
+def _demo_parser(sub) -> None:
+    """The ``demo`` command's arguments."""
     p = sub.add_parser("demo", help="fit a Gaussian mixture to synthetic 2-D clusters by batch VMP, "
                                     "SVI and SVI+; write the reports and a comparison",
                        description="Generate a seeded 2-D dataset of a few Gaussian clusters, fit a "
@@ -1044,6 +1038,17 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--large-steps", type=_positive_int, default=40, metavar="N",
                    help="larger data set: SVI steps (default: 40)")
     p.set_defaults(func=cmd_demo)
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="vmp", description="Variational message passing on Bayesian networks.",
+                     epilog="Exit status: 0 success, 1 data/model/fit error, 2 wrong arguments.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    parser.add_argument("--version", action="version", version=f"vmp {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    _demo_parser(sub)
 
     p = sub.add_parser("fit", help="fit a model and print its summary (and write a report)",
                        epilog=MODEL_FILE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -190,15 +190,11 @@ def _node_id(name: str, taken: set[str]) -> str:
     return nid
 
 
-def diagram(model, *, roles: bool = True) -> Diagram:
-    """The model's network as a ``graphviz.Digraph`` (nothing is written or run).
-
-    roles: label the edges into random nodes with the parent's role (mean, precision, ...).
-    """
-    g = model.graph
-    dot = Diagram(name=model.name, format="svg")
+def _titled(name: str, g) -> Diagram:
+    """An empty diagram with the model's name as its title and the fonts and layout of its size."""
+    dot = Diagram(name=name, format="svg")
     dot.size_text = f"{g.number_of_nodes()} nodes and {g.number_of_edges()} edges"
-    title, size = f"<b>{html.escape(model.name)}</b>", 14
+    title, size = f"<b>{html.escape(name)}</b>", 14
     if g.number_of_nodes() > LARGE:
         dot.attr(**FAST_LAYOUT)
         size = round(14 * math.sqrt(g.number_of_nodes() / 40))  # still legible once scaled down
@@ -208,7 +204,16 @@ def diagram(model, *, roles: bool = True) -> Diagram:
              fontsize=str(size), rankdir="TB", nodesep="0.35", ranksep="0.45")
     dot.attr("node", fontname=_FONT, fontsize="12")
     dot.attr("edge", fontname=_FONT, fontsize="9", color="gray30", fontcolor="gray25")
+    return dot
 
+
+def diagram(model, *, roles: bool = True) -> Diagram:
+    """The model's network as a ``graphviz.Digraph`` (nothing is written or run).
+
+    roles: label the edges into random nodes with the parent's role (mean, precision, ...).
+    """
+    g = model.graph
+    dot = _titled(model.name, g)
     ids: dict[str, str] = {}
     taken: set[str] = set()
     members: dict[tuple, list[str]] = {}

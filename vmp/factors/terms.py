@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import string
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,13 +45,8 @@ class Term:
     consts: tuple[Const, ...] = ()
 
 
-#: contraction plans by (subscripts, shapes, repeated operands), in order of last use; the
-#: least recently used is dropped beyond PLAN_CACHE_SIZE (a model has a few dozen recurring
-#: contractions; stochastic steps add one set per distinct minibatch shape)
+#: plans kept by the process's ``PlanCache`` (``PLANS``)
 PLAN_CACHE_SIZE = 512
-_PLANS: dict = {}
-#: ``contract_to``'s routes by (the operands' letters, the output's): structure alone
-_ROUTES: dict = {}
 #: intermediates above this many elements (2 MB, about a core's share of cache) are avoided by
 #: chunking the largest axis
 MAX_INTERMEDIATE = 2**18
@@ -166,17 +162,28 @@ def _symmetric(subscripts: str, operands) -> _Symmetric | None:
     return None
 
 
-def _plan(subscripts: str, operands) -> tuple:
+class Plan(NamedTuple):
+    """How ``contract`` runs one contraction: the einsum path ("direct": plain einsum), the
+    letter to chunk along and the rows per chunk (None: whole), the symmetric-pair rewrite."""
+
+    path: object
+    letter: str | None = None
+    rows: int | None = None
+    symmetric: _Symmetric | None = None
+
+
+def plan(subscripts: str, operands, max_intermediate: int = MAX_INTERMEDIATE) -> Plan:
     """Contraction path (greedy, BLAS-friendly), the letter to chunk along when an
-    intermediate would be large (so that memory stays bounded: no N x K x D temporaries), and
-    the symmetric-pair rewrite (_Symmetric) when one applies. The path and the chunking are
-    those of the rewritten contraction, whose table of pairs counts as an intermediate."""
+    intermediate would exceed ``max_intermediate`` elements (so that memory stays bounded: no
+    N x K x D temporaries), and the symmetric-pair rewrite (_Symmetric) when one applies. The
+    path and the chunking are those of the rewritten contraction, whose table of pairs counts
+    as an intermediate."""
     inputs_, output_ = subscripts.split("->")
     dims = {}
     for letters, op in zip(inputs_.split(","), operands):
         dims.update(zip(letters, op.shape))
     if float(np.prod([float(v) for v in dims.values()])) <= DIRECT and len(operands) <= 4:
-        return "direct", None, None, None
+        return Plan("direct")
     sym = _symmetric(subscripts, operands)
     largest_operand = 0.0
     if sym is not None:
@@ -191,48 +198,83 @@ def _plan(subscripts: str, operands) -> tuple:
     sizes = {}
     for letters, op in zip(inputs, operands):
         sizes.update(zip(letters, op.shape))
-    if largest <= MAX_INTERMEDIATE or not sizes:
-        return path, None, None, sym
+    if largest <= max_intermediate or not sizes:
+        return Plan(path, symmetric=sym)
     letter = max((ch for ch in sizes if ch in inputs_), key=sizes.get)
     n = sizes[letter]
-    rows = max(1, int(n * MAX_INTERMEDIATE / largest))
+    rows = max(1, int(n * max_intermediate / largest))
     if rows >= n:
-        return path, None, None, sym
+        return Plan(path, symmetric=sym)
     sliced = [o[(slice(None),) * s.index(letter) + (slice(0, rows),)] if letter in s else o
               for s, o in zip(inputs, operands)]
     chunk_path = np.einsum_path(subscripts, *sliced, optimize=("greedy", 1e15))[0]
-    return chunk_path, letter, rows, sym
+    return Plan(chunk_path, letter, rows, sym)
 
 
-def contract(subscripts: str, *operands: np.ndarray) -> np.ndarray:
-    """np.einsum with a cached greedy path, chunked along the largest axis when an intermediate
-    would exceed MAX_INTERMEDIATE elements; a product x_a x_b of one array (the same object
-    passed twice) goes through its unique pairs (_Symmetric)."""
-    key = (subscripts, *[o.shape for o in operands])
-    if len({id(o) for o in operands}) < len(operands):
-        key += tuple((i, j) for i in range(len(operands)) for j in range(i + 1, len(operands))
-                     if operands[i] is operands[j])
-    plan = _PLANS.pop(key, None)
-    if plan is None:
-        plan = _plan(subscripts, operands)
-    _PLANS[key] = plan
-    if len(_PLANS) > PLAN_CACHE_SIZE:
-        del _PLANS[next(iter(_PLANS))]
-    path, letter, rows, sym = plan
-    if path == "direct":
+class PlanCache:
+    """Contraction plans (``plan``) by key (subscripts, shapes, which operands are one array),
+    in order of last use: the least recently used is dropped beyond ``size`` (a model has a few
+    dozen recurring contractions; stochastic steps add one set per distinct minibatch shape);
+    ``size`` 0 keeps none (each contraction is planned afresh). ``contract_to``'s routes
+    (structure alone: the operands' letters and the output's) are kept beside them, up to
+    8 x ``size`` (then all are dropped). Plans depend on the key alone, so nothing invalidates
+    them; ``max_intermediate`` is the chunking threshold of the plans it makes."""
+
+    def __init__(self, size: int = PLAN_CACHE_SIZE, max_intermediate: int = MAX_INTERMEDIATE):
+        self.size, self.max_intermediate = size, max_intermediate
+        self.plans: dict = {}
+        self.routes: dict = {}
+
+    def plan(self, subscripts: str, operands) -> Plan:
+        key = (subscripts, *[o.shape for o in operands])
+        if len({id(o) for o in operands}) < len(operands):
+            key += tuple((i, j) for i in range(len(operands)) for j in range(i + 1, len(operands))
+                         if operands[i] is operands[j])
+        held = self.plans.pop(key, None)
+        if held is None:
+            held = plan(subscripts, operands, self.max_intermediate)
+        if self.size:
+            self.plans[key] = held
+            if len(self.plans) > self.size:
+                del self.plans[next(iter(self.plans))]
+        return held
+
+    def route(self, letters: tuple[str, ...], output: str) -> tuple:
+        key = (letters, output)
+        held = self.routes.get(key)
+        if held is None:
+            held = _route(letters, output)
+            if self.size:
+                if len(self.routes) >= 8 * self.size:
+                    self.routes.clear()
+                self.routes[key] = held
+        return held
+
+
+#: the process's plans (every contraction that is not given its own cache)
+PLANS = PlanCache()
+
+
+def contract(subscripts: str, *operands: np.ndarray, plans: PlanCache = PLANS) -> np.ndarray:
+    """np.einsum with a greedy path (kept in ``plans``), chunked along the largest axis when an
+    intermediate would exceed the plans' ``max_intermediate`` elements; a product x_a x_b of one
+    array (the same object passed twice) goes through its unique pairs (_Symmetric)."""
+    p = plans.plan(subscripts, operands)
+    if p.path == "direct":
         return np.einsum(subscripts, *operands)
+    sym, letter = p.symmetric, p.letter
     if sym is None:
         def run(part):
-            return _run_path(subscripts, part, path)
+            return _run_path(subscripts, part, p.path)
         out = subscripts.split("->")[1]
     else:
         per_chunk = sym.mate is None or (letter is not None and letter in subscripts.split("->")[0].split(",")[sym.mate])
         mate = None if per_chunk else sym.pack(operands[sym.mate])
 
         def run(part):
-            return _run_path(sym.subscripts, sym.operands(part, mate), path)
+            return _run_path(sym.subscripts, sym.operands(part, mate), p.path)
         out = sym.subscripts.split("->")[1]
-    r = run(operands) if letter is None else _chunked(subscripts, operands, letter, rows, run, out)
+    r = run(operands) if letter is None else _chunked(subscripts, operands, letter, p.rows, run, out)
     return r if sym is None or sym.mate is not None else sym.unpack(r)
 
 
@@ -300,20 +342,15 @@ def _chunked(subscripts: str, operands, letter: str, rows: int, run, output: str
     return total
 
 
-def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[int, ...]) -> np.ndarray:
+def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[int, ...],
+                plans: PlanCache = PLANS) -> np.ndarray:
     """Contract ``inputs`` to the letters ``output``; letters found in no input are broadcast.
 
     ``shape`` is the full output shape (used for the letters that no input carries).
     """
     if not inputs:
         return np.broadcast_to(1.0, shape)
-    key = (tuple(s for _, s in inputs), output)
-    route = _ROUTES.get(key)
-    if route is None:
-        if len(_ROUTES) >= 8 * PLAN_CACHE_SIZE:
-            _ROUTES.clear()
-        route = _ROUTES[key] = _route(key[0], output)
-    subs, case, expand = route
+    subs, case, expand = plans.route(tuple(s for _, s in inputs), output)
     arrays = [a for a, _ in inputs]
     if case == 1:
         # nothing to contract (a prior's broadcast precision stays a broadcast): a view, as
@@ -322,7 +359,7 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
     elif case == 2 and np.ndim(arrays[1]) == 0:
         out = arrays[0] * arrays[1]  # an array times a scalar (a message times E[tau]): one pass
     else:
-        out = contract(subs, *arrays)
+        out = contract(subs, *arrays, plans=plans)
     if expand is not None:
         out = np.expand_dims(out, expand)
         out = np.broadcast_to(out, shape)

@@ -29,6 +29,7 @@ class AllocationLeaf(Leaf):
 
     def __init__(self, parts: list, letters: str, name: str):
         self.parts, self.letters, self.name = parts, letters, name
+        #: (the moments objects of the parts, (phi, phi log phi)) of the last unrestricted read
         self._memo: tuple = ((), None)
 
     def _aligned(self, operand, ctx) -> np.ndarray:

@@ -351,17 +351,7 @@ class Binder:
             leaf = self._leaf(("gather", expr.node.name, id(expr)), lambda: GatherLeaf(expr))
             return LeafBinding(leaf, "".join(letters[p.name] for p in expr.plates))
         if isinstance(expr, Gate):
-            z = expr.selector
-            if z.name not in self._gates:
-                g = self._new_letter()
-                zb = self._bind(z, letters, role=f"gate of {role}")
-                leaf = zb.leaf if z.family.one_hot else self._leaf(("indicator", z.name), lambda: IndicatorLeaf(z))
-                self._gates[z.name] = (g, Operand(leaf, 0, zb.letters + g))
-                self.sizes[g] = expr.gated_plate.size
-            g = self._gates[z.name][0]
-            inner = dict(letters)
-            inner[expr.gated_plate.name] = g
-            return self._bind(expr.node, inner, role)
+            return self._bind_gate(expr, letters, role)
         if isinstance(expr, (Steps, Matrix, Linear, RandomMap)):
             return self._bind_linear(expr, letters, role)
         if isinstance(expr, (Diagonal, Rows, Sticks)):
@@ -375,25 +365,44 @@ class Binder:
         if isinstance(expr, Product):
             return ProductBinding(self._bind(expr.node, letters, role), self._bind(expr.scale, letters, role),
                                   expr.dimension)
-        if isinstance(expr, Dot) and expr.allocates:
+        if isinstance(expr, Dot):
+            return self._bind_dot(expr, letters, role)
+        raise GraphError(f"node '{self.child.name}': cannot use {expr!r} as a parent")
+
+    def _bind_gate(self, expr: Gate, letters: dict, role: str):
+        """``P[z]``: P with its gated plate on the selector's letter (one letter per selector,
+        its indicator read once for every gate of z in the factor)."""
+        z = expr.selector
+        if z.name not in self._gates:
+            g = self._new_letter()
+            zb = self._bind(z, letters, role=f"gate of {role}")
+            leaf = zb.leaf if z.family.one_hot else self._leaf(("indicator", z.name), lambda: IndicatorLeaf(z))
+            self._gates[z.name] = (g, Operand(leaf, 0, zb.letters + g))
+            self.sizes[g] = expr.gated_plate.size
+        inner = dict(letters)
+        inner[expr.gated_plate.name] = self._gates[z.name][0]
+        return self._bind(expr.node, inner, role)
+
+    def _bind_dot(self, expr: Dot, letters: dict, role: str):
+        """``dot(u, v)``: over an allocation's shared plate, plain, or factorized over the shared
+        plate (the cross terms k != l apart from the diagonal's second moments)."""
+        if expr.allocates:
             k = self._new_letter()
             self.sizes[k] = expr.shared.size
             lk = dict(letters, **{expr.shared.name: k})
             bu, bv = self._bind(expr.u, lk, role), self._bind(expr.v, lk, role)
             return AllocationBinding(bu, bv, "".join(letters[p.name] for p in expr.plates) + k, expr.name)
-        if isinstance(expr, Dot):
-            if expr.shared is None:
-                return DotBinding(self._bind(expr.u, letters, role), self._bind(expr.v, letters, role))
-            k, l = self._new_letter(), self._new_letter()
-            size = expr.shared.size
-            self.sizes[k] = self.sizes[l] = size
-            lk = dict(letters, **{expr.shared.name: k})
-            ll = dict(letters, **{expr.shared.name: l})
-            off = Operand(None, 0, k + l, array=1.0 - np.eye(size))
-            bu, bv = self._factor_of_dot(expr.u, lk, role), self._factor_of_dot(expr.v, lk, role)
-            cross = (self._factor_of_dot(expr.u, ll, role), self._factor_of_dot(expr.v, ll, role), off)
-            return DotBinding(bu, bv, cross)
-        raise GraphError(f"node '{self.child.name}': cannot use {expr!r} as a parent")
+        if expr.shared is None:
+            return DotBinding(self._bind(expr.u, letters, role), self._bind(expr.v, letters, role))
+        k, l = self._new_letter(), self._new_letter()
+        size = expr.shared.size
+        self.sizes[k] = self.sizes[l] = size
+        lk = dict(letters, **{expr.shared.name: k})
+        ll = dict(letters, **{expr.shared.name: l})
+        off = Operand(None, 0, k + l, array=1.0 - np.eye(size))
+        bu, bv = self._factor_of_dot(expr.u, lk, role), self._factor_of_dot(expr.v, lk, role)
+        cross = (self._factor_of_dot(expr.u, ll, role), self._factor_of_dot(expr.v, ll, role), off)
+        return DotBinding(bu, bv, cross)
 
     def _bind_linear(self, expr, letters: dict, role: str):
         """A chain's steps (its own leaf), a matrix by rows (constant or a node over a plate of

@@ -1,11 +1,12 @@
 """How far a fit's natural parameters moved in a step: ||lambda_new - lambda_old|| / ||lambda_old||,
 summed without a temporary of the parameters' size (read by the loop's convergence test and by a
-partially observed node's ``LatentRows``)."""
+partially observed node's ``LatentRows``; a handle, ``held.Held``, sums it where its parts are)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..factors.terms import DIRECT, compact, flat_pair, inner_product
+from . import held
 
 
 #: elements per piece of relative_change's sums, and pieces per block (one subtraction and one
@@ -14,9 +15,11 @@ SQUARES_PIECE, SQUARES_BLOCK = 8192, 16
 
 
 def relative_change(old, new) -> float:
-    """||lambda_new - lambda_old|| / ||lambda_old||."""
-    if hasattr(new, "relative_change"):  # an executor's handle: summed where the rows are
-        return new.relative_change(old)
+    """||lambda_new - lambda_old|| / ||lambda_old|| (a handle's summed where its parts are)."""
+    return held.relative_change(new, old, _arrays)
+
+
+def _arrays(old, new) -> float:
     num = den = 0.0
     for a, b in zip(old, new):
         if np.size(a) > DIRECT and np.shape(a) == np.shape(b) and compact(a).size == np.size(a) \

@@ -117,7 +117,7 @@ def plate_union(*groups) -> tuple:
 
 
 def _plate_named(plate, among: tuple, what: str):
-    name = plate.name if hasattr(plate, "name") else plate
+    name = plate if isinstance(plate, str) else plate.name
     found = next((p for p in among if p.name == name), None)
     if found is None:
         raise GraphError(f"{what}: no plate '{name}' among {[p.name for p in among]}")
@@ -620,6 +620,6 @@ def _describe(value) -> str:
     """How a scale appears in a message: a number as written, an array by its shape."""
     if isinstance(value, Expression):
         return f"'{value.name}'"
-    if np.ndim(value) and hasattr(value, "shape"):
+    if isinstance(value, np.ndarray) and value.ndim:
         return f"an array of shape {value.shape}"
     return repr(value)

@@ -20,21 +20,22 @@ The table is formed CHUNK elements at a time from the data with its rows last (k
 size of x), in cache, never stored whole: 8 bytes x N x 45 at D = 8 would add 36 MB to the
 mixture's peak, and its product from memory measured no faster than from cache. The N x K
 message is written by columns (Fortran order: each chunk's K x rows product lands in place).
+
+These are the numerics; the strategy that uses them and owns their caches (``Columns``,
+``Stack``) is ``strategies/folding.py``.
 """
 from __future__ import annotations
 
 import math
-
 import weakref
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from ..factors.terms import DIRECT, contract_to
+from ..factors.terms import DIRECT, PLANS, PlanCache, contract_to
 from .leaves import IndicatorLeaf, NodeLeaf
 
-#: fold on (a test switches it off to compare with the term-by-term path)
-ENABLED = True
 #: elements of a chunk of the statistics table (the table chunk and its product stay in cache)
 CHUNK = 2**16
 #: messages of at most this many elements go term by term (small models keep their bits)
@@ -57,22 +58,79 @@ class Statistic:
         return d * (d + 1) // 2 if self.kind == "pairs" else d
 
 
+class Split(NamedTuple):
+    """A partial derivative as <s(x_n), G>: the statistic, the data operand (None for ones),
+    the operands off the child's plate that form G."""
+
+    statistic: Statistic
+    data: object
+    others: list
+
+
+class FoldedTerm(NamedTuple):
+    """c_t <s_t(x_n), G_t[k]>: the coefficient, the split, G's output letters off the plate."""
+
+    coef: float
+    split: Split
+    output: str
+
+
+class Columns:
+    """x (rows first) as a C-ordered event x rows array, kept for the last array read (compared
+    by identity through a weak reference: new data are new arrays). One entry."""
+
+    def __init__(self):
+        self.held: tuple = (None, None)
+
+    def of(self, x: np.ndarray, n: int) -> np.ndarray:
+        ref, xt = self.held
+        if ref is not None and ref() is x:
+            return xt
+        xt = np.ascontiguousarray(x.reshape(n, -1).T)
+        try:
+            self.held = (weakref.ref(x), xt)
+        except TypeError:
+            pass
+        return xt
+
+
+class Stack(NamedTuple):
+    """V = table^T P of one data array x and its partners P (compared by identity)."""
+
+    x: weakref.ref
+    rest: str  # the partners' letters off the child's plate
+    partners: list  # weak references
+    v: np.ndarray  # rows: the pairs if read, x, 1
+    tail: tuple  # the partners' shape off the child's plate
+
+    def holds(self, x: np.ndarray, rest: str, partners: list) -> bool:
+        return (self.x() is x and self.rest == rest and len(self.partners) == len(partners)
+                and all(r() is a for r, (a, _) in zip(self.partners, partners)))
+
+
+class DataRead(NamedTuple):
+    """The child's own moment ``x`` (rows first) and whether some term reads it twice."""
+
+    key: tuple
+    x: np.ndarray
+    pairs: bool
+
+
 def applies(leaf, shapes: list) -> bool:
     """Whether messages to ``leaf`` (a node's own moments) may be folded."""
-    return ENABLED and type(leaf) in (NodeLeaf, IndicatorLeaf) and max(math.prod(s) for s in shapes) > MIN_SIZE
+    return type(leaf) in (NodeLeaf, IndicatorLeaf) and max(math.prod(s) for s in shapes) > MIN_SIZE
 
 
-def worth(parts: list) -> bool:
+def worth(terms: list[FoldedTerm]) -> bool:
     """At least two partial derivatives, one of them reading the child (a lone term, or terms
     off the child's plate only, keep their broadcast form)."""
-    return len(parts) > 1 and any(p[2] is not None for p in parts)
+    return len(terms) > 1 and any(t.split.data is not None for t in terms)
 
 
-def split(rest: list, output: str, child, child_letters: str):
-    """(Statistic, data operand or None, the operands off the child's plate) for one partial
-    derivative whose output starts with the child's letters; None where it does not take this
-    form (an operand over the child's plate that is not the child's own moments, an event letter
-    kept in the output, three data operands, ...)."""
+def split(rest, output: str, child, child_letters: str) -> Split | None:
+    """The ``Split`` of one partial derivative whose output starts with the child's letters;
+    None where it does not take this form (an operand over the child's plate that is not the
+    child's own moments, an event letter kept in the output, three data operands, ...)."""
     if not child_letters or not output.startswith(child_letters):
         return None
     plate = set(child_letters)
@@ -89,13 +147,13 @@ def split(rest: list, output: str, child, child_letters: str):
     if any(ch in output for e in events for ch in e):
         return None
     if not data:
-        return Statistic(("one",), "one", ""), None, others
+        return Split(Statistic(("one",), "one", ""), None, others)
     if len(data) == 1:
-        return Statistic((id(data[0].leaf), data[0].comp, "raw"), "raw", events[0]), data[0], others
+        return Split(Statistic((id(data[0].leaf), data[0].comp, "raw"), "raw", events[0]), data[0], others)
     a, b = data
     if (len(data) == 2 and a.leaf is b.leaf and a.comp == b.comp and len(events[0]) == len(events[1]) == 1
             and events[0] != events[1]):
-        return Statistic((id(a.leaf), a.comp, "pairs"), "pairs", events[0] + events[1]), a, others
+        return Split(Statistic((id(a.leaf), a.comp, "pairs"), "pairs", events[0] + events[1]), a, others)
     return None
 
 
@@ -129,57 +187,51 @@ def _table(stats: list, columns: list, start: int, stop: int, out: np.ndarray) -
     return t
 
 
-def _columns(x: np.ndarray, n: int, memo: dict) -> np.ndarray:
-    """x (rows first) as a C-ordered event x rows array, kept per array (compared by identity:
-    new data are new arrays) while it is the one read."""
-    held = memo.get("columns")
-    if held is not None and held[0]() is x:
-        return held[1]
-    xt = np.ascontiguousarray(x.reshape(n, -1).T)
-    try:
-        memo["columns"] = (weakref.ref(x), xt)
-    except TypeError:
-        pass
-    return xt
-
-
-def product(parts: list, n_lead: int, weight, ctx, plate_of, shape: tuple, memo: dict) -> np.ndarray:
-    """sum over ``parts`` (coef, Statistic, data Operand or None, other Operands) of
-    coef * <s(x_n), G[k]>, shaped ``shape`` (the child's plate axes first), times ``weight``
-    over the child's elements (None: 1). ``memo`` keeps the data with its rows last."""
-    stats: dict = {}
-    for coef, stat, data, others, out_letters, *_ in parts:
-        stats.setdefault(stat.key, (stat, None if data is None else data.value(ctx, plate_of)))
-    order = list(stats)
-    arrays = [stats[k][1] for k in order]
-    widths = [stats[k][0].width(stats[k][1], n_lead) for k in order]
-    offsets = dict(zip(order, np.cumsum([0] + widths[:-1])))
-    lead, tail = shape[:n_lead], tuple(shape[n_lead:])
-    g = np.zeros((sum(widths), int(np.prod(tail))))
-    for coef, stat, data, others, out_letters, *_ in parts:
+def _stacked(terms: list[FoldedTerm], stats: dict, n_lead: int, tail: tuple, ctx, plate_of,
+             plans: PlanCache) -> np.ndarray:
+    """[c_1 G_1; c_2 G_2; ...] by statistic (width x prod(tail)), off-diagonal pairs packed."""
+    widths = {k: s.width(x, n_lead) for k, (s, x) in stats.items()}
+    offsets = dict(zip(widths, np.cumsum([0] + list(widths.values())[:-1])))
+    g = np.zeros((sum(widths.values()), int(np.prod(tail))))
+    for t in terms:
+        stat = t.split.statistic
         x = stats[stat.key][1]
         ev_shape = () if x is None else x.shape[n_lead:]
         if stat.kind == "pairs":
             ev_shape = ev_shape * 2
-        inputs = [(o.value(ctx, plate_of), o.letters) for o in others]
-        gt = contract_to(inputs, out_letters + stat.letters, tail + tuple(ev_shape)) if inputs else \
+        inputs = [(o.value(ctx, plate_of), o.letters) for o in t.split.others]
+        gt = contract_to(inputs, t.output + stat.letters, tail + tuple(ev_shape), plans) if inputs else \
             np.ones(tail + tuple(ev_shape))
-        gt = coef * gt.reshape(int(np.prod(tail)), *ev_shape)
+        gt = t.coef * gt.reshape(int(np.prod(tail)), *ev_shape)
         if stat.kind == "pairs":
             gt = pack(gt)
         gt = gt.reshape(gt.shape[0], -1).T
         at = offsets[stat.key]
         g[at:at + gt.shape[0]] += gt
+    return g
+
+
+def product(terms: list[FoldedTerm], n_lead: int, weight, ctx, plate_of, shape: tuple, columns: Columns,
+            plans: PlanCache = PLANS) -> np.ndarray:
+    """sum over ``terms`` of c_t <s_t(x_n), G_t[k]>, shaped ``shape`` (the child's plate axes
+    first), times ``weight`` over the child's elements (None: 1)."""
+    stats: dict = {}
+    for t in terms:
+        data = t.split.data
+        value = None if data is None else data.value(ctx, plate_of)
+        stats.setdefault(t.split.statistic.key, (t.split.statistic, value))
+    lead, tail = shape[:n_lead], tuple(shape[n_lead:])
+    g = _stacked(terms, stats, n_lead, tail, ctx, plate_of, plans)
     n = int(np.prod(lead))
-    columns = [None if x is None else _columns(x, n, memo) for x in arrays]
-    kinds = [stats[k][0] for k in order]
+    kinds = [s for s, _ in stats.values()]
+    cols = [None if x is None else columns.of(x, n) for _, x in stats.values()]
     rows = max(1, min(n, CHUNK // max(g.shape[0], 1)))
     table = np.empty((g.shape[0], rows))
     gt = np.ascontiguousarray(g.T)
     out = np.empty((n, g.shape[1]), order="F")
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        np.matmul(gt, _table(kinds, columns, start, stop, table), out=out.T[:, start:stop])
+        np.matmul(gt, _table(kinds, cols, start, stop, table), out=out.T[:, start:stop])
     if weight is not None:
         out *= np.broadcast_to(weight, lead).reshape(n, 1)
     if len(lead) == 1:  # n x 1 for a message over the child's plate only (a per-point scale's)
@@ -199,20 +251,21 @@ def reads(terms: list, child) -> dict:
     return {k: twice for k, twice in out.items() if len(k[0].node.event_shape) == 1}
 
 
-def reduction(inputs: list, letters: str, child_letters: str, data: list, memo: dict) -> np.ndarray | None:
+def reduction(inputs: list, letters: str, child_letters: str, data: list[DataRead], stacks: dict,
+              columns: Columns) -> np.ndarray | None:
     """sum over the child's plate n of ``inputs`` ((array, letters): statistics of the child's
-    data ``data`` (a list of (array, with pairs)) times partner operands P over n, a gate's
-    E[z_nk] and the weights), to ``letters``: a block of the stacked reduction
+    data ``data`` times partner operands P over n, a gate's E[z_nk] and the weights), to
+    ``letters``: a block of the stacked reduction
 
         V = [x_i x_j (i <= j); x; 1] @ P    (sum_n r_nk x_n x_n^T, sum_n r_nk x_n, sum_n r_nk at once),
 
-    kept with the partners it read (compared by identity); None where the inputs do not take
-    this form (then the caller contracts them)."""
+    kept in ``stacks`` per data read with the partners it read; None where the inputs do not
+    take this form (then the caller contracts them)."""
     n_lead = len(child_letters)
     if any(not s.startswith(child_letters) for _, s in inputs):
         return None
-    mine = [(a, s) for a, s in inputs if any(a is x for x, _ in data)]
-    partners = [(a, s) for a, s in inputs if not any(a is x for x, _ in data)]
+    mine = [(a, s) for a, s in inputs if any(a is d.x for d in data)]
+    partners = [(a, s) for a, s in inputs if not any(a is d.x for d in data)]
     events = [s[n_lead:] for _, s in mine]
     rest = "".join(dict.fromkeys(ch for _, s in partners for ch in s[n_lead:]))
     if (not partners or len(mine) > 2 or set(rest) - set(letters) or set(rest) & set(child_letters)
@@ -220,36 +273,38 @@ def reduction(inputs: list, letters: str, child_letters: str, data: list, memo: 
         return None
     if len(mine) == 2 and (mine[0][0] is not mine[1][0] or events[0] == events[1]):
         return None
-    x, pairs = next(((x, p) for x, p in data if x is mine[0][0]), (None, None)) if mine else data[0]
-    if len(mine) == 2 and not pairs:
+    d = next(d for d in data if d.x is mine[0][0]) if mine else data[0]
+    if len(mine) == 2 and not d.pairs:
         return None
-    held = memo.get(("stack", id(x)))
-    if not (held is not None and held[0]() is x and held[1] == rest and len(held[2]) == len(partners)
-            and all(r() is a for r, (a, _) in zip(held[2], partners))):
+    held = stacks.get(d.key)
+    if held is None or not held.holds(d.x, rest, partners):
         if not mine:
             return None  # sum_n r_nk alone: not worth the table
-        held = _stack(x, pairs, partners, child_letters, rest, memo)
-        memo[("stack", id(x))] = held
-    v, d = held[3], x.shape[-1]
-    tri = d * (d + 1) // 2 if pairs else 0
+        held = stacks[d.key] = _stack(d.x, d.pairs, partners, child_letters, rest, columns)
+    return _block(held, d, mine, events, rest, letters)
+
+
+def _block(held: Stack, d: DataRead, mine: list, events: list, rest: str, letters: str) -> np.ndarray:
+    """The rows of V that ``mine`` (x twice, x once, or none) asks for, to ``letters``."""
+    v, dim = held.v, d.x.shape[-1]
+    tri = dim * (dim + 1) // 2 if d.pairs else 0
     if len(mine) == 2:
-        iu, ju = np.triu_indices(d)
-        block = np.empty((d, d) + v.shape[1:])
+        iu, ju = np.triu_indices(dim)
+        block = np.empty((dim, dim) + v.shape[1:])
         block[iu, ju] = v[:tri]
         block[ju, iu] = v[:tri]
         src = events[0] + events[1] + rest
     elif mine:
-        block, src = v[tri:tri + d], events[0] + rest
+        block, src = v[tri:tri + dim], events[0] + rest
     else:
-        block, src = v[tri + d], rest
-    block = block.reshape(block.shape[:len(src) - len(rest)] + held[4])
+        block, src = v[tri + dim], rest
+    block = block.reshape(block.shape[:len(src) - len(rest)] + held.tail)
     out = np.asarray(np.einsum(f"{src}->{letters}", block))
     return np.ascontiguousarray(out) if out.ndim else out  # sum_n E[c_n] alone is a number, not 1 x 1
 
 
-def _stack(x: np.ndarray, pairs: bool, partners: list, child_letters: str, rest: str, memo: dict) -> tuple:
-    """(weak x, rest, weak partners, V = table^T P (rows: the pairs if ``pairs``, x, 1), the
-    partners' shape off the child's plate)."""
+def _stack(x: np.ndarray, pairs: bool, partners: list, child_letters: str, rest: str, columns: Columns) -> Stack:
+    """V = table^T P (rows: the pairs if ``pairs``, x, 1) with what it was formed from."""
     n_lead = len(child_letters)
     sizes = {ch: m for a, s in partners for ch, m in zip(s, a.shape)}
     tail = tuple(sizes[ch] for ch in rest)
@@ -261,12 +316,12 @@ def _stack(x: np.ndarray, pairs: bool, partners: list, child_letters: str, rest:
     stats = ([Statistic(("pairs",), "pairs", "")] if pairs else []) + [Statistic(("raw",), "raw", ""),
                                                                         Statistic(("one",), "one", "")]
     width = (d * (d + 1) // 2 if pairs else 0) + d + 1
-    xt = _columns(x, n, memo)
-    columns = [xt if s.kind != "one" else None for s in stats]
+    xt = columns.of(x, n)
+    cols = [xt if s.kind != "one" else None for s in stats]
     rows = max(1, min(n, CHUNK // width))
     table = np.empty((width, rows))
     v = np.zeros((width, p.shape[1]))
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        v += _table(stats, columns, start, stop, table) @ p[start:stop]
-    return weakref.ref(x), rest, [weakref.ref(a) for a, _ in partners], v, tail
+        v += _table(stats, cols, start, stop, table) @ p[start:stop]
+    return Stack(weakref.ref(x), rest, [weakref.ref(a) for a, _ in partners], v, tail)

@@ -8,7 +8,7 @@ says whose q is read: a fit's State, or (None) the state of the model that owns 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,6 +19,16 @@ from .expressions import Constant, Gather
 
 @dataclass
 class Context:
+    """One evaluation: which elements of each factor are read, at which q, with which weights.
+
+    The restriction (``subset``, ``overrides``, ``scale``, ``owner``) applies to every factor
+    evaluated in this Context, except the factors named in ``factors`` (child name -> the
+    Context of that factor: a node's drawn children, a minibatch's factors beside the node's
+    own factor read whole). ``weights`` (child name -> array over the child's plates: a policy's
+    1/T) multiply those factors' weights; ``plate`` and ``index`` ask for one slice of the
+    target node (its elements that meet in one factor, updated one slice at a time).
+    """
+
     subset: dict = field(default_factory=dict)  # plate name -> sorted int array of kept indices
     overrides: dict = field(default_factory=dict)  # node name -> moments restricted to the subset
     scale: np.ndarray | None = None  # extra weight over the factor's kept child elements
@@ -26,13 +36,37 @@ class Context:
     state: object = None  # the State whose moments are read (None: each node's model.state)
     #: the subset is the same at every evaluation this Context's kind makes on this model, and
     #: its arrays (data rows, overrides) are never written in place: memos keyed by identity
-    #: hold (a Dask holder's batch evaluations of its own rows)
+    #: hold (a holder's batch evaluations of its own rows)
     stable: bool = False
+    factors: dict = field(default_factory=dict)  # factor child name -> the Context it is evaluated in
+    weights: dict | None = None  # factor child name -> extra weight over its elements
+    plate: object = None  # the target node's slice: its plate
+    index: int | None = None  # and the element of that plate
 
     @property
     def restricted(self) -> bool:
         """Whether the evaluation is restricted to subsets, overridden or rescaled."""
         return bool(self.subset) or bool(self.overrides) or self.scale is not None
+
+    @property
+    def whole(self) -> bool:
+        """Whether every factor is read over all of its elements at q (no factor restricted)."""
+        return not self.restricted and not any(c.restricted for c in self.factors.values())
+
+    def of(self, child: str) -> "Context":
+        """The Context of the factor whose child is ``child``, reading q from this one's state."""
+        own = self.factors.get(child)
+        if own is None:
+            return self
+        return own if own.state is self.state else replace(own, state=self.state)
+
+    def at(self, state) -> "Context":
+        """This evaluation reading q from ``state``."""
+        return self if self.state is state else replace(self, state=state)
+
+    def sliced(self, plate, index: int) -> "Context":
+        """This evaluation of the target node's elements ``index`` along ``plate`` only."""
+        return replace(self, plate=plate, index=index)
 
     def take(self, arr: np.ndarray, plates: tuple) -> np.ndarray:
         for axis, p in enumerate(plates):
@@ -179,7 +213,9 @@ class GatherLeaf(Leaf):
         self.node = gather.node
         self.plates = gather.plates
         self.family = gather.family
-        self._cache: dict = {}  # moment component -> (moments it came from, gathered rows)
+        #: per moment component, (the moments object it was gathered from, the gathered rows):
+        #: one entry each, replaced when q's moments are new objects; unrestricted reads only
+        self._rows: dict = {}
 
     def indices(self, ctx: Context | None = None) -> np.ndarray:
         """Rows of the source used by each gathered element (positions in the override when the
@@ -206,10 +242,10 @@ class GatherLeaf(Leaf):
     def value(self, comp, ctx=None):
         if not restricted(ctx):
             moments = moments_of(self.node, ctx)
-            source, rows = self._cache.get(comp, (None, None))
+            source, rows = self._rows.get(comp, (None, None))
             if source is not moments:
                 rows = moments[comp][self.gather.index]
-                self._cache[comp] = (moments, rows)
+                self._rows[comp] = (moments, rows)
             return rows
         return self.source(comp, ctx)[self.indices(ctx)]
 

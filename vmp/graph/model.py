@@ -9,13 +9,16 @@ from .expressions import Expression
 class Model:
     """A Bayesian network. Declare nodes inside ``with Model(name):``; ``model["x"]`` finds one."""
 
+    #: the evaluator's strategies (``vmp/graph/strategies``): None all, () the reference alone
+    _strategies: tuple | None = None
+
     def __init__(self, name: str = "model"):
         self.name = name
         self.nodes: dict = {}
         self.plates: dict = {}
         self.inputs: dict = {}  # name -> vmp.Data (named constant inputs that set_data replaces)
         self._compiled = None
-        self._kept = None  # per factor, the child elements that missing.resolve keeps, when given
+        self._live = None  # per factor, the child elements with a live descendant (missing.resolve), when given
         self.state = None  # the State of the last fit (vmp.inference.State): every node's q
 
     def __getstate__(self) -> dict:
@@ -108,8 +111,25 @@ class Model:
             g.add_edge(parent, child, role=role)
         return g
 
-    def compile(self):
-        """Check the graph (acyclic, conjugate, plates) and bind every factor. Cached."""
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        """The names of the strategies the factors' evaluator runs around the reference
+        (``vmp/graph/strategies``; () is the reference alone)."""
+        from .strategies import DEFAULT
+
+        return DEFAULT if self._strategies is None else self._strategies
+
+    def compile(self, strategies=None):
+        """Check the graph (acyclic, conjugate, plates) and bind every factor. Cached.
+
+        ``strategies``: the names of the evaluator's strategies from now on (``()``: the
+        reference evaluator alone, every message and bound term by its definition); None keeps
+        the model's choice (by default every strategy)."""
+        if strategies is not None:
+            from .strategies import checked
+
+            if checked(strategies) != self.strategies:
+                self._strategies, self._compiled = checked(strategies), None
         if self._compiled is None:
             from .dag import structure, topological_order
 
@@ -125,11 +145,11 @@ class Model:
             from .missing import resolve
 
             order = [n for n in full if n in self.nodes]
-            given = getattr(self, "_kept", None)
-            keep = resolve(self, order) if given is None else given
+            given = getattr(self, "_live", None)
+            live = resolve(self, order) if given is None else given
             factors = {name: CompiledFactor(node) for name, node in self.nodes.items()}
-            for name, alive in keep.items():
-                factors[name].keep = alive
+            for name, alive in live.items():
+                factors[name].live = alive
             self._compiled = (factors, order)
         return self._compiled
 

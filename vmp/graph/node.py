@@ -332,7 +332,7 @@ class Node(Expression, ABC):
         """Data multiplicity times the mask of an observed node, over the plates (None when all
         ones). A partially observed node keeps all its elements: observed ones are data, masked
         ones latent."""
-        if not hasattr(self, "_factor_weights"):
+        if "_factor_weights" not in self.__dict__:
             w = self.multiplicity
             if self.observed and self.mask is not None and not self.partial:
                 w = self.mask.astype(float) if w is None else w * self.mask

@@ -28,19 +28,19 @@ import copy
 
 import numpy as np
 
+from . import held
 from .change import relative_change, squares
 from .data import take_rows
-from .gathered import Gathered
+from .held import Held
 from .leaves import Context, moments_of
 
 
-class Filled(Gathered):
+class Filled(Held):
     """A partially observed node's natural parameters or moments over every row, held as their
     values at the latent rows (``sub``) and the constant of the complete rows (``fill``, never
     written: ``LatentRows.base`` or the data's statistics). A batch sweep reads and writes ``sub`` only;
     the full arrays are formed when read (indexing, iterating, saving), once per object, with
-    the bits that ``fill`` with ``sub`` written at the rows has. Like an executor's handle it
-    answers ``moments``, ``invalid`` and ``relative_change`` itself."""
+    the bits that ``fill`` with ``sub`` written at the rows has."""
 
     def __new__(cls, latent: "LatentRows", fill: tuple, sub: tuple):
         obj = super().__new__(cls, (None,) * len(sub))
@@ -70,13 +70,17 @@ class Filled(Gathered):
         """||lambda_new - lambda_old|| / ||lambda_old|| (:meth:`LatentRows.relative_change`)."""
         return self.latent.relative_change(old, self)
 
+    def pieces(self, where):
+        """(fill, sub) for the ``LatentRows`` that made it."""
+        return (self.fill, self.sub) if where is self.latent else None
+
 
 class LatentRows:
     """The rows of a partially observed node with a masked coordinate (``rows``, along its
-    outermost plate): q's natural parameters are formed there, the complete rows hold
-    ``base``, the pinned q that every coordinate observed gives (Winn & Bishop eq. (5) summed
-    and then pinned, ``Family.pin``: constant in the messages). Natural parameters and moments
-    over every row are ``Filled``: nothing of the size of the complete rows is written per sweep."""
+    outermost plate): q's natural parameters are formed there, the complete rows hold ``base``,
+    the pinned q that every coordinate observed gives (Winn & Bishop eq. (5) summed and then
+    pinned, ``Family.pin``: constant in the messages). Natural parameters and moments over every
+    row are ``Filled``: nothing of the size of the complete rows is written per sweep."""
 
     def __init__(self, clamp, rows: np.ndarray):
         self.clamp, self.rows = clamp, rows
@@ -108,11 +112,11 @@ class LatentRows:
         return Filled(self, self.base(), natural)
 
     def at(self, natural: tuple) -> tuple:
-        """``natural`` at the rows (for a ``Filled`` of these rows the very arrays :meth:`spread`
-        was given, whose factorization the validity check, the moments and the entropy share)."""
-        if isinstance(natural, Filled) and natural.latent is self:
-            return natural.sub
-        return tuple(np.take(a, self.rows, axis=0) for a in natural)
+        """``natural`` (over every row) at the rows (for a ``Filled`` of these rows the very
+        arrays :meth:`spread` was given, whose factorization the validity check, the moments
+        and the entropy share)."""
+        parts = held.pieces(natural, self)
+        return parts[1] if parts is not None else tuple(np.take(a, self.rows, axis=0) for a in natural)
 
     def moments(self, natural: tuple) -> Filled:
         """The moments the factors read (``Clamp.apply``'s): q's at the rows with their pinned
@@ -132,7 +136,8 @@ class LatentRows:
         rows plus the complete rows: the latter add ||old_c - base_c||^2 (0 when ``old`` holds
         ``base`` there, as every ``Filled`` of these rows does) and ||old_c||^2 (a constant
         then), so a sweep reads the latent rows only."""
-        same = isinstance(old, Filled) and old.latent is self and old.fill is new.fill
+        parts = held.pieces(old, self)
+        same = parts is not None and parts[0] is new.fill
         if not same and any(np.shape(a) != np.shape(b) for a, b in zip(old, self.base())):
             return relative_change(old, new.gathered())  # an old q of another layout: the full sums
         if self._norms is None:  # ||base at the complete rows||^2 (in one pass over base)
@@ -167,7 +172,7 @@ class Split:
 
     def __init__(self, node, keep: np.ndarray | None, of: LatentRows):
         """``node``'s factor split at the rows of ``of`` (its ``LatentRows``); ``keep``: the
-        factor's live elements (``CompiledFactor.keep``) or None."""
+        factor's live elements (``CompiledFactor.live``) or None."""
         from .compiled import CompiledFactor
 
         clamp = node.clamp
@@ -189,7 +194,7 @@ class Split:
         self._among = None if self.rows.size == rows.size else np.searchsorted(rows, self.rows)
         self._of = of
         if keep is not None and not keep[self.rows].all():
-            self.latent.keep = keep  # barren elements inside a live row (a row over several plates)
+            self.latent.live = keep  # barren elements inside a live row (a row over several plates)
         self.node = node
         on_plate = [leaf.node for leaf in self.latent._leaves.values()
                     if getattr(leaf, "node", None) is not None and self.plate in leaf.node.plates]
@@ -212,8 +217,9 @@ class Split:
 
     def _at_rows(self, full: tuple, axis: int) -> tuple:
         """``full`` at ``rows`` along ``axis``, from the latent rows' values of a ``Filled``."""
-        if isinstance(full, Filled) and full.latent is self._of:
-            return full.sub if self._among is None else tuple(np.take(m, self._among, axis=0) for m in full.sub)
+        parts = held.pieces(full, self._of)
+        if parts is not None:
+            return parts[1] if self._among is None else tuple(np.take(m, self._among, axis=0) for m in parts[1])
         return tuple(take_rows(m, self.rows, axis) for m in full)
 
     def weight(self, w: np.ndarray | None) -> np.ndarray:

@@ -12,16 +12,13 @@ factors touch which node, which plates couple a node's elements); every evaluati
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from ..errors import ConvergenceError
-from ..factors.terms import plus
-from ..graph.leaves import Context, restricted
-from ..graph.partial import Filled
-from .executor import Children, Executor, Serial, add
+from ..graph.leaves import Context
+from .executor import Executor, Serial, add
 from .executor_chunked import Chunked
+from .observed import adapter
 from .state import State
 
 
@@ -37,29 +34,9 @@ def default_executor(model) -> Executor:
     return Chunked() if lazy else Serial()
 
 
-def with_state(ctx, state: State):
-    """``ctx`` (None, a Context, or a dict of them per factor) reading q from ``state``."""
-    if isinstance(ctx, dict):
-        return {k: with_state(c, state) for k, c in ctx.items()}
-    if ctx is None:
-        return Context(state=state)
-    return replace(ctx, state=state)
-
-
-def _plus(prior, children):
-    """prior + children, added into the children's sum where it is a fresh array of the full
-    shape (a message the executor built for this call, or one its factor keeps as a
-    ``ScaledProduct``; kept arrays are read-only)."""
-    if not isinstance(prior, tuple) or not isinstance(children, tuple):
-        return add(prior, children)
-    out = []
-    for p, c in zip(prior, children):
-        if isinstance(c, np.ndarray) and c.flags.writeable and c.flags.owndata and c.dtype == np.float64 \
-                and np.shape(p) == c.shape:
-            out.append(plus(p, c, out=c))
-        else:
-            out.append(add(p, c))
-    return tuple(out)
+def at(ctx: Context | None, state: State) -> Context:
+    """``ctx`` (omitted: every factor whole) reading q from ``state``."""
+    return Context(state=state) if ctx is None else ctx.at(state)
 
 
 class Engine:
@@ -69,11 +46,16 @@ class Engine:
         self.factors, order = model.compile()
         self.nodes = model.nodes
         self.hidden = [self.nodes[n] for n in order if not self.nodes[n].observed]
+        #: each node's adapter: how its q is formed and read and its factor evaluated
+        self.q = {name: adapter(f.child) for name, f in self.factors.items()}
         self.touching: dict = {n.name: [] for n in self.hidden}
+        self.below: dict = {n.name: [] for n in self.hidden}  # the factors of each node's children
         self.coupled: dict = {n.name: set() for n in self.hidden}
         for f in self.factors.values():
             for node in f.nodes():
                 self.touching[node.name].append(f)
+                if node is not f.child:
+                    self.below[node.name].append(f)
             for name, plates in f.coupled.items():
                 self.coupled[name] |= plates
         self._summed = None  # the last target that is a sum of kept messages (_summed_messages)
@@ -86,83 +68,43 @@ class Engine:
             w = extra if w is None else w * extra
         return w
 
-    def message(self, state: State, node, f, weights: dict | None = None, plate=None, index: int | None = None,
-                ctx=None):
-        """eta_f->node: the message of factor ``f`` to ``node`` (restricted and scaled by ``ctx``);
-        a partially observed child's factor as data at its complete rows plus latent at the
-        others (:meth:`split`)."""
-        c = ctx.get(f.child.name) if isinstance(ctx, dict) else ctx
-        w = self.factor_weight(f, weights)
-        split = None if node is f.child or plate is not None else self.split(f, c)
-        if split is None:
-            return f.messages(node, w, plate, index, with_state(c, state))
-        a = split.data.messages(node, split.weight(w), ctx=with_state(c, state))
-        b = split.latent.messages(node, w, ctx=split.context(state)) if split.rows.size else None
-        return split.join(node, a, b)
+    def message(self, state: State, node, f, ctx: Context | None = None):
+        """eta_f->node: the message of factor ``f`` to ``node`` (restricted, scaled, weighted and
+        sliced by ``ctx``), as the adapter of f's child evaluates its factor."""
+        return self.q[f.child.name].message(self, node, f, at(ctx, state))
 
-    def split(self, f, ctx=None):
-        """``f`` as data at its child's complete rows plus latent at the others
-        (``graph/partial.py``) when the child is partially observed with some complete rows and
-        the evaluation is unrestricted on this process; else None."""
-        latent = self.latent(f.child, None, ctx)
-        return None if latent is None else latent.split(f.child, f.keep)
-
-    def target(self, state: State, node, weights: dict | None = None, plate=None, index: int | None = None,
-               ctx=None) -> tuple[np.ndarray, ...]:
-        """lambda^temp of ``node`` given every other q in ``state`` (the coordinate-ascent
-        optimum); with ``plate``/``index`` only that slice of the node. ``ctx`` (a Context, or a
-        dict from factor child names to Contexts) restricts and scales each factor's messages.
-        The sum over the children's factors runs through the executor."""
-        self._summed = None
-        kept = self.executor.local_target(self, state, node, ctx, weights, plate, index)
-        if kept is not None:
-            return kept
-        latent = self.latent(node, plate, ctx)
-        if latent is not None:
-            return self._target_rows(state, node, weights, ctx, latent)
-        prior = self.message(state, node, self.factors[node.name], weights, plate, index, ctx)
-        children = Children(self, state, node, weights, plate, index)
-        total = _plus(prior, self.executor.map_sum(children, self.executor.partitions(ctx)))
-        total = node.family.summed_symmetric(self.own_multiplicity(node, total, plate, index, ctx))
-        total = node.pinned(total, ctx.get(node.name) if isinstance(ctx, dict) else ctx, plate, index)
-        self._summed = self._summed_messages(node, total, plate, ctx)
+    def children(self, state: State, node, ctx: Context | None = None) -> tuple | None:
+        """sum over the factors f of ``node``'s children of eta_f->node, here (Winn & Bishop
+        eq. (5)): what an executor sums over its pieces, each a restricted ``ctx``."""
+        total = None
+        for f in self.below[node.name]:
+            total = add(total, self.message(state, node, f, ctx))
         return total
 
-    def latent(self, node, plate=None, ctx=None):
-        """The rows of a partially observed node that its batch update forms (``Clamp.latent``,
-        ``graph/partial.py``) in an unrestricted update on this process, when some rows are
-        complete; else None."""
-        contexts = ctx.values() if isinstance(ctx, dict) else [ctx]
-        if node.clamp is None or plate is not None or not self.executor.rows_here \
-                or any(restricted(c) for c in contexts):
-            return None
-        return node.clamp.latent()
-
-    def _target_rows(self, state: State, node, weights, ctx, latent) -> tuple:
-        """``target`` formed at the latent rows only: the node's own factor evaluated in a
-        Context of those rows, its children's messages (zero at complete rows, ``Clamp.free``)
-        taken there; the complete rows hold the pinned constant (``LatentRows.spread``)."""
+    def target(self, state: State, node, ctx: Context | None = None) -> tuple[np.ndarray, ...]:
+        """lambda^temp of ``node`` given every other q in ``state`` (the coordinate-ascent
+        optimum, as its adapter forms it); with ``ctx.plate``/``ctx.index`` only that slice of
+        the node. ``ctx`` restricts, scales and weights each factor's messages. The sum over the
+        children's factors runs through the executor, and a local's update may stay where its
+        rows are (``Executor.local``)."""
         self._summed = None
-        rows = latent.rows
-        own = Context(subset={node.plates[0].name: rows}, state=state)
-        prior = self.message(state, node, self.factors[node.name], weights, ctx=own)
-        children = self.executor.map_sum(Children(self, state, node, weights), self.executor.partitions(ctx))
-        if children is not None:
-            children = tuple(np.take(np.broadcast_to(c, s), rows, axis=0)
-                             for c, s in zip(children, node.component_shapes()))
-        total = node.family.summed_symmetric(self.own_multiplicity(node, _plus(prior, children), ctx=own))
-        return latent.spread(node.pinned(total, own))
+        ctx = at(ctx, state)
+        kept = self.executor.local(self, state, node, ctx)
+        if kept is not None:
+            return kept
+        total = self.q[node.name].target(self, state, ctx)
+        self._summed = self._summed_messages(node, total, ctx)
+        return total
 
-    def _summed_messages(self, node, total, plate, ctx):
+    def _summed_messages(self, node, total, ctx: Context):
         """(node, lambda^temp, [(factor, its kept messages to node)]) when ``total`` is the sum
-        of the messages its factors keep (full data, this process, no multiplicity, no clamp),
-        for the bound at the node's optimum (:meth:`_at_optimum`); else None."""
-        contexts = ctx.values() if isinstance(ctx, dict) else [ctx]
-        if not node.family.closed_optimum or plate is not None or type(self.executor) is not Serial \
-                or node.weights is not None or node.clamp is not None or any(restricted(c) for c in contexts):
+        of the messages its factors keep (full data, this process, no multiplicity, a plain
+        q), for the bound at the node's optimum (:meth:`_at_optimum`); else None."""
+        if not self.q[node.name].closed or ctx.plate is not None or not self.executor.sums_here or not ctx.whole:
             return None
         factors = self.touching[node.name]  # its own factor and its children's: what target summed
-        if self.factors[node.name] not in factors or any(self.split(f) is not None for f in factors):
+        if self.factors[node.name] not in factors \
+                or any(self.q[f.child.name].split(self, f, ctx) is not None for f in factors):
             return None
         held = [f.held(node) for f in factors]
         return None if any(h is None for h in held) else (node, total, list(zip(factors, held)))
@@ -185,16 +127,14 @@ class Engine:
             skip[f.child.name] = terms
         return node, skip
 
-    def own_multiplicity(self, node, total, plate=None, index=None, ctx=None):
-        """Divide by m_i, node i's own multiplicity (Paquet eq. (5))."""
+    def own_multiplicity(self, node, total, ctx: Context):
+        """Divide by m_i, node i's own multiplicity (Paquet eq. (5)), at the elements ``ctx``
+        reads."""
         if node.weights is None:
             return total
-        m = node.weights
-        own = ctx.get(node.name) if isinstance(ctx, dict) else ctx
-        if own is not None:
-            m = own.take(m, node.plates)
-        if plate is not None:
-            m = np.take(m, index, axis=node.plates.index(plate))
+        m = ctx.of(node.name).take(node.weights, node.plates)
+        if ctx.plate is not None:
+            m = np.take(m, ctx.index, axis=node.plates.index(ctx.plate))
         m = np.where(m > 0, m, 1.0)
         return tuple(t / m.reshape(m.shape + (1,) * (t.ndim - m.ndim)) for t in total)
 
@@ -218,16 +158,16 @@ class Engine:
             raise ConvergenceError(f"node '{node.name}': elements coupled along several plates are not supported")
         return coupled[0] if coupled else None
 
-    def coordinate(self, state: State, node, weights: dict | None = None, ctx=None, rho: float = 1.0):
+    def coordinate(self, state: State, node, ctx: Context | None = None, rho: float = 1.0):
         """New natural parameters of q(node): lambda <- (1 - rho) lambda + rho lambda^temp
         (Paquet Alg. 1, option (a)); elements coupled through a factor go one slice at a time,
         each slice reading the slices before it. Pure: returns (natural, moments)."""
         if self.coupled_plate(node) is None:
-            new = self.blend(state.natural[node.name], self.target(state, node, weights, ctx=ctx), rho)
+            new = self.blend(state.natural[node.name], self.target(state, node, ctx), rho)
             return new, self.moments(node, new)
-        return self.coordinate_step(state, node, weights, ctx, rho)[:2]
+        return self.coordinate_step(state, node, ctx, rho)[:2]
 
-    def coordinate_step(self, state: State, node, weights: dict | None = None, ctx=None, rho: float = 1.0):
+    def coordinate_step(self, state: State, node, ctx: Context | None = None, rho: float = 1.0):
         """(natural, moments, g) of :meth:`coordinate`, g = lambda^temp - lambda the natural
         gradient its step followed (new = lambda + rho g): for coupled elements each slice's
         target as that slice read it, after the slices before it moved (Ranganath et al. 2013's
@@ -235,7 +175,7 @@ class Engine:
         plate = self.coupled_plate(node)
         old = state.natural[node.name]
         if plate is None:
-            target = self.target(state, node, weights, ctx=ctx)
+            target = self.target(state, node, ctx)
             new = self.blend(old, target, rho)
             return new, self.moments(node, new), tuple(t - a for t, a in zip(target, old))
         axis = node.plates.index(plate)
@@ -243,7 +183,7 @@ class Engine:
         new = old
         gradient = tuple(np.empty_like(a) for a in old)
         for i in range(plate.size):
-            part = self.target(current, node, weights, plate, i, ctx)
+            part = self.target(current, node, at(ctx, current).sliced(plate, i))
             parts = []
             sl = (slice(None),) * axis + (i,)
             for arr, t, g in zip(new, part, gradient):
@@ -266,21 +206,13 @@ class Engine:
 
     @staticmethod
     def moments(node, natural) -> tuple:
-        """The moments of q(node) at ``natural`` (computed where its rows are for an executor's
-        handle; at the latent rows only for a partially observed node, ``LatentRows.moments``)."""
-        if hasattr(natural, "moments"):
-            return natural.moments()
-        latent = _full_rows(node, natural)
-        return node.family.moments(natural) if latent is None else latent.moments(natural)
+        """The moments of q(node) at ``natural`` (:mod:`~vmp.inference.observed`: a handle's
+        computed where its parts are; a partially observed node's at its latent rows)."""
+        return adapter(node).moments(natural)
 
     @staticmethod
     def check_domain(node, natural) -> None:
-        if hasattr(natural, "invalid"):
-            bad = natural.invalid()
-        else:
-            latent = _full_rows(node, natural)
-            ok = node.family.valid(natural if latent is None else latent.at(natural))
-            bad = int(np.size(ok) - np.count_nonzero(ok))
+        bad = adapter(node).invalid(natural)
         if bad:
             raise ConvergenceError(
                 f"node '{node.name}': update left the valid {node.family.name} domain at {bad} element(s)"
@@ -288,18 +220,8 @@ class Engine:
 
     # ----- the bound --------------------------------------------------------------------
     def entropy(self, state: State, node) -> float:
-        """m_i H[q_i] summed over the node's elements (its latent rows only when the others
-        are complete: their weight is 0)."""
-        natural, weights = state.natural[node.name], node.weights
-        latent = _full_rows(node, natural)
-        if latent is not None:
-            weights = None if weights is None else np.take(weights, latent.rows, axis=0)
-            h = node.family.entropy(latent.at(natural))
-        else:
-            h = node.family.entropy(natural, state.moments[node.name])
-        if weights is not None:
-            h = h * weights
-        return float(np.sum(h))
+        """m_i H[q_i] summed over the node's elements."""
+        return self.q[node.name].entropy(state.natural[node.name], state.moments[node.name])
 
     def elbo(self, state: State | None = None, weights: dict | None = None, cached: bool = True) -> float:
         """sum_f w_f E[log p(child_f | parents_f)] + sum_i m_i H[q_i] (every constant included),
@@ -317,15 +239,9 @@ class Engine:
         optimum = self._at_optimum(state, weights, ctx) if cached and not done else None
         skip = {} if optimum is None else optimum[1]
         for f in self.factors.values():
-            if f.child.name in done:
-                continue
-            w, split = self.factor_weight(f, weights), self.split(f)
-            if split is None:
-                total += float(f.elog(w, cached=cached, ctx=ctx, skip=skip.get(f.child.name, frozenset())))
-                continue
-            total += float(split.data.elog(split.weight(w), cached=cached, ctx=ctx))
-            if split.rows.size:
-                total += float(split.latent.elog(w, cached=cached, ctx=split.context(state)))
+            if f.child.name not in done:
+                total += self.q[f.child.name].elog(self, f, self.factor_weight(f, weights), ctx, cached,
+                                                   skip.get(f.child.name, frozenset()))
         for node in self.hidden:
             if node.name in done:
                 continue
@@ -335,29 +251,19 @@ class Engine:
                 total += self.entropy(state, node)
         return total
 
-    def schedule(self) -> list:
-        """Parents before children (topological order): the globals first, from the
-        initial local responsibilities, then the locals."""
+    def update_order(self) -> list:
+        """The hidden nodes in the order of a sweep's coordinate updates: parents before children
+        (topological order), the globals first, from the initial local responsibilities, then
+        the locals."""
         return list(self.hidden)
 
     # ----- convenience for scripts: step the model's own state ----------------------------
-    def update(self, node, weights: dict | None = None, ctx=None, rho: float = 1.0) -> None:
+    def update(self, node, ctx: Context | None = None, rho: float = 1.0) -> None:
         """One coordinate update of ``node`` applied to ``model.state``."""
         state = self.model.state
-        new, moments = self.coordinate(state, node, weights, ctx, rho)
+        new, moments = self.coordinate(state, node, ctx, rho)
         self.check_domain(node, new)
         self.model.state = state.updated({node.name: (new, moments)})
-
-
-def _full_rows(node, natural):
-    """``Clamp.latent`` of a partially observed node whose ``natural`` covers every row (a
-    ``Filled`` names its own)."""
-    if isinstance(natural, Filled):
-        return natural.latent
-    if node.clamp is None or type(natural) is not tuple or not node.plates \
-            or np.shape(natural[0])[:1] != node.plate_shape[:1]:
-        return None
-    return node.clamp.latent()
 
 
 def along(w, a: np.ndarray):

@@ -1,15 +1,24 @@
 """Executors: where the sums over the data plate run.
 
 Every message to a node from its children is a sum over their plate elements (Winn & Bishop
-eq. (5); Paquet eq. (6) for a draw), so it partitions: an executor splits an evaluation into
-partitions, runs ``fn`` on each and adds the results (tuples of arrays, dicts of them, numbers).
-``Serial`` runs everything here in one partition and gives the same bits as a direct call. A
-new executor (a Dask cluster, a process pool) is one new file with a subclass of ``Executor``.
+eq. (5); Paquet eq. (6) for a draw), and so are a local's update (row by row) and the bound, so
+each can be split into pieces of rows, evaluated where the rows are, and added. An ``Executor``
+says how, through the operations the engine and the loop ask of it:
+
+- :meth:`Executor.children`: sum over the factors f of a node's children of eta_f->node;
+- :meth:`Executor.bound`: the ELBO terms it sums over its pieces;
+- :meth:`Executor.local`: a local's update kept where its rows live (a :class:`~vmp.graph.held.Held`);
+- :meth:`Executor.local_step`: a minibatch's local step run where its rows live;
+- :meth:`Executor.start`, :meth:`Executor.finish`, :meth:`Executor.close`: a fit's start, the
+  State handed back at the end of a run, the release of what it holds.
+
+``Serial`` runs everything here in one piece and gives the same bits as a direct call. A new
+executor is one new file with a subclass of ``Executor`` (or of
+:class:`~vmp.inference.executor_partitioned.Partitioned` over a new kind of workers).
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,6 +26,8 @@ import numpy as np
 from ..factors.terms import plus
 
 if TYPE_CHECKING:
+    from ..graph.held import Held
+    from ..graph.leaves import Context
     from .state import State
 
 
@@ -36,28 +47,34 @@ def add(a: Any, b: Any) -> Any:
 
 
 class Executor(ABC):
+    """What an executor provides for the engine and the loop (module docstring)."""
+
     #: every row of the data lives in this process (a partially observed node's batch update may
     #: then form q at its latent rows only, ``graph/partial.py``)
     rows_here: bool = False
+    #: a children sum is one evaluation of each factor over all of its elements in this process
+    #: (the factors then keep the messages that the bound at a node's optimum reads)
+    sums_here: bool = False
+    #: the pieces hold only their rows of observed data, so a plate whose factors read an
+    #: observed node at other rows cannot be split (``partition.apart``)
+    cuts_data: bool = False
 
     @abstractmethod
-    def partitions(self, ctx) -> list:
-        """The pieces of an evaluation over ``ctx`` (a Context, a dict of them, or None: all)."""
+    def children(self, engine, state: "State", node, ctx: "Context") -> tuple | None:
+        """sum over the factors f of ``node``'s children of eta_f->node in ``ctx`` (Winn &
+        Bishop eq. (5); Paquet eq. (6) for a draw); None when it has no children."""
 
     @abstractmethod
-    def map_sum(self, fn: Callable[[Any], Any], partitions: Iterable) -> Any:
-        """sum over p in ``partitions`` of fn(p)."""
+    def bound(self, engine, state: "State", weights: dict | None = None) -> tuple[set, float]:
+        """(names, total): the ELBO terms the executor summed over its pieces (factors named by
+        their child, entropies by their node); the engine adds the others."""
 
-    def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
-        """lambda^temp of a node whose elements the executor partitions (a local on the data
-        plate), kept where its rows live (a tuple-like handle); None: the engine computes it here."""
+    def local(self, engine, state: "State", node, ctx: "Context") -> "Held | None":
+        """lambda^temp of a local on the rows the executor holds, kept where they live (a
+        handle the State holds); None: the engine computes it here."""
         return None
 
-    def prepare(self, engine, plan) -> None:
-        """Told the fit's plan (a :class:`~vmp.inference.subsample.Plan`) once, before its first
-        step."""
-
-    def local_step(self, engine, plan, state: "State", rows, nodes=(), snapshot: bool = False):
+    def local_step(self, engine, plan, state: "State", rows: np.ndarray, nodes=(), snapshot: bool = False):
         """A minibatch's local step (:func:`~vmp.inference.steps.local_step` on the drawn
         ``rows``) run where the rows live, with the children sums of the stepped ``nodes`` it
         can give at once (all from ``state`` when ``snapshot``, option (b)): an object with the
@@ -65,60 +82,30 @@ class Executor(ABC):
         (``accesses``) and per row its local terms (``terms``); None: the loop runs it here."""
         return None
 
-    def finish(self, state):
+    def start(self, engine, plan) -> None:
+        """Told the fit's plan (a :class:`~vmp.inference.subsample.Plan`) once, before its first
+        step."""
+
+    def finish(self, state: "State") -> "State":
         """The State handed back at the end of a run, with everything kept elsewhere (a local's
         rows on workers) brought here; the same values."""
         return state
 
-    def bound(self, engine, state, weights=None) -> tuple[set, float]:
-        """(names, total): the ELBO terms the executor summed over its partitions (factors named
-        by their child, entropies by their node); the engine adds the others."""
-        return set(), 0.0
+    def close(self) -> None:
+        """Release what the executor holds (workers' copies of the model, kept locals)."""
 
 
 class Serial(Executor):
-    """Everything in this process, in one partition: the reference executor."""
+    """Everything in this process, in one piece: the reference executor."""
 
     rows_here = True
+    sums_here = True
 
-    def partitions(self, ctx) -> list:
-        return [ctx]
+    def children(self, engine, state, node, ctx):
+        return engine.children(state, node, ctx)
 
-    def map_sum(self, fn, partitions):
-        total = None
-        for p in partitions:
-            total = add(total, fn(p))
-        return total
+    def bound(self, engine, state, weights=None) -> tuple[set, float]:
+        return set(), 0.0
 
     def __repr__(self) -> str:
         return "Serial()"
-
-
-class Children:
-    """sum over the factors f of ``node``'s children of eta_f->node on one partition (Winn &
-    Bishop eq. (5); Paquet eq. (6) for a draw): the ``fn`` an executor maps. Calling it runs in
-    this process with the engine and State it was made with; ``run`` takes another engine (a
-    worker's copy of the model) and State (the moments shipped to it). It pickles without them:
-    only the node's name and the slice travel."""
-
-    def __init__(self, engine, state: State, node, weights=None, plate=None, index=None):
-        self.engine, self.state, self.node = engine, state, node.name
-        self.weights, self.plate, self.index = weights, None if plate is None else plate.name, index
-
-    def __call__(self, part):
-        return self.run(self.engine, self.state, part)
-
-    def factors(self, engine) -> list:
-        node = engine.nodes[self.node]
-        return [f for f in engine.touching[self.node] if f.child is not node]
-
-    def run(self, engine, state: State, part):
-        node = engine.nodes[self.node]
-        plate = None if self.plate is None else next(p for p in node.plates if p.name == self.plate)
-        total = None
-        for f in self.factors(engine):
-            total = add(total, engine.message(state, node, f, self.weights, plate, self.index, part))
-        return total
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "engine": None, "state": None}

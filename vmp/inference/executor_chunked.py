@@ -13,19 +13,13 @@ whose observed data are out of core (:func:`~vmp.inference.engine.default_execut
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import VMPError
-from ..graph.leaves import Context
-from .executor import Children, Executor, add
+from .executor import Executor, add
 from .partition import data_plate, local_names, rows_bound, rows_context, rows_of
-
-
-def _whole(ctx) -> bool:
-    """Whether ``ctx`` (None, a Context or a dict of them) evaluates over all the data."""
-    if isinstance(ctx, dict):
-        return all(_whole(c) for c in ctx.values())
-    return ctx is None or isinstance(ctx, Context) and not ctx.restricted
 
 
 class Chunked(Executor):
@@ -50,8 +44,8 @@ class Chunked(Executor):
 
     def _bind(self, engine) -> None:
         if self._engine is not engine:
-            self.plate = data_plate(engine, self.plate_name, "Chunked")
-            self.local = local_names(engine, self.plate)
+            self.plate = data_plate(engine, self.plate_name, "Chunked", self.cuts_data)
+            self.local_nodes = local_names(engine, self.plate)
             self._engine = engine
 
     def blocks(self) -> list[tuple[int, int]]:
@@ -61,38 +55,34 @@ class Chunked(Executor):
     def _streams(self, engine, state, factors, skip: str | None = None) -> bool:
         """Whether ``factors`` all sit on the data plate and ``state`` has every local they read."""
         return bool(factors) and all(self.plate in f.child.plates for f in factors) and all(
-            k in state.moments for k in self.local if k != skip)
+            k in state.moments for k in self.local_nodes if k != skip)
 
     def _rows(self, engine, state, lo: int, hi: int, skip: str | None = None, which: str = "moments") -> dict:
         return {k: rows_of(getattr(state, which)[k], engine.nodes[k].plates.index(self.plate), lo, hi)
-                for k in self.local if k != skip}
+                for k in self.local_nodes if k != skip}
 
-    def partitions(self, ctx) -> list:
-        """One piece: the split into blocks happens in ``map_sum``, which knows the node."""
-        return [ctx]
-
-    def map_sum(self, fn, partitions):
-        partitions = list(partitions)
-        if isinstance(fn, Children) and len(partitions) == 1 and _whole(partitions[0]):
-            engine, state = fn.engine, fn.state
-            self._bind(engine)
-            if self.plate not in engine.nodes[fn.node].plates and self._streams(engine, state, fn.factors(engine)):
-                total = None
-                for lo, hi in self.blocks():
-                    total = add(total, fn(rows_context(self.plate.name, lo, hi, self._rows(engine, state, lo, hi))))
-                return total
+    def children(self, engine, state, node, ctx):
+        """A global's children sum over all the data, block by block (an evaluation already
+        restricted to rows runs in one piece)."""
+        if not ctx.whole:
+            return engine.children(state, node, ctx)
+        self._bind(engine)
+        if self.plate in node.plates or not self._streams(engine, state, engine.below[node.name]):
+            return engine.children(state, node, ctx)
         total = None
-        for p in partitions:
-            total = add(total, fn(p))
+        for lo, hi in self.blocks():
+            block = rows_context(self.plate.name, lo, hi, self._rows(engine, state, lo, hi))
+            total = add(total, engine.children(state, node, replace(block, weights=ctx.weights, plate=ctx.plate,
+                                                                    index=ctx.index)))
         return total
 
-    def local_target(self, engine, state, node, ctx=None, weights=None, plate=None, index=None):
+    def local(self, engine, state, node, ctx):
         """lambda^temp of a local on the data plate (Winn & Bishop eq. (5) per row), block by
         block: each block's own factor and children's factors restricted to its rows."""
-        if not _whole(ctx) or weights is not None or plate is not None:
+        if not ctx.whole or ctx.weights is not None or ctx.plate is not None:
             return None
         self._bind(engine)
-        if node.name not in self.local or not self._streams(engine, state, engine.touching[node.name], node.name):
+        if node.name not in self.local_nodes or not self._streams(engine, state, engine.touching[node.name], node.name):
             return None
         axis = node.plates.index(self.plate)
         out = None
@@ -117,4 +107,4 @@ class Chunked(Executor):
         for lo, hi in self.blocks():
             ctx = rows_context(self.plate.name, lo, hi, self._rows(engine, state, lo, hi), state)
             total += rows_bound(engine, self.plate, ctx, self._rows(engine, state, lo, hi, which="natural"))
-        return {f.child.name for f in on_plate} | set(self.local), total
+        return {f.child.name for f in on_plate} | set(self.local_nodes), total

@@ -52,8 +52,7 @@ class Pair:
         y, z, f = self.y, self.z, self.factor
         cz = ctx if weight is None else own_and_children(engine, plan, ctx, z, weight)
         cy = ctx if weight is None else own_and_children(engine, plan, ctx, y, weight)
-        fz = cz.get(f.child.name) if isinstance(cz, dict) else cz
-        fy = cy.get(f.child.name) if isinstance(cy, dict) else cy
+        fz, fy = cz.of(f.child.name), cy.of(f.child.name)
         const = None
         for g in engine.touching[z.name]:
             if g is not f:

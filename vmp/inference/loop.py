@@ -64,7 +64,7 @@ class Fit:
         saved = None if resume is None else resume[0].loop.plan
         self.method: Method = BatchVMP(o, engine) if o.method == "batch" else StochasticVMP(o, engine, rng, saved)
         self.plan = self.method.plan
-        engine.executor.prepare(engine, self.plan)
+        engine.executor.start(engine, self.plan)
         names = [n.name for n in self.plan.stepped]
         #: the per-row local terms of the last evaluation on the evaluation subsample (None: exact)
         self.evaluation_terms = None

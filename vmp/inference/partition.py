@@ -16,12 +16,12 @@ from ..graph.leaves import Context
 from .state import State
 
 
-def data_plate(engine, name: str | None, who: str):
+def data_plate(engine, name: str | None, who: str, cut: bool):
     """The plate to split: ``name``, or the largest plate of an observed node whose rows can be
-    evaluated apart (:func:`apart`): never a Markov chain's steps nor a plate whose factors read
-    other rows of it."""
+    evaluated apart (:func:`apart`; ``cut``: the pieces hold only their rows of observed data):
+    never a Markov chain's steps nor a plate whose factors read other rows of it."""
     model = engine.model
-    why = apart(engine, who)
+    why = apart(engine, cut)
     if name is not None:
         if name not in model.plates:
             raise VMPError(f"{who}: no plate named '{name}' (plates: {', '.join(model.plates)})")
@@ -38,13 +38,14 @@ def data_plate(engine, name: str | None, who: str):
     return max(usable, key=lambda p: p.size)
 
 
-def apart(engine, who: str) -> dict[str, str]:
+def apart(engine, cut: bool) -> dict[str, str]:
     """The plates whose rows cannot be evaluated apart, each with why: a plate along which a
     node is one variable (``Node.joint_plates``: blocks of a Markov chain's steps would cut its
     forward-backward recursion), and a plate whose factors read a node of it at other rows (a
     gather ``u[index]`` from the plate onto itself: a block's messages land on rows of other
-    blocks). ``DaskExecutor`` holders keep only their rows of observed data too, so for it an
-    observed node gathered so counts; ``Chunked`` reads such data whole."""
+    blocks). Where the pieces hold only their rows of observed data (``cut``: a holder of a
+    partitioned executor) an observed node gathered so counts too; ``Chunked`` reads such data
+    whole."""
     from .partition_model import glue
 
     why: dict[str, str] = {}
@@ -55,7 +56,7 @@ def apart(engine, who: str) -> dict[str, str]:
         for expr in glue(node):
             source = getattr(expr, "node", None)
             if isinstance(expr, Gather) and expr.plate.name == source.plates[0].name and (
-                    who != "Chunked" or not source.observed):
+                    cut or not source.observed):
                 why.setdefault(expr.plate.name, f"'{node.name}' reads '{source.name}' at other rows of plate "
                                                 f"'{expr.plate.name}' (the gather {source.name}[...]), so blocks of "
                                                 f"its rows are not independent: split another plate, or use Serial")

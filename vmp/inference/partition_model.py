@@ -38,9 +38,9 @@ def partition_blob(model, spans: dict) -> bytes:
     swaps: list = []
     memo: dict = {}
     factors, _ = model.compile()
-    kept = {name: f.keep for name, f in factors.items() if f.keep is not None}
-    swaps.extend([(model, "_kept", model._kept), (model, "inputs", model.inputs), (model, "state", model.state)])
-    model._kept, model.inputs = kept, {}  # a holder never calls set_data
+    live = {name: f.live for name, f in factors.items() if f.live is not None}
+    swaps.extend([(model, "_live", model._live), (model, "inputs", model.inputs), (model, "state", model.state)])
+    model._live, model.inputs = live, {}  # a holder never calls set_data
     model.state = None  # a holder reads the moments each task sends
     try:
         for node in model.nodes.values():
@@ -52,8 +52,8 @@ def partition_blob(model, spans: dict) -> bytes:
                 node.factor_weights()  # multiplicity times mask, from the whole arrays (then cut)
                 for name in WEIGHTS:
                     _cut(node, name, axis, lo, hi, node.plate_shape, swaps, memo)
-                if node.name in kept:
-                    kept[node.name] = Rows(kept[node.name], axis, lo, hi)
+                if node.name in live:
+                    live[node.name] = Rows(live[node.name], axis, lo, hi)
             for expr in glue(node):
                 if isinstance(expr, Gather) and spans.get(expr.plate.name) is not None:
                     _cut(expr, "index", 0, *spans[expr.plate.name], (expr.plate.size,), swaps, memo)

@@ -192,7 +192,7 @@ def _sliced_target(engine: Engine, state: State, node, contexts, sub: Context, n
     axis = node.plates.index(plate)
     natural = tuple(np.array(a, float, copy=True) for a in natural)
     for i in range(plate.size):
-        part = engine.target(state, node, None, plate, i, contexts)
+        part = engine.target(state, node, contexts.sliced(plate, i))
         for arr, t in zip(natural, part):
             arr[(slice(None),) * axis + (i,)] = t
         sub.overrides[node.name] = node.family.moments(natural)

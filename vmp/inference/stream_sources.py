@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -35,10 +35,10 @@ def chunks(source, rows: int | None, model, plate: str, columns: dict | None = N
     if isinstance(source, (str, Path)):
         yield from _file(Path(source), _rows(rows), model, plate, columns)
         return
-    if isinstance(source, dict) or hasattr(source, "shape"):
+    if isinstance(source, dict) or isinstance(getattr(source, "shape", None), tuple):  # an array
         yield from _arrays(_named(source, model, plate), _rows(rows), lazy)
         return
-    if not hasattr(source, "__iter__"):
+    if not isinstance(source, Iterable):
         raise DataError(f"model.stream: cannot read chunks from a {type(source).__name__}; give arrays, an "
                         f"iterable of chunks, or a CSV/Parquet file")
     for item in source:

@@ -91,14 +91,14 @@ class Subsample(ABC):
 
 @dataclass
 class Draw:
-    """What one step reads: per stepped node, the Context of each factor touching it (None: all
-    of it); for a minibatch, its rows and the Context of the rows (locals in its overrides).
+    """What one step reads: per stepped node, the Context of its update (each factor touching it
+    in its own Context, ``Context.factors``); for a minibatch, its rows and the Context of the rows (locals in its overrides).
     The loop adds the policies' weights of the rows (``local_weight`` on the local step's
     factors, ``weight`` on the global targets'; None: 1) and their ``records`` for the history,
     and the generator ``rng`` for the draws a step may add (SVI+'s redraws, the Monte Carlo
     start of an adaptive step size)."""
 
-    contexts: dict = field(default_factory=dict)  # node name -> {factor child name: Context | None}
+    contexts: dict = field(default_factory=dict)  # node name -> Context
     rows: np.ndarray | None = None
     ctx: Context | None = None
     local_weight: Any = None
@@ -121,8 +121,9 @@ class Plan(ABC):
     def draw(self, engine, rng: np.random.Generator) -> Draw:
         """The subsets of one step, drawn from ``rng``."""
 
-    def contexts(self, engine, draw: Draw, node, weight=None) -> dict:
-        """Per factor touching ``node``, the Context its message is evaluated in."""
+    def contexts(self, engine, draw: Draw, node, weight=None) -> Context:
+        """The Context of ``node``'s update: per factor touching it, the Context its message is
+        evaluated in."""
         return draw.contexts[node.name]
 
     def accesses(self, engine, draw: Draw, node) -> int:
@@ -139,13 +140,13 @@ class Plan(ABC):
         return None
 
 
-def accesses(engine, contexts: dict) -> int:
-    """Observed-node elements read through ``contexts`` {factor child name: Context | None}."""
+def accesses(engine, ctx: Context) -> int:
+    """Observed-node elements read by the factors of ``ctx.factors``."""
     total = 0
-    for name, ctx in contexts.items():
+    for name, c in ctx.factors.items():
         child = engine.nodes[name]
         if child.has_data:
-            total += int(np.prod(child.plate_shape if ctx is None else ctx.shape(child.plates)))
+            total += int(np.prod(c.shape(child.plates)))
     return total
 
 
@@ -189,20 +190,21 @@ class PerNodePlan(Plan):
                     sampler = _PlateSampler(max(outside, key=lambda p: p.size)) if outside else None
                 self.samplers[(node.name, f.child.name)] = sampler
 
-    def node_contexts(self, engine, node, rng: np.random.Generator) -> dict:
-        """Per child factor of ``node``: the Context of the children it drew (None: all)."""
+    def node_contexts(self, engine, node, rng: np.random.Generator) -> Context:
+        """The Context of ``node``'s update: per child factor, the children it drew (all: an
+        unrestricted Context)."""
         out = {}
         for f in engine.touching[node.name]:
             sampler = None if f.child is node else self.samplers[(node.name, f.child.name)]
             if sampler is None or (isinstance(sampler, _PlateSampler) and sampler.size <= self.children):
-                out[f.child.name] = None
+                out[f.child.name] = Context()
                 continue
             rows, scale = sampler.draw(rng, self.children)
             plate_axis = [p.name for p in f.child.plates].index(sampler.plate)
             shape = [1] * len(f.child.plates)
             shape[plate_axis] = -1
             out[f.child.name] = Context(subset={sampler.plate: rows}, scale=scale.reshape(shape))
-        return out
+        return Context(factors=out)
 
     def draw(self, engine, rng):
         return Draw(contexts={n.name: self.node_contexts(engine, n, rng) for n in self.stepped})
@@ -427,13 +429,13 @@ class MinibatchPlan(DataPlatePlan):
     def contexts(self, engine, draw, node, weight=None):
         """The minibatch's factors of ``node``'s children, scaled by N / |S| times the policies'
         global weight; the node's own factor in full (Paquet Alg. 2)."""
-        return {f.child.name: scaled_context(draw.ctx, f.child, self.scale, weight)
-                if f.child is not node and self.on_batch(f) else None
-                for f in engine.touching[node.name]}
+        return Context(factors={f.child.name: scaled_context(draw.ctx, f.child, self.scale, weight)
+                                if f.child is not node and self.on_batch(f) else Context()
+                                for f in engine.touching[node.name]})
 
     def accesses(self, engine, draw, node):
-        return accesses(engine, {f.child.name: draw.ctx for f in engine.touching[node.name]
-                                 if f.child is not node and self.on_batch(f)})
+        return accesses(engine, Context(factors={f.child.name: draw.ctx for f in engine.touching[node.name]
+                                                 if f.child is not node and self.on_batch(f)}))
 
     @property
     def scale(self) -> float:
@@ -459,11 +461,11 @@ def scaled_context(ctx: Context, child, base, weight) -> Context:
                    owner=ctx.owner, state=ctx.state)
 
 
-def own_and_children(engine, plan, ctx, node, weight) -> dict:
-    """Contexts per factor touching ``node``: those of the minibatch weighted by ``weight`` (a
-    policy's local weight), the others unscaled."""
-    return {f.child.name: scaled_context(ctx, f.child, 1.0, weight) if plan.on_batch(f) else None
-            for f in engine.touching[node.name]}
+def own_and_children(engine, plan, ctx, node, weight) -> Context:
+    """The Context of ``node``'s update: the minibatch's factors weighted by ``weight`` (a
+    policy's local weight), the others whole."""
+    return Context(factors={f.child.name: scaled_context(ctx, f.child, 1.0, weight) if plan.on_batch(f) else Context()
+                            for f in engine.touching[node.name]}, state=ctx.state)
 
 
 class BatchPlan(DataPlatePlan):
@@ -481,7 +483,7 @@ class BatchPlan(DataPlatePlan):
             self.owner = self.context(self.rows).owner
 
     def draw(self, engine, rng):
-        return Draw(contexts={n.name: None for n in self.stepped}, rows=self.rows)
+        return Draw(contexts={n.name: Context() for n in self.stepped}, rows=self.rows)
 
     def spread(self, weight, child) -> np.ndarray:
         """A policy weight (a number, or one per row) over the elements of ``child``'s plates."""
@@ -490,11 +492,11 @@ class BatchPlan(DataPlatePlan):
 
     def contexts(self, engine, draw, node, weight=None):
         """Every factor on the data plate touching ``node`` (its own too: a local's prior is
-        tempered) weighted by ``weight``; None: every factor in full."""
+        tempered) weighted by ``weight``; without it every factor in full."""
         if weight is None:
             return draw.contexts[node.name]
-        return {f.child.name: Context(scale=self.spread(weight, f.child)) if self.on_batch(f) else None
-                for f in engine.touching[node.name]}
+        return Context(factors={f.child.name: Context(scale=self.spread(weight, f.child)) if self.on_batch(f)
+                                else Context() for f in engine.touching[node.name]})
 
     def weights(self, engine, weight) -> dict | None:
         """``weight`` on the data plate's factors, as :meth:`Engine.elbo`'s ``weights``."""

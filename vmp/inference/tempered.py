@@ -162,7 +162,7 @@ def _counts(engine, node, ctx: Context):
     """The copies of each element whose integral C_n counts: its factor's weights, 0 where the
     element is barren (a row of a partially observed node with nothing observed is not in the
     model)."""
-    w, keep = node.factor_weights(), engine.factors[node.name].keep
+    w, keep = node.factor_weights(), engine.factors[node.name].live
     if keep is not None:
         w = keep.astype(float) if w is None else w * keep
     return None if w is None else ctx.take(w, node.plates)
@@ -208,7 +208,7 @@ def _target(engine, ctx: Context, node, s: float, integrate_data: bool) -> tuple
     """The node's tempered target: its factors weighted s (Paquet eq. (5)), without the observed
     children's when their data are integrated (their g replaces them)."""
     factors = [f for f in engine.touching[node.name] if not (integrate_data and f.child.has_data)]
-    contexts = {f.child.name: scaled_context(ctx, f.child, 1.0, s) for f in factors}
+    contexts = Context(factors={f.child.name: scaled_context(ctx, f.child, 1.0, s) for f in factors}, state=ctx.state)
     total = None
     for f in factors:
         total = add(total, engine.message(ctx.state, node, f, ctx=contexts))

@@ -140,6 +140,7 @@ class LatentDirichletAllocation(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         theta and z inferred given the current topics, then q(beta) moves by the step
         (learning_offset + t)^-learning_decay towards its update from the minibatch's
         statistics scaled by total_samples / n_documents(X)."""
+        from ..graph.leaves import Context
         from ..inference.engine import Engine
 
         first = not hasattr(self, "posterior_")
@@ -156,7 +157,7 @@ class LatentDirichletAllocation(ClassNamePrefixFeaturesOutMixin, TransformerMixi
         model.infer_locals(self.max_doc_update_iter, self.mean_change_tol)
         self.n_batch_iter_ += 1
         scale = self.total_samples / counts.shape[0]
-        natural, moments = Engine(model).coordinate(model.state, model["beta"], weights={"w": scale},
+        natural, moments = Engine(model).coordinate(model.state, model["beta"], Context(weights={"w": scale}),
                                                     rho=self._step()(self.n_batch_iter_))
         model["beta"].set_natural(natural, moments)
         self.posterior_ = model

@@ -1,4 +1,4 @@
-"""A minibatch's local step on the Dask workers that hold its rows, in one round of tasks.
+"""A minibatch's local step on the workers that hold its rows, in one round of tasks.
 
 Given the global q, the drawn data-plate elements are independent (Hoffman et al. 2013, Fig. 6
 step 5; Paquet Alg. 2): a document's theta and its tokens' z read only that document's words and
@@ -13,9 +13,9 @@ holds, with the plan of its rows (:meth:`MinibatchPlan.on_part
   sparse where mostly zero (:mod:`~vmp.inference.sparse`).
 
 The locals' q stays on the worker (the holder keeps the last step's) and never travels. The
-driver's Context of the step has the drawn subsets and, in place of the locals' moments,
-:class:`Remote` markers: a global's target under it (``DaskExecutor.map_sum``) takes the sum of
-the round when the globals its factors read are those the round read (the same objects), and
+driver's Context of the step has the drawn subsets and, as the locals' moments, :class:`Remote`
+handles of them: a global's target under it (``Partitioned.children``) takes the sum of the
+round when the globals its factors read are those the round read (the same objects), and
 otherwise sends one more round that reads the kept locals (option (a)'s Lambda after mu moved;
 a coupled node's slices). A worker that lost the kept locals (recomputed after a failure)
 recomputes them from the same rows and globals: the same numbers.
@@ -26,9 +26,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..errors import VMPError
+from ..graph import held
+from ..graph.held import Held
 from . import steps
-from .executor import Children
-from .executor_dask_worker import _own
+from .partitioned_worker import _in_numpy_memory
 from .sparse import sparse
 from .state import State
 from .subsample import Draw
@@ -47,14 +49,26 @@ class Round:
     sums: dict = field(default_factory=dict)
 
 
-class Remote:
-    """The moments of a local of the drawn rows, kept on the workers of ``round``."""
+class Remote(Held):
+    """The moments of a local at the drawn rows of one ``Round``, kept by the workers that ran
+    it (read here, they are gathered from them while they still hold that step's locals)."""
 
-    def __init__(self, round_: Round):
-        self.round = round_
+    def __new__(cls, executor, round_: Round, name: str, axis: int, size: int):
+        obj = super().__new__(cls, (None,) * size)
+        obj.executor, obj.round, obj.name, obj.axis, obj._full = executor, round_, name, axis, None
+        return obj
+
+    def gathered(self) -> tuple:
+        if self._full is None:
+            self._full = self.executor.drawn(self.round, self.name, self.axis)
+        return self._full
+
+    def pieces(self, where):
+        """The Round, for the executor that ran it."""
+        return self.round if where is self.executor else None
 
     def __repr__(self) -> str:
-        return f"Remote(step {self.round.key})"
+        return f"Remote({self.name}, step {self.round.key})"
 
 
 @dataclass
@@ -68,12 +82,14 @@ class LocalStep:
     terms: np.ndarray
 
 
-def remote_round(ctx) -> Round | None:
-    """The Round whose kept locals ``ctx`` (a Context or a dict of them) reads, if any."""
-    for c in ctx.values() if isinstance(ctx, dict) else [ctx]:
-        for value in () if c is None else c.overrides.values():
-            if isinstance(value, Remote):
-                return value.round
+def remote_round(ctx, executor) -> Round | None:
+    """The Round of ``executor`` whose kept locals ``ctx`` (or one of its factors' Contexts)
+    reads, if any."""
+    for c in [ctx, *ctx.factors.values()]:
+        for value in c.overrides.values():
+            found = held.pieces(value, executor)
+            if found is not None:
+                return found
     return None
 
 
@@ -92,19 +108,21 @@ def requests(engine, plan, nodes, snapshot: bool) -> list:
     return out
 
 
-def driver_context(plan, rows: np.ndarray, round_: Round):
-    """The step's Context on the driver: the drawn subsets, the locals as Remote markers."""
+def driver_context(executor, plan, rows: np.ndarray, round_: Round):
+    """The step's Context on the driver: the drawn subsets, the locals' moments as Remote
+    handles."""
     ctx = plan.context(rows)
-    return replace(ctx, overrides={n.name: Remote(round_) for n in plan.local})
+    axes = {n.name: next(i for i, p in enumerate(n.plates) if p.name in ctx.subset) for n in plan.local}
+    return replace(ctx, overrides={n.name: Remote(executor, round_, n.name, axes[n.name],
+                                                  len(n.component_shapes())) for n in plan.local})
 
 
-def changed(engine, fn, round_: Round) -> dict | None:
-    """The moments that ``fn``'s factors read and that differ from the round's (None: the round's
-    sum serves as it is)."""
-    state = fn.state
-    reads = {n.name for f in fn.factors(engine) for n in f.nodes()} & set(round_.snapshot)
+def changed(engine, state: State, node, ctx, round_: Round) -> dict | None:
+    """The moments that the factors of ``node``'s children read and that differ from the round's
+    (None: the round's sum serves as it is)."""
+    reads = {n.name for f in engine.below[node.name] for n in f.nodes()} & set(round_.snapshot)
     moved = {k: state.moments[k] for k in reads if state.moments[k] is not round_.snapshot[k]}
-    if not moved and fn.plate is None and fn.weights is None and fn.node in round_.sums:
+    if not moved and ctx.plate is None and ctx.weights is None and node.name in round_.sums:
         return None
     return moved
 
@@ -115,20 +133,28 @@ def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot
     rows, the observed elements read, and the children sum of each global in ``asked`` (name,
     plate, index, the globals' moments that moved since ``snapshot``)."""
     engine, plan = holder.engine, holder.plan
-    kept = holder.kept
-    if kept is None or kept[0] != key:
-        state = State(moments=_own(snapshot))
+    last = holder.last_step
+    if last is None or last[0] != key:
+        state = State(moments=_in_numpy_memory(snapshot))
         ctx, natural, accesses = steps.local_step(engine, plan, state, plan.context(np.array(rows)))
         terms = steps.local_terms(engine, plan, ctx, natural, rows.size)
-        holder.kept = kept = (key, state, ctx, accesses, terms)
-    _, state, ctx, accesses, terms = kept
+        holder.last_step = last = (key, state, ctx, accesses, terms)
+    _, state, ctx, accesses, terms = last
     full = np.zeros(n)
     full[offset:offset + rows.size] = terms
     sums = {}
     draw = Draw(rows=rows, ctx=ctx)
     for name, plate, index, moved in asked:
-        now = State(moments={**state.moments, **_own(moved)}) if moved else state
+        now = State(moments={**state.moments, **_in_numpy_memory(moved)}) if moved else state
         node = engine.nodes[name]
-        task = Children(engine, now, node, None, None if plate is None else engine.model.plates[plate], index)
-        sums[name] = sparse(task.run(engine, now, plan.contexts(engine, draw, node)))
+        ctx = plan.contexts(engine, draw, node).sliced(None if plate is None else engine.model.plates[plate], index)
+        sums[name] = sparse(engine.children(now, node, ctx))
     return {"accesses": accesses, "terms": full, "sums": sums}
+
+
+def drawn(holder, key: int, name: str) -> tuple:
+    """On a worker: the moments of the local ``name`` at the drawn rows of step ``key``."""
+    last = holder.last_step
+    if last is None or last[0] != key:
+        raise VMPError(f"the locals of step {key} are no longer held (a later step replaced them)")
+    return last[2].overrides[name]

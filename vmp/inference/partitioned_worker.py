@@ -1,16 +1,18 @@
-"""What runs on the Dask workers for :class:`~vmp.inference.executor_dask.DaskExecutor`: a
-partition's holder (its copy of the model, built once per fit from the bytes scattered to it,
-and the engine on it) and the pure functions of a partition's rows that the executor submits
-(its share of a children sum, a local's update, moments, domain check, relative change and
-bound). The driver pickles a partition's model with :func:`~vmp.inference.partition_model.partition_blob`."""
+"""What runs on the workers of a :class:`~vmp.inference.executor_partitioned.Partitioned`
+executor (a Dask cluster's, a process pool's): a partition's holder (its copy of the model, built
+once per fit from the bytes put on its worker, and the engine on it) and the pure functions of a
+partition's rows that the executor submits (its share of a children sum, a local's update,
+moments, domain check, relative change and bound). The driver pickles a partition's model with
+:func:`~vmp.inference.partition_model.partition_blob`."""
 from __future__ import annotations
 
 import pickle
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..graph.change import squares
+from ..graph.leaves import Context
 from .executor import Serial
 from .partition import rows_bound, rows_context
 from .sparse import sparse
@@ -22,14 +24,13 @@ class _Holder:
     Minibatch fit, the plan of its rows (``part``) and the locals of the last step it ran."""
 
     def __init__(self, blob: bytes, plate: str, part: dict | None = None):
-        _heap_for_arrays()
         self.model = pickle.loads(blob)
         self.plate, self.part = plate, part
-        self._engine = self._plan = self.kept = None
+        self._engine = self._plan = self.last_step = None
 
     def __getstate__(self) -> dict:
         return {"model": self.model, "plate": self.plate, "part": self.part, "_engine": None, "_plan": None,
-                "kept": None}
+                "last_step": None}
 
     @property
     def engine(self):
@@ -48,36 +49,21 @@ class _Holder:
         return self._plan
 
 
-_TUNED: list = []
-
-
-def _heap_for_arrays() -> None:
-    """On a worker (once per process): ``heap.heap_for_arrays``. Dask's nanny starts workers
-    with MALLOC_TRIM_THRESHOLD_=65536, which also freezes glibc's mmap threshold at 128 kB, so
-    that every temporary array above it is a fresh mmap whose pages fault in again: the local
-    step of a minibatch (many arrays of tokens x K) then cost about 3x its CPU time in the driver
-    (measured: 58 ms against 18.5 ms per step of news-corpus LDA), and a batch sweep's N x K
-    arrays at N = 10^7 up to 2.5 s of system time a sweep."""
-    if not _TUNED:
-        from .heap import heap_for_arrays
-
-        _TUNED.append(heap_for_arrays())
-
-
 def _held(data: tuple, plate: str) -> _Holder:
+    """A partition's holder from the (model's bytes, Minibatch plan of its rows) put on its worker."""
     blob, part = data
     return _Holder(blob, plate, part)
 
 
-def _own(value):
+def _in_numpy_memory(value):
     """``value`` with every array in memory numpy allocated: an array unpickled from a message
     (a view of the message's buffer) may sit at any alignment, and SIMD reductions round by
     alignment, so it is copied; one that owns its memory (a local kept on this worker) already
     is numpy's, and is not copied again for every task."""
     if isinstance(value, dict):
-        return {k: _own(v) for k, v in value.items()}
+        return {k: _in_numpy_memory(v) for k, v in value.items()}
     if isinstance(value, tuple):
-        return tuple(_own(v) for v in value)
+        return tuple(_in_numpy_memory(v) for v in value)
     if isinstance(value, np.ndarray):
         return value if value.flags.owndata else np.array(value, copy=True)
     return value
@@ -87,9 +73,10 @@ def _slice(moments: tuple, axis: int, lo: int, hi: int) -> tuple:
     return tuple(np.ascontiguousarray(np.take(m, np.arange(lo, hi), axis=axis)) for m in moments)
 
 
-def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
+def _spanned(ctx: dict, spans: dict, plate: str, local: dict, nodes: dict) -> dict:
     """The contexts of a partition on its worker: the row range of the data plate where the
-    driver sent only (lo, hi), and the locals of those rows as overrides."""
+    driver sent only (lo, hi), and the locals of those rows as overrides, restricted as the
+    Context restricts their other plates (a PerNode draw of a chain's time steps)."""
     out = {}
     for k, c in ctx.items():
         if k in spans:
@@ -99,23 +86,53 @@ def _spanned(ctx: dict, spans: dict, plate: str, local: dict) -> dict:
                 scale = np.take(scale, np.arange(lo, hi), axis=axis)
             whole = not c.subset and c.scale is None and not c.owner  # a batch sum: all the partition's rows
             c = replace(c, subset={**c.subset, plate: np.arange(lo, hi)}, scale=scale, stable=whole)
-        out[k] = replace(c, overrides={**local, **c.overrides}) if local else c
+        out[k] = replace(c, overrides={**_at(local, c, plate, nodes), **c.overrides}) if local else c
     return out
 
 
-def _partial(holder: _Holder, task, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
-    """One partition's share of ``task`` (a Children sum) on a worker: the globals' moments in a
+def _at(local: dict, c: Context, plate: str, nodes: dict) -> dict:
+    """The partition's locals (already its rows of ``plate``) at ``c``'s subsets of their other
+    plates: an override holds the elements the Context reads."""
+    others = Context(subset={p: rows for p, rows in c.subset.items() if p != plate})
+    if not others.subset:
+        return local
+    return {k: tuple(others.take(m, nodes[k].plates) for m in v) for k, v in local.items()}
+
+
+@dataclass(frozen=True)
+class Sum:
+    """A children sum to run on a holder (``Engine.children``): the node, and the evaluation's
+    weights and slice; each partition's restriction travels beside it."""
+
+    node: str
+    weights: dict | None = None
+    plate: str | None = None
+    index: int | None = None
+
+    @classmethod
+    def of(cls, node, ctx: Context) -> "Sum":
+        return cls(node.name, ctx.weights, None if ctx.plate is None else ctx.plate.name, ctx.index)
+
+    def run(self, engine, state: State, part: Context):
+        plate = None if self.plate is None else engine.model.plates[self.plate]
+        return engine.children(state, engine.nodes[self.node],
+                               replace(part, weights=self.weights, plate=plate, index=self.index))
+
+
+def _partial(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
+    """One partition's share of ``task`` (a children sum) on a worker: the globals' moments in a
     State, the locals of the partition's rows as overrides of every restricted Context; sent
     back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
-    return sparse(task.run(holder.engine, State(moments=_own(moments)), _spanned(ctx, spans, plate, _own(local))))
+    part = Context(factors=_spanned(ctx, spans, plate, _in_numpy_memory(local), holder.model.nodes))
+    return sparse(task.run(holder.engine, State(moments=_in_numpy_memory(moments)), part))
 
 
 def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
     """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
     restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
     engine = holder.engine
-    ctx = rows_context(plate, lo, hi, _own(local), stable=True)
-    return tuple(engine.target(State(moments=_own(moments)), engine.nodes[name], ctx=ctx))
+    ctx = rows_context(plate, lo, hi, _in_numpy_memory(local), stable=True)
+    return tuple(engine.target(State(moments=_in_numpy_memory(moments)), engine.nodes[name], ctx=ctx))
 
 
 def _moments(holder: _Holder, name: str, natural: tuple) -> tuple:
@@ -138,5 +155,5 @@ def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: 
     """The partition's share of the ELBO: the factors on the data plate restricted to rows
     lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
     engine = holder.engine
-    ctx = rows_context(plate, lo, hi, _own(local), State(moments=_own(moments)), stable=True)
-    return rows_bound(engine, engine.model.plates[plate], ctx, _own(natural))
+    ctx = rows_context(plate, lo, hi, _in_numpy_memory(local), State(moments=_in_numpy_memory(moments)), stable=True)
+    return rows_bound(engine, engine.model.plates[plate], ctx, _in_numpy_memory(natural))
