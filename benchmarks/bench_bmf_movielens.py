@@ -126,28 +126,6 @@ def anchor(model, rows, cols, ratings, repeat: int, sweeps: int = 10) -> dict:
             "vmp_updates_cpu_s": min(vmp_cpu)}
 
 
-def sweep_by_hand(model, repeat: int = 2) -> dict:
-    """More sweeps on the fitted model, timing each node's update and the ELBO (fastest of
-    ``repeat``)."""
-    from vmp.inference.engine import Engine
-
-    engine = Engine(model)
-    best: dict = {}
-    for _ in range(repeat):
-        parts = {}
-        t_all = time.perf_counter()
-        for node in engine.update_order():
-            t0 = time.perf_counter()
-            engine.update(node)
-            parts[f"update {node.name}"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        engine.elbo()
-        parts["elbo"] = time.perf_counter() - t0
-        parts["sweep+elbo"] = time.perf_counter() - t_all
-        best = {k: min(v, best.get(k, np.inf)) for k, v in parts.items()}
-    return best
-
-
 def default_fit(model, repeat: int) -> dict:
     """A user's ``model.fit()`` with every default (to convergence at the default tol, the bound
     and history at every sweep, initialization included): the fastest of ``repeat`` fits."""
@@ -173,7 +151,7 @@ def main(argv=None) -> None:
     p.add_argument("--no-sweep", action="store_true", help="skip the hand-timed extra sweep")
     p.add_argument("--threads", type=int, default=1, help="BLAS threads (threadpoolctl)")
     args = p.parse_args(argv)
-    from _bench import limit_threads
+    from _bench import limit_threads, sweep_by_hand
 
     limits = limit_threads(args.threads)
 

@@ -48,7 +48,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from _bench import FACTORIZED, best_cpu, limit_threads, mixture_arguments  # noqa: E402
+from _bench import FACTORIZED, best_cpu, limit_threads, mixture_arguments, sweep_by_hand  # noqa: E402
 
 METHODS = ("vmp", "sklearn-random", "sklearn-kmeans")
 CPU: list = []  # CPU seconds of each fit of this process, in order
@@ -109,28 +109,6 @@ def fit_vmp(x, k, iterations, seed):
     total = time.perf_counter() - t0
     CPU.append(time.process_time() - c0)
     return model, res, total
-
-
-def sweep_by_hand(model, repeat: int = 2):
-    """More sweeps on the fitted model, timing each node's update and the ELBO (fastest of
-    ``repeat``)."""
-    from vmp.inference.engine import Engine
-
-    engine = Engine(model)
-    best: dict = {}
-    for _ in range(repeat):
-        parts = {}
-        t_all = time.perf_counter()
-        for node in engine.update_order():
-            t0 = time.perf_counter()
-            engine.update(node)
-            parts[f"update {node.name}"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        engine.elbo()
-        parts["elbo"] = time.perf_counter() - t0
-        parts["sweep+elbo"] = time.perf_counter() - t_all
-        best = {k: min(v, best.get(k, np.inf)) for k, v in parts.items()}
-    return best
 
 
 def fit_sklearn(x, k, iterations, seed, init):
