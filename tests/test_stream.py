@@ -353,14 +353,6 @@ def test_bad_streams_and_chunks():
     assert stream.chunks == 0 and stream.posterior is None
 
 
-def test_a_plate_whose_data_lie_on_a_linked_plate_is_refused():
-    from vmp.models import lda
-
-    model = lda(np.array([0, 0, 1, 1]), np.array([0, 1, 1, 2]), np.ones(4), 2)
-    with pytest.raises(GraphError, match="plate 'documents' holds no observed node itself"):
-        model.stream("documents")
-
-
 def test_a_global_with_a_random_parent_is_refused():
     with vmp.Model("hierarchy") as m:
         tau = vmp.Gamma("tau", 1.0, 1.0)
