@@ -11,6 +11,8 @@ import json
 import math
 from pathlib import Path
 
+from .cli_common import CLIError, Cluster, UsageError, call, fit_keywords
+
 #: flags that mean nothing to a stream (each chunk's fit is set by the stream)
 REFUSED = {"n_init": "--n-init", "minibatch": "--minibatch", "per_node": "--per-node",
            "checkpoint_every": "--checkpoint-every"}
@@ -59,8 +61,6 @@ def _alpha(text: str) -> float:
 
 def check(args) -> None:
     """A UsageError for stream flags without --stream, or --stream with flags it cannot take."""
-    from .cli import UsageError
-
     if getattr(args, "stream", None) is None:
         given = [f for dest, f in (("forget", "--forget"), ("population", "--population"))
                  if getattr(args, dest, None) is not None]
@@ -86,7 +86,6 @@ def run(model, args):
     """The stream over the data of ``model``'s data plate; the last chunk's FitResult, with the
     chunks' records in ``extra['stream_chunks']`` and the model's state the globals' q with the
     locals of every row."""
-    from .cli import CLIError, _call, _cluster
     from .errors import VMPError
     from .inference.batch import data_plate
 
@@ -95,27 +94,25 @@ def run(model, args):
     except VMPError as err:
         raise CLIError(f"--stream: {err}") from None
     data = {n.name: n.data for n in model.nodes.values() if n.observed and n.plates and n.plates[0].name == plate}
-    with _cluster(args):
-        stream = _call(lambda: model.stream(plate, **_keywords(args)), f"streaming {model.name}")
+    with Cluster(args):
+        stream = call(lambda: model.stream(plate, **_keywords(args)), f"streaming {model.name}")
         start, result, records = stream.chunks, None, []
         for i, chunk in enumerate(stream.read(data, args.stream)):
             if i < start:
                 continue
-            result = _call(lambda: stream.update(chunk), f"fitting chunk {i + 1} of {model.name}")
+            result = call(lambda: stream.update(chunk), f"fitting chunk {i + 1} of {model.name}")
             records.append(result.extra["stream"])
             _print(records[-1])
             if getattr(args, "checkpoint", None):
                 stream.save(args.checkpoint)
         if result is None:
             raise CLIError(f"--stream: no chunk left to fit ({stream.chunks} chunk(s) were seen already)")
-        _call(lambda: stream.bound(data), f"the bound of {model.name} on all the rows")
+        call(lambda: stream.bound(data), f"the bound of {model.name} on all the rows")
     result.extra["stream_chunks"] = records
     return result
 
 
 def _keywords(args) -> dict:
-    from .cli import fit_keywords
-
     keywords = {k: v for k, v in fit_keywords(args).items()
                 if v is not None and k not in ("method", "subsample", "checkpoint", "resume")}
     if args.forget is not None:
