@@ -37,8 +37,8 @@ import numpy as np
 from . import cli_stream
 from .cli_common import (EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, Cluster, UsageError, call,
                          fit_keywords, flag_of, integer, positive_int, subsample_of)
-from .tables import (Table, TableError, counts_rows, looks_like_id, read_table, renumber,
-                     warn)
+from .tables import (DataWarning, Table, TableError, counts_rows, looks_like_id, read_blocks, read_table,
+                     renumber, warn)
 
 
 # ----- reading data files: vmp.tables (TableError is reported like a CLIError) ------------------
@@ -327,7 +327,8 @@ def _where(err: BaseException, path: Path) -> str:
     return f", line {frames[-1].lineno}" if frames else ""
 
 
-def _user_model(path: Path, data_path: str | None, options: dict, columns: list[str] | None):
+def _user_model(path: Path, data_path: str | None, options: dict, columns: list[str] | None,
+                table: Table | None = None):
     from .graph.model import Model
 
     module = _load_module(path)
@@ -335,7 +336,7 @@ def _user_model(path: Path, data_path: str | None, options: dict, columns: list[
     if callable(build):
         kwargs = dict(options)
         if data_path is not None:
-            table = read_table(data_path)
+            table = read_table(data_path) if table is None else table
             if columns is not None:
                 chosen = [table.index(c) for c in columns]
                 table.left_out(chosen, f"'{path.name}'", ", ".join(table.names[j] for j in chosen))
@@ -362,10 +363,11 @@ def _user_model(path: Path, data_path: str | None, options: dict, columns: list[
     return model
 
 
-def build_model(args):
+def build_model(args, table: Table | None = None):
     """The vmp.Model that MODEL, DATA and the model options of ``args`` describe, and what was
     read: {"describe": text, "ids": {role: {"column", "ids"}}} (empty without a data file; a model
-    file without one: {"source": whose data})."""
+    file without one: {"source": whose data}). ``table``: the rows of DATA to build it from
+    (a stream's chunk), instead of the whole file."""
     options = _options(args.option)
     if args.columns is not None and args.data is None:
         raise UsageError("--columns chooses columns of DATA; give a data file")
@@ -383,7 +385,10 @@ def build_model(args):
         k = spec.default_k if args.components is None else args.components
         if k < 1:
             raise UsageError(f"--components must be a positive integer, got {k}")
-        data = spec.load(read_table(args.data), args.columns) if args.data else spec.synthetic(args.n, args.seed)
+        if args.data:
+            data = spec.load(read_table(args.data) if table is None else table, args.columns)
+        else:
+            data = spec.synthetic(args.n, args.seed)
         info = {key: data.pop(key) for key in ("describe", "ids") if key in data}
         return call(spec.build, f"model {name}", known[name], data, k, options), info
     path = Path(name)
@@ -392,7 +397,7 @@ def build_model(args):
             raise UsageError("-k/--components and --factorized apply to the built-in models; give a "
                              "model file's options with --option NAME=VALUE")
         info = {} if args.data else {"source": f"the data of {path.name}'s build(data=None)"}
-        return _user_model(path, args.data, options, args.columns), info
+        return _user_model(path, args.data, options, args.columns, table), info
     raise UsageError(f"unknown model '{name}': choose one of {_describe_known(known)}, or give the "
                      f"path of a Python file defining build(data=None)")
 
@@ -463,19 +468,37 @@ def cmd_render(args) -> int:
     return EXIT_OK
 
 
+def _block_models(model, args, blocks):
+    """The models of the blocks of DATA a stream reads (``--stream ROWS`` rows each, read one
+    at a time): ``model`` (built from the first), then each later block's, built the same way;
+    None without a data file (the model holds all its data)."""
+    if blocks is None:
+        return None
+
+    def models():
+        yield model
+        for table in blocks:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DataWarning)  # (said for the first block)
+                yield build_model(args, table)[0]
+
+    return models()
+
+
 def cmd_fit(args) -> int:
     cli_stream.check(args)
     if args.stream is None:
         check_method_options(args)
     if args.report:
         check_report_dir(args.report)
-    model, info = build_model(args)
+    blocks = read_blocks(args.data, args.stream) if args.stream and args.data else None
+    model, info = build_model(args, None if blocks is None else next(blocks))
     check_minibatch(model, args)
     source = (f"{args.data} ({info['describe']})" if "describe" in info else args.data) or \
         info.get("source", f"synthetic data (n={args.n}, seed={args.seed})")
     how = cli_stream.describe(args) if args.stream else _describe_method(args)
     print(f"fitting {model!r} to {source} with {how}")
-    result = cli_stream.run(model, args) if args.stream else _fit(model, args)
+    result = cli_stream.run(model, args, _block_models(model, args, blocks)) if args.stream else _fit(model, args)
     print()
     print(result.summary(model))
     if args.report:

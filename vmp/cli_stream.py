@@ -82,34 +82,55 @@ def describe(args) -> str:
     return f"{kind} in chunks of {args.stream} rows"
 
 
-def run(model, args):
+def run(model, args, blocks=None):
     """The stream over the data of ``model``'s data plate; the last chunk's FitResult, with the
     chunks' records in ``extra['stream_chunks']`` and the model's state the globals' q with the
-    locals of every row."""
-    from .errors import VMPError
-    from .inference.batch import data_plate
-
-    try:
-        plate = data_plate(model, None)
-    except VMPError as err:
-        raise CLIError(f"--stream: {err}") from None
-    data = {n.name: n.data for n in model.nodes.values() if n.observed and n.plates and n.plates[0].name == plate}
+    last chunk's locals. ``blocks``: the models of DATA's blocks, one per chunk (the data file
+    read a block at a time); None: chunks of the rows ``model`` holds."""
+    plate = _plate(model)
     with Cluster(args):
         stream = call(lambda: model.stream(plate, **_keywords(args)), f"streaming {model.name}")
+        chunks = stream.read(_data(model, stream), args.stream) if blocks is None else \
+            (_data(m, stream) for m in blocks)
         start, result, records = stream.chunks, None, []
-        for i, chunk in enumerate(stream.read(data, args.stream)):
+        for i, chunk in enumerate(chunks):
             if i < start:
                 continue
             result = call(lambda: stream.update(chunk), f"fitting chunk {i + 1} of {model.name}")
+            if result is None:
+                continue
             records.append(result.extra["stream"])
             _print(records[-1])
             if getattr(args, "checkpoint", None):
                 stream.save(args.checkpoint)
         if result is None:
             raise CLIError(f"--stream: no chunk left to fit ({stream.chunks} chunk(s) were seen already)")
-        call(lambda: stream.bound(data), f"the bound of {model.name} on all the rows")
     result.extra["stream_chunks"] = records
     return result
+
+
+def _plate(model) -> str:
+    """The plate a stream reads: the observed nodes' outermost plate, or the plate their data
+    are gathered from (LDA's documents, whose tokens hold the data)."""
+    from .errors import VMPError
+    from .inference.batch import data_plate
+    from .inference.subsample import data_plates, linked_plates
+
+    try:
+        plate = data_plate(model, None)
+    except VMPError as err:
+        raise CLIError(f"--stream: {err}") from None
+    return next((p for p in data_plates(model) if plate in linked_plates(model, p)), plate)
+
+
+def _data(model, stream) -> dict:
+    """A chunk of ``stream`` from ``model``'s data: its observed nodes and ``vmp.Data`` inputs
+    on the stream's plates."""
+    from .graph.replace import plates_of
+
+    data = {n.name: n.data for n in model.nodes.values() if n.observed and n.plates and n.plates[0].name in stream.plates}
+    data.update({d.name: d.values for d in model.inputs.values() if any(p.name in stream.plates for p in plates_of(d))})
+    return data
 
 
 def _keywords(args) -> dict:
