@@ -60,3 +60,51 @@ def test_the_command_line_stream_is_the_api_stream(capsys, tmp_path, points):
 def test_flags_a_stream_refuses(capsys, flags, words):
     out = _call(capsys, "fit", "gaussian_mixture", *flags)
     assert out.returncode == 2 and words in out.stderr, (out.returncode, out.stderr)
+
+
+def test_the_data_file_is_read_a_block_at_a_time(capsys, tmp_path, points):
+    """A bad line past the first chunk is found only when its chunk is read: chunk 1 is fitted first."""
+    lines = (tmp_path / "x1000.csv").read_text().splitlines()
+    lines[800] = "1.0,oops"
+    (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
+    out = _call(capsys, "fit", "gaussian_mixture", tmp_path / "bad.csv", "-k", 3, "--stream", 500)
+    assert out.returncode == 1
+    assert "chunk 1: 500 rows" in out.stdout and "chunk 2" not in out.stdout
+    assert "line 801" in out.stderr and "oops" in out.stderr
+
+
+def test_a_parquet_file_streams_as_the_csv_does(capsys, tmp_path, points):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"a": points[:1000, 0], "b": points[:1000, 1]}), tmp_path / "x.parquet", row_group_size=300)
+    for name in ("x.parquet", "x1000.csv"):
+        out = _call(capsys, "fit", "gaussian_mixture", tmp_path / name, "-k", 3, "--stream", 400,
+                    "--checkpoint", tmp_path / f"{name}.npz")
+        assert out.returncode == 0, out.stderr
+        assert "chunk 3: 200 rows" in out.stdout
+    a, _ = State.load(tmp_path / "x.parquet.npz")
+    b, _ = State.load(tmp_path / "x1000.csv.npz")
+    for name in ("pi", "theta"):
+        assert all(np.array_equal(x, y) for x, y in zip(a.natural[name], b.natural[name]))
+
+
+def test_lda_streams_whole_documents(capsys, tmp_path):
+    from vmp.models import lda
+
+    rng = np.random.default_rng(0)
+    table = np.stack([rng.multinomial(20, p) for p in rng.dirichlet(np.ones(3), size=25) @
+                      rng.dirichlet(np.full(12, 0.2), size=3)])
+    doc, word = np.nonzero(table)
+    np.savetxt(tmp_path / "docs.csv", np.column_stack([doc, word, table[doc, word]]), fmt="%d", delimiter=",",
+               header="doc,word,count", comments="")
+    out = _call(capsys, "fit", "lda", tmp_path / "docs.csv", "-k", 3, "--stream", 10, "--checkpoint",
+                tmp_path / "s.npz")
+    assert out.returncode == 0, out.stderr
+    assert "chunk 1: 10 rows" in out.stdout and "chunk 3: 5 rows" in out.stdout
+    stream = lda(doc, word, table[doc, word].astype(float), 3).stream("documents")
+    for lo in (0, 10, 20):
+        on = (doc >= lo) & (doc < lo + 10)
+        stream.update({"w": word[on], "document": doc[on], "counts": table[doc, word][on].astype(float)})
+    saved, _ = State.load(tmp_path / "s.npz")
+    assert all(np.array_equal(x, y) for x, y in zip(saved.natural["beta"], stream.posterior["beta"]))

@@ -52,6 +52,8 @@ class ModelSpec:
     build: Callable[[Callable, dict, int, dict], Any]     # (builder, data, k, options) -> Model
     default_k: int
     data_help: str
+    #: the loader numbers ids over the whole file (a stream then reads DATA whole, not by blocks)
+    ids: bool = False
 
 
 def blobs(n: int, seed: int = 0, clusters: int = 4, spread: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
@@ -174,9 +176,9 @@ SPECS: dict[str, ModelSpec] = {
                                   "a numeric table, one point per row (columns named like ids are "
                                   "left out; empty cells and NA are missing values)"),
     "matrix_factorization": ModelSpec(_mf_load, _mf_synthetic, _mf_build, 3,
-                                      "rows user,item,rating (any integer ids, renumbered 0..n-1)"),
+                                      "rows user,item,rating (any integer ids, renumbered 0..n-1)", ids=True),
     "lda": ModelSpec(_lda_load, _lda_synthetic, _lda_build, 3,
-                     "rows doc,word,count (any integer ids, renumbered 0..n-1)"),
+                     "rows doc,word,count (any integer ids, renumbered 0..n-1)", ids=True),
 }
 
 
@@ -491,7 +493,8 @@ def cmd_fit(args) -> int:
         check_method_options(args)
     if args.report:
         check_report_dir(args.report)
-    blocks = read_blocks(args.data, args.stream) if args.stream and args.data else None
+    blockwise = args.stream and args.data and not getattr(SPECS.get(args.model), "ids", False)
+    blocks = read_blocks(args.data, args.stream) if blockwise else None
     model, info = build_model(args, None if blocks is None else next(blocks))
     check_minibatch(model, args)
     source = (f"{args.data} ({info['describe']})" if "describe" in info else args.data) or \
