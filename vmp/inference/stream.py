@@ -93,6 +93,8 @@ class Stream:
         self.prior0 = self._declared_priors() if self.population is None else {}
         self.posterior: dict | None = None
         self.chunks, self.step, self.bounds = 0, 0, []
+        #: the records of the chunks this object fitted (``extra["stream"]`` of each)
+        self.records: list[dict] = []
         if resume is not None:
             self._resume(resume)
 
@@ -157,7 +159,9 @@ class Stream:
         """Fit one chunk ({observed node or vmp.Data name: rows}); the globals' posterior becomes
         the next chunk's prior. Returns the chunk's FitResult (bound, history; its
         ``extra['stream']``: the chunk's number, size, bound per element and each global's
-        relative change). An empty chunk changes nothing (a warning; returns None)."""
+        relative change; ``extra['stream_chunks']``: the records of every chunk this stream fitted,
+        which ``result.plot()`` draws by chunk). An empty chunk changes nothing (a warning;
+        returns None)."""
         chunk, n = self._checked(chunk)
         if n == 0:
             warnings.warn(f"model.stream: an empty chunk of plate '{self.plate}' changes nothing", UserWarning,
@@ -279,6 +283,8 @@ class Stream:
         self.bounds.append(per)
         result.extra["stream"] = {"chunk": self.chunks, "rows": n, "bound_per_element": per, "change": change,
                                   "drift": drift}
+        self.records.append(result.extra["stream"])
+        result.extra["stream_chunks"] = list(self.records)  # the dashboard's chunk panels
         if drift:
             warnings.warn(f"model.stream: chunk {self.chunks}'s bound per element {per:.4g} is far below the "
                           f"earlier chunks' (median {np.median(self.bounds[:-1]):.4g}): the data may have "
