@@ -17,7 +17,8 @@ Population variational Bayes (``population=alpha``, McInerney, Ranganath & Blei 
 prior stays eta_0; each chunk runs stochastic steps whose minibatches stand for a population of
 alpha points (``vmp.inference.population``), the step counter continuing across chunks.
 
-The stream's state is the globals' q, the number of chunks seen and the step counter:
+The stream's state is the globals' q, the number of chunks seen, the step counter and the
+schedules' states (population VB: the chunks' steps are one stochastic run):
 ``save(path)`` writes it (with eta_0, the prior the stream began with) as a State file and
 ``model.stream(..., resume=path)`` continues with the same bits.
 """
@@ -41,7 +42,7 @@ from .loop import Fit
 from .options import check, checked_seed
 from .population import Population
 from .result import FitResult
-from .state import State
+from .state import LoopState, State
 from .steps import complete
 from .subsample import check_data_plate, linked_plates
 
@@ -93,6 +94,7 @@ class Stream:
         self.prior0 = self._declared_priors() if self.population is None else {}
         self.posterior: dict | None = None
         self.chunks, self.step, self.bounds = 0, 0, []
+        self.schedules: dict = {}  # population VB: the schedules' states, continuing over the chunks
         #: the records of the chunks this object fitted (``extra["stream"]`` of each)
         self.records: list[dict] = []
         if resume is not None:
@@ -248,8 +250,9 @@ class Stream:
         return complete(engine, state, [n for n in engine.hidden if n in self.locals])
 
     def _globals_state(self, engine, step: int) -> State:
-        """A State holding the globals' last q (their moments formed again)."""
-        state = State({}, {}, step)
+        """A State holding the globals' last q (their moments formed again) and, for population
+        VB, the step counter and the schedules' states, from which the next chunk's steps go on."""
+        state = State({}, {}, step, loop=LoopState(schedules=dict(self.schedules)))
         for node in self.globals:
             natural = self.posterior[node.name]
             state = state.updated({node.name: (natural, engine.moments(node, natural))})
@@ -279,6 +282,7 @@ class Stream:
         self.posterior = new
         if self.population is not None:
             self.step = int(state.step)  # the stochastic steps so far: rho_t continues
+            self.schedules = dict(state.loop.schedules)
         self.chunks += 1
         self.bounds.append(per)
         result.extra["stream"] = {"chunk": self.chunks, "rows": n, "bound_per_element": per, "change": change,
@@ -323,8 +327,8 @@ class Stream:
         chunks' bounds) to one ``.npz`` file (``State.save``)."""
         if self.posterior is None:
             raise OptionError("model.stream: nothing to save before the first chunk")
-        State(self.posterior, {}, self.step).save(path, stream=self._describe(),
-                                                 prior0={k: list(v) for k, v in self.prior0.items()})
+        state = State(self.posterior, {}, self.step, loop=LoopState(schedules=self.schedules))
+        state.save(path, stream=self._describe(), prior0={k: list(v) for k, v in self.prior0.items()})
 
     def _describe(self) -> dict:
         return {"plate": self.plate, "forget": self.forget, "population": self.population, "chunks": self.chunks,
@@ -340,6 +344,7 @@ class Stream:
                                   f"{saved.get(key)!r}, this one has {mine[key]!r}")
         self.posterior = {k: tuple(v) for k, v in state.natural.items()}
         self.step, self.chunks, self.bounds = state.step, int(saved["chunks"]), list(saved["bounds"])
+        self.schedules = dict(state.loop.schedules)
         prior0 = {k: tuple(np.asarray(a) for a in v) for k, v in (docs.get("prior0") or {}).items()}
         for name, arrays in prior0.items():  # the prior the stream began with (a builder's may follow the data)
             if [a.shape for a in arrays] != [np.shape(a) for a in self.prior0[name]]:
