@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 
 import vmp
-from vmp.errors import DataError, GraphError, ShapeError
+from vmp.errors import DataError, GraphError, OptionError, ShapeError
 from vmp.models import lda
 
 
@@ -118,3 +118,23 @@ def test_bad_chunks_of_documents_name_what_is_wrong():
     with pytest.raises(DataError, match="index its 4 rows"):
         own.update({"level": level, "document": doc + 1, "x": x, "w": word})
     assert stream.chunks == 0 and own.chunks == 0
+
+
+def test_arrays_are_read_as_chunks_of_whole_documents(tmp_path):
+    _, d, w, c = _lda_corpus(np.random.default_rng(4), documents=50)
+    tokens = {"w": w, "document": d + 100, "counts": c}
+    read = lda(d, w, c, 3, n_words=30).stream("documents", seed=2)
+    results = read.run(tokens, 20)
+    assert [r.extra["stream"]["rows"] for r in results] == [20, 20, 10]
+    by_hand = lda(d, w, c, 3, n_words=30).stream("documents", seed=2)
+    for lo in (0, 20, 40):
+        on = (d >= lo) & (d < lo + 20)
+        by_hand.update({"w": w[on], "document": d[on], "counts": c[on]})
+    assert all(np.array_equal(a, b) for a, b in zip(read.posterior["beta"], by_hand.posterior["beta"]))
+    level, doc, x, word = _corpus(np.random.default_rng(3))  # documents with rows of their own
+    own = _levels(level, doc, x, word).stream("documents")
+    assert [r.extra["stream"]["rows"] for r in own.run({"level": level, "document": doc, "x": x, "w": word}, 16)] \
+        == [16, 16, 8]
+    np.savetxt(tmp_path / "tokens.csv", np.column_stack([d, w, c]), delimiter=",")
+    with pytest.raises(OptionError, match="split"):
+        read.run(tmp_path / "tokens.csv", 20)

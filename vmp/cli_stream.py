@@ -11,8 +11,6 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
-
 from .cli_common import CLIError, Cluster, UsageError, call, fit_keywords
 
 #: flags that mean nothing to a stream (each chunk's fit is set by the stream)
@@ -92,7 +90,7 @@ def run(model, args, blocks=None):
     plate = _plate(model)
     with Cluster(args):
         stream = call(lambda: model.stream(plate, **_keywords(args)), f"streaming {model.name}")
-        chunks = _chunks(_data(model, stream), stream, args.stream) if blocks is None else \
+        chunks = stream.read(_data(model, stream), args.stream) if blocks is None else \
             (_data(m, stream) for m in blocks)
         start, result = stream.chunks, None
         for i, chunk in enumerate(chunks):
@@ -131,29 +129,6 @@ def _data(model, stream) -> dict:
     data = {n.name: n.data for n in model.nodes.values() if n.observed and n.plates and n.plates[0].name in stream.plates}
     data.update({d.name: d.values for d in model.inputs.values() if any(p.name in stream.plates for p in plates_of(d))})
     return data
-
-
-def _chunks(data: dict, stream, rows: int):
-    """Chunks of ``rows`` rows of the stream's plate from data in memory; on a plate whose data
-    lie on a linked plate (documents of tokens), ``rows`` whole documents with their tokens."""
-    if not stream.links:
-        return stream.read(data, rows)
-    return _documents(data, stream, rows)
-
-
-def _documents(data: dict, stream, rows: int):
-    name = next(iter(stream.links))
-    index = np.asarray(data[name])
-    own = {k for k, v in data.items() if stream.model.nodes.get(k) is not None
-           and stream.model.nodes[k].plates[0].name == stream.plate}
-    ids = np.arange(np.shape(data[next(iter(own))])[0]) if own else np.unique(index)
-    for lo in range(0, ids.size, rows):
-        first, last = ids[lo], ids[min(lo + rows, ids.size) - 1]
-        keep = (index >= first) & (index <= last)
-        chunk = {k: v[lo:lo + rows] if k in own else np.asarray(v)[keep] for k, v in data.items()}
-        if own:
-            chunk[name] = index[keep] - lo  # each token's row among the chunk's documents
-        yield chunk
 
 
 def _keywords(args) -> dict:

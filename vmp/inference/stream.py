@@ -311,11 +311,12 @@ class Stream:
 
     def read(self, source, rows: int | None = None, columns: dict | None = None, lazy: bool = False):
         """The chunks of ``source`` for this stream, read one at a time (arrays, iterables,
-        CSV/Parquet files: :func:`vmp.inference.stream_sources.chunks`; ``lazy``: a chunk of an
-        array out of core stays there, read where the chunk's fit reads it)."""
+        CSV/Parquet files: :func:`vmp.inference.stream_sources.chunks`; ``rows`` whole documents
+        per chunk on a documents plate; ``lazy``: a chunk of an array out of core stays there,
+        read where the chunk's fit reads it)."""
         from .stream_sources import chunks
 
-        return chunks(source, rows, self.model, self.plate, columns, lazy)
+        return chunks(source, rows, self.model, self.plate, columns, lazy, self.links)
 
     def run(self, source, rows: int | None = None, columns: dict | None = None, lazy: bool = False) -> list:
         """``update`` on every chunk of ``source`` (:meth:`read`); the chunks' results."""
