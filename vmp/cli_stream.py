@@ -1,7 +1,8 @@
 """``vmp fit MODEL DATA --stream ROWS``: the model fitted to DATA in chunks of ROWS rows of its
-data plate (``model.stream``, docs/streams.md), one line per chunk, then the report of the
-globals' q on all the rows (its ``stream.json``: each chunk's rows, bound per element, the
-relative change of every global and the drift flag). ``--forget F`` and ``--population ALPHA``
+data plate (``model.stream``, docs/streams.md; DATA read a chunk at a time, or ROWS whole
+documents of LDA), one line per chunk, then the report of the globals' q with the last chunk's
+locals (its ``stream.json``: each chunk's rows, bound per element, the relative change of every
+global and the drift flag). ``--forget F`` and ``--population ALPHA``
 are the stream's; ``--checkpoint PATH`` writes the stream's state after every chunk and
 ``--resume PATH`` continues from it (the chunks it has seen are skipped)."""
 from __future__ import annotations
