@@ -138,3 +138,14 @@ def test_arrays_are_read_as_chunks_of_whole_documents(tmp_path):
     np.savetxt(tmp_path / "tokens.csv", np.column_stack([d, w, c]), delimiter=",")
     with pytest.raises(OptionError, match="split"):
         read.run(tmp_path / "tokens.csv", 20)
+
+
+def test_a_stream_of_documents_runs_on_worker_processes():
+    _, d, w, c = _lda_corpus(np.random.default_rng(0), documents=40)
+    tokens = {"w": w, "document": d, "counts": c}
+    serial = lda(d, w, c, 3, n_words=30).stream("documents", seed=1)
+    serial.run(tokens, 20)
+    parallel = lda(d, w, c, 3, n_words=30).stream("documents", seed=1, executor=vmp.Processes(2))
+    parallel.run(tokens, 20)
+    for a, b in zip(serial.posterior["beta"], parallel.posterior["beta"]):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-10)
