@@ -108,3 +108,15 @@ def test_lda_streams_whole_documents(capsys, tmp_path):
         stream.update({"w": word[on], "document": doc[on], "counts": table[doc, word][on].astype(float)})
     saved, _ = State.load(tmp_path / "s.npz")
     assert all(np.array_equal(x, y) for x, y in zip(saved.natural["beta"], stream.posterior["beta"]))
+
+
+def test_a_model_file_whose_documents_hold_no_data_is_not_streamed_by_blocks(capsys, tmp_path):
+    (tmp_path / "topics.py").write_text(
+        "import numpy as np\nfrom vmp.models import lda\n\n"
+        "def build(data=None):\n"
+        "    d, w = data[:, 0].astype(int), data[:, 1].astype(int)\n"
+        "    return lda(d, w, data[:, 2], 2, n_words=5)\n")
+    rows = np.array([[d, w, 1] for d in range(6) for w in range(3)])
+    np.savetxt(tmp_path / "docs.csv", rows, fmt="%d", delimiter=",", header="doc,word,count", comments="")
+    out = _call(capsys, "fit", tmp_path / "topics.py", tmp_path / "docs.csv", "--stream", 4)
+    assert out.returncode == 1 and "may split one of its elements" in out.stderr and "documents" in out.stderr

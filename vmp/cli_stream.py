@@ -91,6 +91,10 @@ def run(model, args, blocks=None):
     plate = _plate(model)
     with Cluster(args):
         stream = call(lambda: model.stream(plate, **_keywords(args)), f"streaming {model.name}")
+        if stream.links and blocks is not None:
+            raise CLIError(f"--stream: the data of plate '{plate}' lie on {sorted(set(stream.links.values()))}, "
+                           f"and a block of ROWS lines of DATA may split one of its elements; stream it from "
+                           f"Python with model.stream('{plate}') (docs/streams.md)")
         chunks = stream.read(_data(model, stream), args.stream) if blocks is None else \
             (_data(m, stream) for m in blocks)
         start, result = stream.chunks, None
