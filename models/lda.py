@@ -23,7 +23,10 @@ def lda(documents: np.ndarray, words: np.ndarray, counts: np.ndarray, n_topics: 
     alpha = eta = 0.1 are scikit-learn's and gensim's 1/K at K = 10. Nodes: ``beta`` (plate
     "topics"), ``theta`` (plate "documents"), ``z`` and ``w`` (observed; plate "tokens").
     ``model["beta"]`` holds the topics (``.mean``: K x V word probabilities); a minibatch fit
-    draws documents: ``vmp.Minibatch("documents", size)``."""
+    draws documents: ``vmp.Minibatch("documents", size)``. The tokens' document index and
+    counts are the inputs ``document`` and ``counts`` (``vmp.Data``), so new documents replace
+    them: ``model.stream("documents")`` takes chunks ``{"w": words, "document": ids, "counts":
+    counts}`` (docs/streams.md)."""
     d = _checks.indices(name, "documents", documents)
     w = _checks.indices(name, "words", words)
     c = _checks.values(name, "counts", counts, positive=True)
@@ -37,6 +40,7 @@ def lda(documents: np.ndarray, words: np.ndarray, counts: np.ndarray, n_topics: 
         with vmp.Plate("documents", n_documents):
             theta = vmp.Dirichlet("theta", alpha=np.full(n_topics, alpha))
         with vmp.Plate("tokens", d.size):
-            z = vmp.Categorical("z", theta[d], weights=c)
-            vmp.Categorical("w", beta[z], observed=w, weights=c)
+            counts = vmp.Data("counts", c)
+            z = vmp.Categorical("z", theta[vmp.Data("document", d)], weights=counts)
+            vmp.Categorical("w", beta[z], observed=w, weights=counts)
     return model

@@ -292,9 +292,31 @@ def test_population_vb_is_mcinerney_algorithm_1():
     np.testing.assert_allclose(stream.posterior["mu"][1], nm[1], rtol=1e-10)
 
 
+@pytest.mark.parametrize("step", [vmp.Adaptive(), vmp.RobbinsMonro(tau=2.0, kappa=0.7)], ids=["adaptive", "robbins-monro"])
+def test_population_vb_over_chunks_is_one_stochastic_run(step):
+    """Chunks that all hold the same rows, each a minibatch: the stream's steps are those of one
+    stochastic fit of the population posterior on the rows (the step counter and the schedule's
+    state go on from chunk to chunk)."""
+    from vmp.inference.population import Population
+
+    x = _mixture_data(60, seed=6)
+    stream = _mixture(60).stream("data", population=500.0, steps=3, init="prior", step=step)
+    for _ in range(3):
+        stream.update({"x": x})
+    model = _mixture(60)
+    model.set_data({"x": x})
+    one = model.fit(method="stochastic", subsample=Population("data", 60, 500.0), iterations=9, init="prior",
+                    step=step, progress=False)
+    assert stream.step == one.state.step == 9
+    for name in ("pi", "mu"):
+        for a, b in zip(stream.posterior[name], one.state.natural[name]):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 # ----- the stream's state: checkpoint and resume between chunks -------------------------------
-@pytest.mark.parametrize("options", [{"forget": 0.8}, {"population": 300.0, "batch": 20}],
-                         ids=["streaming", "population"])
+@pytest.mark.parametrize("options", [{"forget": 0.8}, {"population": 300.0, "batch": 20},
+                                     {"population": 300.0, "batch": 20, "step": vmp.Adaptive()}],
+                         ids=["streaming", "population", "population-adaptive"])
 def test_checkpoint_between_chunks_gives_the_same_bits(tmp_path, options):
     x = _mixture_data(200, seed=6)
     chunks = _split(x, 5)
@@ -351,14 +373,6 @@ def test_bad_streams_and_chunks():
     with pytest.warns(UserWarning, match="empty chunk"):
         assert stream.update({"x": np.zeros(0)}) is None
     assert stream.chunks == 0 and stream.posterior is None
-
-
-def test_a_plate_whose_data_lie_on_a_linked_plate_is_refused():
-    from vmp.models import lda
-
-    model = lda(np.array([0, 0, 1, 1]), np.array([0, 1, 1, 2]), np.ones(4), 2)
-    with pytest.raises(GraphError, match="plate 'documents' holds no observed node itself"):
-        model.stream("documents")
 
 
 def test_a_global_with_a_random_parent_is_refused():

@@ -34,23 +34,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .tables import (Table, TableError, counts_rows, looks_like_id, read_table, renumber,
-                     warn)
-
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
-
-
-class CLIError(Exception):
-    """A problem to report in one line (no traceback), with its exit status."""
-
-    def __init__(self, message: str, code: int = EXIT_ERROR):
-        super().__init__(message)
-        self.code = code
-
-
-class UsageError(CLIError):
-    def __init__(self, message: str):
-        super().__init__(message, EXIT_USAGE)
+from . import cli_stream
+from .cli_common import (EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, Cluster, UsageError, call,
+                         fit_keywords, flag_of, integer, positive_int, subsample_of)
+from .tables import (DataWarning, Table, TableError, counts_rows, looks_like_id, read_blocks, read_table,
+                     renumber, warn)
 
 
 # ----- reading data files: vmp.tables (TableError is reported like a CLIError) ------------------
@@ -64,6 +52,8 @@ class ModelSpec:
     build: Callable[[Callable, dict, int, dict], Any]     # (builder, data, k, options) -> Model
     default_k: int
     data_help: str
+    #: the loader numbers ids over the whole file (a stream then reads DATA whole, not by blocks)
+    ids: bool = False
 
 
 def blobs(n: int, seed: int = 0, clusters: int = 4, spread: float = 5.0) -> tuple[np.ndarray, np.ndarray]:
@@ -186,42 +176,15 @@ SPECS: dict[str, ModelSpec] = {
                                   "a numeric table, one point per row (columns named like ids are "
                                   "left out; empty cells and NA are missing values)"),
     "matrix_factorization": ModelSpec(_mf_load, _mf_synthetic, _mf_build, 3,
-                                      "rows user,item,rating (any integer ids, renumbered 0..n-1)"),
+                                      "rows user,item,rating (any integer ids, renumbered 0..n-1)", ids=True),
     "lda": ModelSpec(_lda_load, _lda_synthetic, _lda_build, 3,
-                     "rows doc,word,count (any integer ids, renumbered 0..n-1)"),
+                     "rows doc,word,count (any integer ids, renumbered 0..n-1)", ids=True),
 }
 
 
 # ----- inference methods --------------------------------------------------------------------
 #: ``--method``'s choices (default: stochastic with --minibatch or --per-node, else batch)
 METHODS = ("batch", "stochastic")
-#: how a message names fit()'s options and values on this command line
-FLAGS = {"method=stochastic": "--method stochastic", "method=batch": "--method batch",
-         "subsample choices": "--minibatch PLATE:SIZE (minibatches of a data plate, SVI) or --per-node C "
-                              "(each node update draws C children)",
-         "subsample": "--minibatch/--per-node", "step": "--tau/--kappa/--rho1/--adaptive", "n_init": "--n-init"}
-#: the flags (argparse dests) that set a fit() option: a message names those given
-SETTERS = {"subsample": ("minibatch", "per_node"), "step": ("tau", "kappa", "rho1", "adaptive", "adaptive_rule")}
-
-
-def _given(args, dest: str) -> bool:
-    value = getattr(args, dest, None)
-    return value is not None and value is not False  # (0 is given: --rho1 0)
-
-
-def _flag(args, name: str) -> str:
-    """How a message names fit()'s option ``name``: the flags given that set it, or its flag."""
-    given = [f"--{dest.replace('_', '-')}" for dest in SETTERS.get(name, ()) if _given(args, dest)]
-    return ", ".join(given) or FLAGS.get(name, f"--{name.replace('_', '-')}")
-
-
-def fit_keywords(args) -> dict:
-    """fit()'s keywords from the flags (None where a flag was not given: fit()'s default)."""
-    if _given(args, "minibatch") and _given(args, "per_node"):
-        raise UsageError("give one of --minibatch and --per-node, not both")
-    return dict(method=args.method, iterations=args.iterations, tol=args.tol, seed=args.seed,
-                subsample=_subsample(args), update=args.update, step=_step(args),
-                evaluate_every=args.evaluate_every, **_state_options(args))
 
 
 def check_method_options(args) -> None:
@@ -232,8 +195,8 @@ def check_method_options(args) -> None:
 
     keywords = fit_keywords(args)
     try:
-        check_restarts(args.n_init, keywords, lambda name: _flag(args, name))
-        args.method = check(keywords, lambda name: _flag(args, name)).method
+        check_restarts(args.n_init, keywords, lambda name: flag_of(args, name))
+        args.method = check(keywords, lambda name: flag_of(args, name)).method
     except OptionError as err:
         raise UsageError(str(err)) from None
     except CheckpointError as err:
@@ -247,59 +210,9 @@ def check_minibatch(model, args) -> None:
     if args.method != "stochastic" or args.minibatch is None:
         return
     try:
-        _subsample(args).check(model, "--minibatch")
+        subsample_of(args).check(model, "--minibatch")
     except VMPError as err:
         raise UsageError(str(err)) from None
-
-
-def _step(args):
-    """The step-size schedule the flags set (None: fit()'s default, RobbinsMonro())."""
-    from .inference import Adaptive, RobbinsMonro
-
-    if getattr(args, "adaptive", False) or getattr(args, "adaptive_rule", False):
-        flag = "--adaptive-rule" if getattr(args, "adaptive_rule", False) else "--adaptive"
-        given = [f for dest, f in (("tau", "--tau"), ("kappa", "--kappa"), ("rho1", "--rho1"),
-                                   ("adaptive", "--adaptive")) if f != flag and _given(args, dest)]
-        if given:
-            raise UsageError(f"{flag} sets every step size from the gradients: {', '.join(given)} "
-                             f"set{'s' if len(given) == 1 else ''} another schedule")
-        return Adaptive(coupled=flag == "--adaptive")
-    if not any(_given(args, dest) for dest in ("tau", "kappa", "rho1")):
-        return None
-    tau = 1.0 if args.tau is None else args.tau
-    kappa = 0.6 if args.kappa is None else args.kappa
-    rho1 = 1.0 if args.rho1 is None else args.rho1
-    try:
-        return RobbinsMonro(tau=tau, kappa=kappa, rho1=rho1)
-    except ValueError:
-        raise UsageError(f"the step size rho_t = rho1 ((t + tau) / (1 + tau))^-kappa needs "
-                         f"--tau >= 0, 0 <= --kappa <= 1 and 0 < --rho1 <= 1; got tau={tau:g}, "
-                         f"kappa={kappa:g}, rho1={rho1:g}") from None
-
-
-def _subsample(args):
-    from .inference import Minibatch, PerNode
-
-    if args.minibatch is not None:
-        plate, size = args.minibatch
-        return Minibatch(plate, size)
-    return None if args.per_node is None else PerNode(children=args.per_node)
-
-
-def _state_options(args) -> dict:
-    """--checkpoint, --checkpoint-every and --resume, as fit() options."""
-    out = {}
-    if getattr(args, "checkpoint", None):
-        out["checkpoint"] = args.checkpoint
-        if args.checkpoint_every:
-            out["checkpoint_every"] = args.checkpoint_every
-    if getattr(args, "resume", None):
-        if not Path(args.resume).is_file():
-            raise UsageError(f"--resume: no checkpoint file '{args.resume}'")
-        out["resume"] = args.resume
-    if getattr(args, "executor", None) is not None:
-        out["executor"] = args.executor
-    return out
 
 
 def _describe_method(args) -> str:
@@ -391,22 +304,6 @@ def _describe_known(known) -> str:
     return ", ".join(sorted(known))
 
 
-def _call(func, what: str, *args, **kwargs):
-    """Call a builder, turning errors into CLIError (bad keyword: usage; others: model error)."""
-    from .errors import VMPError
-
-    try:
-        return func(*args, **kwargs)
-    except VMPError as err:
-        raise CLIError(f"{what}: {err}") from None
-    except TypeError as err:
-        if "keyword argument" in str(err) or "positional argument" in str(err):
-            raise UsageError(f"{what}: {err}") from None
-        raise CLIError(f"{what} failed: {type(err).__name__}: {err}") from None
-    except (ValueError, np.linalg.LinAlgError) as err:
-        raise CLIError(f"{what} failed: {err}") from None
-
-
 def _load_module(path: Path):
     if not path.exists():
         raise CLIError(f"model file '{path}' not found")
@@ -432,7 +329,8 @@ def _where(err: BaseException, path: Path) -> str:
     return f", line {frames[-1].lineno}" if frames else ""
 
 
-def _user_model(path: Path, data_path: str | None, options: dict, columns: list[str] | None):
+def _user_model(path: Path, data_path: str | None, options: dict, columns: list[str] | None,
+                table: Table | None = None):
     from .graph.model import Model
 
     module = _load_module(path)
@@ -440,7 +338,7 @@ def _user_model(path: Path, data_path: str | None, options: dict, columns: list[
     if callable(build):
         kwargs = dict(options)
         if data_path is not None:
-            table = read_table(data_path)
+            table = read_table(data_path) if table is None else table
             if columns is not None:
                 chosen = [table.index(c) for c in columns]
                 table.left_out(chosen, f"'{path.name}'", ", ".join(table.names[j] for j in chosen))
@@ -467,10 +365,11 @@ def _user_model(path: Path, data_path: str | None, options: dict, columns: list[
     return model
 
 
-def build_model(args):
+def build_model(args, table: Table | None = None):
     """The vmp.Model that MODEL, DATA and the model options of ``args`` describe, and what was
     read: {"describe": text, "ids": {role: {"column", "ids"}}} (empty without a data file; a model
-    file without one: {"source": whose data})."""
+    file without one: {"source": whose data}). ``table``: the rows of DATA to build it from
+    (a stream's chunk), instead of the whole file."""
     options = _options(args.option)
     if args.columns is not None and args.data is None:
         raise UsageError("--columns chooses columns of DATA; give a data file")
@@ -488,74 +387,31 @@ def build_model(args):
         k = spec.default_k if args.components is None else args.components
         if k < 1:
             raise UsageError(f"--components must be a positive integer, got {k}")
-        data = spec.load(read_table(args.data), args.columns) if args.data else spec.synthetic(args.n, args.seed)
+        if args.data:
+            data = spec.load(read_table(args.data) if table is None else table, args.columns)
+        else:
+            data = spec.synthetic(args.n, args.seed)
         info = {key: data.pop(key) for key in ("describe", "ids") if key in data}
-        return _call(spec.build, f"model {name}", known[name], data, k, options), info
+        return call(spec.build, f"model {name}", known[name], data, k, options), info
     path = Path(name)
     if path.suffix == ".py" or path.exists():
         if args.components is not None or args.factorized:
             raise UsageError("-k/--components and --factorized apply to the built-in models; give a "
                              "model file's options with --option NAME=VALUE")
         info = {} if args.data else {"source": f"the data of {path.name}'s build(data=None)"}
-        return _user_model(path, args.data, options, args.columns), info
+        return _user_model(path, args.data, options, args.columns, table), info
     raise UsageError(f"unknown model '{name}': choose one of {_describe_known(known)}, or give the "
                      f"path of a Python file defining build(data=None)")
 
 
 # ----- commands -----------------------------------------------------------------------------
 def _fit(model, args):
-    with _cluster(args):
-        result = _call(lambda: model.fit(n_init=args.n_init, **fit_keywords(args)),
+    with Cluster(args):
+        result = call(lambda: model.fit(n_init=args.n_init, **fit_keywords(args)),
                        f"fitting {model.name} ({args.method})")
     if not result.diverged:
         model.infer_locals()  # the report shows every node; a minibatch fit kept only the globals
     return result
-
-
-class _cluster:
-    """--scheduler ADDRESS or --workers N: ``args.executor`` a DaskExecutor on that cluster
-    (N local worker processes on 127.0.0.1), closed when the fit ends."""
-
-    def __init__(self, args):
-        self.args, self.open = args, []
-
-    @staticmethod
-    def options(group) -> None:
-        group.add_argument("--scheduler", metavar="ADDRESS", help="run the sums over the data plate on the "
-                           "Dask cluster at ADDRESS (e.g. tcp://127.0.0.1:8786)")
-        group.add_argument("--workers", type=_positive_int, metavar="N", help="run them on N local Dask "
-                           "worker processes (a LocalCluster on 127.0.0.1)")
-
-    def __enter__(self):
-        address, workers = getattr(self.args, "scheduler", None), getattr(self.args, "workers", None)
-        if address is None and workers is None:
-            return self
-        if address is not None and workers is not None:
-            raise UsageError("--scheduler and --workers: give one (a running cluster, or N local workers)")
-        try:
-            from distributed import Client, LocalCluster
-        except ImportError:
-            raise UsageError("--scheduler/--workers need Dask: pip install 'vmp[dask]'") from None
-        from . import DaskExecutor
-
-        try:
-            if workers is not None:
-                self.open.append(LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                              host="127.0.0.1", dashboard_address="127.0.0.1:0"))
-            self.open.append(Client(address if address is not None else self.open[0], timeout=30))
-        except (OSError, TimeoutError) as err:
-            self.__exit__(None, None, None)
-            raise CLIError(f"cannot reach the Dask scheduler {address or ''}: {err}") from None
-        self.args.executor = DaskExecutor(self.open[-1])
-        print(f"on {len(self.open[-1].scheduler_info().get('workers', {}))} Dask worker(s) at "
-              f"{self.open[-1].scheduler.address}")
-        return self
-
-    def __exit__(self, *exc):
-        for thing in reversed(self.open):
-            thing.close()
-        self.open = []
-        return False
 
 
 def _report(model, result, directory, ids: dict | None = None) -> list[Path]:
@@ -614,21 +470,38 @@ def cmd_render(args) -> int:
     return EXIT_OK
 
 
-def cmd_fit(args) -> int:
-    from . import cli_stream
+def _block_models(model, args, blocks):
+    """The models of the blocks of DATA a stream reads (``--stream ROWS`` rows each, read one
+    at a time): ``model`` (built from the first), then each later block's, built the same way;
+    None without a data file (the model holds all its data)."""
+    if blocks is None:
+        return None
 
+    def models():
+        yield model
+        for table in blocks:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DataWarning)  # (said for the first block)
+                yield build_model(args, table)[0]
+
+    return models()
+
+
+def cmd_fit(args) -> int:
     cli_stream.check(args)
     if args.stream is None:
         check_method_options(args)
     if args.report:
         check_report_dir(args.report)
-    model, info = build_model(args)
+    blockwise = args.stream and args.data and not getattr(SPECS.get(args.model), "ids", False)
+    blocks = read_blocks(args.data, args.stream) if blockwise else None
+    model, info = build_model(args, None if blocks is None else next(blocks))
     check_minibatch(model, args)
     source = (f"{args.data} ({info['describe']})" if "describe" in info else args.data) or \
         info.get("source", f"synthetic data (n={args.n}, seed={args.seed})")
     how = cli_stream.describe(args) if args.stream else _describe_method(args)
     print(f"fitting {model!r} to {source} with {how}")
-    result = cli_stream.run(model, args) if args.stream else _fit(model, args)
+    result = cli_stream.run(model, args, _block_models(model, args, blocks)) if args.stream else _fit(model, args)
     print()
     print(result.summary(model))
     if args.report:
@@ -654,7 +527,7 @@ def _demo_model(x, args):
     d = x.shape[1]
     dof = d + 2.0
     scale = args.components * np.linalg.inv(np.cov(x, rowvar=False) + 1e-6 * np.eye(d)) / dof
-    return _call(models.gaussian_mixture, "model gaussian_mixture", x, args.components,
+    return call(models.gaussian_mixture, "model gaussian_mixture", x, args.components,
                  alpha=args.alpha, dof=dof, scale=scale)
 
 
@@ -670,10 +543,10 @@ def _demo_large(args, report: Path) -> list[Path]:
     print(f"== a larger data set: {args.large:,} points; batch VMP ({args.large_sweeps} sweeps) against "
           f"SVI (minibatches of 200, {args.large_steps} steps, the exact bound every 10 steps)")
     results = {
-        "batch VMP": _call(lambda: _demo_model(x, args).fit(
+        "batch VMP": call(lambda: _demo_model(x, args).fit(
             method="batch", iterations=args.large_sweeps, tol=0, seed=args.seed, progress=False),
             "fitting the larger data set (batch)"),
-        "SVI": _call(lambda: _demo_model(x, args).fit(
+        "SVI": call(lambda: _demo_model(x, args).fit(
             method="stochastic", subsample=Minibatch("data", 200), step=RobbinsMonro(tau=1.0, kappa=0.7),
             iterations=args.large_steps, evaluate_every=10, evaluate="full", seed=args.seed,
             progress=False), "fitting the larger data set (SVI)"),
@@ -725,7 +598,7 @@ def cmd_demo(args) -> int:
     failed = False
     for entry in chosen:
         model = _demo_model(x, args)
-        result = _call(entry.fit, f"fitting {model.name} ({entry.label})", model, args)
+        result = call(entry.fit, f"fitting {model.name} ({entry.label})", model, args)
         if not result.diverged:
             model.infer_locals()
         fits[entry.label] = (model, result)
@@ -754,22 +627,10 @@ def cmd_demo(args) -> int:
 
 
 # ----- argument parsing ---------------------------------------------------------------------
-def _integer(text: str, least: int, what: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = least - 1
-    if value < least:
-        raise argparse.ArgumentTypeError(f"expected {what}, got '{text}'")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    return _integer(text, 1, "a positive integer")
 
 
 def _count(text: str) -> int:
-    return _integer(text, 0, "a non-negative integer")
+    return integer(text, 0, "a non-negative integer")
 
 
 def _positive_float(text: str) -> float:
@@ -792,7 +653,7 @@ def _plate_size(text: str) -> tuple[str, int]:
     plate, sep, size = text.rpartition(":")
     if not sep or not plate.strip():
         raise argparse.ArgumentTypeError(f"expected PLATE:SIZE, e.g. data:50, got '{text}'")
-    return plate.strip(), _positive_int(size)
+    return plate.strip(), positive_int(size)
 
 
 def _finite_float(text: str) -> float:
@@ -816,13 +677,13 @@ def _fit_options(p) -> None:
                         "stochastic: stop when the evaluated bound has not improved by more than this, "
                         "relative and beyond its standard error, over the last max(5 evaluations, 3/4 of "
                         "the run) (default: run --iterations steps)")
-    p.add_argument("--n-init", type=_positive_int, default=1, metavar="N",
+    p.add_argument("--n-init", type=positive_int, default=1, metavar="N",
                    help="fit N times from seeds SEED, SEED + 1, ... and keep the fit with the best final "
                         "bound (local optima: mixtures, LDA, HMMs; default: 1)")
     g = p.add_argument_group("stochastic VMP (--method stochastic)")
     g.add_argument("--minibatch", type=_plate_size, metavar="PLATE:SIZE",
                    help="SVI: each step draws SIZE elements of the data plate PLATE (e.g. data:50)")
-    g.add_argument("--per-node", type=_positive_int, metavar="C",
+    g.add_argument("--per-node", type=positive_int, metavar="C",
                    help="each node update draws C of the children of each element (Paquet Alg. 1)")
     g.add_argument("--update", choices=("per-node", "global"),
                    help="per-node: each node's new q is used by the next; global: all targets "
@@ -839,25 +700,19 @@ def _fit_options(p) -> None:
     g.add_argument("--adaptive-rule", action="store_true",
                    help="as --adaptive, with Ranganath et al.'s rule alone (vmp.Adaptive(coupled=False): "
                         "for a fit with one small stepped node)")
-    g.add_argument("--evaluate-every", type=_positive_int, metavar="K",
+    g.add_argument("--evaluate-every", type=positive_int, metavar="K",
                    help="evaluate the bound every K steps (default: 10); with --minibatch on a fixed "
                         "subsample of the data plate, with its standard error")
     s = p.add_argument_group("state (checkpoint and resume)")
     s.add_argument("--checkpoint", metavar="PATH",
                    help="write the fit's state to PATH (.npz) at the end, on Ctrl-C/SIGTERM and every "
                         "--checkpoint-every steps")
-    s.add_argument("--checkpoint-every", type=_positive_int, metavar="K",
+    s.add_argument("--checkpoint-every", type=positive_int, metavar="K",
                    help="also write the checkpoint every K steps")
     s.add_argument("--resume", metavar="PATH",
                    help="continue the fit saved in PATH up to --iterations steps in all "
                         "(same model, data and options)")
-    _cluster.options(p.add_argument_group("cluster (pip install 'vmp[dask]'; see docs/scale.md)"))
-
-
-def _stream_options(p) -> None:
-    from .cli_stream import options
-
-    options(p)
+    Cluster.options(p.add_argument_group("cluster (pip install 'vmp[dask]'; see docs/scale.md)"))
 
 
 def _column_list(text: str) -> list[str]:
@@ -876,7 +731,7 @@ def _model_options(p) -> None:
                    help="data file; without it the built-in models use synthetic data. "
                         + "; ".join(f"{k}: {s.data_help}" for k, s in SPECS.items()))
     p.add_argument("-k", "--components", "--topics", "--factors", dest="components",
-                   type=_positive_int, metavar="K",
+                   type=positive_int, metavar="K",
                    help="components (gaussian_mixture), topics (lda) or factors "
                         "(matrix_factorization)")
     p.add_argument("--factorized", action="store_true",
@@ -888,7 +743,7 @@ def _model_options(p) -> None:
                         "order the model reads them (matrix_factorization: user,item,rating; lda: "
                         "doc,word,count; gaussian_mixture: the dimensions); the others are left out "
                         "with a warning")
-    p.add_argument("--n", type=_positive_int, default=200,
+    p.add_argument("--n", type=positive_int, default=200,
                    help="size of the synthetic data when DATA is not given (default: 200)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 
@@ -1010,9 +865,9 @@ def _demo_parser(sub) -> None:
                                    "comparison.png); then race batch VMP against SVI to a bound on "
                                    "--large points (DIR/large.md).")
     p.add_argument("--report", default="report", metavar="DIR", help="report directory (default: report)")
-    p.add_argument("--n", type=_positive_int, default=500, help="number of points (default: 500)")
-    p.add_argument("--clusters", type=_positive_int, default=4, help="true clusters (default: 4)")
-    p.add_argument("-k", "--components", type=_positive_int, default=8,
+    p.add_argument("--n", type=positive_int, default=500, help="number of points (default: 500)")
+    p.add_argument("--clusters", type=positive_int, default=4, help="true clusters (default: 4)")
+    p.add_argument("-k", "--components", type=positive_int, default=8,
                    help="mixture components to fit (default: 8; unneeded ones are switched off)")
     p.add_argument("--alpha", type=_positive_float, default=0.1,
                    help="Dirichlet concentration of the weights (default: 0.1)")
@@ -1020,22 +875,22 @@ def _demo_parser(sub) -> None:
     p.add_argument("--methods", metavar="LIST",
                    help=f"comma-separated fits to run, of {', '.join(f.label for f in DEMO_FITS)} "
                         f"(default: all)")
-    p.add_argument("--iterations", type=_positive_int, default=500, metavar="N",
+    p.add_argument("--iterations", type=positive_int, default=500, metavar="N",
                    help="batch: sweeps at most (default: 500)")
     p.add_argument("--tol", type=_positive_float, default=1e-6,
                    help="batch: stop when the relative ELBO change is below this (default: 1e-6)")
-    p.add_argument("--svi-iterations", type=_positive_int, default=400, metavar="N",
+    p.add_argument("--svi-iterations", type=positive_int, default=400, metavar="N",
                    help="svi: steps (default: 400)")
-    p.add_argument("--batch-size", type=_positive_int, default=50, metavar="S",
+    p.add_argument("--batch-size", type=positive_int, default=50, metavar="S",
                    help="svi: points per minibatch (default: 50)")
-    p.add_argument("--evaluate-every", type=_positive_int, default=25, metavar="K",
+    p.add_argument("--evaluate-every", type=positive_int, default=25, metavar="K",
                    help="svi: evaluate the full ELBO every K steps (default: 25)")
     p.add_argument("--large", type=int, default=1_000_000, metavar="N",
                    help="then race batch VMP against SVI to a bound on N points, with no reports "
                         "(default: 1000000; 0 skips it)")
-    p.add_argument("--large-sweeps", type=_positive_int, default=3, metavar="N",
+    p.add_argument("--large-sweeps", type=positive_int, default=3, metavar="N",
                    help="larger data set: batch sweeps (default: 3)")
-    p.add_argument("--large-steps", type=_positive_int, default=40, metavar="N",
+    p.add_argument("--large-steps", type=positive_int, default=40, metavar="N",
                    help="larger data set: SVI steps (default: 40)")
     p.set_defaults(func=cmd_demo)
 
@@ -1054,7 +909,7 @@ def make_parser() -> argparse.ArgumentParser:
                        epilog=MODEL_FILE_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     _model_options(p)
     _fit_options(p)
-    _stream_options(p)
+    cli_stream.options(p)
     p.add_argument("--report", metavar="DIR", help="write the report into DIR")
     p.set_defaults(func=cmd_fit)
 

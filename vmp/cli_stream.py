@@ -1,7 +1,8 @@
 """``vmp fit MODEL DATA --stream ROWS``: the model fitted to DATA in chunks of ROWS rows of its
-data plate (``model.stream``, docs/streams.md), one line per chunk, then the report of the
-globals' q on all the rows (its ``stream.json``: each chunk's rows, bound per element, the
-relative change of every global and the drift flag). ``--forget F`` and ``--population ALPHA``
+data plate (``model.stream``, docs/streams.md; DATA read a chunk at a time, or ROWS whole
+documents of LDA), one line per chunk, then the report of the globals' q with the last chunk's
+locals (its ``stream.json``: each chunk's rows, bound per element, the relative change of every
+global and the drift flag). ``--forget F`` and ``--population ALPHA``
 are the stream's; ``--checkpoint PATH`` writes the stream's state after every chunk and
 ``--resume PATH`` continues from it (the chunks it has seen are skipped)."""
 from __future__ import annotations
@@ -10,6 +11,8 @@ import argparse
 import json
 import math
 from pathlib import Path
+
+from .cli_common import CLIError, Cluster, UsageError, call, fit_keywords
 
 #: flags that mean nothing to a stream (each chunk's fit is set by the stream)
 REFUSED = {"n_init": "--n-init", "minibatch": "--minibatch", "per_node": "--per-node",
@@ -59,8 +62,6 @@ def _alpha(text: str) -> float:
 
 def check(args) -> None:
     """A UsageError for stream flags without --stream, or --stream with flags it cannot take."""
-    from .cli import UsageError
-
     if getattr(args, "stream", None) is None:
         given = [f for dest, f in (("forget", "--forget"), ("population", "--population"))
                  if getattr(args, dest, None) is not None]
@@ -82,40 +83,60 @@ def describe(args) -> str:
     return f"{kind} in chunks of {args.stream} rows"
 
 
-def run(model, args):
+def run(model, args, blocks=None):
     """The stream over the data of ``model``'s data plate; the last chunk's FitResult, with the
     chunks' records in ``extra['stream_chunks']`` and the model's state the globals' q with the
-    locals of every row."""
-    from .cli import CLIError, _call, _cluster
+    last chunk's locals. ``blocks``: the models of DATA's blocks, one per chunk (the data file
+    read a block at a time); None: chunks of the rows ``model`` holds."""
+    plate = _plate(model)
+    with Cluster(args):
+        stream = call(lambda: model.stream(plate, **_keywords(args)), f"streaming {model.name}")
+        if stream.links and blocks is not None:
+            raise CLIError(f"--stream: the data of plate '{plate}' lie on {sorted(set(stream.links.values()))}, "
+                           f"and a block of ROWS lines of DATA may split one of its elements; stream it from "
+                           f"Python with model.stream('{plate}') (docs/streams.md)")
+        chunks = stream.read(_data(model, stream), args.stream) if blocks is None else \
+            (_data(m, stream) for m in blocks)
+        start, result = stream.chunks, None
+        for i, chunk in enumerate(chunks):
+            if i < start:
+                continue
+            result = call(lambda: stream.update(chunk), f"fitting chunk {i + 1} of {model.name}")
+            if result is None:
+                continue
+            _print(result.extra["stream"])
+            if getattr(args, "checkpoint", None):
+                stream.save(args.checkpoint)
+        if result is None:
+            raise CLIError(f"--stream: no chunk left to fit ({stream.chunks} chunk(s) were seen already)")
+    return result
+
+
+def _plate(model) -> str:
+    """The plate a stream reads: the observed nodes' outermost plate, or the plate their data
+    are gathered from (LDA's documents, whose tokens hold the data)."""
     from .errors import VMPError
     from .inference.batch import data_plate
+    from .inference.subsample import data_plates, linked_plates
 
     try:
         plate = data_plate(model, None)
     except VMPError as err:
         raise CLIError(f"--stream: {err}") from None
-    data = {n.name: n.data for n in model.nodes.values() if n.observed and n.plates and n.plates[0].name == plate}
-    with _cluster(args):
-        stream = _call(lambda: model.stream(plate, **_keywords(args)), f"streaming {model.name}")
-        start, result, records = stream.chunks, None, []
-        for i, chunk in enumerate(stream.read(data, args.stream)):
-            if i < start:
-                continue
-            result = _call(lambda: stream.update(chunk), f"fitting chunk {i + 1} of {model.name}")
-            records.append(result.extra["stream"])
-            _print(records[-1])
-            if getattr(args, "checkpoint", None):
-                stream.save(args.checkpoint)
-        if result is None:
-            raise CLIError(f"--stream: no chunk left to fit ({stream.chunks} chunk(s) were seen already)")
-        _call(lambda: stream.bound(data), f"the bound of {model.name} on all the rows")
-    result.extra["stream_chunks"] = records
-    return result
+    return next((p for p in data_plates(model) if plate in linked_plates(model, p)), plate)
+
+
+def _data(model, stream) -> dict:
+    """A chunk of ``stream`` from ``model``'s data: its observed nodes and ``vmp.Data`` inputs
+    on the stream's plates."""
+    from .graph.replace import plates_of
+
+    data = {n.name: n.data for n in model.nodes.values() if n.observed and n.plates and n.plates[0].name in stream.plates}
+    data.update({d.name: d.values for d in model.inputs.values() if any(p.name in stream.plates for p in plates_of(d))})
+    return data
 
 
 def _keywords(args) -> dict:
-    from .cli import fit_keywords
-
     keywords = {k: v for k, v in fit_keywords(args).items()
                 if v is not None and k not in ("method", "subsample", "checkpoint", "resume")}
     if args.forget is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import warnings
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -173,35 +174,59 @@ def read_table(path, *, min_columns: int = 1, what: str = "data") -> Table:
     Text: blank lines and lines starting with ``#`` are skipped; the first row may be a header.
     Cells are turned into numbers when a model reads their column (:meth:`Table.numbers`).
     """
+    p = _checked_path(path, what)
+    table = _read_parquet(p) if p.suffix.lower() in PARQUET else next(_text_blocks(p, None, what))
+    _check_width(table, min_columns, what)
+    return table
+
+
+def read_blocks(path, rows: int, *, min_columns: int = 1, what: str = "data") -> Iterator[Table]:
+    """The table of :func:`read_table` as consecutive tables of ``rows`` rows each, read one at
+    a time (a text file line by line, a Parquet file by pyarrow in batches of ``rows``): a file
+    larger than memory is never held whole. Each block's ``rows`` give its places in the file."""
+    p = _checked_path(path, what)
+    blocks = _parquet_blocks(p, rows) if p.suffix.lower() in PARQUET else _text_blocks(p, rows, what)
+    for table in blocks:
+        _check_width(table, min_columns, what)
+        yield table
+
+
+def _checked_path(path, what: str) -> Path:
     p = Path(path)
     if not p.exists():
         raise TableError(f"{what} file '{p}' not found")
     if p.is_dir():
         raise TableError(f"{what} file '{p}' is a directory")
-    table = _read_parquet(p) if p.suffix.lower() in PARQUET else _read_text(p, what)
+    return p
+
+
+def _check_width(table: Table, min_columns: int, what: str) -> None:
     if len(table.names) < min_columns:
-        raise TableError(f"{what} file '{p}' has {len(table.names)} column(s); it needs at least "
+        raise TableError(f"{what} file '{table.path}' has {len(table.names)} column(s); it needs at least "
                          f"{min_columns}")
-    return table
 
 
-def _read_text(p: Path, what: str) -> Table:
+def _text_lines(p: Path, what: str) -> Iterator[tuple[int, str]]:
+    """(line number, stripped line) of the data lines of a text file, read lazily."""
     try:
-        text = p.read_text(encoding="utf-8-sig")
+        with open(p, encoding="utf-8-sig") as fh:
+            for number, raw in enumerate(fh, start=1):
+                line = raw.strip()
+                if line and not line.startswith("#"):
+                    yield number, line
     except UnicodeDecodeError:
         raise TableError(f"{what} file '{p}' is not a text file (expected numbers separated by "
                          f"commas, tabs or spaces, or a .parquet file)") from None
     except OSError as err:
         raise TableError(f"cannot read {what} file '{p}': {err.strerror or err}") from None
-    rows: list[list[str]] = []
+
+
+def _text_blocks(p: Path, rows: int | None, what: str) -> Iterator[Table]:
+    """Tables of ``rows`` data rows of a text file (None: one table of all of them)."""
+    header, delimiter, width, seen = None, None, None, False
+    block: list[list[str]] = []
     lines: list[int] = []
-    header = None
-    delimiter: str | None = None
-    width = None
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
+    for number, line in _text_lines(p, what):
         if width is None:
             delimiter = _sniff(line)
         fields = _split(line, delimiter)
@@ -212,11 +237,19 @@ def _read_text(p: Path, what: str) -> Table:
             raise TableError(f"{what} file '{p}', line {number}: {len(fields)} column(s), expected "
                              f"{width} like the first row")
         width = len(fields)
-        rows.append(fields)
+        block.append(fields)
         lines.append(number)
-    if not rows:
+        if rows is not None and len(block) == rows:
+            yield _text_table(p, block, lines, header, width)
+            block, lines, seen = [], [], True
+    if block:
+        yield _text_table(p, block, lines, header, width)
+    elif not seen:
         raise TableError(f"{what} file '{p}' has no data rows")
-    cells = np.array(rows, dtype=object)
+
+
+def _text_table(p: Path, block: list, lines: list, header, width: int) -> Table:
+    cells = np.array(block, dtype=object)
     names = header or [f"column {j + 1}" for j in range(width)]
     return Table(p, names, [cells[:, j] for j in range(width)], lines, header)
 
@@ -236,6 +269,28 @@ def _read_parquet(p: Path) -> Table:
     names = [str(c) for c in frame.columns]
     cells = [frame[c].to_numpy() for c in frame.columns]
     return Table(p, names, cells, list(range(1, len(frame) + 1)), names, where="row")
+
+
+def _parquet_blocks(p: Path, rows: int) -> Iterator[Table]:
+    try:
+        import pyarrow.parquet as pq
+
+        batches = pq.ParquetFile(p).iter_batches(batch_size=rows)
+    except ImportError as err:
+        raise TableError(f"reading the Parquet file '{p}' a block at a time needs pyarrow (pip install "
+                         f"'vmp[parquet]'): {err}") from None
+    except Exception as err:
+        raise TableError(f"cannot read the Parquet file '{p}': {type(err).__name__}: {err}") from None
+    first, seen = 1, False
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        names = [str(c) for c in batch.schema.names]
+        cells = [c.to_numpy(zero_copy_only=False) for c in batch.columns]
+        yield Table(p, names, cells, list(range(first, first + batch.num_rows)), names, where="row")
+        first, seen = first + batch.num_rows, True
+    if not seen:
+        raise TableError(f"data file '{p}' has no data rows")
 
 
 # ----- ids ---------------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ Panels (see docs/diagnostics.md):
   where every rho is 1);
 - the relative change of each node's natural parameters against iteration (log y);
 - the held-out ELBO per element, when the fit held data out;
-- temperature / effective batch size, only when the history has such keys.
+- temperature / effective batch size, only when the history has such keys;
+- a stream's chunk (``model.stream``): the bound per element of every chunk so far, and each
+  global's relative change by chunk (:mod:`vmp.diagnostics.stream_panels`).
 
 Both ELBO panels plot the ELBO itself (higher is better, upwards) on one rule
 (:func:`elbo_axis`): a linear axis, unless the evaluations span more than a factor of ten, then
@@ -39,6 +41,7 @@ from matplotlib.ticker import (FuncFormatter, LogLocator, MaxNLocator, NullForma
 
 from . import marks
 from .history import OPTIONAL, normalized
+from .stream_panels import chunk_panels
 
 __all__ = ["plot", "elbo_axis", "set_elbo_axis", "log_ticks"]
 
@@ -413,7 +416,7 @@ def _panels(result) -> list:
             values = value if isinstance(value, dict) else {key: value}
             panels.append((_per_node_panel, (result, steps, values, key.replace("_", " "),
                                              key.replace("_", " "), False)))
-    return panels
+    return panels + chunk_panels(result, (_BLUE, _RED))
 
 
 def _last_iteration(result) -> int | None:

@@ -133,8 +133,13 @@ class Node(Expression, ABC):
             )
 
     def _check_weights(self, weights) -> np.ndarray | None:
+        """The data multiplicities m_i over the plates; a ``vmp.Data`` is kept as an input that
+        ``model.set_data`` replaces (a document's word counts, with new documents)."""
         if weights is None:
             return None
+        if isinstance(weights, Data):
+            weights.uses.append((self, (), f"node '{self.name}', weights data '{weights.name}'"))
+            weights = weights.values
         w, why = real_numbers(self._array("weights", weights))
         if why is not None:
             raise DataError(f"node '{self.name}': weights {why}")

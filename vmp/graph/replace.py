@@ -13,13 +13,16 @@ import numpy as np
 
 from ..errors import GraphError, ShapeError
 from .expressions import Constant, Data, Expression, Gather, PlatedConstant, _plated
+from .node import Node
 
 
-def set_data(model, changes: dict, masks: dict) -> None:
-    """Replace the data; new data refused (a DataError, a ShapeError) leave the model as it was."""
+def set_data(model, changes: dict, masks: dict, sizes: dict | None = None) -> None:
+    """Replace the data; new data refused (a DataError, a ShapeError) leave the model as it was.
+    ``sizes``: new sizes of plates no data lie on (the documents of new tokens, whose gather
+    index is among the changes)."""
     held = _held(model)
     try:
-        _set_data(model, changes, masks)
+        _set_data(model, changes, masks, sizes or {})
     except Exception:
         for obj, attrs in held:
             obj.__dict__.clear()
@@ -36,17 +39,19 @@ def _held(model) -> list:
     return [(obj, {k: dict(v) if type(v) is dict else v for k, v in obj.__dict__.items()}) for obj in objects]
 
 
-def _set_data(model, changes: dict, masks: dict) -> None:
+def _set_data(model, changes: dict, masks: dict, given: dict) -> None:
     targets = {name: _target(model, name) for name in changes}
-    sizes = _new_sizes(model, targets, changes)
+    sizes = {**_new_sizes(model, targets, changes), **given}
     resized = {name for name, size in sizes.items() if model.plates[name].size != size}
-    touched = set(resized) | {p.name for t in targets.values() for p in _plates_of(t)}
+    touched = set(resized) | {p.name for t in targets.values() for p in plates_of(t)}
     _check_resizable(model, resized, targets)
     for name in resized:
         model.plates[name].size = sizes[name]
+    reweighted = {id(use) for t in targets.values() if isinstance(t, Data) for use, _, _ in t.uses
+                  if isinstance(use, Node)}
     for node in model.nodes.values():
         if any(p.name in resized for p in node.plates):
-            _reshape(node)
+            _reshape(node, id(node) in reweighted)
     for name, target in targets.items():
         if isinstance(target, Data):
             _replace_input(target, changes[name])
@@ -79,7 +84,7 @@ def _target(model, name: str):
                      f"name (data: {known})")
 
 
-def _plates_of(target) -> tuple:
+def plates_of(target) -> tuple:
     """The plates the leading axes of a target's values lie on (a gather's rows: its plate)."""
     if isinstance(target, Data):
         if not target.uses:
@@ -93,7 +98,7 @@ def _new_sizes(model, targets: dict, changes: dict) -> dict:
     """The plate sizes the new data imply (their leading axes), checked for agreement."""
     sizes: dict = {}
     for name, target in targets.items():
-        plates = _plates_of(target)
+        plates = plates_of(target)
         shape = np.shape(changes[name])
         if len(shape) < len(plates):
             raise ShapeError(f"set_data('{name}'): the data have shape {shape}, fewer axes than the plates "
@@ -121,9 +126,11 @@ def _check_resizable(model, resized: set, targets: dict) -> None:
         for role, expr in node.parents.items():
             for e in _walk(expr):
                 on = [p.name for p in getattr(e, "plates", ()) if p.name in resized]
-                if isinstance(e, Gather) and e.node.plates[0].name in resized:
+                if isinstance(e, Gather) and e.node.plates[0].name in resized and id(e) not in replaced:
                     raise GraphError(f"set_data: node '{node.name}' reads the gather '{e.name}' from plate "
-                                     f"'{e.node.plates[0].name}', which cannot change size")
+                                     f"'{e.node.plates[0].name}' with a fixed index; for plate "
+                                     f"'{e.node.plates[0].name}' to change size, declare the index with "
+                                     f"vmp.Data(name, rows) and give its new rows")
                 if isinstance(e, Gather) and e.plate.name in resized and id(e) not in replaced:
                     raise GraphError(f"set_data: node '{node.name}' reads the gather '{e.name}', whose index "
                                      f"is fixed; for plate '{e.plate.name}' to change size, declare the index "
@@ -148,15 +155,16 @@ def _rebroadcast(arr: np.ndarray, shape: tuple, plates: tuple, node, what: str) 
     return np.broadcast_to(first, shape)
 
 
-def _reshape(node) -> None:
-    """Give a node on a resized plate its new plate shape: constants broadcast again, factor rebuilt."""
+def _reshape(node, reweighted: bool = False) -> None:
+    """Give a node on a resized plate its new plate shape: constants broadcast again, factor
+    rebuilt; its weights broadcast again unless new ones are given (``reweighted``)."""
     node.plate_shape = tuple(p.size for p in node.plates)
     for role, expr in node.parents.items():
         if isinstance(expr, Constant) and not isinstance(expr, PlatedConstant):
             value = _rebroadcast(expr.value, node.plate_shape + expr.value.shape[len(expr.value.shape) - len(node._role_event(role)):],
                                  node.plates, node, role)
             node.parents[role] = Constant(expr.family, value, label=expr.name)
-    if node.multiplicity is not None and not node.derived:
+    if node.multiplicity is not None and not node.derived and not reweighted:
         node.multiplicity = _rebroadcast(node.multiplicity, node.plate_shape, node.plates, node, "weights")
     node.weights = node.multiplicity
     node.factor = node._make_factor()
@@ -171,6 +179,10 @@ def _replace_input(data: Data, values) -> None:
     for use, event, where in data.uses:
         if isinstance(use, Gather):
             use.set_index(values, where)
+            continue
+        if isinstance(use, Node):  # the node's weights
+            use.multiplicity = use.weights = use._check_weights(np.asarray(values))
+            use.__dict__.pop("_factor_weights", None)
             continue
         new = _plated(values, use.family, use.plates, event, f"{where}, data '{data.name}'")
         use.value, use.moments = new.value, new.moments

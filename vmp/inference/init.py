@@ -26,7 +26,7 @@ from ..factors.terms import MAX_INTERMEDIATE
 from ..graph.expressions import Diagonal, Dot, Gate, random_nodes
 from ..graph.leaves import Context
 from .seeding import assigned, seed_components, seedable
-from .state import State
+from .state import LoopState, State
 
 
 def initialize(engine, rng: np.random.Generator, init: Any = None, plan=None) -> State:
@@ -55,13 +55,15 @@ def initialize(engine, rng: np.random.Generator, init: Any = None, plan=None) ->
 
 
 def _given(engine, init: State, nodes) -> State:
-    """A warm start: ``nodes``' q as ``init`` has them (its step counter kept, so a schedule
-    continues), their moments formed again; a GraphError names a node it lacks."""
+    """A warm start: ``nodes``' q as ``init`` has them (its step counter and its schedules'
+    states kept, so a schedule continues: a stream's chunks are one stochastic run), their
+    moments formed again; a GraphError names a node it lacks."""
     missing = [n.name for n in nodes if n.name not in init.natural]
     if missing:
         raise GraphError(f"init: the State given has no q for {missing}")
     natural = {n.name: tuple(init.natural[n.name]) for n in nodes}
-    return State(natural, {n.name: engine.moments(n, natural[n.name]) for n in nodes}, init.step)
+    return State(natural, {n.name: engine.moments(n, natural[n.name]) for n in nodes}, init.step,
+                 loop=LoopState(schedules=dict(init.loop.schedules)))
 
 
 def _rows(data, rows):

@@ -122,8 +122,9 @@ class Method(ABC):
         """The initial q (``init.initialize``) and the observed elements its start read."""
 
     def loop_start(self, engine, state: State, rng: np.random.Generator, accesses: int) -> LoopState:
-        """The loop's state before the first step."""
+        """The loop's state before the first step (the schedules' states of a warm start kept)."""
         return LoopState(accesses=accesses, backoff={n.name: 1.0 for n in self.plan.stepped},
+                         schedules=dict(state.loop.schedules),
                          policies=[p.start(engine, self.plan, state, rng) for p in self.policies],
                          monitors=[m.start() for m in self.monitors], plan=self.plan.saved())
 

@@ -17,7 +17,8 @@ Population variational Bayes (``population=alpha``, McInerney, Ranganath & Blei 
 prior stays eta_0; each chunk runs stochastic steps whose minibatches stand for a population of
 alpha points (``vmp.inference.population``), the step counter continuing across chunks.
 
-The stream's state is the globals' q, the number of chunks seen and the step counter:
+The stream's state is the globals' q, the number of chunks seen, the step counter and the
+schedules' states (population VB: the chunks' steps are one stochastic run):
 ``save(path)`` writes it (with eta_0, the prior the stream began with) as a State file and
 ``model.stream(..., resume=path)`` continues with the same bits.
 """
@@ -33,14 +34,15 @@ from ..errors import DataError, GraphError, OptionError, ShapeError
 from ..factors.natural_prior import NaturalPrior
 from ..graph.change import relative_change
 from ..graph.data import is_lazy
-from ..graph.expressions import Constant, random_nodes
+from ..graph.expressions import Constant, Gather, random_nodes
 from ..graph.leaves import Context
+from ..graph.replace import plates_of, set_data
 from .engine import Engine
 from .loop import Fit
 from .options import check, checked_seed
 from .population import Population
 from .result import FitResult
-from .state import State
+from .state import LoopState, State
 from .steps import complete
 from .subsample import check_data_plate, linked_plates
 
@@ -87,14 +89,14 @@ class Stream:
         self.options = options
         self.seed = checked_seed(options.pop("seed", 0))
         self.plates = {plate, *linked_plates(model, plate)}
-        if not any(n.has_data and n.plates and n.plates[0].name == plate for n in model.nodes.values()):
-            raise GraphError(f"model.stream: plate '{plate}' holds no observed node itself (its data lie on the "
-                             f"linked plates {sorted(self.plates - {plate})}); streaming a model whose chunks "
-                             f"resize two plates (LDA's documents and tokens) is not supported")
+        self.links = _links(model, plate)
         self.locals, self.globals = self._split()
         self.prior0 = self._declared_priors() if self.population is None else {}
         self.posterior: dict | None = None
         self.chunks, self.step, self.bounds = 0, 0, []
+        self.schedules: dict = {}  # population VB: the schedules' states, continuing over the chunks
+        #: the records of the chunks this object fitted (``extra["stream"]`` of each)
+        self.records: list[dict] = []
         if resume is not None:
             self._resume(resume)
 
@@ -159,7 +161,9 @@ class Stream:
         """Fit one chunk ({observed node or vmp.Data name: rows}); the globals' posterior becomes
         the next chunk's prior. Returns the chunk's FitResult (bound, history; its
         ``extra['stream']``: the chunk's number, size, bound per element and each global's
-        relative change). An empty chunk changes nothing (a warning; returns None)."""
+        relative change; ``extra['stream_chunks']``: the records of every chunk this stream fitted,
+        which ``result.plot()`` draws by chunk). An empty chunk changes nothing (a warning;
+        returns None)."""
         chunk, n = self._checked(chunk)
         if n == 0:
             warnings.warn(f"model.stream: an empty chunk of plate '{self.plate}' changes nothing", UserWarning,
@@ -167,7 +171,7 @@ class Stream:
             return None
         model = self.model
         model.state = None  # (set_data would infer the locals of the last chunk's q again)
-        model.set_data(chunk)
+        set_data(model, chunk, {}, {self.plate: n})
         seed = int(np.random.SeedSequence([self.seed or 0, self.chunks]).generate_state(1)[0])
         with self._priors(None if self.population else self.prior()):
             fit = Fit(model, method=self.method, init=self._start(), seed=seed, **self._fit_options(n))
@@ -180,38 +184,57 @@ class Stream:
         return self._advance(result, n)
 
     def _checked(self, chunk: dict) -> tuple[dict, int]:
-        """The chunk as {name: array}, every observed node on the stream's plates present, all
-        of one length along the plate; else a DataError or ShapeError naming the node."""
+        """The chunk as {name: array} and its number of elements of the plate: every observed
+        node on the stream's plates (and each gather index into the plate) present, all of one
+        length along their plate; else a DataError or ShapeError naming the node."""
         if not isinstance(chunk, dict):
             raise DataError(f"model.stream: a chunk is a dict from observed node names to their rows, got "
                             f"{type(chunk).__name__}")
         model = self.model
-        wanted = [n.name for n in model.nodes.values() if n.has_data and n.plates and n.plates[0].name == self.plate]
+        wanted = [n.name for n in model.nodes.values() if n.has_data and n.plates and n.plates[0].name in self.plates]
         unknown = [k for k in chunk if k not in model.nodes and k not in model.inputs]
         if unknown:
             raise DataError(f"model.stream: the chunk names {unknown}, which are not nodes or inputs of model "
                             f"'{model.name}'")
+        wanted += [d.name for d in model.inputs.values() if any(p.name in self.plates for p in plates_of(d))]
         missing = [k for k in wanted if k not in chunk]
         if missing:
-            raise DataError(f"model.stream: the chunk has no rows for observed node(s) {missing} of plate "
-                            f"'{self.plate}'")
+            raise DataError(f"model.stream: the chunk has no rows for {missing} of plate(s) {sorted(self.plates)}")
         out, sizes = {}, {}
         for name, rows in chunk.items():
             rows = rows if is_lazy(rows) else np.asarray(rows)
             node = model.nodes.get(name)
             if node is not None:
-                event = node._data_event_shape()
-                if rows.ndim < 1 or tuple(rows.shape[rows.ndim - len(event):]) != tuple(event) \
-                        or rows.ndim != len(node.plates) + len(event):
-                    raise ShapeError(f"node '{name}': a chunk's rows have shape {rows.shape}; node '{name}' takes "
-                                     f"(rows,) + {tuple(p.size for p in node.plates[1:])} + {tuple(event)}")
-                if node.plates and node.plates[0].name == self.plate:
-                    sizes[name] = rows.shape[0]
+                _check_rows(node, rows)
+                if node.plates and node.plates[0].name in self.plates:
+                    sizes.setdefault(node.plates[0].name, {})[name] = rows.shape[0]
             out[name] = rows
-        if len(set(sizes.values())) > 1:
-            raise ShapeError(f"model.stream: the chunk's nodes have different numbers of rows along plate "
-                             f"'{self.plate}': {sizes}")
-        return out, next(iter(sizes.values()), 0)
+        for plate, by_node in sizes.items():
+            if len(set(by_node.values())) > 1:
+                raise ShapeError(f"model.stream: the chunk's nodes have different numbers of rows along plate "
+                                 f"'{plate}': {by_node}")
+        n = next(iter(sizes.get(self.plate, {}).values()), None)
+        return self._linked_rows(out, n)
+
+    def _linked_rows(self, chunk: dict, n: int | None) -> tuple[dict, int]:
+        """The chunk with each gather index into the plate (a token's document) renumbered to
+        the chunk's elements, and their number n: positions 0..n-1 when the plate has rows of
+        its own, else the distinct ids of the index in increasing order (a chunk of whole
+        documents, under any ids)."""
+        for name in self.links:
+            index = np.asarray(chunk[name])
+            if index.ndim != 1 or not (np.issubdtype(index.dtype, np.integer) or index.size == 0):
+                raise ShapeError(f"model.stream: the chunk's '{name}' (each element's row of plate "
+                                 f"'{self.plate}') must be a 1-D integer array, got shape {index.shape}, dtype "
+                                 f"{index.dtype}")
+            if n is not None:
+                if index.size and (index.min() < 0 or index.max() >= n):
+                    raise DataError(f"model.stream: the chunk's '{name}' must index its {n} rows of plate "
+                                    f"'{self.plate}', got values in [{index.min()}, {index.max()}]")
+                continue
+            ids, inverse = np.unique(index, return_inverse=True)
+            chunk[name], n = inverse.reshape(-1).astype(np.int64), ids.size
+        return chunk, 0 if n is None else n
 
     def _start(self):
         """The chunk fit's start: after the first chunk, the globals at their last q (with the
@@ -227,8 +250,9 @@ class Stream:
         return complete(engine, state, [n for n in engine.hidden if n in self.locals])
 
     def _globals_state(self, engine, step: int) -> State:
-        """A State holding the globals' last q (their moments formed again)."""
-        state = State({}, {}, step)
+        """A State holding the globals' last q (their moments formed again) and, for population
+        VB, the step counter and the schedules' states, from which the next chunk's steps go on."""
+        state = State({}, {}, step, loop=LoopState(schedules=dict(self.schedules)))
         for node in self.globals:
             natural = self.posterior[node.name]
             state = state.updated({node.name: (natural, engine.moments(node, natural))})
@@ -258,10 +282,13 @@ class Stream:
         self.posterior = new
         if self.population is not None:
             self.step = int(state.step)  # the stochastic steps so far: rho_t continues
+            self.schedules = dict(state.loop.schedules)
         self.chunks += 1
         self.bounds.append(per)
         result.extra["stream"] = {"chunk": self.chunks, "rows": n, "bound_per_element": per, "change": change,
                                   "drift": drift}
+        self.records.append(result.extra["stream"])
+        result.extra["stream_chunks"] = list(self.records)  # the dashboard's chunk panels
         if drift:
             warnings.warn(f"model.stream: chunk {self.chunks}'s bound per element {per:.4g} is far below the "
                           f"earlier chunks' (median {np.median(self.bounds[:-1]):.4g}): the data may have "
@@ -277,18 +304,19 @@ class Stream:
         data, n = self._checked(data)
         model = self.model
         model.state = None
-        model.set_data(data)
+        set_data(model, data, {}, {self.plate: n})
         engine = Engine(model)
         model.state = complete(engine, self._globals_state(engine, 0), [n for n in engine.hidden if n in self.locals])
         return engine.elbo(model.state)
 
     def read(self, source, rows: int | None = None, columns: dict | None = None, lazy: bool = False):
         """The chunks of ``source`` for this stream, read one at a time (arrays, iterables,
-        CSV/Parquet files: :func:`vmp.inference.stream_sources.chunks`; ``lazy``: a chunk of an
-        array out of core stays there, read where the chunk's fit reads it)."""
+        CSV/Parquet files: :func:`vmp.inference.stream_sources.chunks`; ``rows`` whole documents
+        per chunk on a documents plate; ``lazy``: a chunk of an array out of core stays there,
+        read where the chunk's fit reads it)."""
         from .stream_sources import chunks
 
-        return chunks(source, rows, self.model, self.plate, columns, lazy)
+        return chunks(source, rows, self.model, self.plate, columns, lazy, self.links)
 
     def run(self, source, rows: int | None = None, columns: dict | None = None, lazy: bool = False) -> list:
         """``update`` on every chunk of ``source`` (:meth:`read`); the chunks' results."""
@@ -300,8 +328,8 @@ class Stream:
         chunks' bounds) to one ``.npz`` file (``State.save``)."""
         if self.posterior is None:
             raise OptionError("model.stream: nothing to save before the first chunk")
-        State(self.posterior, {}, self.step).save(path, stream=self._describe(),
-                                                 prior0={k: list(v) for k, v in self.prior0.items()})
+        state = State(self.posterior, {}, self.step, loop=LoopState(schedules=self.schedules))
+        state.save(path, stream=self._describe(), prior0={k: list(v) for k, v in self.prior0.items()})
 
     def _describe(self) -> dict:
         return {"plate": self.plate, "forget": self.forget, "population": self.population, "chunks": self.chunks,
@@ -317,6 +345,7 @@ class Stream:
                                   f"{saved.get(key)!r}, this one has {mine[key]!r}")
         self.posterior = {k: tuple(v) for k, v in state.natural.items()}
         self.step, self.chunks, self.bounds = state.step, int(saved["chunks"]), list(saved["bounds"])
+        self.schedules = dict(state.loop.schedules)
         prior0 = {k: tuple(np.asarray(a) for a in v) for k, v in (docs.get("prior0") or {}).items()}
         for name, arrays in prior0.items():  # the prior the stream began with (a builder's may follow the data)
             if [a.shape for a in arrays] != [np.shape(a) for a in self.prior0[name]]:
@@ -328,6 +357,31 @@ class Stream:
     def __repr__(self) -> str:
         kind = f"population={self.population:g}" if self.population else f"forget={self.forget:g}"
         return f"<Stream of plate '{self.plate}', {kind}: {self.chunks} chunk(s)>"
+
+
+def _links(model, plate: str) -> dict:
+    """{vmp.Data name: linked plate}: the inputs holding the gather indices from the plates
+    linked to ``plate`` into it (a token's document), which each chunk replaces; a GraphError
+    for a fixed index, which cannot follow the chunks."""
+    links = {}
+    for linked, index in linked_plates(model, plate).items():
+        names = [d.name for d in model.inputs.values() for use, _, _ in d.uses
+                 if isinstance(use, Gather) and use.plate.name == linked and use.node.plates[0].name == plate]
+        if not names:
+            raise GraphError(f"model.stream: plate '{linked}' reads plate '{plate}' through a gather with a fixed "
+                             f"index; for each chunk to bring its own elements of both plates, declare the "
+                             f"index with vmp.Data(name, rows) (models.lda's 'document')")
+        links.update(dict.fromkeys(names, linked))
+    return links
+
+
+def _check_rows(node, rows) -> None:
+    """A ShapeError unless ``rows`` are rows of the node's outer plate: (rows,) + inner plates + event."""
+    event = node._data_event_shape()
+    if rows.ndim < 1 or tuple(rows.shape[rows.ndim - len(event):]) != tuple(event) \
+            or rows.ndim != len(node.plates) + len(event):
+        raise ShapeError(f"node '{node.name}': a chunk's rows have shape {rows.shape}; node '{node.name}' takes "
+                         f"(rows,) + {tuple(p.size for p in node.plates[1:])} + {tuple(event)}")
 
 
 def _forget(forget) -> float:

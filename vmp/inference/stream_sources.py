@@ -9,6 +9,8 @@ and CSV or Parquet files read a block of rows at a time.
   of the rows of an array out of core, which the chunk's fit reads where it runs (the Chunked
   executor here, a DaskExecutor's workers from the file);
 - an iterable of such dicts or arrays: each item is a chunk, read when the stream asks for it;
+- for a plate whose data lie on a linked plate (documents of tokens, ``links``), a dict of
+  arrays gives ``rows`` whole documents per chunk, with their tokens;
 - a path to a CSV/TSV/whitespace text file or a Parquet file: ``rows`` lines at a time (a text
   file's first line may be a header; a Parquet file is read by ``pyarrow`` in batches of
   ``rows``). ``columns={node: [column names or 0-based positions]}`` says which columns feed
@@ -29,11 +31,20 @@ from ..tables import PARQUET, _is_number, _sniff, _split
 
 
 def chunks(source, rows: int | None, model, plate: str, columns: dict | None = None,
-           lazy: bool = False) -> Iterator[dict]:
+           lazy: bool = False, links: dict | None = None) -> Iterator[dict]:
     """The chunks of ``source`` for the stream of ``model``'s ``plate`` (see the module); with
-    ``lazy`` an array out of core gives ``Block`` views of its rows instead of their values."""
+    ``lazy`` an array out of core gives ``Block`` views of its rows instead of their values.
+    ``links``: {gather index name: linked plate} of a plate whose data lie on a linked plate
+    (documents of tokens): arrays then give ``rows`` whole documents per chunk."""
     if isinstance(source, (str, Path)):
+        if links:
+            raise OptionError(f"model.stream: a data file's blocks of rows may split the elements of plate "
+                              f"'{plate}' (its data lie on {sorted(set(links.values()))}); give arrays or an "
+                              f"iterable of chunks of whole elements")
         yield from _file(Path(source), _rows(rows), model, plate, columns)
+        return
+    if isinstance(source, dict) and links:
+        yield from _documents(source, _rows(rows), model, plate, next(iter(links)))
         return
     if isinstance(source, dict) or isinstance(getattr(source, "shape", None), tuple):  # an array
         yield from _arrays(_named(source, model, plate), _rows(rows), lazy)
@@ -74,6 +85,25 @@ def _arrays(arrays: dict, rows: int, lazy: bool) -> Iterator[dict]:
     readers = {k: _views(v, rows, n) if lazy and is_lazy(v) else blocks(v, rows) for k, v in arrays.items()}
     for _ in range(0, n, rows):
         yield {k: next(r) for k, r in readers.items()}
+
+
+def _documents(arrays: dict, rows: int, model, plate: str, name: str) -> Iterator[dict]:
+    """Chunks of ``rows`` elements of ``plate`` (documents) with the rows of the linked plate
+    (their tokens) whose gather index ``name`` points to them: the plate's own rows in order when
+    it has observed nodes (the index then gives positions, shifted to the chunk's), else the
+    distinct ids of the index in increasing order."""
+    if name not in arrays:
+        raise DataError(f"model.stream: the arrays have no '{name}' (each row's element of plate '{plate}')")
+    index = np.asarray(arrays[name])
+    own = {k for k in arrays if k in model.nodes and model.nodes[k].plates and model.nodes[k].plates[0].name == plate}
+    ids = np.arange(np.shape(arrays[next(iter(own))])[0]) if own else np.unique(index)
+    for lo in range(0, ids.size, rows):
+        first, last = ids[lo], ids[min(lo + rows, ids.size) - 1]
+        keep = (index >= first) & (index <= last)
+        chunk = {k: v[lo:lo + rows] if k in own else np.asarray(v)[keep] for k, v in arrays.items()}
+        if own:
+            chunk[name] = index[keep] - lo
+        yield chunk
 
 
 def _views(data, rows: int, n: int) -> Iterator[Block]:
