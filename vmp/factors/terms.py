@@ -316,6 +316,9 @@ def _matmul(a: np.ndarray, sa: str, b: np.ndarray, sb: str, out: str) -> np.ndar
         a, sa, b, sb, ka, kb = b, sb, a, sa, kb, ka
     elif out != "".join(ka + kb):
         return None
+    if not ka and not kb:  # a full contraction to a number: einsum, not threaded BLAS (_dot)
+        return np.asarray(_dot(a.transpose([sa.index(ch) for ch in summed]),
+                               b.transpose([sb.index(ch) for ch in summed])))
     size = {ch: n for ch, n in zip(sa + sb, a.shape + b.shape)}
     n_sum = int(np.prod([size[ch] for ch in summed]))
     left = a.transpose([sa.index(ch) for ch in ka + summed]).reshape(-1, n_sum)
