@@ -21,11 +21,16 @@ Minibatch(64); a corpus sampled from LDA with --synthetic); matrix factorization
 PerNode(10), whose bound is exact).
 
     python benchmarks/bench_stopping.py [--tol 1e-3] [--seeds 0 1 2 3 4] [--only mixture-1e5 lda] [--steps 2000]
+                                        [--save runs.pkl | --load runs.pkl]
+
+--save keeps the recordings (steps, evaluated bounds, per-row terms) in a pickle; --load judges them
+again without refitting (the check against a real fit is then skipped).
 """
 from __future__ import annotations
 
 import argparse
 import pathlib
+import pickle
 import sys
 import time
 
@@ -143,7 +148,10 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", choices=sorted(SETTINGS), default=sorted(SETTINGS))
     ap.add_argument("--steps", type=int, default=2000, help="the long runs' steps")
     ap.add_argument("--synthetic", action="store_true", help="LDA on a corpus sampled from LDA")
+    ap.add_argument("--save", type=pathlib.Path, help="keep the recordings in this pickle")
+    ap.add_argument("--load", type=pathlib.Path, help="judge the recordings of this pickle")
     args = ap.parse_args(argv)
+    saved = pickle.loads(args.load.read_bytes()) if args.load else {}
     SETTINGS["lda"] = lda_setting(args.synthetic)
     print(f"tol = {args.tol:g}, evaluate_every = {EVERY}, patience = {PATIENCE}, window = max(patience "
           f"evaluations, {WINDOW:g} t); long runs of {args.steps} steps; BLAS: {limit_threads(1)}")
@@ -154,10 +162,13 @@ def main(argv=None) -> int:
     for name in args.only:
         good = plain_good = 0
         for seed in args.seeds:
-            run = record(SETTINGS[name], seed, args.steps)
+            run = saved[name, seed] if args.load else record(SETTINGS[name], seed, args.steps)
+            if args.save:
+                saved[name, seed] = {k: v for k, v in run.items() if k not in ("build", "options")}
+                args.save.write_bytes(pickle.dumps(saved))
             r = judge(run, replay(run, args.tol), args.tol)
             plain = judge(run, replay(run, args.tol, share=0.0), args.tol)
-            if seed == args.seeds[0]:
+            if seed == args.seeds[0] and not args.load:
                 assert real_stop(run, args.tol) == r["S"], "a fit with tol stops where the replay does"
             good, plain_good = good + r["good"], plain_good + plain["good"]
             total += 1

@@ -54,7 +54,7 @@ FITS = {
     "minibatch_annealing_global": (_mixture, dict(method="stochastic", subsample=vmp.Minibatch("data", 30),
                                                   update="global", policies=[vmp.Annealing.linear(3.0, 6)],
                                                   iterations=10, evaluate_every=5, seed=7)),
-    "minibatch_lda": (_lda, dict(method="stochastic", subsample=vmp.Minibatch("documents", 4),
+    "minibatch_lda": (_lda, dict(method="stochastic", subsample=vmp.Minibatch("documents", 4, local_tol=1e-4),
                                  iterations=8, evaluate_every=4, seed=8)),
     "minibatch_tempering": (_mixture, dict(method="stochastic", subsample=vmp.Minibatch("data", 20),
                                            policies=[vmp.Tempering([1.0, 2.0], samples=10)],

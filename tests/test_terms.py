@@ -65,6 +65,18 @@ def test_symmetric_rewrite_only_where_it_holds(subs, same):
     np.testing.assert_allclose(terms.contract(subs, *ops), np.einsum(subs, *ops), rtol=1e-12)
 
 
+@pytest.mark.parametrize("subs", ["Aa,Aa->", "Aa,aA->", "ABa,BAa->", "Aa,Ab,ab->"])
+def test_a_contraction_to_a_number_is_the_sum_of_products(subs):
+    """A pair contracted over every letter (q(beta)'s prior term, 20 x 2,000) leaves the matrix
+    product for a dot over aligned vectors: the plain sum of products, operands in any order."""
+    rng = np.random.default_rng(15)
+    sizes = {"A": 20, "B": 3, "a": 2000, "b": 4}
+    ops = [rng.normal(size=tuple(sizes[ch] for ch in term)) for term in subs.split("->")[0].split(",")]
+    got = terms.contract(subs, *ops, plans=terms.PlanCache())
+    assert np.shape(got) == ()
+    np.testing.assert_allclose(got, np.einsum(subs, *ops), rtol=1e-12)
+
+
 @pytest.mark.parametrize("first_same", [True, False])
 def test_plans_differ_for_one_array_twice_and_two_arrays(first_same):
     """x_a x_b M_ab of one x goes through its unique pairs; the same subscripts and shapes with
@@ -96,7 +108,7 @@ def test_compact_keeps_the_broadcast_source():
     assert terms.compact(np.broadcast_to(small[:, None], (4, 50))).shape == (4, 1)
 
 
-@pytest.mark.parametrize("n", [10, 100_000])
+@pytest.mark.parametrize("n", [10, 2_000, 100_000])  # np.vdot, einsum below DIRECT, above
 def test_inner_product_with_broadcast_gradients(n):
     rng = np.random.default_rng(4)
     value = rng.normal(size=(n, 3))

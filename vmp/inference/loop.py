@@ -365,7 +365,7 @@ def fit(model, *, method: str | None = None, iterations: int | None = None, n_in
     et al. 2013), times a factor its nodes share (``coupled=True``, the default).
 
     Both: ``iterations`` (the total number of steps the fit runs to, counting the steps of a
-    resumed fit; 0: the initial q and its bound only; default BATCH_ITERATIONS = 1000 for batch
+    resumed fit; 0: the initial q and its bound only; default BATCH_ITERATIONS = 2000 for batch
     VMP, which warns with a ConvergenceWarning when it ends there before ``tol`` unless tol <= 0;
     STOCHASTIC_ITERATIONS = 200 otherwise), ``seed``, ``init`` ('prior' or {name: initial mean}),
     ``executor`` (where the sums over the data run; default vmp.Serial(), or vmp.Chunked() when observed data are out of

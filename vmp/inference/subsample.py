@@ -235,8 +235,10 @@ class Minibatch(Subsample):
     """Paquet Alg. 2 / Hoffman et al.'s SVI: draw ``size`` elements of the data ``plate``.
 
     Plates reached from it through gathers (the tokens of the drawn documents) are restricted
-    too. Local nodes (on those plates) get exact coordinate updates, iterated to ``local_tol``
-    (at most ``local_iterations``); global nodes then step with scale N / |S|. ``holdout`` keeps
+    too. Local nodes (on those plates) get exact coordinate updates, iterated until the mean
+    change of a datapoint's mean parameters is below ``local_tol`` (1e-3: a document's topic
+    proportions move by less than 0.1 percentage point; at most ``local_iterations``); global nodes
+    then step with scale N / |S|. ``holdout`` keeps
     a fraction of the plate out of training for held-out evaluation. The bound is estimated on a
     fixed subsample of ``evaluation_size`` elements of the plate (and of the held-out rows),
     drawn once from the fit's seed; by default EVALUATION_SIZE = 256 (or the whole plate if
@@ -244,7 +246,7 @@ class Minibatch(Subsample):
     same quantity and their changes can be compared (the stopping rule pairs them).
     """
 
-    def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-4,
+    def __init__(self, plate: str, size: int, *, local_iterations: int = 50, local_tol: float = 1e-3,
                  holdout: float = 0.0, evaluation_size: int | None = None):
         self.plate_name = domains.name("Minibatch(plate=)", plate)
         self.size = domains.integer("Minibatch(size=)", size, 1)
