@@ -37,6 +37,7 @@ import numpy as np
 from . import cli_stream
 from .cli_common import (EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, CLIError, Cluster, UsageError, call,
                          fit_keywords, flag_of, integer, positive_int, subsample_of)
+from .inference.options import BATCH_ITERATIONS, STOCHASTIC_ITERATIONS, TOL
 from .tables import (DataWarning, Table, TableError, counts_rows, looks_like_id, read_blocks, read_table,
                      renumber, warn)
 
@@ -670,10 +671,11 @@ def _fit_options(p) -> None:
     p.add_argument("--method", choices=METHODS, default=None,
                    help="inference method (default: stochastic with --minibatch or --per-node, else batch)")
     p.add_argument("--iterations", type=_count, default=None, metavar="N",
-                   help="batch: sweeps at most (default: 1000, warning if the fit has not converged "
-                        "by then); stochastic: steps (default: 200); 0: the initial q only")
+                   help=f"batch: sweeps at most (default: {BATCH_ITERATIONS}, warning if the fit has not "
+                        f"converged by then); stochastic: steps (default: {STOCHASTIC_ITERATIONS}); 0: the initial "
+                        f"q only")
     p.add_argument("--tol", type=_positive_float, default=None,
-                   help="batch: stop when the relative ELBO change is below this (default: 1e-6); "
+                   help=f"batch: stop when the relative ELBO change is below this (default: {TOL:g}); "
                         "stochastic: stop when the evaluated bound has not improved by more than this, "
                         "relative and beyond its standard error, over the last max(5 evaluations, 3/4 of "
                         "the run) (default: run --iterations steps)")

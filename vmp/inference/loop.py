@@ -345,7 +345,7 @@ def fit(model, *, method: str | None = None, iterations: int | None = None, n_in
 
     ``method="batch"`` (Winn & Bishop 2005, section 3.2): coordinate ascent, parents first; the
     bound never decreases. Options: ``tol`` (stop when the relative change of the bound is below
-    it; default 1e-6; tol <= 0 runs every sweep), ``decrease_tol`` and ``on_decrease`` ('warn' or 'raise' when an update
+    it; default 1e-7; tol <= 0 runs every sweep), ``decrease_tol`` and ``on_decrease`` ('warn' or 'raise' when an update
     lowers the bound by more than decrease_tol relative; reported, never "converged"),
     ``policies`` (Annealing, Tempering, LocalTempering: every factor of the data plate weighted
     by 1/T; ``plate`` names the data plate when the observed nodes do not share an outermost
