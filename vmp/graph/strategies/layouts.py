@@ -62,5 +62,5 @@ class Layouts(Strategy):
             inputs.append((call.weight, f.child_letters))
         if c.select:
             inputs = [fixed(v, letters, c.select) for v, letters in inputs]
-        shape = tuple(f.size(ch, ctx) for ch in lay.counted)
+        shape = tuple(f.size(ch, ctx) for ch in lay.counted) if lay.counted else ()
         return Part(self.evaluator.einsum(Einsum(inputs, c.output, c.shape, c.coef, lay.counted, shape), call))

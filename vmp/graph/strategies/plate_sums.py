@@ -28,6 +28,14 @@ class Split(NamedTuple):
     key: tuple  # the sum's key in ``PlateSums.sums``
 
 
+def elements(arrays: list) -> int:
+    """The number of elements of ``arrays`` together."""
+    n = 0
+    for a in arrays:
+        n += a.size if isinstance(a, np.ndarray) else np.size(a)
+    return n
+
+
 class PlateSums(Strategy):
     """The operands over the child's plates n, where n is summed out, contracted first to what
     the other operands and the output need:
@@ -78,10 +86,15 @@ class PlateSums(Strategy):
         return self.splits[key]
 
     def einsum(self, e, call, inner):
-        inputs = e.inputs + [(self.ones(e.counted_shape), e.counted)] if e.counted else e.inputs
-        sp = self.split(tuple(letters for _, letters in inputs), e.output)
-        if sp is None or sum(np.size(inputs[k][0]) for k in sp.local) <= DIRECT:
-            return inner(Einsum(inputs, e.output, e.shape, e.coef, plate_sum=e.plate_sum), call)
+        if e.counted:
+            e = Einsum(e.inputs + [(self.ones(e.counted_shape), e.counted)], e.output, e.shape, e.coef,
+                       plate_sum=e.plate_sum)
+        inputs = e.inputs
+        if elements([v for v, _ in inputs]) <= DIRECT:  # no sum over the child's plates can be larger
+            return inner(e, call)
+        sp = self.split(tuple([letters for _, letters in inputs]), e.output)
+        if sp is None or elements([inputs[k][0] for k in sp.local]) <= DIRECT:
+            return inner(e, call)
         arrays = [inputs[k][0] for k in sp.local]
         keep = memoizable(call.ctx)
         hit = self.sums.get(sp.key) if keep else None
