@@ -9,6 +9,8 @@ from .base import Strategy
 
 
 class Layout(NamedTuple):
+    """What one contraction reads, found once."""
+
     reads: tuple  # one operand per leaf component read (constants each their own)
     which: tuple  # per operand, the position in ``reads`` of the array it takes
     counted: str  # the child letters that no operand, the weight, the output or a selection carries
@@ -26,9 +28,9 @@ class Layouts(Strategy):
 
     Cache: per (term, operand position or None for a bound term, output letters, whether a
     slice is selected, whether a weight multiplies) one ``Layout`` (the selected letter is the
-    one the output lacks). A bound factor's terms are fixed, so
-    the key names the operands; nothing invalidates a layout (a factor bound again builds a new
-    evaluator). A contraction without a key goes to the reference."""
+    one the output lacks). A bound factor's terms are fixed, so the key names the operands;
+    nothing invalidates a layout (a factor bound again builds a new evaluator). A contraction
+    without a key goes to the reference."""
 
     name = "layouts"
     hooks = ("contraction",)
