@@ -114,7 +114,7 @@ def mixture_bench(args, client) -> None:
           f"{gather:.2f} s; largest relative difference of the globals from Serial {diff:.1e}")
     del fit, model, final
     with vmp.Processes(args.workers) as pool:
-        fit = gaussian_mixture(x, args.k).batch(seed=0, progress=False, executor=pool)
+        fit = gaussian_mixture(x, args.k, **FACTORIZED).batch(seed=0, progress=False, executor=pool)
         sweeps(fit, 1, pool, processes_cpu)
         local, _, local_cpu = sweeps(fit, args.sweeps, pool, processes_cpu)
         diff = globals_difference(pool.finish(fit.state), serial_state, ["pi", "mu", "Lambda"])

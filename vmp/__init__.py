@@ -30,6 +30,7 @@ from .monitors import DomainMonitor as DomainMonitor, ElboMonitor as ElboMonitor
 from .monitors import NoiseMonitor as NoiseMonitor
 from .policies import Annealing as Annealing, Policy as Policy, SVIPlus as SVIPlus, Tempering as Tempering
 from .policies import LocalTempering as LocalTempering
+from . import readers as readers  # FitResult's readers (plot, summary, to_dataframe, to_arviz)
 
 __version__ = "0.1.0"
 

@@ -229,7 +229,7 @@ class PlanCache:
 
     def plan(self, subscripts: str, operands) -> Plan:
         key = (subscripts, *[o.shape for o in operands])
-        if len({id(o) for o in operands}) < len(operands):
+        if len(operands) > 1 and len(set(map(id, operands))) < len(operands):
             key += tuple((i, j) for i in range(len(operands)) for j in range(i + 1, len(operands))
                          if operands[i] is operands[j])
         held = self.plans.pop(key, None)
@@ -355,7 +355,7 @@ def contract_to(inputs: list[tuple[np.ndarray, str]], output: str, shape: tuple[
     """
     if not inputs:
         return np.broadcast_to(1.0, shape)
-    subs, case, expand = plans.route(tuple(s for _, s in inputs), output)
+    subs, case, expand = plans.route(tuple([s for _, s in inputs]), output)
     arrays = [a for a, _ in inputs]
     if case == 1:
         # nothing to contract (a prior's broadcast precision stays a broadcast): a view, as

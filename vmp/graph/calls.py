@@ -48,7 +48,8 @@ class Contraction(NamedTuple):
 
 class Einsum(NamedTuple):
     """coef * contraction of ``inputs`` ((array, letters)) and ones over ``counted`` (sizes
-    ``counted_shape``) to ``output``; ``plate_sum``: a sum over the child's plates alone."""
+    ``counted_shape``) to ``output``, of shape ``shape`` (a plate sum's, () with coef 1: its
+    letters are all carried); ``plate_sum``: a sum over the child's plates alone."""
 
     inputs: list
     output: str

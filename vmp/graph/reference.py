@@ -57,6 +57,9 @@ class Reference:
         self.factor = factor
         self.child_letters = factor.child_letters
         self.reads = {leaf: reads_of(factor.terms, leaf) for leaf in factor.targets}
+        #: per leaf, its reads by the moment component they read
+        self.by_component = {leaf: {r.operand.comp: [q for q in reads if q.operand.comp == r.operand.comp]
+                                    for r in reads} for leaf, reads in self.reads.items()}
 
     # ----- one contraction ---------------------------------------------------------------
     def inputs(self, ops, call: Call, select: dict | None = None) -> list:
@@ -107,9 +110,9 @@ class Reference:
         if call.plate is not None:
             axis = leaf.plates.index(call.plate)
             shapes = [s[:axis] + s[axis + 1:] for s in shapes]
-        reads = self.reads[leaf]
-        parts = [self.component(call, leaf, comp, [r for r in reads if r.operand.comp == comp], shapes)
-                 if any(r.operand.comp == comp for r in reads) else [] for comp in range(len(shapes))]
+        reads = self.by_component[leaf]
+        parts = [self.component(call, leaf, comp, reads[comp], shapes) if comp in reads else []
+                 for comp in range(len(shapes))]
         leaf_level = [[p.value for p in ps if not p.node_level] for ps in parts]
         node_level = [[p.value for p in ps if p.node_level] for ps in parts]
         return Sums(shapes, parts, [accumulate(v) if v else None for v in leaf_level],

@@ -12,6 +12,19 @@ from .history import arrays, to_dict
 from .state import State
 
 
+#: FitResult's readers by name (plot, summary, to_dataframe, to_arviz): functions of the reading
+#: layer, which imports inference, registered by ``vmp/readers.py`` when vmp is imported
+READERS: dict = {}
+
+
+def reader(name: str):
+    """The reading layer's function behind ``FitResult.<name>``."""
+    found = READERS.get(name)
+    if found is None:
+        raise VMPError(f"FitResult.{name}: no reader registered (vmp/readers.py registers them on import vmp)")
+    return found
+
+
 @dataclass
 class FitResult:
     """ELBO history and convergence state of one call to ``model.fit``.
@@ -39,30 +52,22 @@ class FitResult:
     def final_elbo(self) -> float:
         return float(self.elbo[-1]) if len(self.elbo) else float("nan")
 
-    # ----- readers: facades on the reading layer (vmp.diagnostics, vmp.export), imported when called
+    # ----- readers: the reading layer's functions (vmp.diagnostics, vmp.export), held in READERS
     def plot(self, filename=None):
         """A matplotlib dashboard of the convergence diagnostics (see vmp.diagnostics.plot)."""
-        from ..diagnostics import plot
-
-        return plot(self, filename)
+        return reader("plot")(self, filename)
 
     def summary(self, model=None) -> str:
         """A text table of the convergence state and, given the model, the posterior."""
-        from ..diagnostics import summary
-
-        return summary(self, model)
+        return reader("summary")(self, model)
 
     def to_dataframe(self):
         """One row per step as a pandas DataFrame (needs pandas)."""
-        from ..diagnostics import to_dataframe
-
-        return to_dataframe(self)
+        return reader("to_dataframe")(self)
 
     def to_arviz(self, model, draws: int = 1000, seed: int | None = 0, predictive: bool = True):
         """Draws from the fitted q of ``model`` as ArviZ InferenceData (see vmp.export.to_arviz)."""
-        from ..export import to_arviz
-
-        return to_arviz(model, draws, seed, predictive, result=self)
+        return reader("to_arviz")(self, model, draws, seed, predictive)
 
     def to_dict(self) -> dict:
         """History and convergence state as JSON-ready data (see vmp.inference.history.to_dict)."""

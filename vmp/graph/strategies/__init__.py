@@ -30,12 +30,13 @@ from .constant import ConstantMessages, ConstantTerms
 from .folding import Folding
 from .fused import FusedGathers
 from .kept import KeptDerivatives
+from .layouts import Layouts
 from .plans import Plans
 from .plate_sums import PlateSums
 
 #: every strategy, outermost first: a hook runs before the hooks of the same name after it
-ORDER: tuple[type[Strategy], ...] = (ConstantMessages, ConstantTerms, KeptDerivatives, FusedGathers, Coefficients,
-                                     PlateSums, Folding, Plans)
+ORDER: tuple[type[Strategy], ...] = (ConstantMessages, ConstantTerms, KeptDerivatives, FusedGathers, Layouts,
+                                     Coefficients, PlateSums, Folding, Plans)
 STRATEGIES = {s.name: s for s in ORDER}
 #: the default evaluator's strategies (all)
 DEFAULT: tuple[str, ...] = tuple(STRATEGIES)

@@ -12,17 +12,31 @@ from .base import Strategy
 class Coefficients(Strategy):
     """c * contract(inputs) = contract(inputs with c times one operand read once): where the
     output has more than DIRECT elements, the coefficient multiplies the smallest operand read
-    once if it is smaller than the output (a pass over it instead of over the result). No
-    cache."""
+    once if it is smaller than the output (a pass over it instead of over the result). Cache:
+    where each output letter's size is read, per (input letters, output letters): structure,
+    never invalidated."""
 
     name = "coefficients"
     hooks = ("einsum",)
 
+    def __init__(self, evaluator):
+        super().__init__(evaluator)
+        self.axes: dict = {}
+
+    def output_axes(self, letters: tuple, output: str) -> tuple:
+        """(input, axis) of the last input carrying each output letter that an input carries:
+        structure, per (input letters, output letters)."""
+        key = (letters, output)
+        if key not in self.axes:
+            last = {ch: (k, s.rindex(ch)) for k, s in enumerate(letters) for ch in s}
+            self.axes[key] = tuple(last[ch] for ch in output if ch in last)
+        return self.axes[key]
+
     def einsum(self, e, call, inner):
-        if e.coef == 1.0:
+        if e.coef == 1.0 or math.prod(e.shape) <= DIRECT:  # the output's elements bound out_size
             return inner(e, call)
-        sizes = {ch: n for v, letters in e.inputs for ch, n in zip(letters, np.shape(v))}
-        out_size = math.prod(sizes[ch] for ch in e.output if ch in sizes)
+        axes = self.output_axes(tuple(letters for _, letters in e.inputs), e.output)
+        out_size = math.prod(np.shape(e.inputs[k][0])[axis] for k, axis in axes)
         if out_size <= DIRECT:
             return inner(e, call)
         once = [k for k, (v, _) in enumerate(e.inputs) if sum(u is v for u, _ in e.inputs) == 1]

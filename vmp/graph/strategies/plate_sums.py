@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...factors.terms import DIRECT
+from ..calls import Einsum
 from ..leaves import memoizable
 from .base import Strategy
 
@@ -18,6 +19,21 @@ ONES_KEPT = 4
 class Sum(NamedTuple):
     operands: list  # weak references
     value: np.ndarray
+
+
+class Split(NamedTuple):
+    local: tuple  # the inputs over a summed child letter
+    rest: tuple  # the others
+    letters: str  # what their sum keeps
+    key: tuple  # the sum's key in ``PlateSums.sums``
+
+
+def elements(arrays: list) -> int:
+    """The number of elements of ``arrays`` together."""
+    n = 0
+    for a in arrays:
+        n += a.size if isinstance(a, np.ndarray) else np.size(a)
+    return n
 
 
 class PlateSums(Strategy):
@@ -34,7 +50,8 @@ class PlateSums(Strategy):
     kept only in a ``memoizable`` Context (a minibatch's moments may be written in place), but
     split the same way in any, so one Chunked block keeps Serial's bits. The ones over child
     letters no operand carries (a term's count of elements), read-only, per shape, the last
-    ONES_KEPT, so that their sum is kept too."""
+    ONES_KEPT, so that their sum is kept too. The split of a contraction's inputs, per (input
+    letters, output letters): structure, never invalidated."""
 
     name = "plate_sums"
     hooks = ("einsum",)
@@ -42,6 +59,7 @@ class PlateSums(Strategy):
     def __init__(self, evaluator):
         super().__init__(evaluator)
         self.sums: dict = {}
+        self.splits: dict = {}
         self.ones_kept: dict = {}
 
     def ones(self, shape: tuple[int, ...]) -> np.ndarray:
@@ -54,28 +72,40 @@ class PlateSums(Strategy):
             del self.ones_kept[next(iter(self.ones_kept))]
         return ones
 
+    def split(self, letters: tuple, output: str) -> Split | None:
+        """Which inputs carry a summed child letter (``local``), the others (``rest``), and the
+        letters their sum keeps: structure alone, found once per (input letters, output)."""
+        key = (letters, output)
+        if key not in self.splits:
+            summed = set(self.factor.child_letters) - set(output)
+            local = tuple(k for k, s in enumerate(letters) if summed & set(s))
+            rest = tuple(k for k in range(len(letters)) if k not in local)
+            need = set(output).union(*(letters[k] for k in rest))
+            kept = "".join(dict.fromkeys(ch for k in local for ch in letters[k] if ch in need))
+            self.splits[key] = Split(local, rest, kept, (",".join(letters[k] for k in local), kept)) if local else None
+        return self.splits[key]
+
     def einsum(self, e, call, inner):
-        inputs = e.inputs + [(self.ones(e.counted_shape), e.counted)] if e.counted else e.inputs
-        e = e._replace(inputs=inputs, counted="", counted_shape=())
-        summed = set(self.factor.child_letters) - set(e.output)
-        local = [k for k, (_, letters) in enumerate(inputs) if summed & set(letters)]
-        if not local or sum(np.size(inputs[k][0]) for k in local) <= DIRECT:
+        if e.counted:
+            e = Einsum(e.inputs + [(self.ones(e.counted_shape), e.counted)], e.output, e.shape, e.coef,
+                       plate_sum=e.plate_sum)
+        inputs = e.inputs
+        if elements([v for v, _ in inputs]) <= DIRECT:  # no sum over the child's plates can be larger
             return inner(e, call)
-        rest = [inputs[k] for k in range(len(inputs)) if k not in local]
-        need = set(e.output).union(*(letters for _, letters in rest))
-        letters = "".join(dict.fromkeys(ch for k in local for ch in inputs[k][1] if ch in need))
-        key = (",".join(inputs[k][1] for k in local), letters)
-        arrays = [inputs[k][0] for k in local]
+        sp = self.split(tuple([letters for _, letters in inputs]), e.output)
+        if sp is None or elements([inputs[k][0] for k in sp.local]) <= DIRECT:
+            return inner(e, call)
+        arrays = [inputs[k][0] for k in sp.local]
         keep = memoizable(call.ctx)
-        hit = self.sums.get(key) if keep else None
+        hit = self.sums.get(sp.key) if keep else None
         if hit is not None and len(hit.operands) == len(arrays) and all(r() is a for r, a in zip(hit.operands, arrays)):
             value = hit.value
         else:
-            value = inner(e._replace(inputs=[inputs[k] for k in local], output=letters, shape=(), coef=1.0,
-                                     plate_sum=True), call)
+            value = inner(Einsum([inputs[k] for k in sp.local], sp.letters, (), 1.0, plate_sum=True), call)
             if keep:
                 try:
-                    self.sums[key] = Sum([weakref.ref(a) for a in arrays], value)
+                    self.sums[sp.key] = Sum([weakref.ref(a) for a in arrays], value)
                 except TypeError:  # an operand that cannot be referenced weakly: not kept
                     pass
-        return inner(e._replace(inputs=rest + [(value, letters)]), call)
+        return inner(Einsum([inputs[k] for k in sp.rest] + [(value, sp.letters)], e.output, e.shape, e.coef,
+                            plate_sum=e.plate_sum), call)
