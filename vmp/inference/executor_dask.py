@@ -15,6 +15,7 @@ plan cache is not thread-safe).
 from __future__ import annotations
 
 import contextlib
+import time
 import warnings
 
 from .executor import add
@@ -24,19 +25,42 @@ from .partitioned_worker import _held
 __all__ = ["ClusterError", "DaskExecutor", "Kept"]
 
 
-class DaskWorkers(Workers):
-    """The workers of a Dask cluster (``client``)."""
+#: how long a retry waits for a running worker to put the holders on (a killed worker's nanny
+#: starts another in about a second)
+RECOVERY = 30.0
 
-    def __init__(self, client):
-        self.client = client
+
+class WorkerGone(ConnectionError):
+    """A worker that tasks are pinned to (a partition's holder) left the cluster: those tasks
+    would wait for it for ever."""
+
+
+class DaskWorkers(Workers):
+    """The workers of a Dask cluster (``client``). ``poll``: every how many seconds a wait for
+    results checks that the workers holding the partitions are still in the cluster."""
+
+    def __init__(self, client, poll: float = 1.0):
+        self.client, self.poll = client, poll
         self._at: dict[int, str] = {}  # partition -> the worker its holder's data were put on
 
+    def _running(self) -> list[str]:
+        """The addresses of the workers that take data now (a worker starting in place of a
+        killed one is listed before it does)."""
+        workers = self.client.scheduler_info().get("workers", {})
+        return sorted(a for a, w in workers.items() if w.get("status", "running") == "running")
+
     def _where(self, i: int) -> list | None:
-        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        workers = self._running()
         return [workers[i % len(workers)]] if workers else None
 
     def count(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
+
+    def recover(self) -> None:
+        """Wait (up to ``RECOVERY`` seconds) for a running worker."""
+        deadline = time.monotonic() + RECOVERY
+        while not self._running() and time.monotonic() < deadline:
+            time.sleep(0.1)
 
     def put(self, i, value):
         where = self._where(i)
@@ -61,7 +85,23 @@ class DaskWorkers(Workers):
     run = keep
 
     def get(self, refs):
+        self._settle(refs)
         return self.client.gather(refs)
+
+    def _settle(self, refs) -> None:
+        """Wait until every one of ``refs`` is done (or failed); a WorkerGone when a worker a
+        partition's tasks are pinned to is no longer in the cluster (a killed worker whose nanny
+        started another under a new address: the pinned tasks would never run)."""
+        from distributed import wait
+
+        while True:
+            try:
+                wait(refs, timeout=self.poll)
+                return
+            except TimeoutError:
+                gone = set(self._at.values()) - set(self.client.scheduler_info().get("workers", {}))
+                if gone:
+                    raise WorkerGone(f"the workers {sorted(gone)} holding partitions left the cluster") from None
 
     def alive(self, ref) -> bool:
         return ref.status not in ("cancelled", "lost", "error")
@@ -71,7 +111,7 @@ class DaskWorkers(Workers):
         while len(refs) > 2:
             refs = [self.client.submit(add, refs[j], refs[j + 1], pure=False) if j + 1 < len(refs) else refs[j]
                     for j in range(0, len(refs), 2)]
-        return self.client.gather(refs)
+        return self.get(refs)
 
     def lost(self, err: BaseException) -> bool:
         """Whether ``err`` is a cluster's failure (a lost worker, a cancelled or lost result, a
