@@ -12,6 +12,7 @@ how many runs ended with the unharmed bits, and the slowest run; exits 1 if any 
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import pathlib
 import sys
 import time
@@ -22,7 +23,10 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import vmp  # noqa: E402
 from tests.faults import killed_run  # noqa: E402
-from tests.test_executor_dask import FITS, _bits, _cluster, mixture  # noqa: E402
+from tests.test_executor_dask import FITS, _bits, _cluster, mixture, worst_relative  # noqa: E402
+
+#: seconds after which a run counts as hung
+HUNG = 120
 
 
 class Cluster:
@@ -64,10 +68,17 @@ def sweep(cluster: Cluster, fit: str, kills: int, rng: np.random.Generator) -> t
     for _ in range(kills):
         client = cluster.client()
         start = time.perf_counter()
-        result, killed = killed_run(client, lambda: run(client), rng.uniform(0.05, 0.95) * took)
+        moment = rng.uniform(0.05, 0.95) * took
+        faulthandler.dump_traceback_later(HUNG, exit=True)  # a run that hangs shows where, and ends the script
+        result, killed = killed_run(client, lambda: run(client), moment)
+        faulthandler.cancel_dump_traceback_later()
         slowest = max(slowest, time.perf_counter() - start)
         landed += killed
-        same += _bits(result.state) == _bits(unharmed.state)
+        if _bits(result.state) == _bits(unharmed.state):
+            same += 1
+        else:
+            print(f"  {fit}: killed at {moment:.2f} s: {result.iterations} iterations ({unharmed.iterations} unharmed), "
+                  f"{worst_relative(result.state, unharmed.state):.3g} largest relative difference", flush=True)
     return landed, same, slowest
 
 

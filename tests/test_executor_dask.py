@@ -239,11 +239,11 @@ def test_a_worker_killed_at_a_random_moment_does_not_change_the_bits(faulty, fit
     moments per fit: benchmarks/dask_faults.py)."""
     from tests.faults import killed_run
 
-    options = {**FITS[fit]("data", 10), "iterations": 6}
+    options = {**FITS[fit]("data", 10), "iterations": 8}
     faulty.wait_for_workers(2, timeout=60)
     start = time.perf_counter()
     unharmed = mixture().fit(seed=2, progress=False, executor=vmp.DaskExecutor(faulty), **options)
-    moment = np.random.default_rng(seed).uniform(0.05, 0.7) * (time.perf_counter() - start)
+    moment = np.random.default_rng(seed).uniform(0.05, 0.5) * (time.perf_counter() - start)
     result, killed = killed_run(faulty, lambda: mixture().fit(seed=2, progress=False,
                                                               executor=vmp.DaskExecutor(faulty), **options), moment)
     assert killed

@@ -19,7 +19,7 @@ import time
 import warnings
 
 from .executor import add
-from .executor_partitioned import ClusterError, Kept, Partitioned, Workers
+from .executor_partitioned import ClusterError, Kept, Partitioned, Workers, _nbytes
 from .partitioned_worker import _held
 
 __all__ = ["ClusterError", "DaskExecutor", "Kept"]
@@ -28,6 +28,11 @@ __all__ = ["ClusterError", "DaskExecutor", "Kept"]
 #: how long a retry waits for a running worker to put the holders on (a killed worker's nanny
 #: starts another in about a second)
 RECOVERY = 30.0
+
+
+#: a holder's data not put on its worker after PUT_SECONDS plus its bytes at PUT_RATE bytes a
+#: second counts as lost (and is put again)
+PUT_SECONDS, PUT_RATE = 30.0, 1e7
 
 
 class WorkerGone(ConnectionError):
@@ -66,7 +71,11 @@ class DaskWorkers(Workers):
         where = self._where(i)
         if where:
             self._at[i] = where[0]
-        return self.client.scatter([value], workers=where, hash=False)[0]
+        # (Client.scatter with a deadline: a scatter to a worker killed after it was listed can
+        # wait for ever; past the deadline it is a TimeoutError, and the holders are put again)
+        deadline = PUT_SECONDS + _nbytes(value) / PUT_RATE
+        return self.client.sync(self.client._scatter, [value], workers=where, hash=False,
+                                callback_timeout=deadline)[0]
 
     def send(self, i, value):
         where = self._where(i)
