@@ -4,6 +4,7 @@ rewritten or removed between steps is a DataError naming the node, never zeros f
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -75,6 +76,58 @@ def test_an_hdf5_file_truncated_under_a_fit_is_a_data_error(tmp_path):
 
 def test_data_left_alone_fit_as_in_memory(tmp_path):
     _, data = _memmap(tmp_path)
+    lazy = _model(data).fit(iterations=4, tol=0.0, executor=vmp.Chunked(size=100), progress=False)
+    memory = _model(_values()).fit(iterations=4, tol=0.0, progress=False)
+    np.testing.assert_allclose(lazy.elbo, memory.elbo, rtol=1e-12)
+
+
+def _zarr(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    path = tmp_path / "x.zarr"
+    data = zarr.create_array(str(path), shape=(N,), chunks=(100,), dtype="f8")
+    data[:] = _values()
+    return path, zarr.open_array(str(path), mode="r")
+
+
+def _chunk_removed(path):  # zarr reads a missing chunk as its fill value (zeros)
+    os.remove(next(p for p in sorted((path / "c").iterdir())))
+
+
+def _resized(path):
+    import zarr
+
+    zarr.open_array(str(path), mode="r+").resize((N // 2,))
+
+
+def _chunk_rewritten(path):
+    import zarr
+
+    zarr.open_array(str(path), mode="r+")[:100] = 0.0
+
+
+@pytest.mark.parametrize("change,words", [(_chunk_removed, "changed size"), (_resized, "changed size|written since"),
+                                          (_chunk_rewritten, "changed size|written since")],
+                         ids=["chunk removed", "resized", "chunk rewritten"])
+@pytest.mark.parametrize("options", [dict(method="batch", executor=vmp.Chunked(size=100)),
+                                     dict(method="stochastic", subsample=vmp.Minibatch("data", 50))],
+                         ids=["batch", "minibatch"])
+def test_a_zarr_store_that_changes_under_a_fit_is_a_data_error(tmp_path, change, words, options):
+    path, data = _zarr(tmp_path)
+    steps = []
+
+    def callback(t, fit):
+        steps.append(t)
+        if t == 2:
+            time.sleep(0.01)  # (a file system whose times count in coarse ticks)
+            change(path)
+
+    with pytest.raises(vmp.DataError, match=f"node 'x': its data store .*({words})"):
+        _model(data).fit(iterations=6, tol=0.0, callback=callback, progress=False, **options)
+    assert steps == [1, 2]
+
+
+def test_a_zarr_store_left_alone_fits_as_in_memory(tmp_path):
+    _, data = _zarr(tmp_path)
     lazy = _model(data).fit(iterations=4, tol=0.0, executor=vmp.Chunked(size=100), progress=False)
     memory = _model(_values()).fit(iterations=4, tol=0.0, progress=False)
     np.testing.assert_allclose(lazy.elbo, memory.elbo, rtol=1e-12)
