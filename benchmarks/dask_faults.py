@@ -1,7 +1,8 @@
 """A Dask worker killed (SIGKILL) at random moments of batch and stochastic fits: each fit must
 finish with the unharmed run's bits.
 
-On a LocalCluster of two worker processes (loopback), for each fit (batch VMP, Minibatch and
+On a LocalCluster of two worker processes (loopback), with two partitions (the partitions, not
+the workers that happen to run when a fit starts, fix the order of the sums), for each fit (batch VMP, Minibatch and
 PerNode SVI on the Gaussian mixture of tests/test_executor_dask.py) one unharmed run is timed,
 then ``--kills`` runs each have a worker killed at a moment drawn (from ``--seed``) uniformly in
 5%-95% of the unharmed run's time. Prints, per fit, how many kills landed before the fit ended,
@@ -56,7 +57,7 @@ def sweep(cluster: Cluster, fit: str, kills: int, rng: np.random.Generator) -> t
     options = {**FITS[fit]("data", 10), "iterations": 8}
 
     def run(client):
-        return mixture().fit(seed=2, progress=False, executor=vmp.DaskExecutor(client), **options)
+        return mixture().fit(seed=2, progress=False, executor=vmp.DaskExecutor(client, partitions=2), **options)
 
     client = cluster.client()
     run(client)  # warm the workers
@@ -77,8 +78,9 @@ def sweep(cluster: Cluster, fit: str, kills: int, rng: np.random.Generator) -> t
         if _bits(result.state) == _bits(unharmed.state):
             same += 1
         else:
-            print(f"  {fit}: killed at {moment:.2f} s: {result.iterations} iterations ({unharmed.iterations} unharmed), "
-                  f"{worst_relative(result.state, unharmed.state):.3g} largest relative difference", flush=True)
+            print(f"  {fit}: killed at {moment:.2f} s: {result.iterations} iterations ({unharmed.iterations} "
+                  f"unharmed), {worst_relative(result.state, unharmed.state):.3g} largest relative difference",
+                  flush=True)
     return landed, same, slowest
 
 

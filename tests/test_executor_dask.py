@@ -242,10 +242,11 @@ def test_a_worker_killed_at_a_random_moment_does_not_change_the_bits(faulty, fit
     options = {**FITS[fit]("data", 10), "iterations": 8}
     faulty.wait_for_workers(2, timeout=60)
     start = time.perf_counter()
-    unharmed = mixture().fit(seed=2, progress=False, executor=vmp.DaskExecutor(faulty), **options)
+    unharmed = mixture().fit(seed=2, progress=False, executor=vmp.DaskExecutor(faulty, partitions=2), **options)
     moment = np.random.default_rng(seed).uniform(0.05, 0.5) * (time.perf_counter() - start)
-    result, killed = killed_run(faulty, lambda: mixture().fit(seed=2, progress=False,
-                                                              executor=vmp.DaskExecutor(faulty), **options), moment)
+    executor = vmp.DaskExecutor(faulty, partitions=2)
+    result, killed = killed_run(faulty, lambda: mixture().fit(seed=2, progress=False, executor=executor, **options),
+                                moment)
     assert killed
     assert result.iterations == unharmed.iterations
     assert _bits(result.state) == _bits(unharmed.state)
@@ -257,15 +258,16 @@ def test_a_retired_worker_does_not_hang_the_fit(faulty):
     finishes with the bits of a fit the cluster kept whole."""
     options = {**FITS["batch"]("data", 10), "iterations": 5}
     faulty.wait_for_workers(2, timeout=60)
-    unharmed = mixture().fit(seed=2, progress=False, executor=vmp.DaskExecutor(faulty), **options)
+    unharmed = mixture().fit(seed=2, progress=False, executor=vmp.DaskExecutor(faulty, partitions=2), **options)
     retired = []
 
     def retire(t, _fit):
         if t == 2:
             retired.append(faulty.retire_workers([sorted(faulty.scheduler_info()["workers"])[0]]))
 
-    result = _fit_in_thread(lambda: mixture().fit(seed=2, progress=False, executor=vmp.DaskExecutor(faulty),
-                                                  callback=retire, **options), 60)
+    executor = vmp.DaskExecutor(faulty, partitions=2)
+    result = _fit_in_thread(lambda: mixture().fit(seed=2, progress=False, executor=executor, callback=retire,
+                                                  **options), 60)
     assert retired and result is not None, "the fit hung on a task pinned to the retired worker"
     assert _bits(result.state) == _bits(unharmed.state)
 
