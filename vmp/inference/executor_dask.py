@@ -32,7 +32,7 @@ RECOVERY = 30.0
 
 #: a holder's data not put on its worker after PUT_SECONDS plus its bytes at PUT_RATE bytes a
 #: second counts as lost (and is put again)
-PUT_SECONDS, PUT_RATE = 30.0, 1e7
+PUT_SECONDS, PUT_RATE = 10.0, 1e7
 
 
 class WorkerGone(ConnectionError):
@@ -47,6 +47,7 @@ class DaskWorkers(Workers):
     def __init__(self, client, poll: float = 1.0):
         self.client, self.poll = client, poll
         self._at: dict[int, str] = {}  # partition -> the worker its holder's data were put on
+        self._shift = 0
 
     def _running(self) -> list[str]:
         """The addresses of the workers that take data now (a worker starting in place of a
@@ -56,13 +57,15 @@ class DaskWorkers(Workers):
 
     def _where(self, i: int) -> list | None:
         workers = self._running()
-        return [workers[i % len(workers)]] if workers else None
+        return [workers[(i + self._shift) % len(workers)]] if workers else None
 
     def count(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
 
     def recover(self) -> None:
-        """Wait (up to ``RECOVERY`` seconds) for a running worker."""
+        """Wait (up to ``RECOVERY`` seconds) for a running worker; the holders then go round the
+        workers one place further (a worker that failed to take them is not asked first again)."""
+        self._shift += 1
         deadline = time.monotonic() + RECOVERY
         while not self._running() and time.monotonic() < deadline:
             time.sleep(0.1)

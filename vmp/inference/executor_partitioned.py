@@ -288,7 +288,7 @@ class Partitioned(Executor):
                        for lo, hi in ranges]
         self._parts = [compact_part(plan.part(lo, hi) if plan else None) for lo, hi in ranges]
         self._model = model
-        self._start()
+        self._retried(self._start, "putting the holders on the workers", restart=False)
 
     def _start(self) -> None:
         """A holder per partition on its worker: the partition's model and plan put there (not
@@ -405,14 +405,16 @@ class Partitioned(Executor):
 
         return self._retried(once, "a step")
 
-    def _retried(self, call, what: str = "a gather"):
-        """``call()``, sent again after the holders are put anew when the workers lose its work
-        (the lost references it reads are made again from them), at most ``retries`` times."""
+    def _retried(self, call, what: str = "a gather", restart: bool = True):
+        """``call()``, sent again after the holders are put anew (``restart``) when the workers
+        lose its work (the lost references it reads are made again from them), at most
+        ``retries`` times."""
         for attempt in range(self.retries + 1):
             try:
                 if attempt:
                     self.workers.recover()
-                    self._start()
+                    if restart:
+                        self._start()
                 return call()
             except Exception as err:  # noqa: BLE001 - only the workers' failures are retried
                 if not self.workers.lost(err):
