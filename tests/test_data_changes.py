@@ -1,6 +1,7 @@
 """Out-of-core data that change under a fit: a memmap's or an HDF5 dataset's file truncated,
-rewritten or removed between steps is a DataError naming the node, never zeros fitted as data
-(HDF5) or a SIGBUS (a memmap read past the file's end)."""
+rewritten or removed between steps, or a zarr store's chunk removed or rewritten or its array
+resized, is a DataError naming the node, never zeros fitted as data (HDF5, zarr) or a SIGBUS (a
+memmap read past the file's end)."""
 from __future__ import annotations
 
 import os
@@ -43,23 +44,34 @@ def _memmap(tmp_path):
     return path, np.memmap(path, dtype=float, mode="r", shape=(N,))
 
 
-@pytest.mark.parametrize("change,words", [(_truncate, "changed size"), (_rewrite, "written since"),
-                                          (os.remove, "cannot be read")], ids=["truncated", "rewritten", "removed"])
-@pytest.mark.parametrize("options", [dict(method="batch", executor=vmp.Chunked(size=100)),
-                                     dict(method="stochastic", subsample=vmp.Minibatch("data", 50))],
-                         ids=["batch", "minibatch"])
-def test_a_memmap_whose_file_changes_under_a_fit_is_a_data_error(tmp_path, change, words, options):
-    path, data = _memmap(tmp_path)
+#: a batch fit reading the data in blocks, and a minibatch fit reading its rows
+FITS = pytest.mark.parametrize("options", [dict(method="batch", executor=vmp.Chunked(size=100)),
+                                           dict(method="stochastic", subsample=vmp.Minibatch("data", 50))],
+                               ids=["batch", "minibatch"])
+
+
+def _changed_at_step_2(data, path, change, match: str, options: dict) -> None:
+    """A fit of ``data`` whose source ``change(path)`` alters after step 2 stops before step 3
+    with a DataError matching ``match``."""
     steps = []
 
     def callback(t, fit):
         steps.append(t)
         if t == 2:
+            time.sleep(0.01)  # (a file system whose times count in coarse ticks)
             change(path)
 
-    with pytest.raises(vmp.DataError, match=f"node 'x': its data file .*{words}"):
+    with pytest.raises(vmp.DataError, match=match):
         _model(data).fit(iterations=6, tol=0.0, callback=callback, progress=False, **options)
     assert steps == [1, 2]
+
+
+@pytest.mark.parametrize("change,words", [(_truncate, "changed size"), (_rewrite, "written since"),
+                                          (os.remove, "cannot be read")], ids=["truncated", "rewritten", "removed"])
+@FITS
+def test_a_memmap_whose_file_changes_under_a_fit_is_a_data_error(tmp_path, change, words, options):
+    path, data = _memmap(tmp_path)
+    _changed_at_step_2(data, path, change, f"node 'x': its data file .*{words}", options)
 
 
 def test_an_hdf5_file_truncated_under_a_fit_is_a_data_error(tmp_path):
@@ -108,22 +120,10 @@ def _chunk_rewritten(path):
 @pytest.mark.parametrize("change,words", [(_chunk_removed, "changed size"), (_resized, "changed size|written since"),
                                           (_chunk_rewritten, "changed size|written since")],
                          ids=["chunk removed", "resized", "chunk rewritten"])
-@pytest.mark.parametrize("options", [dict(method="batch", executor=vmp.Chunked(size=100)),
-                                     dict(method="stochastic", subsample=vmp.Minibatch("data", 50))],
-                         ids=["batch", "minibatch"])
+@FITS
 def test_a_zarr_store_that_changes_under_a_fit_is_a_data_error(tmp_path, change, words, options):
     path, data = _zarr(tmp_path)
-    steps = []
-
-    def callback(t, fit):
-        steps.append(t)
-        if t == 2:
-            time.sleep(0.01)  # (a file system whose times count in coarse ticks)
-            change(path)
-
-    with pytest.raises(vmp.DataError, match=f"node 'x': its data store .*({words})"):
-        _model(data).fit(iterations=6, tol=0.0, callback=callback, progress=False, **options)
-    assert steps == [1, 2]
+    _changed_at_step_2(data, path, change, f"node 'x': its data store .*({words})", options)
 
 
 def test_a_zarr_store_left_alone_fits_as_in_memory(tmp_path):
