@@ -74,11 +74,10 @@ class DaskWorkers(Workers):
         where = self._where(i)
         if where:
             self._at[i] = where[0]
-        # (Client.scatter with a deadline: a scatter to a worker killed after it was listed can
-        # wait for ever; past the deadline it is a TimeoutError, and the holders are put again)
-        deadline = PUT_SECONDS + _nbytes(value) / PUT_RATE
-        return self.client.sync(self.client._scatter, [value], workers=where, hash=False,
-                                callback_timeout=deadline)[0]
+        # sent by the client to the worker itself (direct): through the scheduler, a scatter to a
+        # worker killed after it was listed failed there and left the client waiting for ever
+        return self.client.scatter([value], workers=where, hash=False, direct=True,
+                                   timeout=PUT_SECONDS + _nbytes(value) / PUT_RATE)[0]
 
     def send(self, i, value):
         where = self._where(i)
