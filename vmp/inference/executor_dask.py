@@ -50,10 +50,9 @@ class DaskWorkers(Workers):
         self._shift = 0
 
     def _running(self) -> list[str]:
-        """The addresses of the workers that take data now (a worker starting in place of a
-        killed one is listed before it does)."""
-        workers = self.client.scheduler_info().get("workers", {})
-        return sorted(a for a, w in workers.items() if w.get("status", "running") == "running")
+        """The addresses of the workers that take data now, as the scheduler has them (its
+        identity still lists a worker killed a moment ago as running)."""
+        return self.client.run_on_scheduler(_running_workers)
 
     def _where(self, i: int) -> list | None:
         workers = self._running()
@@ -75,9 +74,11 @@ class DaskWorkers(Workers):
         if where:
             self._at[i] = where[0]
         # sent by the client to the worker itself (direct): through the scheduler, a scatter to a
-        # worker killed after it was listed failed there and left the client waiting for ever
-        return self.client.scatter([value], workers=where, hash=False, direct=True,
-                                   timeout=PUT_SECONDS + _nbytes(value) / PUT_RATE)[0]
+        # worker killed after it was listed failed there and left the client waiting for ever;
+        # with a deadline on the whole call (Client.scatter's own), past which it is retried
+        seconds = PUT_SECONDS + _nbytes(value) / PUT_RATE
+        return self.client.sync(self.client._scatter, [value], workers=where, hash=False, direct=True,
+                                timeout=seconds, callback_timeout=seconds)[0]
 
     def send(self, i, value):
         where = self._where(i)
@@ -142,6 +143,11 @@ class DaskWorkers(Workers):
         except ImportError:
             pass
         return isinstance(err, kinds)
+
+
+def _running_workers(dask_scheduler) -> list[str]:
+    """(On the scheduler) the addresses of its running workers."""
+    return sorted(ws.address for ws in dask_scheduler.running)
 
 
 class DaskExecutor(Partitioned):
