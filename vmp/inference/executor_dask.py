@@ -47,24 +47,26 @@ class DaskWorkers(Workers):
     def __init__(self, client, poll: float = 1.0):
         self.client, self.poll = client, poll
         self._at: dict[int, str] = {}  # partition -> the worker its holder's data were put on
-        self._shift = 0
+        self._refused: set[str] = set()  # workers a put failed on, while the scheduler lists them
 
     def _running(self) -> list[str]:
         """The addresses of the workers that take data now, as the scheduler has them (its
-        identity still lists a worker killed a moment ago as running)."""
-        return self.client.run_on_scheduler(_running_workers)
+        identity still lists a worker killed a moment ago as running), those that failed to
+        take a holder's data last (a killed worker the scheduler has not yet dropped) left out
+        while others run."""
+        running = self.client.run_on_scheduler(_running_workers)
+        self._refused &= set(running)
+        return [a for a in running if a not in self._refused] or running
 
     def _where(self, i: int) -> list | None:
         workers = self._running()
-        return [workers[(i + self._shift) % len(workers)]] if workers else None
+        return [workers[i % len(workers)]] if workers else None
 
     def count(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
 
     def recover(self) -> None:
-        """Wait (up to ``RECOVERY`` seconds) for a running worker; the holders then go round the
-        workers one place further (a worker that failed to take them is not asked first again)."""
-        self._shift += 1
+        """Wait (up to ``RECOVERY`` seconds) for a running worker."""
         deadline = time.monotonic() + RECOVERY
         while not self._running() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -77,8 +79,12 @@ class DaskWorkers(Workers):
         # worker killed after it was listed failed there and left the client waiting for ever;
         # with a deadline on the whole call (Client.scatter's own), past which it is retried
         seconds = PUT_SECONDS + _nbytes(value) / PUT_RATE
-        return self.client.sync(self.client._scatter, [value], workers=where, hash=False, direct=True,
-                                timeout=seconds, callback_timeout=seconds)[0]
+        try:
+            return self.client.sync(self.client._scatter, [value], workers=where, hash=False, direct=True,
+                                    timeout=seconds, callback_timeout=seconds)[0]
+        except Exception:
+            self._refused.update(where or ())
+            raise
 
     def send(self, i, value):
         where = self._where(i)
