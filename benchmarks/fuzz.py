@@ -42,7 +42,7 @@ def main() -> int:
     play()
     total = sum(counts.values())
     print(f"{total} examples in {time.perf_counter() - start:.0f} s: " +
-          ", ".join(f"{k} {counts[k]}" for k in ("fit", "diverged", "refused", "memory", *DEFECTS)))
+          ", ".join(f"{k} {counts[k]}" for k in ("fit", "diverged", "refused", *DEFECTS)))
     for (label, kind, _), (scenario, outcome) in list(defects.items())[:args.show]:
         print(f"- {kind}: {scenario!r}\n    {outcome.detail[:300]}")
     return 1 if any(counts[k] for k in DEFECTS) else 0

@@ -7,9 +7,9 @@ happened:
 
 - ``"fit"``: it ran, every reported number is finite, and a batch bound never decreased;
 - ``"diverged"``: a stochastic fit said so (``result.diverged``) or a monitor stopped it;
-- ``"refused"``: a vmp error (``vmp.VMPError``) named what was wrong;
-- ``"memory"``: the model's q did not fit in memory (a MemoryError: a plate of 10^12 elements);
-- ``"raw"``: any other exception (a defect: bad input must give a vmp error);
+- ``"refused"``: a vmp error (``vmp.VMPError``) named what was wrong (a plate of 10^12 elements
+  included: a ShapeError saying what memory it would need);
+- ``"raw"``: any other exception, a MemoryError included (a defect: bad input must give a vmp error);
 - ``"nan"``: a fit reported success with a NaN or infinite bound or q (a defect);
 - ``"decrease"``: batch VMP lowered its own bound (a defect).
 
@@ -417,8 +417,6 @@ def run(scenario: Scenario, trace: bool = False) -> Outcome:
             return _after(model, scenario, result)
         except vmp.VMPError as err:
             return Outcome("refused", f"{type(err).__name__}: {err}")
-        except MemoryError as err:  # (a plate of 10^12 elements: q does not fit in memory)
-            return Outcome("memory", f"{type(err).__name__}: {err}")
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as err:  # noqa: BLE001: any other exception is what the fuzzer looks for

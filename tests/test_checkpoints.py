@@ -292,3 +292,51 @@ def test_a_file_whose_q_lies_outside_its_domain_is_refused(tmp_path):
                                                  if k.startswith("natural/b/")}))
     with pytest.raises(vmp.CheckpointError, match="node 'b': its q lies outside the valid Gamma domain"):
         _fit(_pair(False), resume=path, iterations=4)
+
+
+_KILLED_WRITER = """
+    import os, signal, sys
+    from vmp.inference.checkpoint import write_atomic
+
+    def write(fh):
+        fh.write(b"half a checkpoint")
+        fh.flush()
+        if sys.argv[2] == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        print("writing", flush=True)
+        sys.stdin.read()  # blocked mid-write until the test closes stdin or kills it
+
+    write_atomic(sys.argv[1], write)
+"""
+
+
+def _temporaries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_a_killed_writers_temporary_file_is_removed_by_the_next_save_or_load(tmp_path):
+    """kill -9 during a write leaves a hidden .NAME.PID.*.tmp beside the checkpoint; the next
+    load (and the next save) of that checkpoint removes it, and only it: a live writer's
+    temporary file, another checkpoint's and a file named otherwise are left."""
+    path = tmp_path / "fit.npz"
+    model = _mixture()
+    result = _fit(model, iterations=2, checkpoint=path)
+    live = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_KILLED_WRITER), str(path), "wait"], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert live.stdout.readline() == "writing\n"
+        killed = subprocess.run([sys.executable, "-c", textwrap.dedent(_KILLED_WRITER), str(path), "kill"], cwd=ROOT)
+        assert killed.returncode == -9
+        others = [".other.npz.1.abcdefgh.tmp", ".fit.npz.abcdefgh.tmp", "fit.npz.tmp"]
+        for name in others:
+            (tmp_path / name).write_bytes(b"not ours")
+        before = _temporaries(tmp_path)
+        (dead,) = [n for n in before if n.startswith(".fit.npz.") and n not in others and f".{live.pid}." not in n]
+        assert len(before) == 5
+        vmp.load(path, _mixture())
+        assert _temporaries(tmp_path) == sorted(set(before) - {dead})
+    finally:
+        live.kill()
+        live.wait()
+    result.save(path)  # the writer killed now: its file goes with the next save
+    assert _temporaries(tmp_path) == sorted(n for n in others if n.endswith(".tmp"))

@@ -97,3 +97,34 @@ def test_a_builder_count_that_is_not_an_integer(k):
 def test_svi_plus_effective_size_outside_its_domain(effective):
     with pytest.raises(vmp.OptionError, match="SVIPlus"):
         vmp.SVIPlus(effective=effective)
+
+
+def test_a_plate_whose_q_cannot_be_held_in_memory_is_a_shape_error():
+    """A latent node over 10^12 elements (a plate of 10^12, or 10^6 x 10^6): a ShapeError naming
+    the node, its plates and the memory q would need, at declaration, not a MemoryError."""
+    with vmp.Model("m"):
+        mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("data", 10 ** 12):
+            with pytest.raises(vmp.ShapeError, match=r"node 'z': its plates \(data: 1000000000000\) hold 1e\+12 "
+                                                     r"elements, and q .* would need 32 TB, more than"):
+                vmp.Normal("z", mu, 1.0)
+        with vmp.Plate("rows", 10 ** 6), vmp.Plate("cols", 10 ** 6):
+            with pytest.raises(vmp.ShapeError, match=r"node 'u': its plates \(rows: 1000000, cols: 1000000\)"):
+                vmp.Gaussian("u", np.zeros(2), np.eye(2))
+
+
+def test_an_observed_node_over_a_plate_of_10_12_is_a_vmp_error():
+    """Its constant precision broadcast over the plate has statistics that would not fit: a
+    ShapeError naming the node's parameter (it was a MemoryError from the parameter checks)."""
+    with vmp.Model("m"):
+        mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("data", 10 ** 12), pytest.raises(vmp.ShapeError, match=r"'x.precision': the constant"):
+            vmp.Normal("x", mu, 1.0, observed=np.zeros(3))
+
+
+def test_a_large_plate_that_fits_in_memory_declares():
+    with vmp.Model("m") as model:
+        mu = vmp.Normal("mu", 0.0, 1.0)
+        with vmp.Plate("data", 10 ** 6):
+            vmp.Normal("z", mu, 1.0)
+    assert model.nodes["z"].plate_shape == (10 ** 6,)

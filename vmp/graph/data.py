@@ -2,10 +2,11 @@
 with ``shape``, ``dtype`` and ``__getitem__`` on a sorted integer array. A stochastic step reads
 only the rows it drew, in sorted order (chunk-friendly); a full pass reads the whole array.
 
-The file behind a memmap or an HDF5 dataset is recorded at declaration (:func:`file_of`: its
-size and modification time); a fit checks it before each step and evaluation
-(:func:`check_files`), so a file truncated, rewritten or removed under a fit is a DataError naming
-the node, not zeros read as data (HDF5) or a SIGBUS (a memmap past the file's end).
+The file behind a memmap or an HDF5 dataset, and the store of a zarr array on disk, are recorded
+at declaration (:func:`file_of`: size and modification time); a fit checks them before each step
+and evaluation (:func:`check_files`), so data truncated, rewritten or removed under a fit are a
+DataError naming the node, not zeros read as data (HDF5, a zarr chunk removed) or a SIGBUS (a
+memmap past the file's end).
 """
 from __future__ import annotations
 
@@ -183,31 +184,64 @@ def _shifted(index, lo: int, n: int) -> tuple:
 
 
 def file_of(data) -> tuple | None:
-    """(path, size, modification time in ns) of the file holding out-of-core ``data`` (a memmap
-    or an HDF5 dataset); None for data in memory or elsewhere (a zarr store, another object)."""
+    """(path, size, modification time in ns) of where out-of-core ``data`` live: the file behind
+    a memmap or an HDF5 dataset, or the store of a zarr array on disk (a zip file, or the array's
+    folder: its files' total size and latest modification, :func:`_folder`); None for data in
+    memory or elsewhere (a zarr array in memory or in a remote store, another object)."""
     path = None
     if isinstance(data, np.memmap):
         path = getattr(data, "filename", None)
     elif type(data).__module__.startswith("h5py"):
         path = data.file.filename
-    if path is None:
-        return None
-    st = os.stat(path)
-    return str(path), st.st_size, st.st_mtime_ns
+    elif type(data).__module__.startswith("zarr"):
+        path = _zarr_path(data)
+    return None if path is None else (str(path), *_stat(path))
+
+
+def _zarr_path(data) -> str | None:
+    """The folder of a zarr array in a local store (its metadata and chunks), or the file of a
+    zip store; None for other stores."""
+    store_path = getattr(data, "store_path", None)
+    store = getattr(store_path, "store", None)
+    root = getattr(store, "root", None)
+    if root is not None:
+        return os.path.join(str(root), *[p for p in str(store_path.path).split("/") if p])
+    return str(store.path) if type(store).__name__ == "ZipStore" else None
+
+
+def _folder(path: str) -> tuple[int, int]:
+    """(total size, latest modification time in ns) of the files and folders under ``path``: a
+    chunk removed or added changes its folder's time, one rewritten its own."""
+    size, latest = 0, os.stat(path).st_mtime_ns
+    for root, _, files in os.walk(path):
+        latest = max(latest, os.stat(root).st_mtime_ns)
+        for name in files:
+            st = os.stat(os.path.join(root, name))
+            size, latest = size + st.st_size, max(latest, st.st_mtime_ns)
+    return size, latest
 
 
 def changed(record: tuple) -> str | None:
-    """How the file :func:`file_of` recorded differs from what it is now (None: unchanged)."""
+    """How the file or store :func:`file_of` recorded differs from what it is now (None: unchanged)."""
     path, size, mtime = record
     try:
-        st = os.stat(path)
+        size_now, mtime_now = _stat(path)
     except OSError as err:
         return f"its data file {path!r} cannot be read any more ({err.strerror or err})"
-    if st.st_size != size:
-        return f"its data file {path!r} changed size since it was declared ({size} -> {st.st_size} bytes)"
-    if st.st_mtime_ns != mtime:
-        return f"its data file {path!r} was written since it was declared"
+    what = "store" if os.path.isdir(path) else "file"
+    if size_now != size:
+        return f"its data {what} {path!r} changed size since it was declared ({size} -> {size_now} bytes)"
+    if mtime_now != mtime:
+        return f"its data {what} {path!r} was written since it was declared"
     return None
+
+
+def _stat(path: str) -> tuple[int, int]:
+    """(size, modification time in ns) of a file, or of a folder's contents (:func:`_folder`)."""
+    if os.path.isdir(path):
+        return _folder(path)
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns
 
 
 def check_files(model) -> None:

@@ -100,9 +100,14 @@ class Constant(Expression):
         if family.outer == {1: (0, 0)}:  # (x, x x^T): the second formed only if read (a design matrix)
             self.moments = Outer(self.value, square=not n)
             return
-        with np.errstate(divide="ignore"):
-            self.moments = tuple(np.maximum(m, IMPOSSIBLE) if np.isneginf(m).any() else m
-                                 for m in family.statistics(self.value, self.event_shape))
+        try:
+            with np.errstate(divide="ignore"):
+                self.moments = tuple(np.maximum(m, IMPOSSIBLE) if np.isneginf(m).any() else m
+                                     for m in family.statistics(self.value, self.event_shape))
+        except MemoryError:
+            raise ShapeError(f"'{label}': the constant over shape {self.value.shape} ({self.value.size:.3g} "
+                             f"elements) would need {16 * self.value.size / 1e9:.3g} GB for its statistics, more "
+                             f"than this machine can allocate") from None
 
 
 def plate_union(*groups) -> tuple:

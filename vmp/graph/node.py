@@ -1,6 +1,8 @@
 """Random nodes: a factor p(x | parents) and, unless observed, a variational factor q(x)."""
 from __future__ import annotations
 
+import math
+import os
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
@@ -34,6 +36,8 @@ class Node(Expression, ABC):
         self.plate_shape = tuple(p.size for p in self.plates)
         self.parents: dict[str, Expression | str] = {}
         self.event_shape = self._infer_event_shape(roles)
+        if observed is None:
+            self._check_memory()
         for role, value in roles.items():
             self.parents[role] = value if isinstance(value, str) else self._parent(role, value)
         self.factor = self._make_factor()
@@ -61,6 +65,17 @@ class Node(Expression, ABC):
         by default a scalar per plate element."""
         return ()
 
+    def _check_memory(self) -> None:
+        """A ShapeError when q cannot be held in memory: its natural parameters and moments take
+        8 bytes per number of each component (``component_shapes``), twice."""
+        need = 16 * sum(math.prod(shape) for shape in self.component_shapes())
+        have = physical_memory()
+        if have is not None and need > have:
+            plates = ", ".join(f"{p.name}: {p.size}" for p in self.plates)
+            raise ShapeError(f"node '{self.name}': its plates ({plates}) hold {math.prod(self.plate_shape):.3g} "
+                             f"elements, and q (natural parameters and moments) would need {_bytes(need)}, more "
+                             f"than this machine's memory ({_bytes(have)})")
+
     def _make_factor(self) -> Conditional:
         return self.factor_cls(self.event_shape)
 
@@ -80,7 +95,7 @@ class Node(Expression, ABC):
             arr = self._real(role, value)
             event = self._role_event(role)
             arr = self._constant_shape(role, arr, event)
-            why = self.factor_cls.check(role, arr, self.event_shape)
+            why = self.factor_cls.check(role, _unbroadcast(arr, len(self.plate_shape)), self.event_shape)
             if why is not None:
                 raise_hyper(self.name, why)
             return Constant(family, arr, label=f"{self.name}.{role}")
@@ -476,3 +491,25 @@ def raise_hyper(name: str, why: str):
     from ..errors import HyperparameterError
 
     raise HyperparameterError(f"node '{name}': {why}")
+
+
+def _unbroadcast(a: np.ndarray, n: int) -> np.ndarray:
+    """``a`` with each of its first ``n`` axes that repeats one value (stride 0: a constant
+    broadcast over a plate) cut to length 1: the same values, checked once."""
+    return a[tuple(slice(0, 1) if a.strides[i] == 0 else slice(None) for i in range(n))]
+
+
+def physical_memory() -> int | None:
+    """The bytes of this machine's memory (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _bytes(n: float) -> str:
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1000
+    return f"{n:.3g} PB"

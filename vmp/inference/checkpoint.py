@@ -4,6 +4,9 @@ the model they are read into.
 A write goes to a temporary file in the checkpoint's folder, which is flushed and fsynced and then
 renamed over the old file (``os.replace``), and the folder is fsynced: a crash at any moment leaves
 the old file or the new one, never neither (SQLite's and PostgreSQL's write-ahead discipline).
+The temporary file is named ``.NAME.PID.XXXXXXXX.tmp`` after the checkpoint and the writing
+process; one that a killed writer left is removed by the next write or read of that checkpoint
+(:func:`remove_stale`).
 
 A checkpoint carries the model's :func:`fingerprint`: every node's name, family, plates and event
 shape, and the fit's method and plan. Read into another model, or resumed by another method, it is
@@ -12,6 +15,7 @@ a CheckpointError listing what differs (:func:`differences`).
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import zipfile
 from pathlib import Path
@@ -49,8 +53,9 @@ def write_atomic(path, write: Callable[[IO[bytes]], None]) -> None:
     over ``path``. A failure leaves the file at ``path`` as it was (and no temporary file) and
     raises a CheckpointError saying why."""
     path = Path(path)
+    remove_stale(path)
     try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     except OSError as err:
         raise CheckpointError(f"cannot write {str(path)!r}: {err.strerror or err}") from None
     try:
@@ -67,6 +72,40 @@ def write_atomic(path, write: Callable[[IO[bytes]], None]) -> None:
                                   f"unchanged") from None
         raise
     _sync_folder(path.parent)
+
+
+def remove_stale(path) -> list[str]:
+    """Remove the temporary files of the checkpoint at ``path`` (``.NAME.PID.XXXXXXXX.tmp``,
+    :func:`write_atomic`'s) whose writing process no longer runs (a writer killed mid-write);
+    returns their names. Files of a live process, or named otherwise, are left alone."""
+    path = Path(path)
+    pattern = re.compile(re.escape(f".{path.name}.") + r"(\d+)\.[A-Za-z0-9_]{8}\.tmp")
+    removed = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return removed
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is not None and not _running(int(match.group(1))):
+            with _quiet():
+                os.unlink(path.parent / name)
+                removed.append(name)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` runs (one of another user's counts; so does any, where signal 0
+    does not test for a process: os.kill ends it on Windows)."""
+    if pid == os.getpid() or os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OverflowError, OSError):  # (PermissionError: another user's process)
+        return True
+    return True
 
 
 class _quiet:
@@ -180,6 +219,7 @@ def readable(path) -> None:
     """A CheckpointError unless ``path`` is a file holding a zip archive (an ``.npz``; a
     truncated archive has no central directory and is refused here)."""
     path = Path(path)
+    remove_stale(path)
     if not path.is_file():
         raise CheckpointError(f"no checkpoint at {str(path)!r}" + (" (a folder)" if path.is_dir() else ""))
     if not zipfile.is_zipfile(path):

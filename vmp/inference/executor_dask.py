@@ -15,34 +15,76 @@ plan cache is not thread-safe).
 from __future__ import annotations
 
 import contextlib
+import time
 import warnings
 
 from .executor import add
-from .executor_partitioned import ClusterError, Kept, Partitioned, Workers
+from .executor_partitioned import ClusterError, Kept, Partitioned, Workers, _nbytes
 from .partitioned_worker import _held
 
 __all__ = ["ClusterError", "DaskExecutor", "Kept"]
 
 
-class DaskWorkers(Workers):
-    """The workers of a Dask cluster (``client``)."""
+#: how long a retry waits for a running worker to put the holders on (a killed worker's nanny
+#: starts another in about a second)
+RECOVERY = 30.0
 
-    def __init__(self, client):
-        self.client = client
+
+#: a holder's data not put on its worker after PUT_SECONDS plus its bytes at PUT_RATE bytes a
+#: second counts as lost (and is put again)
+PUT_SECONDS, PUT_RATE = 10.0, 1e7
+
+
+class WorkerGone(ConnectionError):
+    """A worker that tasks are pinned to (a partition's holder) left the cluster: those tasks
+    would wait for it for ever."""
+
+
+class DaskWorkers(Workers):
+    """The workers of a Dask cluster (``client``). ``poll``: every how many seconds a wait for
+    results checks that the workers holding the partitions are still in the cluster."""
+
+    def __init__(self, client, poll: float = 1.0):
+        self.client, self.poll = client, poll
         self._at: dict[int, str] = {}  # partition -> the worker its holder's data were put on
+        self._refused: set[str] = set()  # workers a put failed on, while the scheduler lists them
+
+    def _running(self) -> list[str]:
+        """The addresses of the workers that take data now, as the scheduler has them (its
+        identity still lists a worker killed a moment ago as running), those that failed to
+        take a holder's data last (a killed worker the scheduler has not yet dropped) left out
+        while others run."""
+        running = self.client.run_on_scheduler(_running_workers)
+        self._refused &= set(running)
+        return [a for a in running if a not in self._refused] or running
 
     def _where(self, i: int) -> list | None:
-        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        workers = self._running()
         return [workers[i % len(workers)]] if workers else None
 
     def count(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
 
+    def recover(self) -> None:
+        """Wait (up to ``RECOVERY`` seconds) for a running worker."""
+        deadline = time.monotonic() + RECOVERY
+        while not self._running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
     def put(self, i, value):
         where = self._where(i)
         if where:
             self._at[i] = where[0]
-        return self.client.scatter([value], workers=where, hash=False)[0]
+        # sent by the client to the worker itself (direct): through the scheduler, a scatter to a
+        # worker killed after it was listed failed there and left the client waiting for ever;
+        # with a deadline on the whole call (Client.scatter's own), past which it is retried
+        seconds = PUT_SECONDS + _nbytes(value) / PUT_RATE
+        try:
+            return self.client.sync(self.client._scatter, [value], workers=where, hash=False, direct=True,
+                                    timeout=seconds, callback_timeout=seconds)[0]
+        except Exception:
+            self._refused.update(where or ())
+            raise
 
     def send(self, i, value):
         where = self._where(i)
@@ -61,7 +103,23 @@ class DaskWorkers(Workers):
     run = keep
 
     def get(self, refs):
+        self._settle(refs)
         return self.client.gather(refs)
+
+    def _settle(self, refs) -> None:
+        """Wait until every one of ``refs`` is done (or failed); a WorkerGone when a worker a
+        partition's tasks are pinned to is no longer in the cluster (a killed worker whose nanny
+        started another under a new address: the pinned tasks would never run)."""
+        from distributed import wait
+
+        while True:
+            try:
+                wait(refs, timeout=self.poll)
+                return
+            except TimeoutError:
+                gone = set(self._at.values()) - set(self.client.scheduler_info().get("workers", {}))
+                if gone:
+                    raise WorkerGone(f"the workers {sorted(gone)} holding partitions left the cluster") from None
 
     def alive(self, ref) -> bool:
         return ref.status not in ("cancelled", "lost", "error")
@@ -71,7 +129,7 @@ class DaskWorkers(Workers):
         while len(refs) > 2:
             refs = [self.client.submit(add, refs[j], refs[j + 1], pure=False) if j + 1 < len(refs) else refs[j]
                     for j in range(0, len(refs), 2)]
-        return self.client.gather(refs)
+        return self.get(refs)
 
     def lost(self, err: BaseException) -> bool:
         """Whether ``err`` is a cluster's failure (a lost worker, a cancelled or lost result, a
@@ -91,6 +149,11 @@ class DaskWorkers(Workers):
         except ImportError:
             pass
         return isinstance(err, kinds)
+
+
+def _running_workers(dask_scheduler) -> list[str]:
+    """(On the scheduler) the addresses of its running workers."""
+    return sorted(ws.address for ws in dask_scheduler.running)
 
 
 class DaskExecutor(Partitioned):

@@ -111,6 +111,10 @@ class Workers(ABC):
         they are (none, here: every value comes here)."""
         return self.get(refs)
 
+    def recover(self) -> None:
+        """Wait, before the holders are put again after a failure, until there are workers to
+        put them on (none to wait for, here)."""
+
     def close(self) -> None:
         """Release the workers this object started."""
 
@@ -200,21 +204,25 @@ class Kept(Held):
 
     def invalid(self) -> int:
         ex = self.executor
-        return int(sum(ex.workers.get([ex.workers.run(i, _invalid, h, self.name, self.future(i))
-                                       for i, h in enumerate(ex._holders)])))
+        return int(sum(ex._retried(lambda: ex.workers.get([ex.workers.run(i, _invalid, h, self.name, self.future(i))
+                                                           for i, h in enumerate(ex._holders)]))))
 
     def relative_change(self, old) -> float:
         ex = self.executor
         parts = range(len(self.bounds) - 1)
         slices = held.pieces(old, ex)
-        if slices is not None:
-            olds = [slices.future(i) for i in parts]
-        else:  # the first sweep's old locals were initialized here: sent once
-            sent = [_slice(old, self.axis, int(self.bounds[i]), int(self.bounds[i + 1])) for i in parts]
-            ex.traffic["sent"] += _nbytes(sent)
-            olds = [ex.workers.send(i, piece) for i, piece in zip(parts, sent)]
-        num, den = np.sum(ex.workers.get([ex.workers.run(i, _squares, self.future(i), o)
-                                          for i, o in zip(parts, olds)]), axis=0)
+        sent = None if slices is not None else \
+            [_slice(old, self.axis, int(self.bounds[i]), int(self.bounds[i + 1])) for i in parts]
+
+        def squares():
+            if slices is not None:
+                olds = [slices.future(i) for i in parts]
+            else:  # the first sweep's old locals were initialized here: sent once per try
+                ex.traffic["sent"] += _nbytes(sent)
+                olds = [ex.workers.send(i, piece) for i, piece in zip(parts, sent)]
+            return ex.workers.get([ex.workers.run(i, _squares, self.future(i), o) for i, o in zip(parts, olds)])
+
+        num, den = np.sum(ex._retried(squares), axis=0)
         return float(np.sqrt(num / den)) if den > 0 else float(np.sqrt(num))
 
 
@@ -280,7 +288,7 @@ class Partitioned(Executor):
                        for lo, hi in ranges]
         self._parts = [compact_part(plan.part(lo, hi) if plan else None) for lo, hi in ranges]
         self._model = model
-        self._start()
+        self._retried(self._start, "putting the holders on the workers", restart=False)
 
     def _start(self) -> None:
         """A holder per partition on its worker: the partition's model and plan put there (not
@@ -369,8 +377,8 @@ class Partitioned(Executor):
 
     def drawn(self, round_: Round, name: str, axis: int) -> tuple:
         """The moments of the local ``name`` at the drawn rows of ``round_``, from its workers."""
-        parts = self.workers.get([self.workers.run(i, drawn, self._holders[i], round_.key, name)
-                                  for i, _, _ in round_.parts])
+        parts = self._retried(lambda: self.workers.get([self.workers.run(i, drawn, self._holders[i], round_.key, name)
+                                                         for i, _, _ in round_.parts]))
         self.traffic["received"] += _nbytes(parts)
         return tuple(np.concatenate([p[c] for p in parts], axis=axis) for c in range(len(parts[0])))
 
@@ -397,11 +405,16 @@ class Partitioned(Executor):
 
         return self._retried(once, "a step")
 
-    def _retried(self, call, what: str = "a gather"):
-        """``call()``, sent again after the holders are put anew when the workers lose its work
-        (the lost references it reads are made again from them), at most ``retries`` times."""
+    def _retried(self, call, what: str = "a gather", restart: bool = True):
+        """``call()``, sent again after the holders are put anew (``restart``) when the workers
+        lose its work (the lost references it reads are made again from them), at most
+        ``retries`` times."""
         for attempt in range(self.retries + 1):
             try:
+                if attempt:
+                    self.workers.recover()
+                    if restart:
+                        self._start()
                 return call()
             except Exception as err:  # noqa: BLE001 - only the workers' failures are retried
                 if not self.workers.lost(err):
@@ -409,7 +422,6 @@ class Partitioned(Executor):
                 if attempt == self.retries:
                     raise ClusterError(f"{self.who}: {what} failed {attempt + 1} times on the workers: "
                                        f"{err!r}") from err
-                self._start()
 
     def _restrict(self, engine, state, contexts: dict, i: int):
         """Partition ``i``'s contexts (rows lo..hi of the data plate; a draw's rows routed to it),
