@@ -120,7 +120,7 @@ def test_no_import_circle():
 @pytest.mark.xfail(strict=True, reason="imports inside functions still close circles: Model's facades (graph/model.py "
                                        "imports vmp.inference, render, predictive, export, time_series when called), "
                                        "graph modules importing graph.node, linear or gaussian_chain in functions, "
-                                       "inference/options.py importing loop, monitors and policies, predictive <-> "
+                                       "inference/options.py importing monitors and policies, predictive <-> "
                                        "graph.prior and predictive_logit, time_series <-> gaussian_chain")
 def test_no_import_circle_through_deferred_imports():
     """Nor through the imports made inside functions."""

@@ -72,3 +72,17 @@ def test_the_api_and_the_command_line_refuse_the_same_options(api, flags, api_te
     path.write_text("a,b\n" + "\n".join(f"{u:.5f},{v:.5f}" for u, v in _blobs(40)) + "\n")
     assert main(["fit", "gaussian_mixture", str(path), "-k", "2", "--iterations", "2", *flags]) == 2
     assert cli_text in capsys.readouterr().err
+
+
+def test_resume_takes_a_fit_in_progress_or_a_finished_one():
+    """resume= continues a Fit or a FitResult to the bits of the uninterrupted fit, and refuses an
+    object that holds no fit."""
+    options = dict(method="stochastic", subsample=vmp.Minibatch("data", 10), seed=3, progress=False)
+    whole = _model().fit(iterations=6, **options)
+    running = _model().stochastic(**{k: v for k, v in options.items() if k != "method"})
+    running.run(3)
+    finished = _model().fit(iterations=3, **options)
+    for first in (running, finished):
+        _same_q(_model().fit(iterations=6, resume=first, **options).state, whole.state)
+    with pytest.raises(vmp.OptionError, match="resume="):
+        _model().fit(iterations=6, resume=object(), **options)

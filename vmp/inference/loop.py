@@ -35,11 +35,11 @@ from .method import Bound, DivergenceWarning, Event, Method, StepInfo
 from .options import check, check_restarts
 from .progress import Progress
 from .result import FitResult, resume_state
-from .state import LoopState, State
+from .state import LoopState, Resumable, State
 from .stochastic import StochasticVMP
 
 
-class Fit:
+class Fit(Resumable):
     """A fit in progress: its engine, method, options, current State and history.
 
     ``step()`` advances one step (a sweep of batch VMP), ``run(n)`` up to n more steps (or to

@@ -20,6 +20,7 @@ from ..errors import OptionError
 from . import domains
 from .checkpoint import writable
 from .executor import Executor
+from .state import Resumable, State
 from .stopping import PATIENCE
 from .subsample import Subsample
 
@@ -212,8 +213,6 @@ def _policies(policies, say) -> tuple:
 
 
 def _init(init, say):
-    from .state import State
-
     if init is None or isinstance(init, (State, Mapping)) or init == "prior":
         return init  # a State: a warm start (init.py)
     raise domains.refuse(say("init"), "'prior', a dict from node names to initial means, or a State", init)
@@ -247,16 +246,9 @@ def _checkpoints(given: dict, say) -> Checkpoints:
         if not isinstance(path, (str, os.PathLike)):
             raise domains.refuse(say("checkpoint"), "a path (a str or a pathlib.Path)", path)
         writable(path, say("checkpoint"))
-    if resume is not None and not isinstance(resume, (str, os.PathLike)) and not _resumable(resume):
+    if resume is not None and not isinstance(resume, (str, os.PathLike, Resumable)):
         raise domains.refuse(say("resume"), "a checkpoint's path, a FitResult or a Fit", resume)
     return Checkpoints(path, every, resume)
-
-
-def _resumable(value) -> bool:
-    from .loop import Fit
-    from .result import FitResult
-
-    return isinstance(value, (Fit, FitResult))
 
 
 def check_restarts(n_init, keywords: Mapping[str, Any], say: Callable[[str], str] = python_name) -> int:

@@ -9,7 +9,7 @@ from ..errors import CheckpointError, ConvergenceError, VMPError
 from .checkpoint import check, fingerprint, reading
 from .engine import Engine
 from .history import arrays, to_dict
-from .state import State
+from .state import Resumable, State
 
 
 #: FitResult's readers by name (plot, summary, to_dataframe, to_arviz): functions of the reading
@@ -26,7 +26,7 @@ def reader(name: str):
 
 
 @dataclass
-class FitResult:
+class FitResult(Resumable):
     """ELBO history and convergence state of one call to ``model.fit``.
 
     ``state`` is the fit's final State (every node's q); ``resume_point`` is what a resumed fit

@@ -221,3 +221,8 @@ def _equal(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
         return True
     return a == b
+
+
+class Resumable:
+    """What ``resume=`` takes besides a checkpoint's path: a fit in progress (``loop.Fit``) or a
+    finished one (``result.FitResult``), each holding the State a resumed fit continues from."""
