@@ -17,61 +17,15 @@ own locals, e.g. its z_n; after ``model.set_data`` the held-out rows).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from .errors import GraphError
-from .graph.draws import align, draw, plates_of
+from .predictive_distribution import Predictive
+from .graph.draws import align, draw, full, plates_of
 from .graph.expectations import FirstTwo, Inverse, Probabilities, expect, is_linear, is_point
 from .graph.nodes import Categorical as CategoricalNode
-
-
-@dataclass
-class Predictive:
-    """The predictive of node ``name`` (or of its masked entries, for ``model.impute``).
-
-    ``mean``: E[x] (class probabilities for a Categorical); ``variance``: elementwise Var[x] (the
-    diagonal of ``covariance`` for a Gaussian); ``method``: how ``to_scipy`` is obtained
-    ("exact", "moment-matched", "monte-carlo": no scipy object, use ``sample``)."""
-
-    name: str
-    mean: np.ndarray
-    variance: np.ndarray
-    covariance: np.ndarray | None
-    method: str
-    _scipy: Callable = field(repr=False)
-    _sample: Callable = field(repr=False)
-
-    @property
-    def std(self) -> np.ndarray:
-        return np.sqrt(self.variance)
-
-    def to_scipy(self, index: tuple | None = None):
-        """A scipy.stats frozen distribution: over all elements at once for a univariate node,
-        at one element ``index`` for a multivariate one."""
-        if self._scipy is None:
-            raise GraphError(f"node '{self.name}': no closed-form predictive here (method "
-                             f"'{self.method}'); use .sample(n) or .mean/.variance")
-        return self._scipy(index)
-
-    def interval(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-        """Central credible interval of each (marginal) element: from ``to_scipy`` when it is
-        exact and univariate, else the quantiles of 4000 exact draws (seeded: reproducible)."""
-        if self._scipy is not None and self.covariance is None and self.method == "exact":
-            dist = self._scipy(None)
-            if hasattr(dist, "interval"):
-                return dist.interval(level)
-        draws = self.sample(4000, 0)
-        return tuple(np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0))
-
-    def sample(self, n: int = 1, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """``n`` exact draws from the predictive, shaped (n,) + ``mean.shape`` (integers for a
-        Categorical)."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise GraphError(f"node '{self.name}': the number of draws must be a positive integer, got {n!r}")
-        return self._sample(int(n), np.random.default_rng(rng))
 
 
 def predict(model, name: str, draws: int = 1000, seed: int | None = 0) -> Predictive:
@@ -169,19 +123,8 @@ def _sampler(node) -> Callable:
         memo: dict = {}
         values = {role: align(draw(expr, n, rng, memo), plates_of(expr, node.plates), node.plates)
                   for role, expr in node.parents.items()}
-        return node.family.sample(_full(node.conditional(values), node, n), rng)
+        return node.family.sample(full(node.conditional(values), node, n), rng)
     return sample
-
-
-def _full(natural: tuple, node, n: int) -> tuple:
-    """Each component broadcast to (n,) + plates + its event axes."""
-    lead = (n,) + node.plate_shape
-    out = []
-    for a, k in zip(natural, node.family.event_ndims):
-        a = np.asarray(a, float)
-        event = a.shape[a.ndim - k:] if k else ()
-        out.append(np.broadcast_to(a, lead + event))
-    return tuple(out)
 
 
 def _location_scale(node, sampler) -> Predictive:

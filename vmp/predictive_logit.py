@@ -32,7 +32,7 @@ from .factors.logit import (LogitBernoulliFactor, LogitNegativeBinomialFactor, L
 from .graph.draws import align, draw, plates_of
 from .graph.expectations import FirstTwo, expect, is_linear
 from .graph.expressions import Sticks, random_nodes
-from .predictive import Predictive
+from .predictive_distribution import Predictive
 
 
 @dataclass

@@ -129,3 +129,14 @@ def _product(expr: Product, n: int, rng, memo) -> np.ndarray:
     values = align(draw(expr.node, n, rng, memo), expr.node.plates, expr.plates)
     c = align(draw(expr.scale, n, rng, memo), expr.scale.plates, expr.plates)
     return c.reshape(c.shape + (1,) * (values.ndim - c.ndim)) * values
+
+
+def full(natural: tuple, node, n: int) -> tuple:
+    """Each component broadcast to (n,) + plates + its event axes."""
+    lead = (n,) + node.plate_shape
+    out = []
+    for a, k in zip(natural, node.family.event_ndims):
+        a = np.asarray(a, float)
+        event = a.shape[a.ndim - k:] if k else ()
+        out.append(np.broadcast_to(a, lead + event))
+    return tuple(out)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import GraphError, OptionError
-from .draws import align, draw, plates_of
+from .draws import align, draw, full, plates_of
 
 
 def sample_prior(model, n: int, seed=None) -> dict[str, np.ndarray]:
@@ -44,15 +44,13 @@ def ancestral(model, n: int, seed=None, given: dict | None = None) -> dict[str, 
 
 def _draw(node, n: int, rng: np.random.Generator, memo: dict) -> np.ndarray:
     """Draws of ``node`` from p(node | parents), its parents already in ``memo``."""
-    from ..predictive import _full
-
     values = {role: align(draw(expr, n, rng, memo), plates_of(expr, node.plates), node.plates)
               for role, expr in node.parents.items()}
     try:
         natural = node.conditional(values)
     except GraphError as err:
         raise GraphError(f"sample_prior: {err}") from None
-    return node.family.sample(_full(natural, node, n), rng)
+    return node.family.sample(full(natural, node, n), rng)
 
 
 def _absent_as_nan(node, values: np.ndarray) -> np.ndarray:
