@@ -27,9 +27,10 @@ from ..factors.terms import Term
 from .allocation import AllocationLeaf
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
                           Sticks, Sum)
-from .gaussian_chain import Matrix, Steps
+from .gaussian_chain import Steps
 from .linear import Linear, RandomMap
 from .leaves import ConstLeaf, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf
+from .matrix import Matrix
 
 PLATE_LETTERS = string.ascii_uppercase
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"

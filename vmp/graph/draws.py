@@ -11,8 +11,9 @@ import numpy as np
 from ..errors import GraphError
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
                           Sticks, Sum)
-from .gaussian_chain import Matrix, Steps
+from .gaussian_chain import Steps
 from .linear import Linear, RandomMap
+from .matrix import Matrix
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
