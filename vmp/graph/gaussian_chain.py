@@ -10,6 +10,7 @@ from .. import families as fam
 from ..errors import DataError, GraphError, ShapeError
 from ..factors.gaussian_chain import GaussianChainARDFactor, GaussianChainFactor
 from .expressions import Diagonal, Expression, PlatedConstant, _plated
+from .facades import facade
 from .markov_chain import chain_lengths, per_chain
 from .matrix import Matrix, _numbers
 from .node import Node, raise_hyper
@@ -171,13 +172,11 @@ class GaussianMarkovChain(Node):
 
     def smoothed(self, level: float = 0.95):
         """q(x_t) of every step: means, covariances and central intervals (``vmp.time_series``)."""
-        from ..time_series import smoothed
-        return smoothed(self, level)
+        return facade("smoothed")(self, level)
 
     def filtered(self, level: float = 0.95):
         """q(x_t | the potentials of steps 0..t): the filter (``vmp.time_series``)."""
-        from ..time_series import filtered
-        return filtered(self, level)
+        return facade("filtered")(self, level)
 
     def to_scipy(self, index: tuple = ()):
         """q of one chain (``index`` over the chains' plates) as a multivariate normal over its
