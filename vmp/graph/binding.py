@@ -31,6 +31,7 @@ from .gaussian_chain import Steps
 from .linear import Linear, RandomMap
 from .leaves import ConstLeaf, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf
 from .matrix import Matrix
+from .node import Node
 
 PLATE_LETTERS = string.ascii_uppercase
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
@@ -335,8 +336,6 @@ class Binder:
             )
 
     def _bind(self, expr: Expression, letters: dict, role: str):
-        from .node import Node
-
         if isinstance(expr, PlatedConstant):
             return LeafBinding(ConstLeaf(expr, expr.plates), "".join(letters[p.name] for p in expr.plates))
         if isinstance(expr, Constant):
