@@ -31,6 +31,7 @@ from .monitors import NoiseMonitor as NoiseMonitor
 from .policies import Annealing as Annealing, Policy as Policy, SVIPlus as SVIPlus, Tempering as Tempering
 from .policies import LocalTempering as LocalTempering
 from . import readers as readers  # FitResult's readers (plot, summary, to_dataframe, to_arviz)
+from . import facades as facades  # Model's facades (fit, predict, render, ...: graph/facades.py)
 
 __version__ = "0.1.0"
 

@@ -20,8 +20,9 @@ import numpy as np
 from .errors import GraphError
 from .graph.draws import align, draw
 from .graph.expressions import Constant, Diagonal, Dot, Gate, PlatedConstant, Sum
-from .graph.gaussian_chain import Matrix, Steps
+from .graph.gaussian_chain import Steps
 from .graph.linear import Linear, RandomMap
+from .graph.matrix import Matrix
 from .graph.plate import Plate
 
 

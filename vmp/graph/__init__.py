@@ -4,6 +4,7 @@ from .expressions import dot as dot
 from .gaussian_chain import GaussianMarkovChain as GaussianMarkovChain
 from .joint import GaussianWishart as GaussianWishart
 from .joint import NormalGamma as NormalGamma
+from . import linear as linear  # registers the linear maps of expressions (expressions.MAPS)
 from .markov_chain import CategoricalMarkovChain as CategoricalMarkovChain
 from .model import Model as Model
 from .node import Node as Node

@@ -27,9 +27,11 @@ from ..factors.terms import Term
 from .allocation import AllocationLeaf
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
                           Sticks, Sum)
-from .gaussian_chain import Matrix, Steps
+from .gaussian_chain import Steps
 from .linear import Linear, RandomMap
 from .leaves import ConstLeaf, EventGatherLeaf, GatherLeaf, IndicatorLeaf, Leaf, NodeLeaf
+from .matrix import Matrix
+from .node import Node
 
 PLATE_LETTERS = string.ascii_uppercase
 FRESH_EVENT = "pqrstuvwxyzcdefghijklmno"
@@ -334,8 +336,6 @@ class Binder:
             )
 
     def _bind(self, expr: Expression, letters: dict, role: str):
-        from .node import Node
-
         if isinstance(expr, PlatedConstant):
             return LeafBinding(ConstLeaf(expr, expr.plates), "".join(letters[p.name] for p in expr.plates))
         if isinstance(expr, Constant):

@@ -3,16 +3,14 @@ tenth of a second on a process's first fit). ``Model.graph`` builds its networkx
 the same structure, so both see the same nodes and edges in the same order."""
 from __future__ import annotations
 
-from .expressions import Expression
+from .expressions import Constant, Expression
+from .node import Node
 
 
 def structure(model) -> tuple[dict, list]:
     """(nodes: name -> attributes, edges: [(parent, child, role)]) in the order a DiGraph built
     by add_node / add_edge calls would hold them: the random nodes, then each parent
     expression as met (a deterministic one before its own inputs' edges)."""
-    from .expressions import Constant
-    from .node import Node
-
     nodes: dict = {n.name: {"expr": n, "kind": "observed" if n.observed else "latent"} for n in model.nodes.values()}
     edges: list = []
 

@@ -11,8 +11,10 @@ import numpy as np
 from ..errors import GraphError
 from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, PlatedConstant, Product, Rows, Scaled,
                           Sticks, Sum)
-from .gaussian_chain import Matrix, Steps
+from .gaussian_chain import Steps
 from .linear import Linear, RandomMap
+from .matrix import Matrix
+from .node import Node
 
 
 def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -32,8 +34,6 @@ def align(values: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
 
 def value_ndim(expr: Expression) -> int:
     """Event axes of a value of ``expr`` (a Categorical's value is one integer)."""
-    from .node import Node
-
     if isinstance(expr, Node):
         return len(expr._data_event_shape())
     if isinstance(expr, Dot):
@@ -53,8 +53,6 @@ def plates_of(expr: Expression, owner: tuple) -> tuple:
 
 def draw(expr: Expression, n: int, rng: np.random.Generator, memo: dict) -> np.ndarray:
     """``n`` joint draws of ``expr`` under q, shaped (n,) + ``plates_of(expr)`` + its value's event."""
-    from .node import Node
-
     if isinstance(expr, Node):
         if expr.name not in memo:
             memo[expr.name] = expr._draw(n, rng, memo)

@@ -24,6 +24,7 @@ from .expressions import (Constant, Diagonal, Dot, Expression, Gate, Gather, Pla
 from .gaussian_chain import Steps
 from .leaves import moments_of
 from .linear import Linear, RandomMap
+from .node import Node
 
 
 def lay(arr: np.ndarray, source: tuple, target: tuple) -> np.ndarray:
@@ -104,8 +105,6 @@ def expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple:
 
 
 def _expect(expr: Expression, stat: Statistic, owner: tuple) -> tuple[tuple, tuple]:
-    from .node import Node
-
     if isinstance(expr, Node):
         if expr.observed:
             return stat.point(expr.data, expr.family, expr.event_shape), expr.plates
@@ -203,8 +202,6 @@ def is_point(expr: Expression) -> bool:
 def is_linear(expr: Expression) -> bool:
     """``expr`` is affine in jointly Gaussian q's (nodes, gathers, sums, and dots with a constant
     side), so its distribution under q is a Gaussian."""
-    from .node import Node
-
     if isinstance(expr, (Constant, Node)):
         return True
     if isinstance(expr, (Gather, Sticks, Steps, Linear)):

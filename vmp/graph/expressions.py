@@ -18,6 +18,12 @@ from . import context
 from .data import Outer, chunks, is_lazy
 
 
+#: the linear maps of a Gaussian or Normal expression by name: ``scaled`` (``c * x``), ``mapped``
+#: (``A @ x``, ``C @ x``) and ``is_map`` (whether ``vmp.dot(A, x)`` is ``A @ x``); their
+#: expressions are in ``linear.py``, which imports this module and registers them here when
+#: imported (``graph/__init__.py`` imports it)
+MAPS: dict = {}
+
 class Expression:
     """Anything that supplies moments of a family to a factor."""
 
@@ -48,8 +54,7 @@ class Expression:
         if isinstance(other, Expression):
             return Product(other, self)
         if self.view(fam.Gaussian).family.location:
-            from .linear import scaled
-            return scaled(other, self)
+            return MAPS["scaled"](other, self)
         raise GraphError(f"'{self.name}' cannot be scaled; only Gamma and Wishart nodes can (and Gaussian or "
                          f"Normal expressions, as a linear map)")
 
@@ -65,15 +70,13 @@ class Expression:
 
     def __rmatmul__(self, other):
         """``A @ x``: a constant matrix applied to a Gaussian expression (``linear.mapped``)."""
-        from .linear import mapped
-        return mapped(other, self)
+        return MAPS["mapped"](other, self)
 
     def __matmul__(self, other):
         """``C @ x``: a Gaussian node over a plate of rows applied to a Gaussian expression."""
         if not isinstance(other, Expression):
             return NotImplemented
-        from .linear import mapped
-        return mapped(self, other)
+        return MAPS["mapped"](self, other)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} plates={[p.name for p in self.plates]} event={self.event_shape}>"
@@ -378,10 +381,8 @@ def dot(u, v) -> Expression:
     """Inner product node ``u . v`` usable as the mean of a Normal; u or v may be a constant array.
     A constant M x D matrix next to a Gaussian of dimension D that is not a design matrix over the
     open plates is the linear map ``u @ v`` (a Gaussian of dimension M)."""
-    from .linear import is_map, mapped
-
-    if is_map(u, v):
-        return mapped(u, v)
+    if MAPS["is_map"](u, v):
+        return MAPS["mapped"](u, v)
     return Dot(u, v)
 
 
@@ -616,8 +617,7 @@ def times(a, b) -> Expression:
         return Product(a, b)
     value, node = (a, b) if isinstance(b, Expression) else (b, a)
     if node.view(fam.Gaussian).family.location:
-        from .linear import scaled
-        return scaled(value, node)
+        return MAPS["scaled"](value, node)
     return Scaled(value, node)
 
 

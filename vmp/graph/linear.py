@@ -27,7 +27,8 @@ import numpy as np
 from .. import families as fam
 from ..errors import GraphError, ShapeError
 from . import context
-from .expressions import Expression, plate_union
+from .expressions import MAPS, Expression, plate_union
+from .matrix import Matrix
 
 
 class Linear(Expression):
@@ -120,8 +121,6 @@ def mapped(matrix, expr: Expression) -> Linear | RandomMap:
 
 def _random_map(matrix: Expression, expr: Expression, written: str) -> RandomMap:
     """C @ x for a Gaussian node C over a plate of its rows (not a plate of x nor an open one)."""
-    from .gaussian_chain import Matrix
-
     matrix = matrix.view(fam.Gaussian)
     if not matrix.family.location or not matrix.plates or not matrix.event_shape:
         raise GraphError(f"{written}: a random matrix is a Gaussian node over a plate of its rows (each a "
@@ -160,3 +159,6 @@ def _describe(value) -> str:
     if isinstance(value, Expression):
         return f"'{value.name}'"
     return f"an array of shape {np.shape(value)}" if np.ndim(value) else repr(value)
+
+
+MAPS.update(scaled=scaled, mapped=mapped, is_map=is_map)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from .expressions import Expression, Gather, random_nodes
+from .node import Node
+from .partial import LatentRows
 
 
 class Clamp:
@@ -101,8 +103,6 @@ class Clamp:
             return None
         held = self.__dict__.get("_latent")
         if held is None or held[0] is not self.observed:
-            from .partial import LatentRows
-
             complete = self.observed.reshape(self.observed.shape[0], -1).all(axis=1)
             rows = np.flatnonzero(~complete)
             held = self._latent = (self.observed, None if rows.size == complete.size else LatentRows(self, rows))
@@ -140,8 +140,6 @@ def project(alive: np.ndarray, plates: tuple, target: tuple) -> np.ndarray:
 
 def _propagate(expr: Expression, alive: np.ndarray, plates: tuple, reached: dict) -> None:
     """Mark the elements of the random nodes under ``expr`` that feed a live child element."""
-    from .node import Node
-
     if isinstance(expr, Node):
         mine = project(alive, plates, expr.plates)
         reached[expr.name] = reached[expr.name] | mine if expr.name in reached else mine.copy()

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..errors import GraphError, OptionError
 from . import context
 from .expressions import Expression
+from .facades import facade
 
 
 class Model:
@@ -29,9 +30,7 @@ class Model:
     def current_state(self):
         """``self.state``, or an empty State before anything was set."""
         if self.state is None:
-            from ..inference.state import State
-
-            self.state = State()
+            self.state = facade("state")()
         return self.state
 
     def __enter__(self) -> "Model":
@@ -160,7 +159,7 @@ class Model:
 
         return describe(self)
 
-    # ----- inference --------------------------------------------------------------------
+    # ----- inference (vmp.inference, through graph/facades.py) --------------------------
     #: a builder's starting point ({node name: initial mean}): the fits' ``init`` when none is given
     start: dict | None = None
 
@@ -175,59 +174,40 @@ class Model:
 
     def fit(self, **options):
         """Fit q by variational message passing; see :func:`vmp.inference.fit`."""
-        from ..inference import fit
-
-        options = self._started(options)
-        return fit(self, **options)
+        return facade("fit")(self, **self._started(options))
 
     def batch(self, **options):
         """A batch VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
-        from ..inference import Fit
-
-        return Fit(self, method="batch", **self._started(options))
+        return facade("batch")(self, **self._started(options))
 
     def stochastic(self, **options):
         """A stochastic VMP fit to step by hand (``.step()``, ``.run(n)``, ``.result()``)."""
-        from ..inference import Fit
-
-        return Fit(self, method="stochastic", **self._started(options))
+        return facade("stochastic")(self, **self._started(options))
 
     def stream(self, plate: str, forget: float = 1.0, population: float | None = None, **options):
         """A fit that follows a stream of chunks of ``plate``'s data: ``stream.update({"x": rows})``
         (streaming VB with ``forget``, or population VB with ``population=alpha``); see
         :mod:`vmp.inference.stream`."""
-        from ..inference.stream import Stream
-
-        return Stream(self, plate, forget, population, **options)
+        return facade("stream")(self, plate, forget, population, **options)
 
     def infer_locals(self, iterations: int = 50, tol: float = 1e-4) -> "Model":
         """Give the hidden nodes that the fit's state lacks (the local nodes of a minibatch fit,
         whose q is computed per minibatch) their q on all data given the others: one pass over
         the data plate, O(N), done only when asked."""
-        from ..inference.engine import Engine
-        from ..inference.steps import complete
-
-        engine = Engine(self)
-        state = self.current_state()
-        missing = [n for n in engine.hidden if n.name not in state.natural]
-        self.state = complete(engine, state, missing, iterations, tol)
+        self.state = facade("infer_locals")(self, iterations, tol)
         return self
 
     def elbo(self) -> float:
         """The exact evidence lower bound of the current q."""
-        from ..inference.engine import Engine
+        return facade("elbo")(self)
 
-        return Engine(self).elbo(self.current_state())
-
-    # ----- reading q: predictions (vmp.predictive, vmp.export) ----------------------------
+    # ----- reading q: predictions (vmp.predictive, vmp.export, through graph/facades.py) ---
     def predict(self, name: str, draws: int = 1000, seed: int | None = 0, *, prior: bool = False):
         """The posterior predictive of node ``name`` under the current q (mean, variance,
         ``to_scipy()``, ``sample(n, rng)``); see :mod:`vmp.predictive`. With ``prior=True`` the
         prior predictive instead (no fit needed): its moments from ``draws`` draws of the prior
         (:func:`vmp.predictive.prior_predict`)."""
-        from ..predictive import predict, prior_predict
-
-        return (prior_predict if prior else predict)(self, name, draws, seed)
+        return facade("predict")(self, name, draws, seed, prior)
 
     def sample_prior(self, n: int, seed=None) -> dict:
         """``n`` joint draws of every node from the prior (ancestral sampling through the glue;
@@ -239,24 +219,18 @@ class Model:
 
     def impute(self, name: str, draws: int = 1000, seed: int | None = 0):
         """The posterior of the masked entries of node ``name``; see :func:`vmp.predictive.impute`."""
-        from ..predictive import impute
-
-        return impute(self, name, draws, seed)
+        return facade("impute")(self, name, draws, seed)
 
     def forecast(self, steps: int, name: str | None = None, **options):
         """``steps`` steps past the end of each sequence of the observed node ``name`` (default: the
         one that reads the model's Gaussian chain), by draws from q (``vmp.time_series.forecast``:
         ``inputs=``, ``draws=``, ``seed=``, ``level=``)."""
-        from ..time_series import forecast
-
-        return forecast(self, steps, name, **options)
+        return facade("forecast")(self, steps, name, **options)
 
     def to_arviz(self, draws: int = 1000, seed: int | None = 0, predictive: bool = True):
         """Draws from q (and from the predictive of the observed nodes) as ArviZ InferenceData;
         needs ArviZ. See :func:`vmp.export.to_arviz`."""
-        from ..export import to_arviz
-
-        return to_arviz(self, draws, seed, predictive)
+        return facade("to_arviz")(self, draws, seed, predictive)
 
     def set_data(self, name: str | dict, values=None, *, mask=None) -> "Model":
         """Replace the data of an observed node or a ``vmp.Data`` input (``set_data("X", X_new)``,
@@ -276,9 +250,7 @@ class Model:
     def render(self, filename: str | None = None, **options):
         """The network diagram as a graphviz.Digraph; written to ``filename`` when given
         (``timeout=`` seconds for Graphviz's layout, see :func:`vmp.render.render`)."""
-        from ..render import render
-
-        return render(self, filename, **options)
+        return facade("render")(self, filename, **options)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return self.render()._repr_mimebundle_(include=include, exclude=exclude)

@@ -9,6 +9,8 @@ the new data given the globals (``model.infer_locals``).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..errors import GraphError, ShapeError
@@ -194,10 +196,8 @@ def _refresh_locals(model, touched: set) -> None:
     if state is None or not state.natural:
         return
     drop = [n.name for n in model if n.name in state.natural and any(p.name in touched for p in n.plates)]
-    from ..inference.state import State
-
-    model.state = State({k: v for k, v in state.natural.items() if k not in drop},
-                        {k: v for k, v in state.moments.items() if k not in drop}, state.step, state.rng, state.loop)
+    model.state = dataclasses.replace(state, natural={k: v for k, v in state.natural.items() if k not in drop},
+                                      moments={k: v for k, v in state.moments.items() if k not in drop})
     model.compile()
     hidden = [n for n in model if not n.observed and n.name not in model.state.natural]
     if hidden:

@@ -16,10 +16,12 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from .. import domains
 from ..errors import OptionError
-from . import domains
+from ..monitors import DomainMonitor, ElboMonitor, Monitor
 from .checkpoint import writable
 from .executor import Executor
+from .policy import Policy
 from .state import Resumable, State
 from .stopping import PATIENCE
 from .subsample import Subsample
@@ -194,8 +196,6 @@ def _stochastic(given: dict, say) -> StochasticOptions:
     if _count(patience) is None or patience < 1:
         raise OptionError(f"{say('patience')} takes a positive integer (evaluations without improvement before "
                           f"{say('tol')} stops the fit), got {patience!r}")
-    from ..monitors import DomainMonitor, ElboMonitor, Monitor
-
     monitors = given.get("monitors")
     if monitors is None:
         monitors = [DomainMonitor(action="stop"), ElboMonitor(patience=3, action="warn")]
@@ -206,8 +206,6 @@ def _stochastic(given: dict, say) -> StochasticOptions:
 
 
 def _policies(policies, say) -> tuple:
-    from ..policies import Policy
-
     return domains.instances(say("policies"), policies, Policy,
                              "policies (vmp.SVIPlus(M), vmp.Annealing(...), vmp.Tempering(...), vmp.LocalTempering(...))")
 

@@ -21,8 +21,8 @@ from typing import Any, Callable
 import numpy as np
 
 
+from .. import domains
 from ..errors import OptionError, VMPError
-from . import domains
 from .engine import along
 
 

@@ -16,10 +16,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import domains
 from ..errors import GraphError, OptionError
 from ..graph.expressions import Gather
 from ..graph.leaves import Context, GatherLeaf
-from . import domains
 from .partition_model import glue
 
 

@@ -11,7 +11,7 @@ is declared here.
 """
 from __future__ import annotations
 
-from ..inference.domains import choice, number
+from ..domains import choice, number
 
 ACTIONS = ("warn", "stop", "backoff")
 

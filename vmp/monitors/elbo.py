@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inference.domains import integer, number
+from ..domains import integer, number
 from .base import Monitor
 
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..errors import OptionError
-from ..inference.domains import integer, number, refuse
-from .base import Policy
+from ..domains import integer, number, refuse
+from ..inference.policy import Policy
 
 
 def _start_and_steps(kind: str, start, steps) -> tuple[float, int]:

@@ -27,10 +27,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from .. import domains
 from ..graph.leaves import Context, per_datapoint
-from ..inference import domains
 from ..inference.tempered import log_normalizers, selector
-from .base import Policy
+from ..inference.policy import Policy
 from .tempering import log_prior
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import OptionError
-from ..inference.domains import integer, number
-from .base import Policy
+from ..domains import integer, number
+from ..inference.policy import Policy
 
 
 class SVIPlus(Policy):

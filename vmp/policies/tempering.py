@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import logsumexp
 
+from .. import domains
 from ..graph.leaves import Context
-from ..inference import domains
 from ..inference.tempered import log_normalizers, point_statistics, selector
-from .base import Policy
+from ..inference.policy import Policy
 
 
 def log_prior(name: str, temperatures: np.ndarray, prior) -> np.ndarray:

@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import OptionError
+from .errors import OptionError
 
 
 def refuse(who: str, domain: str, value: Any) -> OptionError:

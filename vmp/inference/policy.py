@@ -1,4 +1,5 @@
-"""Message-weighting policies: every one is a weight on the data plate's factors.
+"""The hooks of a message-weighting policy, which the loop calls (the policies, SVI+, annealing and
+tempering, are in ``vmp/policies/``): every one is a weight on the data plate's factors.
 
 For a minibatch S of the data plate, a policy returns two weights, each None (no change), a
 number, or an array over the drawn elements (one per datapoint, shared by every factor that

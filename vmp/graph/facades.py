@@ -1,0 +1,21 @@
+"""What the declaration layer answers with the layers above it: ``model.fit``, ``batch``,
+``stochastic``, ``stream``, ``infer_locals`` and ``elbo`` (``vmp.inference``), ``model.predict`` and
+``impute`` (``vmp.predictive``), ``model.forecast`` and a Gaussian chain's ``smoothed`` and
+``filtered`` (``vmp.time_series``), ``model.to_arviz`` (``vmp.export``), ``model.render``
+(``vmp.render``), and the empty State a model's nodes write their q into (``state``). Those layers
+import the graph; their functions are held here by name, registered by ``vmp/facades.py`` when vmp
+is imported, so that the graph imports nothing above it."""
+from __future__ import annotations
+
+from ..errors import VMPError
+
+#: the functions behind the facades, by name: registered by ``vmp/facades.py`` when vmp is imported
+FACADES: dict = {}
+
+
+def facade(name: str):
+    """The function of the layers above the graph behind the facade ``name``."""
+    found = FACADES.get(name)
+    if found is None:
+        raise VMPError(f"{name}: no function registered for it (vmp/facades.py registers them on import vmp)")
+    return found
