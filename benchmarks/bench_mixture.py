@@ -29,6 +29,7 @@ machine a multithreaded BLAS stalls on descheduled threads).
 
     python benchmarks/bench_mixture.py                      # N=100000, K=10, D=2 and 8, 20 iterations
     python benchmarks/bench_mixture.py --n 20000 --dims 2 --iterations 10
+    python benchmarks/bench_mixture.py --methods vmp --heap   # with the allocator opt-in, vmp.heap_for_arrays()
 """
 from __future__ import annotations
 
@@ -133,6 +134,8 @@ def worker(args) -> dict:
     if args.method == "vmp":  # import before measuring: module objects are not the fit's memory
         import vmp  # noqa: F401
         import vmp.models  # noqa: F401
+        if args.heap:
+            out["heap_for_arrays"] = vmp.heap_for_arrays()
     else:
         require_sklearn()
     rss_before = maxrss_mb()
@@ -189,6 +192,7 @@ def run_child(args, method, d, measure) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--method", method, "--d", str(d),
            "--measure", measure, "--n", str(args.n), "--k", str(args.k),
            "--iterations", str(args.iterations), "--seed", str(args.seed), "--repeat", str(args.repeat)]
+    cmd += ["--heap"] if args.heap else []
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT), env=thread_env(args.threads))
     if proc.returncode != 0:
         sys.stderr.write(proc.stderr)
@@ -215,6 +219,8 @@ def main(argv=None) -> None:
     p.add_argument("--threads", type=int, default=1, help="BLAS threads in every process")
     p.add_argument("--rounds", type=int, default=2,
                    help="timed processes per configuration, the methods alternating; the fastest is reported")
+    p.add_argument("--heap", action="store_true",
+                   help="vmp.heap_for_arrays() in vmp's processes before the fit (the allocator opt-in)")
     # worker mode (internal)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--method", choices=METHODS, help=argparse.SUPPRESS)
@@ -237,7 +243,7 @@ def main(argv=None) -> None:
     print(f"Gaussian mixture: N={args.n}, K={args.k}, {args.iterations} iterations, tol=0, seed={args.seed}, "
           f"best of {args.repeat} timed fits; "
           f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, {os.cpu_count()} CPUs, "
-          f"BLAS threads {args.threads}; load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+          f"BLAS threads {args.threads}; {'vmp.heap_for_arrays() in vmp runs; ' if args.heap else ''}load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
           f"dgemm {rate / 1e9:.1f} GFLOP/s (CPU time)")
     rows = []
     for d in args.dims:

@@ -103,3 +103,18 @@ def test_a_large_mixture_fits_as_without_folding():
         fits.append((result.final_elbo, model["mu"].mean.copy()))
     assert fits[0][0] == pytest.approx(fits[1][0], rel=1e-12)
     np.testing.assert_allclose(fits[0][1], fits[1][1], rtol=1e-11, atol=1e-11)
+
+
+def test_the_table_chunks_are_written_in_one_buffer():
+    """Columns.table: a writeable width x rows array for every chunk; every chunk of at most
+    CHUNK elements is written in one kept buffer (grown to the largest asked for), a wider one
+    is an array of its own."""
+    columns = folded.Columns()
+    first = columns.table(3, 5)
+    for width, rows in [(3, 5), (10, folded.CHUNK // 10), (6, 100), (folded.CHUNK + 1, 1)]:
+        t = columns.table(width, rows)
+        assert t.shape == (width, rows) and t.flags.writeable
+        t[...] = 1.0
+    assert np.shares_memory(columns.table(10, 7), columns.table(6, 100))
+    assert not np.shares_memory(columns.table(folded.CHUNK + 1, 1), columns.table(6, 100))
+    assert columns.table(2, 2).base.size <= folded.CHUNK and first.shape == (3, 5)

@@ -335,6 +335,20 @@ def test_categorical_kernels_keep_their_numbers():
     assert Categorical.valid((e,)).all()
 
 
+def test_categorical_valid_per_row_when_the_sum_is_not_finite():
+    """valid reads the sum of eta first; an inf or NaN anywhere, or finite entries whose sum
+    overflows, still gives the answer row by row: finite rows are in the simplex, a row with
+    +inf or NaN is not, -inf is p_k = 0."""
+    e = np.full((300, 4), 1e308)
+    e[5, 1], e[7, 2], e[9, 0] = np.inf, np.nan, -np.inf
+    expected = np.ones(300, bool)
+    expected[[5, 7]] = False
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(Categorical.valid((e,)), expected)
+        e[[5, 7]] = 0.0
+        assert Categorical.valid((e,)).all()
+
+
 @pytest.mark.parametrize("with_zero", [False, True], ids=["finite", "p_k=0"])
 def test_categorical_entropy_from_the_softmax_normalizer(with_zero):
     """A large q's entropy reads the log-normalizer its softmax kept, A(eta) - <eta, p>; it equals

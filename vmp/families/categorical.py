@@ -131,7 +131,7 @@ class Categorical(Family):
     def valid(cls, natural: Arrays) -> np.ndarray:
         """softmax(eta) is in the simplex: no NaN, no +inf, some entry finite (-inf is p_k = 0)."""
         e = natural[0]
-        if np.isfinite(e).all():
+        if np.isfinite(np.sum(e)):  # an inf or a NaN makes the sum one; read once, no N x K mask
             return np.ones(e.shape[:-1], dtype=bool)
         return super().valid(natural)
 

@@ -17,8 +17,9 @@ summed over n against E[z] (sum_n r_nk x_n x_n^T, sum_n r_nk x_n, sum_n r_nk): o
 the transposed table by E[z] gives all of them (:func:`reduction`).
 
 The table is formed CHUNK elements at a time from the data with its rows last (kept: D x N, the
-size of x), in cache, never stored whole: 8 bytes x N x 45 at D = 8 would add 36 MB to the
-mixture's peak, and its product from memory measured no faster than from cache. The N x K
+size of x), in cache, in one buffer that every chunk reuses (``Columns``: no fresh pages per
+sweep), never stored whole: 8 bytes x N x 45 at D = 8 would add 36 MB to the mixture's peak,
+and its product from memory measured no faster than from cache. The N x K
 message is written by columns (Fortran order: each chunk's K x rows product lands in place).
 
 These are the numerics; the strategy that uses them and owns their caches (``Columns``,
@@ -76,11 +77,24 @@ class FoldedTerm(NamedTuple):
 
 
 class Columns:
-    """x (rows first) as a C-ordered event x rows array, kept for the last array read (compared
-    by identity through a weak reference: new data are new arrays). One entry."""
+    """Where the statistics table is formed from and in: x (rows first) as a C-ordered event x
+    rows array, kept for the last array read (compared by identity through a weak reference: new
+    data are new arrays; one entry), and the buffer of at most CHUNK elements that every chunk
+    of the table is written in (grown to the largest chunk asked for; a chunk wider than CHUNK,
+    one row of more than CHUNK statistics, is a fresh array)."""
 
     def __init__(self):
         self.held: tuple = (None, None)
+        self.buffer = np.empty(0)
+
+    def table(self, width: int, rows: int) -> np.ndarray:
+        """A width x rows array to write a chunk of the table in (its values are undefined)."""
+        size = width * rows
+        if size > CHUNK:
+            return np.empty((width, rows))
+        if self.buffer.size < size:
+            self.buffer = np.empty(size)
+        return self.buffer[:size].reshape(width, rows)
 
     def of(self, x: np.ndarray, n: int) -> np.ndarray:
         ref, xt = self.held
@@ -226,7 +240,7 @@ def product(terms: list[FoldedTerm], n_lead: int, weight, ctx, plate_of, shape: 
     kinds = [s for s, _ in stats.values()]
     cols = [None if x is None else columns.of(x, n) for _, x in stats.values()]
     rows = max(1, min(n, CHUNK // max(g.shape[0], 1)))
-    table = np.empty((g.shape[0], rows))
+    table = columns.table(g.shape[0], rows)
     gt = np.ascontiguousarray(g.T)
     out = np.empty((n, g.shape[1]), order="F")
     for start in range(0, n, rows):
@@ -319,7 +333,7 @@ def _stack(x: np.ndarray, pairs: bool, partners: list, child_letters: str, rest:
     xt = columns.of(x, n)
     cols = [xt if s.kind != "one" else None for s in stats]
     rows = max(1, min(n, CHUNK // width))
-    table = np.empty((width, rows))
+    table = columns.table(width, rows)
     v = np.zeros((width, p.shape[1]))
     for start in range(0, n, rows):
         stop = min(n, start + rows)

@@ -16,7 +16,8 @@ class Folding(Strategy):
     product of the transposed table by E[z] (``folded.reduction``).
 
     Caches: the splits of each read (structure, built with the factor); the data with its rows
-    last, for the last array read (``folded.Columns``: one entry); per data read of the child,
+    last, for the last array read, and the buffer the table's chunks are written in, of at most
+    ``folded.CHUNK`` elements (``folded.Columns``: one entry each); per data read of the child,
     one ``folded.Stack`` (V and the partners it was formed from, compared by identity), in a
     ``memoizable`` Context only. Messages of at most ``folded.MIN_SIZE`` elements, slices and
     terms of other shapes go term by term."""
