@@ -51,13 +51,17 @@ MOVIELENS = next((p / "shared" / "data" / "movielens-small" / "ratings.csv" for 
 EVERY = 10  # the default evaluate_every
 
 
+#: the mixtures' Minibatch(evaluation_size=) (None: the default; --evaluation-size)
+EVALUATION = {"size": None}
+
+
 def mixture(n: int):
     def build(seed: int):
         from vmp.cli import blobs
 
         x, _ = blobs(n, seed, clusters=4)
         model = models.gaussian_mixture(x, 4, covariance="factorized", weights="dirichlet", alpha=1.0, scale="data")
-        return model, {"subsample": vmp.Minibatch("data", 100)}
+        return model, {"subsample": vmp.Minibatch("data", 100, evaluation_size=EVALUATION["size"])}
     return build
 
 
@@ -118,10 +122,10 @@ def exact_bound(fit) -> float:
     return float(fit.engine.elbo(steps.optimize_locals(fit.engine, fit.plan, fit.state), cached=False))
 
 
-def replay(run: dict, tol: float, share: float = WINDOW) -> int | None:
+def replay(run: dict, tol: float, share: float = WINDOW, lead: int | None = None) -> int | None:
     memory = Plateau()
     for t, v, terms in zip(run["steps"], run["values"], run["terms"]):
-        memory = observe(memory, t, v, terms, run["size"], tol, EVERY, PATIENCE, share)
+        memory = observe(memory, t, v, terms, run["size"], tol, EVERY, PATIENCE, share, lead=lead)
         if memory.stop is not None:
             return t
     return None
@@ -172,19 +176,21 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=2000, help="the long runs' steps")
     ap.add_argument("--synthetic", action="store_true", help="LDA on a corpus sampled from LDA")
     ap.add_argument("--save", type=pathlib.Path, help="keep the recordings in this pickle")
-    ap.add_argument("--load", type=pathlib.Path, help="judge the recordings of this pickle")
+    ap.add_argument("--load", type=pathlib.Path, nargs="+", help="judge the recordings of these pickles")
+    ap.add_argument("--evaluation-size", type=int, help="the mixtures' evaluation subsample (default: vmp's)")
     args = ap.parse_args(argv)
-    saved = pickle.loads(args.load.read_bytes()) if args.load else {}
+    EVALUATION["size"] = args.evaluation_size
+    saved = {key: run for path in args.load or [] for key, run in pickle.loads(path.read_bytes()).items()}
     SETTINGS["lda"] = lda_setting(args.synthetic)
     print(f"tol = {args.tol:g}, evaluate_every = {EVERY}, patience = {PATIENCE}, window = max(patience "
           f"evaluations, {WINDOW:g} t); long runs of {args.steps} steps; BLAS: {limit_threads(1)}")
-    print("| setting | seed | stop S | P | S / P | left at S (tol) | P <= S <= 2P | patience alone: S, left "
+    print("| setting | seed | stop S | P | S / P | left at S (tol) | P <= S <= 2P | lead 0: S, left | patience alone: S, left "
           "| wander of the evaluated bound (tol) | wander of the judged bound (tol) | CPU s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     ratios, plain_ratios, total = [], [], 0
     fmt = (lambda v, f: "never" if v is None else format(v, f))
     for name in args.only:
-        good = near = 0
+        good = near = early_good = early_near = 0
         for seed in args.seeds:
             run = saved[name, seed] if args.load else record(SETTINGS[name], seed, args.steps, name in EXACT)
             if args.save:
@@ -192,18 +198,21 @@ def main(argv=None) -> int:
                 args.save.write_bytes(pickle.dumps(saved))
             r = judge(run, replay(run, args.tol), args.tol)
             plain = judge(run, replay(run, args.tol, share=0.0), args.tol)
+            early = judge(run, replay(run, args.tol, lead=0), args.tol)
             if seed == args.seeds[0] and not args.load:
                 assert real_stop(run, args.tol) == r["S"], "a fit with tol stops where the replay does"
             good, near, total = good + r["good"], near + r["near"], total + 1
+            early_good, early_near = early_good + early["good"], early_near + early["near"]
             ratios += [] if r["S"] is None else [r["S"] / r["P"]]
             plain_ratios += [] if plain["S"] is None else [plain["S"] / plain["P"]]
             print(f"| {name} | {seed} | {fmt(r['S'], 'd')} | {r['P']:.0f} | "
                   f"{'-' if r['S'] is None else format(r['S'] / r['P'], '.2f')} | {fmt(r['left'], '.2f')} | "
-                  f"{'yes' if r['good'] else 'no'} | {fmt(plain['S'], 'd')}, {fmt(plain['left'], '.2f')} | "
+                  f"{'yes' if r['good'] else 'no'} | {fmt(early['S'], 'd')}, {fmt(early['left'], '.2f')} | "
+                  f"{fmt(plain['S'], 'd')}, {fmt(plain['left'], '.2f')} | "
                   f"{r['wander_read']:.1f} | {r['wander']:.1f}{'' if run.get('exact', [None])[0] is None else ' (exact)'} "
                   f"| {run['cpu']:.0f} |", flush=True)
         print(f"| {name} | all | | | | {near} of {len(args.seeds)} within 1 tol | {good} of {len(args.seeds)} | "
-              f"| | | |", flush=True)
+              f"{early_good} of {len(args.seeds)} ({early_near} within 1 tol) | | | | |", flush=True)
     mean = (lambda v: float(np.mean(v)) if v else float("nan"))
     print(f"stops S / P: {mean(ratios):.2f} on average over {len(ratios)} stops of {total} fits (goal 1 to 2); "
           f"patience alone {mean(plain_ratios):.2f} over {len(plain_ratios)}; ratio {mean(ratios) / mean(plain_ratios):.2f}")

@@ -86,10 +86,12 @@ def window(t: int, every: int, patience: int = PATIENCE, share: float = WINDOW) 
 
 
 def observe(memory: Plateau, t: int, value: float, terms: np.ndarray | None, size: int, tol: float,
-            every: int, patience: int = PATIENCE, share: float = WINDOW, z: float = STDERR_Z) -> Plateau:
+            every: int, patience: int = PATIENCE, share: float = WINDOW, z: float = STDERR_Z,
+            lead: int | None = None) -> Plateau:
     """The rule after the evaluation ``value`` at step ``t`` (per-row local terms ``terms`` on a
     subsample of a plate of ``size`` elements, or None for an exact bound; evaluations every
-    ``every`` steps): the new memory, whose ``stop`` says why the fit stops (None: it goes on)."""
+    ``every`` steps): the new memory, whose ``stop`` says why the fit stops (None: it goes on).
+    ``lead``: the evaluations the steps before the window must hold (default ``patience``)."""
     if not np.isfinite(value):
         return replace(memory, stop=None)
     w = window(t, every, patience, share)
@@ -100,7 +102,7 @@ def observe(memory: Plateau, t: int, value: float, terms: np.ndarray | None, siz
         maxima.append(new)
     before = [m for m in maxima if m[0] <= t - w]
     maxima = maxima[len(before) - 1:] if before else maxima
-    if not before or t - w < patience * every:
+    if not before or t - w < (patience if lead is None else lead) * every:
         return Plateau(maxima, recent)
     ref, top = before[-1], recent[0]
     gain = top[1] - ref[1]
