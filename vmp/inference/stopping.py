@@ -105,12 +105,16 @@ def observe(memory: Plateau, t: int, value: float, terms: np.ndarray | None, siz
     if not before or t - w < (patience if lead is None else lead) * every:
         return Plateau(maxima, recent)
     ref, top = before[-1], recent[0]
-    gain = top[1] - ref[1]
-    if gain > tol * abs(ref[1]) and gain > z * change_stderr(top[2], ref[2], size):
+    gain, se = top[1] - ref[1], change_stderr(top[2], ref[2], size)
+    if gain > tol * abs(ref[1]) and gain > z * se:
         return Plateau(maxima, recent)
     why = (f"the evaluated bound has not improved by more than tol={tol:g} relative (and {z:g} standard errors "
            f"of the change) over the last {w:g} steps (the larger of {patience} evaluations and {share:g} of the "
            f"run): at most {top[1]:.8g} (iteration {top[0]}) against {ref[1]:.8g} at iteration {ref[0]} (the best of "
            f"the first {t - w:g} steps)")
+    if z * se > tol * abs(ref[1]):
+        why += (f"; the estimate does not resolve tol: {z:g} standard errors of the change are "
+                f"{z * se / (tol * abs(ref[1])):.1f} tol, and a rise below them is not seen (a larger "
+                f"Minibatch(evaluation_size=) than {terms.size} rows resolves more)")
     return Plateau(maxima, recent, why)
 
