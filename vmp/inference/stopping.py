@@ -13,12 +13,13 @@ best in the window. The bound improved over the window when
 and the fit stops at the first evaluation where it did not, once the steps before the window
 hold ``patience`` evaluations too (t - w(t) >= patience x evaluate_every: from step
 patience x evaluate_every / (1 - WINDOW) = 200 on with the defaults). Earlier the reference is
-one or two of the first evaluations, and a bound whose estimate moves by more than tol with q
+one to four of the first evaluations, and a bound whose estimate moves by more than tol with q
 (the change's standard error exceeds tol: a mixture of 10^5 points evaluated on 256 of them)
-shows no improvement over a few evaluations whether or not it still rises. A stochastic fit's bound approaches
-its plateau as a power of t (the steps rho_t ~ t^-kappa shrink the noise it carries), so a window
-of fixed length stops it while it still rises by more than tol over the rest of the run. With the
-rise left A t^-a, the rise over the last c t steps is A t^-a ((1 - c)^-a - 1): with c = 3/4 the
+shows no improvement over a few evaluations whether or not it still rises.
+
+A stochastic fit's bound approaches its plateau as a power of t (the steps rho_t ~ t^-kappa
+shrink the noise it carries), so a window of fixed length stops it while it still rises by more
+than tol over the rest of the run. With the rise left A t^-a, the rise over the last c t steps is A t^-a ((1 - c)^-a - 1): with c = 3/4 the
 fit stops when the rise left is at most tol / ((1 - c)^-a - 1), below tol for a >= 0.5, at
 ((1 - c)^-a - 1)^(1/a) times the step P at which it fell below tol (1 at a = 0.5, 1.5 at 0.6,
 1.9 at 0.7; 2.4 at 0.8, where it leaves half a tol). The largest evaluation of the window
@@ -31,8 +32,8 @@ element's local terms; the change on the same rows is a paired difference, so
 
     se(b_t - b*) = N s_d / sqrt(n) sqrt(1 - n / N),   s_d the spread of l_i(t) - l_i(*)
 
-(simple random sampling without replacement), far below the standard error of either estimate:
-the rows that are hard to fit are hard at both evaluations. An exact bound (PerNode plans,
+(simple random sampling without replacement), below the standard error of either estimate: the
+rows that are hard to fit are hard at both evaluations. An exact bound (PerNode plans,
 ``evaluate="full"``) has se = 0. Without the standard error a fit whose bound wanders by more
 than tol |b| on the subsample would find an improvement every few evaluations and never stop.
 With it, a rise below STDERR_Z se is not seen: where se exceeds tol |b| the rule stops once the
