@@ -214,22 +214,27 @@ def _received_at(offset: int, fn, *args):
     return fn(*_unaligned(args, offset))
 
 
-def test_the_bits_do_not_depend_on_where_a_message_puts_the_arrays(client, monkeypatch):
-    """A PerNode fit whose every task receives its arrays (a draw's locals and scale inside its
-    Contexts included) 4 bytes off an 8-byte boundary gives the bits of a fit whose tasks
-    receive them aligned: numpy's matrix product of unaligned rows rounds otherwise, and where
-    Dask's buffers put a small array depends on the message."""
+@pytest.mark.parametrize("name, fit", [("regression", "pernode"), ("mixture", "batch")])
+def test_the_bits_do_not_depend_on_where_a_message_puts_the_arrays(client, monkeypatch, name, fit):
+    """A fit whose every task receives its arrays (a PerNode draw's scale and locals inside its
+    Contexts, a batch fit's first old locals for their relative change included) 4 bytes off an
+    8-byte boundary gives the bits of a fit whose tasks receive them aligned: numpy's matrix
+    product of unaligned rows rounds otherwise, and where Dask's buffers put a small array
+    depends on the message."""
     from vmp.inference.executor_dask import DaskWorkers
 
-    options = FITS["pernode"]("data", 10)
-    aligned = regression().fit(seed=3, progress=False, executor=vmp.DaskExecutor(client), **options)
+    build, plate, size = MODELS[name]
+    options = FITS[fit](plate, size)
+    aligned = build().fit(seed=3, progress=False, executor=vmp.DaskExecutor(client), **options)
     keep = DaskWorkers.keep
     moved = lambda self, i, fn, *args: keep(self, i, _received_at, 4, fn, *args)  # noqa: E731
     monkeypatch.setattr(DaskWorkers, "keep", moved)
     monkeypatch.setattr(DaskWorkers, "run", moved)
-    unaligned = regression().fit(seed=3, progress=False, executor=vmp.DaskExecutor(client), **options)
+    unaligned = build().fit(seed=3, progress=False, executor=vmp.DaskExecutor(client), **options)
     assert _bits(unaligned.state) == _bits(aligned.state)
     np.testing.assert_array_equal(unaligned.elbo, aligned.elbo)
+    for node, change in aligned.history["change"].items():
+        np.testing.assert_array_equal(unaligned.history["change"][node], change, err_msg=node)
 
 
 def test_minibatch_traffic_does_not_grow_with_n(client):

@@ -63,8 +63,10 @@ def _in_numpy_memory(value):
     local kept on this worker) already is numpy's, and is not copied again for every task."""
     if isinstance(value, dict):
         return {k: _in_numpy_memory(v) for k, v in value.items()}
-    if isinstance(value, (tuple, list)):
-        return type(value)(_in_numpy_memory(v) for v in value)
+    if isinstance(value, tuple):
+        return tuple(_in_numpy_memory(v) for v in value)
+    if isinstance(value, list):
+        return [_in_numpy_memory(v) for v in value]
     if isinstance(value, np.ndarray):
         return value if value.flags.owndata else np.array(value, copy=True)
     if isinstance(value, Context):
