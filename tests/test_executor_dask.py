@@ -223,10 +223,9 @@ def _received_at(offset: int, fn, *args):
 @pytest.mark.parametrize("name, fit", [("regression", "pernode"), ("mixture", "batch")])
 def test_the_bits_do_not_depend_on_where_a_message_puts_the_arrays(client, monkeypatch, name, fit):
     """A fit whose every task receives its arrays (a PerNode draw's scale and locals inside its
-    Contexts, a batch fit's first old locals for their relative change included) 4 bytes off an
-    8-byte boundary gives the bits of a fit whose tasks receive them aligned: numpy's matrix
-    product of unaligned rows rounds otherwise, and where Dask's buffers put a small array
-    depends on the message."""
+    Contexts, a batch fit's globals and locals) 4 bytes off an 8-byte boundary gives the bits of
+    a fit whose tasks receive them aligned: numpy's matrix product of unaligned rows rounds
+    otherwise, and where Dask's buffers put a small array depends on the message."""
     from vmp.inference.executor_dask import DaskWorkers
 
     build, plate, size = MODELS[name]
@@ -634,8 +633,8 @@ def test_a_holder_holds_only_its_rows(client, name, fit):
 def test_the_clients_record_of_the_workers_does_not_change_the_bits(client, monkeypatch, fit):
     """The client's record of the cluster (``Client.scheduler_info``) lists no worker at moments
     (its refresh every 2 seconds carries none; a client just started has none yet): a fit
-    reading it then has the partitions, and the bits, of a fit that does not, and Serial's
-    answers."""
+    started then has the partitions, and the bits, of one started while it lists them, and
+    Serial's answers."""
     options = FITS[fit]("data", 10)
     listed = mixture().fit(seed=3, progress=False, executor=vmp.DaskExecutor(client), **options)
     monkeypatch.setattr(client, "scheduler_info", lambda *a, **k: {"workers": {}})
