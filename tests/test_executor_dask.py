@@ -164,7 +164,7 @@ def _steals(client) -> list[str]:
 def _workers(client) -> list[str]:
     """The cluster's workers, as its scheduler lists them (the client's own record lists none at
     moments)."""
-    return client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.workers))
+    return sorted(client.nthreads())
 
 
 def _busy(seconds: float) -> int:
