@@ -57,9 +57,9 @@ def _held(data: tuple, plate: str) -> _Holder:
 
 def _in_numpy_memory(value):
     """``value`` with every array in memory numpy allocated: an array unpickled from a message
-    (a view of the message's buffer) may sit at any alignment, and numpy's kernels round by
-    alignment (a matrix product of unaligned rows takes a loop of its own instead of BLAS), so
-    it is copied, also inside a Context (a draw's locals and scale); one that owns its memory (a
+    (a view of the message's buffer) may sit at any alignment, and numpy rounds by alignment
+    (a matrix product of rows off an 8-byte boundary differs in its last bits), so it is
+    copied, also inside a Context (a draw's locals and scale); one that owns its memory (a
     local kept on this worker) already is numpy's, and is not copied again for every task."""
     if isinstance(value, dict):
         return {k: _in_numpy_memory(v) for k, v in value.items()}
