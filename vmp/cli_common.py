@@ -154,7 +154,7 @@ class Cluster:
             self.__exit__(None, None, None)
             raise CLIError(f"cannot reach the Dask scheduler {address or ''}: {err}") from None
         self.args.executor = DaskExecutor(self.open[-1])
-        print(f"on {len(self.open[-1].scheduler_info().get('workers', {}))} Dask worker(s) at "
+        print(f"on {len(self.open[-1].nthreads())} Dask worker(s) at "
               f"{self.open[-1].scheduler.address}")
         return self
 

@@ -62,8 +62,15 @@ class DaskWorkers(Workers):
         workers = self._running()
         return [workers[i % len(workers)]] if workers else None
 
+    def _listed(self) -> set[str]:
+        """The addresses of the cluster's workers, asked of the scheduler (``Client.nthreads``):
+        the client's own record of them (``Client.scheduler_info``) is replaced every 2 seconds
+        by one that lists none, and read at that moment it would make one partition of two
+        workers' data, whose sums add in another order: other bits for the same seed."""
+        return set(self.client.nthreads())
+
     def count(self) -> int:
-        return len(self.client.scheduler_info().get("workers", {}))
+        return len(self._listed())
 
     def recover(self) -> None:
         """Wait (up to ``RECOVERY`` seconds) for a running worker."""
@@ -117,7 +124,7 @@ class DaskWorkers(Workers):
                 wait(refs, timeout=self.poll)
                 return
             except TimeoutError:
-                gone = set(self._at.values()) - set(self.client.scheduler_info().get("workers", {}))
+                gone = set(self._at.values()) - self._listed()
                 if gone:
                     raise WorkerGone(f"the workers {sorted(gone)} holding partitions left the cluster") from None
 

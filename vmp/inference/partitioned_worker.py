@@ -57,16 +57,25 @@ def _held(data: tuple, plate: str) -> _Holder:
 
 def _in_numpy_memory(value):
     """``value`` with every array in memory numpy allocated: an array unpickled from a message
-    (a view of the message's buffer) may sit at any alignment, and SIMD reductions round by
-    alignment, so it is copied; one that owns its memory (a local kept on this worker) already
-    is numpy's, and is not copied again for every task."""
+    (a view of the message's buffer) may sit at any alignment, and numpy rounds by alignment
+    (a matrix product of rows off an 8-byte boundary differs in its last bits), so it is
+    copied, also inside a Context (a draw's locals and scale); one that owns its memory (a
+    local kept on this worker) already is numpy's, and is not copied again for every task."""
     if isinstance(value, dict):
         return {k: _in_numpy_memory(v) for k, v in value.items()}
     if isinstance(value, tuple):
         return tuple(_in_numpy_memory(v) for v in value)
+    if isinstance(value, list):
+        return [_in_numpy_memory(v) for v in value]
     if isinstance(value, np.ndarray):
         return value if value.flags.owndata else np.array(value, copy=True)
+    if isinstance(value, Context):
+        return replace(value, **{k: _in_numpy_memory(getattr(value, k)) for k in _RECEIVED})
     return value
+
+
+#: the fields of a Context that a task receives arrays in
+_RECEIVED = ("subset", "overrides", "scale", "owner", "factors", "weights")
 
 
 def _slice(moments: tuple, axis: int, lo: int, hi: int) -> tuple:
@@ -123,7 +132,8 @@ def _partial(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, mom
     """One partition's share of ``task`` (a children sum) on a worker: the globals' moments in a
     State, the locals of the partition's rows as overrides of every restricted Context; sent
     back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
-    part = Context(factors=_spanned(ctx, spans, plate, _in_numpy_memory(local), holder.model.nodes))
+    part = Context(factors=_spanned(_in_numpy_memory(ctx), spans, plate, _in_numpy_memory(local), holder.model.nodes))
+    task = replace(task, weights=_in_numpy_memory(task.weights))
     return sparse(task.run(holder.engine, State(moments=_in_numpy_memory(moments)), part))
 
 
