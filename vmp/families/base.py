@@ -255,6 +255,17 @@ class Family(ABC):
         return tuple(m if i in exact or n != 2 else symmetric_part(m)
                      for i, (m, n) in enumerate(zip(message, cls.event_ndims)))
 
+    @staticmethod
+    def parts(message: Arrays | None) -> Any:
+        """What a message says of itself beyond its values (``Gaussian.parts``), taken before
+        it is summed into; None for a family whose messages say nothing more."""
+        return None
+
+    @staticmethod
+    def factor_from_parts(total: Arrays, prior: Arrays | None, parts: Any) -> None:
+        """Given lambda^temp = ``prior`` + the message whose ``parts`` were taken, keep what
+        reads ``total`` better from its parts than from its values (``Gaussian``); nothing here."""
+
     @classmethod
     def summed_symmetric(cls, total: Arrays) -> Arrays:
         """lambda^temp summed from messages that :meth:`symmetrize` made exactly symmetric (and
