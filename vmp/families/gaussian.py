@@ -25,6 +25,7 @@ class Gaussian(Family):
     location = True
     closed_optimum = True
     pins_coordinates = True
+    spreads = True
     example_event = (2,)
 
     @staticmethod
@@ -82,8 +83,8 @@ class Gaussian(Family):
             second = cov + m[..., :, None] * m[..., None, :]
         return np.ascontiguousarray(m), np.ascontiguousarray(second)
 
-    @staticmethod
-    def spread(natural: Arrays, c: np.ndarray) -> np.ndarray:
+    @classmethod
+    def spread(cls, natural: Arrays, c: np.ndarray) -> np.ndarray:
         """Var[c^T x] = c^T Lambda^-1 c for each vector c (c shaped (..., D)) of a q without plates,
         by a triangular solve with Lambda's factor (``Cholesky.inv_quadratic``)."""
         return factor(natural[1], scale=-2.0).inv_quadratic(c)
@@ -97,9 +98,9 @@ class Gaussian(Family):
     @staticmethod
     def factor_from_parts(total: Arrays, prior: Arrays | None, rows) -> None:
         """Where Lambda = -2 eta_2 of ``total`` = P + B^T B (P = the ``prior``'s, eta_1 = P m_0 +
-        B^T z, (B, z) = ``rows()``) is ill-conditioned as formed (``_gram.ill``) or not positive definite, its factorization
-        from P and B (``_gram.Gram``) is kept for ``total``: moments, entropy, validity and
-        draws read it."""
+        B^T z, (B, z) = ``rows()``) is ill-conditioned as formed (``_gram.ill``) or not positive
+        definite, its factorization from P and B (``_gram.Gram``) is kept for ``total``'s bits:
+        moments, entropy, validity and draws read it."""
         if rows is None or prior is None or np.ndim(total[1]) != 2 or np.shape(prior[1]) != np.shape(total[1]):
             return
         try:

@@ -6,7 +6,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ... import families as fam
 from ...families import _gram
 from ..leaves import ConstLeaf, NodeLeaf, restricted
 from .base import Strategy
@@ -27,7 +26,7 @@ class Quadratic(NamedTuple):
 def _quadratic(factor) -> Quadratic | None:
     """The regression's quadratic among ``factor``'s terms, or None where it has none."""
     child, letters = factor.child, factor.child_letters
-    if child.family is not fam.Normal or not child.observed or child.clamp is not None:
+    if not child.observed or child.clamp is not None:
         return None
     found = {}
     for ti, t in enumerate(factor.terms):
@@ -35,9 +34,9 @@ def _quadratic(factor) -> Quadratic | None:
         if len(ops) < 3 or any(o.leaf is None for o in ops) or ops[0].comp != 0:
             continue
         kinds = tuple(type(o.leaf) for o in ops[1:])
-        if kinds == (NodeLeaf, NodeLeaf) and all(o.leaf.node is child for o in ops[1:]):
+        if kinds == (NodeLeaf, NodeLeaf) and all(o.leaf.node is child and o.comp == 0 for o in ops[1:]):
             found["xx"] = ti
-        elif kinds == (NodeLeaf, NodeLeaf, ConstLeaf) and ops[1].leaf.node is child:
+        elif kinds == (NodeLeaf, NodeLeaf, ConstLeaf) and ops[1].leaf.node is child and ops[1].comp == ops[2].comp == 0:
             found["xm"] = ti
         elif kinds == (NodeLeaf, ConstLeaf, ConstLeaf) and ops[1].comp == 1:
             found["mm"] = ti
@@ -49,7 +48,7 @@ def _quadratic(factor) -> Quadratic | None:
     same_p = all(t.operands[0].leaf is p.leaf and t.operands[0].letters == p.letters for t in (xx, mm))
     event = mean.letters
     ok = (same_p and isinstance(p.leaf, (NodeLeaf, ConstLeaf)) and set(p.letters) <= set(letters)
-          and w.family is fam.Gaussian and not w.plates and not w.observed and len(event) == 1
+          and w.family.spreads and not w.plates and not w.observed and len(event) == 1
           and x.letters == letters and design.letters == letters + event and mm.operands[1].leaf is mean.leaf
           and mm.operands[2].leaf is design.leaf and mm.operands[3].leaf is design.leaf
           and mm.operands[1].letters == mm.operands[2].letters[-1] + mm.operands[3].letters[-1]
