@@ -10,12 +10,23 @@ from ...families import _gram
 from ..leaves import ConstLeaf, NodeLeaf, restricted
 from .base import Strategy
 
+#: the expanded sum is read centered where its value is below CANCELLED times the size of the
+#: terms it sums (``Centered.magnitude``: more than 4 of its 16 digits cancelled); above, the
+#: expanded terms give it to about 1e-11
+CANCELLED = 1e-4
+
+
+def cancelled(value, magnitude) -> bool:
+    """Whether some element of ``value`` is below CANCELLED times the same element of ``magnitude``."""
+    return bool(np.any(np.abs(value) < CANCELLED * np.abs(magnitude)))
+
 
 class Quadratic(NamedTuple):
     """Terms ``terms`` = k (-1/2 P x x + P x (C w) - 1/2 P (C w)(C w)^T) of a Normal child x
     observed, whose mean is the dot of a Gaussian node w (no plates) with a constant design C."""
 
     terms: frozenset
+    xx: int  # the term -k/2 P x x
     coef: float
     precision: object  # the Operand of P (a node's or a constant's)
     x: object  # the Operand of x
@@ -56,7 +67,7 @@ def _quadratic(factor) -> Quadratic | None:
           and np.isclose(xx.coef, -0.5 * xm.coef) and np.isclose(mm.coef, -0.5 * xm.coef))
     reading = {ti for ti, t in enumerate(factor.terms) for o in t.operands if o.leaf is p.leaf and o.comp == 0}
     ok = ok and reading == set(found.values())
-    return Quadratic(frozenset(found.values()), xm.coef, p, x, mean, design) if ok else None
+    return Quadratic(frozenset(found.values()), found["xx"], xm.coef, p, x, mean, design) if ok else None
 
 
 class Centered(Strategy):
@@ -73,10 +84,13 @@ class Centered(Strategy):
     E[w], and c_n^T Sigma_w c_n from q(w)'s natural parameters by a solve with the factor of
     Lambda_w (``Gaussian.spread``), each to rounding of itself. Serves the three terms of the bound
     (summed, or per element) and the message's E[P] component to P's node; every other term and
-    message is the reference's (their values do not cancel).
+    message is the reference's (their values do not cancel). The centered form costs a pass over
+    the rows where the expanded one is folded into sums over them (``folding``): it is read where
+    the expanded value has cancelled (``CANCELLED``), the reference's numbers are kept elsewhere.
 
-    No cache. Not for a slice of coupled elements, an x not observed or partially observed, a w
-    read from an override or with no natural parameters in the state."""
+    Cache: |c_n|^2 of the design's rows, one entry, while the design is the same object. Not for
+    a slice of coupled elements, an x not observed or partially observed, a w read from an
+    override or with no natural parameters in the state."""
 
     name = "centered"
     hooks = ("message", "bound")
@@ -84,12 +98,26 @@ class Centered(Strategy):
     def __init__(self, evaluator):
         super().__init__(evaluator)
         self.quadratic = _quadratic(self.factor)
+        self.norms: tuple = (None, None)  # (the design, |c_n|^2 over its rows)
 
     def splits(self, terms: frozenset) -> bool:
         """Whether ``terms`` hold some of the quadratic's terms but not all (the bound then reads
         the rest expanded)."""
         q = self.quadratic
         return q is not None and bool(q.terms & terms) and not q.terms <= terms
+
+    def magnitude(self, call) -> np.ndarray:
+        """x_n^2 + D max|E[w w^T]| |c_n|^2 over the child's elements: a bound, up to a small
+        factor, on the terms the expanded x_n^2 - 2 x_n c_n^T E[w] + c_n^T E[w w^T] c_n sums
+        (and on their partial sums), whose rounding is eps times it. |c_n|^2 is kept per design."""
+        q, ctx, plate_of = self.quadratic, call.ctx, self.factor.plate_of
+        design = q.design.leaf.value(0, None)
+        if self.norms[0] is not design:
+            self.norms = (design, np.einsum("...p,...p->...", design, design))
+        norms = self.norms[1] if ctx is None else ctx.take(self.norms[1], q.design.leaf.plates)
+        second = np.asarray(q.mean.leaf.value(1, ctx), float)
+        x = np.asarray(q.x.value(ctx, plate_of), float)
+        return x * x + second.shape[-1] * np.max(np.abs(second)) * norms
 
     def squares(self, call) -> np.ndarray | None:
         """E[(x_n - c_n^T w)^2] over the child's elements (as ``call.ctx`` restricts them), or
@@ -128,13 +156,16 @@ class Centered(Strategy):
         q = self.quadratic
         if q is None or not q.terms <= set(terms):
             return inner(call, per_element, terms)
-        squares = self.squares(call)
-        if squares is None:
-            return inner(call, per_element, terms)
         output, shape = "", ()
         if per_element:
             f = self.factor
             output, shape = f.child_letters, f.child_shape if call.ctx is None else call.ctx.shape(f.child.plates)
+        group = inner(call, per_element, sorted(q.terms))
+        if not cancelled(group, self.contracted(call, self.magnitude(call), output, shape)):
+            return inner(call, per_element, terms)
+        squares = self.squares(call)
+        if squares is None:
+            return inner(call, per_element, terms)
         rest = [ti for ti in terms if ti not in q.terms]
         return self.contracted(call, squares, output, shape) + inner(call, per_element, rest)
 
@@ -162,6 +193,9 @@ class Centered(Strategy):
             _gram.declare(total[1], lambda: self.rows(call))
         if total is None or q is None or not isinstance(q.precision.leaf, NodeLeaf) \
                 or q.precision.leaf.node is not node or node.clamp is not None:
+            return total
+        magnitude = self.contracted(call, self.magnitude(call), q.precision.letters, np.shape(total[0]), False)
+        if not cancelled(total[0], magnitude):
             return total
         squares = self.squares(call)
         if squares is None:
