@@ -270,3 +270,27 @@ def test_gaussian_draws_from_the_precision_have_its_inverse_as_covariance():
     sd = np.sqrt(np.diag(cov))
     assert np.max(np.abs(np.cov(x.T) - cov) / np.outer(sd, sd)) < 0.015
     assert np.max(np.abs(x.mean(0)) / sd) < 0.015
+
+
+def test_a_precision_factorized_from_its_parts_has_its_closed_form():
+    """Lambda = I + B^T B with B = [[1e8, 1e8, 0]]: eigenvalues 1 + 2e16 along (1, 1, 0)/sqrt(2)
+    and 1, 1 (formed, 1e16 + 1 rounds to 1e16 and Lambda is singular). From its parts
+    (``_gram``): log|Lambda| = log(1 + 2e16), Sigma = I - v v^T 2e16 / (1 + 2e16), the mean
+    B^T z / (1 + 2e16) for z = (3), and Var[c^T w] = c^T Sigma c along c = B's row."""
+    from vmp.families import Gaussian, _gram, _linalg
+
+    rows, z = np.array([[1e8, 1e8, 0.0]]), np.array([3.0])
+    prior = (np.zeros(3), -0.5 * np.eye(3))
+    natural = (rows.T @ z, -0.5 * (np.eye(3) + rows.T @ rows))
+    g = _gram.factorized(natural, prior, (rows, z))
+    big = 1.0 + 2e16
+    v = np.array([1.0, 1.0, 0.0]) / np.sqrt(2.0)
+    assert g.logdet() == pytest.approx(np.log(big), rel=1e-15)
+    assert np.allclose(g.inv(), np.eye(3) - np.outer(v, v) * 2e16 / big, rtol=0, atol=1e-15)
+    assert np.allclose(g.solve(natural[0]), rows[0] * 3.0 / big, rtol=1e-14, atol=0)
+    assert g.inv_quadratic(rows) == pytest.approx(2e16 / big, rel=1e-14)
+    with pytest.raises(np.linalg.LinAlgError):  # the dense factorization: what _gram replaces
+        _linalg.Cholesky(-2.0 * natural[1]).logdet()
+    Gaussian.factor_from_parts(natural, prior, lambda: (rows, z))
+    assert Gaussian.entropy(natural) == pytest.approx(1.5 * (1 + np.log(2 * np.pi)) - 0.5 * np.log(big), rel=1e-15)
+    assert np.allclose(Gaussian.moments(natural)[0], rows[0] * 3.0 / big, rtol=1e-14, atol=0)
