@@ -88,7 +88,7 @@ class Centered(Strategy):
     the rows where the expanded one is folded into sums over them (``folding``): it is read where
     the expanded value has cancelled (``CANCELLED``), the reference's numbers are kept elsewhere.
 
-    Cache: |c_n|^2 of the design's rows, one entry, while the design is the same object. Not for
+    Cache: |c_n|^2 of the design's rows read, one entry, while they are the same object. Not for
     a slice of coupled elements, an x not observed or partially observed, a w read from an
     override or with no natural parameters in the state."""
 
@@ -111,10 +111,10 @@ class Centered(Strategy):
         factor, on the terms the expanded x_n^2 - 2 x_n c_n^T E[w] + c_n^T E[w w^T] c_n sums
         (and on their partial sums), whose rounding is eps times it. |c_n|^2 is kept per design."""
         q, ctx, plate_of = self.quadratic, call.ctx, self.factor.plate_of
-        design = q.design.leaf.value(0, None)
+        design = q.design.value(ctx, plate_of)  # (the same object while the rows read are)
         if self.norms[0] is not design:
             self.norms = (design, np.einsum("...p,...p->...", design, design))
-        norms = self.norms[1] if ctx is None else ctx.take(self.norms[1], q.design.leaf.plates)
+        norms = self.norms[1]
         second = np.asarray(q.mean.leaf.value(1, ctx), float)
         x = np.asarray(q.x.value(ctx, plate_of), float)
         return x * x + second.shape[-1] * np.max(np.abs(second)) * norms
