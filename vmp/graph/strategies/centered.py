@@ -88,7 +88,9 @@ class Centered(Strategy):
     the rows where the expanded one is folded into sums over them (``folding``): it is read where
     the expanded value has cancelled (``CANCELLED``), the reference's numbers are kept elsewhere.
 
-    Cache: |c_n|^2 of the design's rows read, one entry, while they are the same object. Not for
+    Cache: |c_n|^2 of the design's rows read, and sum_n w_n x_n^2 and sum_n w_n |c_n|^2 over
+    the letters not P's, one entry each, while the weight, data and design read are the same
+    objects. Not for
     a slice of coupled elements, an x not observed or partially observed, a w read from an
     override or with no natural parameters in the state."""
 
@@ -99,6 +101,7 @@ class Centered(Strategy):
         super().__init__(evaluator)
         self.quadratic = _quadratic(self.factor)
         self.norms: tuple = (None, None)  # (the design, |c_n|^2 over its rows)
+        self.sums: tuple = (None, None, None, None, None)  # (weight, x, design, sum w x^2, sum w |c|^2)
 
     def splits(self, terms: frozenset) -> bool:
         """Whether ``terms`` hold some of the quadratic's terms but not all (the bound then reads
@@ -118,6 +121,22 @@ class Centered(Strategy):
         second = np.asarray(q.mean.leaf.value(1, ctx), float)
         x = np.asarray(q.x.value(ctx, plate_of), float)
         return x * x + second.shape[-1] * np.max(np.abs(second)) * norms
+
+    def reduced(self, call) -> np.ndarray:
+        """sum over the child's letters not P's of w_n (x_n^2 + D max|E[w w^T]| |c_n|^2): the
+        ``magnitude`` summed as the quadratic's message to P sums it, from sum w_n x_n^2 and
+        sum w_n |c_n|^2 kept while the weight, the data and the design read are the same objects."""
+        q, ctx, plate_of, letters = self.quadratic, call.ctx, self.factor.plate_of, self.factor.child_letters
+        x, design = q.x.value(ctx, plate_of), q.design.value(ctx, plate_of)
+        kept = self.sums
+        if kept[0] is not call.weight or kept[1] is not x or kept[2] is not design:
+            weight = np.ones(np.shape(x)) if call.weight is None else np.asarray(call.weight, float)
+            spec = f"{letters},{letters}->{q.precision.letters}"
+            xx = np.einsum(spec, weight, np.asarray(x, float) ** 2)
+            cc = np.einsum(spec, weight, np.einsum("...p,...p->...", design, design))
+            kept = self.sums = (call.weight, x, design, xx, cc)
+        second = np.asarray(q.mean.leaf.value(1, ctx), float)
+        return kept[3] + second.shape[-1] * np.max(np.abs(second)) * kept[4]
 
     def squares(self, call) -> np.ndarray | None:
         """E[(x_n - c_n^T w)^2] over the child's elements (as ``call.ctx`` restricts them), or
@@ -160,14 +179,17 @@ class Centered(Strategy):
         if per_element:
             f = self.factor
             output, shape = f.child_letters, f.child_shape if call.ctx is None else call.ctx.shape(f.child.plates)
-        group = inner(call, per_element, sorted(q.terms))
-        if not cancelled(group, self.contracted(call, self.magnitude(call), output, shape)):
-            return inner(call, per_element, terms)
-        squares = self.squares(call)
-        if squares is None:
-            return inner(call, per_element, terms)
-        rest = [ti for ti in terms if ti not in q.terms]
-        return self.contracted(call, squares, output, shape) + inner(call, per_element, rest)
+        group, rest = inner(call, per_element, sorted(q.terms)), [ti for ti in terms if ti not in q.terms]
+        if per_element:
+            magnitude = self.contracted(call, self.magnitude(call), output, shape)
+        else:
+            p = np.asarray(q.precision.value(call.ctx, self.factor.plate_of), float)
+            spec = f"{q.precision.letters},{q.precision.letters}->"
+            magnitude = -0.5 * q.coef * np.einsum(spec, p, self.reduced(call))
+        squares = self.squares(call) if cancelled(group, magnitude) else None
+        if squares is not None:
+            group = self.contracted(call, squares, output, shape)
+        return group + inner(call, per_element, rest)
 
     def rows(self, call):
         """(B, z) with B^T B = k sum_n w_n E[P_n] c_n c_n^T and B^T z = k sum_n w_n E[P_n] c_n x_n
@@ -194,8 +216,7 @@ class Centered(Strategy):
         if total is None or q is None or not isinstance(q.precision.leaf, NodeLeaf) \
                 or q.precision.leaf.node is not node or node.clamp is not None:
             return total
-        magnitude = self.contracted(call, self.magnitude(call), q.precision.letters, np.shape(total[0]), False)
-        if not cancelled(total[0], magnitude):
+        if not cancelled(total[0], -0.5 * q.coef * self.reduced(call)):
             return total
         squares = self.squares(call)
         if squares is None:
