@@ -3,15 +3,15 @@ how often the bound falls between sweeps, in vmp and in the same updates written
 singular basis of the design.
 
 Model: w ~ N(0, P^-1 I), tau ~ Gamma(a, b), x_n ~ N(X_n w, 1/tau), X and x of scale ``--scale``.
-q(w) has precision Lambda = P I + E[tau] X^T X. vmp holds Lambda as a dense matrix: its entries
-are of order scale^2 = 1e16, whose rounding (about 2) is above the prior's P = 1, and P alone
-sets Lambda's eigenvalues in the null space of X (N < D). Those eigenvalues, q(w)'s entropy
-and its prior term are then noise of order 1, and the bound goes up and down by up to a nat.
-In the basis V of X's right-singular vectors (w = V v) the same precision is P I + E[tau]
-diag(s^2) up to rounding of order scale * eps * s (about 1 next to a diagonal of 1e16 or 1):
-after equilibration it is well conditioned, and the same updates in float64 raise the bound at
-every sweep. Prints, for each, the seeds (of ``--seeds``) whose bound fell by more than 1e-9
-relative, and the largest fall.
+q(w) has precision Lambda = P I + E[tau] X^T X, whose entries are of order scale^2 = 1e16: as a
+dense matrix their rounding (about 2) is above the prior's P = 1, which alone sets Lambda's
+eigenvalues in the null space of X (N < D). vmp factorizes it from its parts instead
+(``vmp/families/_gram.py``) and reads the expected squared error about q's mean
+(``vmp/graph/strategies/centered.py``). In the basis V of X's right-singular vectors (w = V v)
+the same precision is P I + E[tau] diag(s^2) up to rounding of order scale * eps * s: after
+equilibration it is well conditioned, and the same updates in float64 raise the bound at every
+sweep: the reference. Prints, for each, the seeds (of ``--seeds``) whose bound fell by more than
+1e-9 relative, and the largest fall.
 
     python benchmarks/regression_basis.py [--seeds 30] [--n 2] [--d 3] [--scale 1e8]
 """
@@ -93,7 +93,7 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=3)
     parser.add_argument("--scale", type=float, default=1e8)
     args = parser.parse_args()
-    for name, bounds in (("vmp (dense precision)", vmp_bounds), ("singular basis", basis_bounds)):
+    for name, bounds in (("vmp", vmp_bounds), ("singular basis", basis_bounds)):
         runs = [bounds(*data(s, args.n, args.d, args.scale)) for s in range(args.seeds)]
         raised = [s for s, r in enumerate(runs) if r is None]
         worst = {s: falls(r) for s, r in enumerate(runs) if r is not None}

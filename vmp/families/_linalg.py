@@ -220,6 +220,18 @@ class Cholesky:
         return 2.0 * np.sum(np.log(np.diagonal(self._l, axis1=-2, axis2=-1)), axis=-1) \
             - 2.0 * np.sum(np.log(self._e), axis=-1)
 
+    def inv_quadratic(self, c: np.ndarray) -> np.ndarray:
+        """c^T A^-1 c per vector c (c shaped (..., D), one matrix A): ||L^-1 E c||^2 with
+        E A E = L L^T, by a triangular solve (formed from A^-1, it would be the rounding of A^-1's
+        entries times |c|^2, where the value may be smaller by the condition of A)."""
+        if self.vectorized or self.plates:
+            return np.einsum("...i,ij,...j->...", c, self.inv().reshape(self.d, self.d), c)
+        from scipy.linalg import solve_triangular  # when asked for: scipy.linalg is slow to import
+
+        c = np.asarray(c, dtype=float)
+        y = solve_triangular(self._l, (self._e * c).reshape(-1, self.d).T, lower=True)
+        return np.einsum("ij,ij->j", y, y).reshape(c.shape[:-1])
+
     def _inv_stack(self) -> np.ndarray:
         """A^-1 in the stack layout (D, D, B) straight from L, by columns from the last
         (the recursion of Takahashi, Fagan & Chen 1973; Golub & Van Loan section 3.1 for the
@@ -421,13 +433,49 @@ FACTOR_MEMO, FACTOR_MEMO_SIZE = 4, 2**20
 _memo: list = []
 
 
+#: factorizations formed from more than a matrix's values (``_gram.Gram``), by the matrix's
+#: bits and the scale (a copy of the array, a State copied or saved and loaded in this process,
+#: finds it): the last KNOWN_MEMO of them, and matrices of at most KNOWN_SIZE entries
+KNOWN_MEMO, KNOWN_SIZE = 64, 4096
+_known: dict = {}
+
+
+def _bits(a: np.ndarray, scale: float | None):
+    return (scale, a.shape, a.dtype.str, np.ascontiguousarray(a).tobytes())
+
+
+def keep_factor(a: np.ndarray, scale: float, f) -> None:
+    """Let ``factor(b, scale)`` be ``f`` for every matrix ``b`` with the bits of ``a`` (one matrix,
+    at most KNOWN_SIZE entries); ``a`` is made read-only."""
+    if a.ndim != 2 or a.size > KNOWN_SIZE:
+        return
+    a.flags.writeable = False
+    key = _bits(a, scale)
+    _known.pop(key, None)
+    _known[key] = f
+    while len(_known) > KNOWN_MEMO:
+        del _known[next(iter(_known))]
+
+
+def known_factor(a, scale: float | None):
+    """The factorization kept for a matrix with the bits of ``a`` at ``scale`` (``keep_factor``),
+    or None."""
+    if not _known or not isinstance(a, np.ndarray) or a.ndim != 2 or a.size > KNOWN_SIZE:
+        return None
+    return _known.get(_bits(a, scale))
+
+
 def factor(a: np.ndarray, scale: float | None = None) -> Cholesky | Shared:
     """``Cholesky(a, scale=scale)`` (``Shared`` for a stack broadcast along a plate), reused
     while the same array (by identity) holds the same values: a q's moments, validity and
     entropy each factorize its natural parameters, and the stack is factorized once. An array
     that owns its data is made read-only while it is kept (natural parameters are values: steps
     build new arrays), so that it cannot change unseen; any other array is compared with a copy
-    (of the matrices it is broadcast from), so one changed in place is factorized again."""
+    (of the matrices it is broadcast from), so one changed in place is factorized again. A
+    factorization kept for the array (``keep_factor``) is that one."""
+    known = known_factor(a, scale)
+    if known is not None:
+        return known
     small = _shared(a) if isinstance(a, np.ndarray) and vectorized(a.shape) else None
     seen = a if small is None else small
     for arr, sc, copy, f in tuple(_memo):
@@ -453,7 +501,7 @@ def logdet_pd(a: np.ndarray) -> np.ndarray:
 def inv_pd(a: np.ndarray, scale: float | None = None) -> np.ndarray:
     """Inverse of a batch of positive-definite matrices (Cholesky; LU where that fails); with
     ``scale``, of scale * sym(a)."""
-    f = factor(a, scale) if vectorized(np.shape(a)) else None
+    f = factor(a, scale) if vectorized(np.shape(a)) or known_factor(a, scale) is not None else None
     if f is None or not np.all(f.ok):
         return sym(np.linalg.inv(a if scale is None else scale * sym(a)))
     return f.inv()

@@ -79,6 +79,10 @@ class Family(ABC):
     #: q(x_m | x_o) in the event's layout and ``pinned_entries`` the statistics' entries that
     #: the observed coordinates fix (the Gaussian's; a mask over plates + event)
     pins_coordinates: ClassVar[bool] = False
+    #: True when ``spread`` gives Var[c^T x] of a q over vectors from its natural parameters
+    #: (the Gaussian's: a solve with its precision's factor), which a regression's quadratic
+    #: reads about q's mean (``graph/strategies/centered.py``)
+    spreads: ClassVar[bool] = False
     #: the family of one step of a chain read alone (a Gaussian chain's x_t is a Gaussian), for
     #: a family whose ``joint_plates`` are steps; None otherwise
     step_family: ClassVar[type | None] = None
@@ -254,6 +258,22 @@ class Family(ABC):
         as they are, which is what their symmetric part is, without reading them."""
         return tuple(m if i in exact or n != 2 else symmetric_part(m)
                      for i, (m, n) in enumerate(zip(message, cls.event_ndims)))
+
+    @classmethod
+    def spread(cls, natural: Arrays, c: np.ndarray) -> np.ndarray:
+        """Var[c^T x] for each vector c of a q without plates, where ``spreads``."""
+        raise NotImplementedError(f"{cls.name} has no spread along vectors")
+
+    @staticmethod
+    def parts(message: Arrays | None) -> Any:
+        """What a message says of itself beyond its values (``Gaussian.parts``), taken before
+        it is summed into; None for a family whose messages say nothing more."""
+        return None
+
+    @staticmethod
+    def factor_from_parts(total: Arrays, prior: Arrays | None, parts: Any) -> None:
+        """Given lambda^temp = ``prior`` + the message whose ``parts`` were taken, keep what
+        reads ``total`` better from its parts than from its values (``Gaussian``); nothing here."""
 
     @classmethod
     def summed_symmetric(cls, total: Arrays) -> Arrays:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import constraints
-from ._linalg import _equilibrated, factor, inv_pd, matvec, sym, vectorized
+from . import _gram
+from ._linalg import _equilibrated, factor, inv_pd, keep_factor, known_factor, matvec, sym, vectorized
 from .base import Arrays, Family
 
 LOG2PI = np.log(2 * np.pi)
@@ -24,6 +25,7 @@ class Gaussian(Family):
     location = True
     closed_optimum = True
     pins_coordinates = True
+    spreads = True
     example_event = (2,)
 
     @staticmethod
@@ -55,7 +57,7 @@ class Gaussian(Family):
         definite, read from the factorization that the moments and the entropy share
         (``_linalg.factor``): a non-finite entry leaves a non-finite pivot. Stacks that the
         column loop does not serve take the generic check."""
-        if not vectorized(np.shape(natural[1])):
+        if not vectorized(np.shape(natural[1])) and known_factor(natural[1], -2.0) is None:
             return super().valid(natural)
         with np.errstate(all="ignore"):
             finite = np.isfinite(natural[0])
@@ -80,6 +82,35 @@ class Gaussian(Family):
             m = np.einsum("...ij,...j->...i", cov, natural[0])
             second = cov + m[..., :, None] * m[..., None, :]
         return np.ascontiguousarray(m), np.ascontiguousarray(second)
+
+    @classmethod
+    def spread(cls, natural: Arrays, c: np.ndarray) -> np.ndarray:
+        """Var[c^T x] = c^T Lambda^-1 c for each vector c (c shaped (..., D)) of a q without plates,
+        by a triangular solve with Lambda's factor (``Cholesky.inv_quadratic``)."""
+        return factor(natural[1], scale=-2.0).inv_quadratic(c)
+
+    @staticmethod
+    def parts(message: Arrays | None):
+        """The rows (B, z) of a message (B^T z, -1/2 B^T B) (declared by the message's factor,
+        ``_gram.declare``), taken once; None."""
+        return None if message is None else _gram.take(message[1])
+
+    @staticmethod
+    def factor_from_parts(total: Arrays, prior: Arrays | None, rows) -> None:
+        """Where Lambda = -2 eta_2 of ``total`` = P + B^T B (P = the ``prior``'s, eta_1 = P m_0 +
+        B^T z, (B, z) = ``rows()``) is ill-conditioned as formed (``_gram.ill``) or not positive
+        definite, its factorization from P and B (``_gram.Gram``) is kept for ``total``'s bits:
+        moments, entropy, validity and draws read it."""
+        if rows is None or prior is None or np.ndim(total[1]) != 2 or np.shape(prior[1]) != np.shape(total[1]):
+            return
+        try:
+            if not _gram.ill(factor(total[1], scale=-2.0)):
+                return
+        except np.linalg.LinAlgError:
+            pass
+        g = _gram.factorized((total[0], sym(total[1])), (prior[0], sym(prior[1])), rows())
+        if g is not None:
+            keep_factor(total[1], -2.0, g)
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
@@ -116,6 +147,13 @@ class Gaussian(Family):
         factorizations, ``_linalg.factor``: one draw per element of a vectorized stack is
         ``draw``, in the stack's layout; a Sigma shared by a plate applied by one product,
         ``_linalg.matvec``)."""
+        known = known_factor(_gram.single(natural[1]), -2.0)
+        if known is not None:  # a precision factorized from its parts: mean + E L^-T z (E Lambda E = L L^T)
+            eta1 = np.asarray(natural[0], dtype=float)
+            one = _gram.single(eta1[..., None])
+            mean = known.solve(one[..., 0]) if one is not None else known.solve(eta1)
+            z = rng.standard_normal(tuple(size) + np.broadcast_shapes(eta1.shape, np.shape(natural[1])[:-1]))
+            return mean + known.spread_draws(z)
         if not size and vectorized(np.shape(natural[1])):
             f = factor(natural[1], scale=-2.0)
             shape = f.plates + (f.d,)

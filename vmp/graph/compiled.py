@@ -102,8 +102,9 @@ class CompiledFactor:
     def standing(self, node, weight, ctx: Context | None, held: tuple) -> frozenset | None:
         """The terms that read ``node`` if the messages ``held`` still stand and cover them all
         (their sum is then <message, E[u(node)]>); None otherwise."""
-        kept = self.strategies.get("kept_derivatives")
-        return None if kept is None else kept.standing(node, self.bound_weight(weight, ctx), ctx, held)
+        kept, centered = self.strategies.get("kept_derivatives"), self.strategies.get("centered")
+        terms = None if kept is None else kept.standing(node, self.bound_weight(weight, ctx), ctx, held)
+        return None if terms is None or (centered is not None and centered.splits(terms)) else terms
 
     def nodes(self) -> list:
         return list({id(l.node): l.node for l in self.targets}.values())

@@ -71,8 +71,12 @@ class Plain:
         eq. (5); Paquet eq. (5))."""
         node = self.node
         prior = engine.message(state, node, engine.factors[node.name], ctx)
-        total = summed(prior, engine.executor.children(engine, state, node, ctx))
+        children = engine.executor.children(engine, state, node, ctx)
+        parts = node.family.parts(children)  # before the sum may be formed in place into them
+        total = summed(prior, children)
         total = node.family.summed_symmetric(engine.own_multiplicity(node, total, ctx))
+        if parts is not None and node.weights is None and node.clamp is None:
+            node.family.factor_from_parts(total, prior, parts)
         return node.pinned(total, ctx.of(node.name), ctx.plate, ctx.index)
 
     def moments(self, natural) -> tuple:

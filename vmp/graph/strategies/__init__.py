@@ -25,6 +25,7 @@ from functools import partial
 from ...errors import OptionError
 from ..reference import Reference
 from .base import Strategy
+from .centered import Centered
 from .coefficients import Coefficients
 from .constant import ConstantMessages, ConstantTerms
 from .folding import Folding
@@ -35,7 +36,7 @@ from .plans import Plans
 from .plate_sums import PlateSums
 
 #: every strategy, outermost first: a hook runs before the hooks of the same name after it
-ORDER: tuple[type[Strategy], ...] = (ConstantMessages, ConstantTerms, KeptDerivatives, FusedGathers, Layouts,
+ORDER: tuple[type[Strategy], ...] = (Centered, ConstantMessages, ConstantTerms, KeptDerivatives, FusedGathers, Layouts,
                                      Coefficients, PlateSums, Folding, Plans)
 STRATEGIES = {s.name: s for s in ORDER}
 #: the default evaluator's strategies (all)
