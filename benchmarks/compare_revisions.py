@@ -58,14 +58,20 @@ def main(argv=None) -> int:
             for key, rev in labels.items():
                 trees[key] = checkout(rev, pathlib.Path(tmp) / key)
             figures = {(b.name, key): [] for b in benches for key in labels}
+            failed: dict[str, str] = {}
             loads = [os.getloadavg()[0]]
             for r in range(args.rounds):
                 order = ("base", "other") if r % 2 == 0 else ("other", "base")
                 for bench in benches:
                     for key in order:
+                        if bench.name in failed:
+                            continue
                         record = run(bench, trees[key], quick=not args.full)
                         if record.get("error"):
-                            raise SystemExit(f"{bench.name} on {labels[key]} failed:\n" + "\n".join(record["error"]))
+                            failed[bench.name] = labels[key]
+                            print(f"{bench.name} on {labels[key]} failed (left out of the later rounds):\n"
+                                  + "\n".join(record["error"]), file=sys.stderr, flush=True)
+                            continue
                         figures[bench.name, key].append(record["figure"])
                         print(f"round {r + 1}: {bench.name} on {labels[key]}: {record['figure']} {bench.unit}",
                               file=sys.stderr, flush=True)
@@ -73,16 +79,19 @@ def main(argv=None) -> int:
         finally:
             for tree in trees.values():
                 subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=False)
-    print(report(benches, figures, labels, loads, args))
-    return 0
+    print(report(benches, figures, labels, loads, args, failed))
+    return 1 if failed else 0
 
 
-def report(benches, figures: dict, labels: dict, loads: list[float], args) -> str:
-    """The comparison as a Markdown table."""
+def report(benches, figures: dict, labels: dict, loads: list[float], args, failed: dict | None = None) -> str:
+    """The comparison as a Markdown table; a benchmark that failed on a revision says so in its row."""
     lines = [f"{args.rounds} rounds, {'full' if args.full else 'quick'} arguments, {os.cpu_count()} cores, load average "
              f"{min(loads):.1f}-{max(loads):.1f}; BASE = {labels['base']}, OTHER = {labels['other']}", "",
              "| benchmark | unit | BASE | OTHER | BASE median | OTHER median | OTHER / BASE |", "|---|---|---|---|---|---|---|"]
     for b in benches:
+        if b.name in (failed or {}):
+            lines.append(f"| {b.name} | {b.unit} | failed on {failed[b.name]} | | | | |")
+            continue
         base, other = figures[b.name, "base"], figures[b.name, "other"]
         mb, mo = statistics.median(base), statistics.median(other)
         lines.append(f"| {b.name} | {b.unit} | {' '.join(f'{v:g}' for v in base)} | {' '.join(f'{v:g}' for v in other)} "

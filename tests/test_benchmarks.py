@@ -40,3 +40,19 @@ def test_compare_revisions_runs_a_benchmark_on_both_and_prints_the_ratio():
     assert re.search(r"round 1: bench_hmm on HEAD: [\d.]+ ms", out.stderr)
     listed = subprocess.run(["git", "-C", str(ROOT), "worktree", "list"], capture_output=True, text=True).stdout
     assert "vmp-compare-" not in listed
+
+
+def test_a_benchmark_that_fails_on_one_revision_is_a_row_that_says_so():
+    """An older revision whose script takes other arguments: its row names the revision, the
+    other benchmarks keep their figures and ratio."""
+    import argparse
+
+    import compare_revisions
+    hmm, lda = _registry.select(["bench_hmm", "bench_lda"])
+    figures = {("bench_hmm", "base"): [2.0], ("bench_hmm", "other"): [3.0],
+               ("bench_lda", "base"): [], ("bench_lda", "other"): []}
+    text = compare_revisions.report([hmm, lda], figures, {"base": "old", "other": "new"}, [0.5],
+                                    argparse.Namespace(rounds=1, full=False), {"bench_lda": "old"})
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| bench_")}
+    assert "failed on old" in rows["bench_lda"]
+    assert rows["bench_hmm"].rstrip(" |").endswith("1.500")
