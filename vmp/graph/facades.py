@@ -7,15 +7,9 @@ import the graph; their functions are held here by name, registered by ``vmp/fac
 is imported, so that the graph imports nothing above it."""
 from __future__ import annotations
 
-from ..errors import VMPError
+from ..registry import Registry
 
 #: the functions behind the facades, by name: registered by ``vmp/facades.py`` when vmp is imported
-FACADES: dict = {}
-
-
-def facade(name: str):
-    """The function of the layers above the graph behind the facade ``name``."""
-    found = FACADES.get(name)
-    if found is None:
-        raise VMPError(f"{name}: no function registered for it (vmp/facades.py registers them on import vmp)")
-    return found
+FACADES = Registry("vmp/facades.py")
+#: the function of the layers above the graph behind the facade ``name``
+facade = FACADES.lookup

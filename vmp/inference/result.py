@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import CheckpointError, ConvergenceError, VMPError
+from ..registry import Registry
 from .checkpoint import check, fingerprint, reading
 from .engine import Engine
 from .history import arrays, to_dict
@@ -14,15 +15,9 @@ from .state import Resumable, State
 
 #: FitResult's readers by name (plot, summary, to_dataframe, to_arviz): functions of the reading
 #: layer, which imports inference, registered by ``vmp/readers.py`` when vmp is imported
-READERS: dict = {}
-
-
-def reader(name: str):
-    """The reading layer's function behind ``FitResult.<name>``."""
-    found = READERS.get(name)
-    if found is None:
-        raise VMPError(f"FitResult.{name}: no reader registered (vmp/readers.py registers them on import vmp)")
-    return found
+READERS = Registry("vmp/readers.py", prefix="FitResult.")
+#: the reading layer's function behind ``FitResult.<name>``
+reader = READERS.lookup
 
 
 @dataclass
