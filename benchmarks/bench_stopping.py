@@ -240,7 +240,7 @@ def main(argv=None) -> int:
               f"{good} of {len(args.seeds)} | | | | |", flush=True)
     mean = (lambda v: float(np.mean(v)) if v else float("nan"))
     print(f"stops S / P: {mean(ratios):.2f} on average over {len(ratios)} stops of {len(judged)} fits (goal 1 to 2); "
-          f"patience alone {mean(plain_ratios):.2f} over {len(plain_ratios)}")
+          f"patience alone {mean(plain_ratios):.2f} over {len(plain_ratios)}; ratio {mean(ratios) / mean(plain_ratios):.2f}")
     if args.shares:
         shares(judged, args.tol, args.shares)
     return 0
