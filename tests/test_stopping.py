@@ -117,6 +117,19 @@ def test_a_hand_computed_stop():
     assert _run(np.arange(1, 13), values[:11] + [-99.4], 1e-2, 1, patience=2, share=0.5)[0] is None
 
 
+def test_only_the_evaluate_every_grid_counts():
+    """Evaluations between the multiples of evaluate_every (a monitor of another period, the
+    report's evaluation at a fit's last step) and the initial bound at step 0 leave the stop
+    where the grid alone puts it (they would shift the blocks of patience evaluations)."""
+    def bound(t):
+        return -1000.0 - 50.0 * (np.maximum(t, 1) / 10.0) ** -1.0
+
+    steps = 10 * np.arange(1, 401)
+    alone = _run(steps, bound(steps), 1e-3, 10)[0]
+    mixed = np.array(sorted(list(steps) + list(steps[:-1] + 5) + [0]))
+    assert alone is not None and _run(mixed, bound(mixed), 1e-3, 10)[0] == alone, alone
+
+
 def test_noise_alone_shows_no_rise():
     """An exact bound flat from the first evaluation, plus noise of 1 tol |b| on each evaluation:
     the window holds three times as many evaluations as the block it is compared with, and its

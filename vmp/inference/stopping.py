@@ -107,9 +107,10 @@ def observe(memory: Plateau, t: int, value: float, terms: np.ndarray | None, siz
     """The rule after the evaluation ``value`` at step ``t`` (per-row local terms ``terms`` on a
     subsample of a plate of ``size`` elements, or None for an exact bound; evaluations every
     ``every`` steps): the new memory, whose ``stop`` says why the fit stops (None: it goes on).
-    The initial bound (step 0), one that is not finite and a step already seen (a resumed fit's
-    first evaluation) are not counted."""
-    if not np.isfinite(value) or t <= 0 or (memory.recent and t <= memory.recent[-1][0]):
+    Only evaluations at multiples of ``every`` after step 0 are counted: not the initial bound,
+    one a monitor of another period asked for, one at a step already seen (a resumed fit's first),
+    nor one that is not finite."""
+    if not np.isfinite(value) or t <= 0 or t % every or (memory.recent and t <= memory.recent[-1][0]):
         return replace(memory, stop=None)
     w = window(t, every, patience, share)
     recent, count = (list(memory.recent) + [(t, float(value), terms)])[-patience:], memory.count + 1
