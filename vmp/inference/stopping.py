@@ -123,12 +123,12 @@ def observe(memory: Plateau, t: int, value: float, terms: np.ndarray | None, siz
     gain, se = top[1] - ref[1], change_stderr(top[2], ref[2], size)
     if gain > tol * abs(ref[1]) and gain > z * se:
         return Plateau(recent, blocks, count)
-    return Plateau(recent, blocks, count, message(ref, top, t, w, tol, patience, share, z, se))
+    return Plateau(recent, blocks, count, message(ref, top, w, tol, patience, share, z, se))
 
 
-def message(ref: tuple, top: tuple, t: int, w: float, tol: float, patience: int, share: float, z: float,
+def message(ref: tuple, top: tuple, w: float, tol: float, patience: int, share: float, z: float,
             se: float) -> str:
-    """The rule's message when it stops the fit at step ``t``."""
+    """The rule's message when it stops the fit (``top``: the mean of the last evaluations, ``ref`` the reference)."""
     why = (f"the evaluated bound has not improved by more than tol={tol:g} relative (and {z:g} standard errors "
            f"of the change) over the last {w:g} steps (the larger of {patience} evaluations and {share:g} of the "
            f"run): the mean of its last {patience} evaluations is {top[1]:.8g} against {ref[1]:.8g}, the mean of "
