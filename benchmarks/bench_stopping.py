@@ -12,8 +12,8 @@ plateau b_inf (the mean of the judged bounds over its last quarter), the bound's
 running mean of 5 evaluations) and P, the evaluated step from which on the trend stays within
 tol |b_inf| of b_inf. A good stop S has P <= S (the bound has risen to within 1 tol of its
 plateau; "left" is the trend's rise still to come at S, in tol |b_inf|) and S <= 2 P. The replay
-is repeated without the rule's lead (``lead=0``: a reference of the first evaluations) and with
-the window a share of 0 (patience alone, 5 evaluations) to show why each is there.
+is repeated with the window a share of 0 (patience alone, 5 evaluations) to show why it grows,
+and with ``--shares`` with other shares of the run.
 
 Settings (defaults everywhere but ``tol`` and the subsampling): a Gaussian mixture of N = 10^5
 and 10^6 points (the demo's data, ``vmp.cli.blobs``: 4 elongated clusters on a circle,
@@ -25,6 +25,7 @@ PerNode(10), whose bound is exact).
 
     python benchmarks/bench_stopping.py [--tol 1e-3] [--seeds 0 1 2 3 4] [--only mixture-1e5 lda] [--steps 2000]
                                         [--evaluation-size 4096] [--save runs.pkl | --load runs.pkl ...]
+                                        [--shares 0.5 0.6 0.7 0.75 0.8]
 
 --save keeps the recordings (steps, evaluated and exact bounds, per-row terms) in a pickle; --load
 judges those of one or more pickles again without refitting (the check against a real fit is then
@@ -126,10 +127,10 @@ def exact_bound(fit) -> float:
     return float(fit.engine.elbo(steps.optimize_locals(fit.engine, fit.plan, fit.state), cached=False))
 
 
-def replay(run: dict, tol: float, share: float = WINDOW, lead: int | None = None) -> int | None:
+def replay(run: dict, tol: float, share: float = WINDOW) -> int | None:
     memory = Plateau()
     for t, v, terms in zip(run["steps"], run["values"], run["terms"]):
-        memory = observe(memory, t, v, terms, run["size"], tol, EVERY, PATIENCE, share, lead=lead)
+        memory = observe(memory, t, v, terms, run["size"], tol, EVERY, PATIENCE, share)
         if memory.stop is not None:
             return t
     return None
@@ -172,6 +173,34 @@ def real_stop(run: dict, tol: float) -> int | None:
     return result.iterations if result.converged else None
 
 
+def row(name: str, seed: int, run: dict, tol: float) -> tuple[dict, dict]:
+    """The table's row of one recording: the rule's stop and that of patience alone, judged."""
+    r = judge(run, replay(run, tol), tol)
+    plain = judge(run, replay(run, tol, share=0.0), tol)
+    fmt = (lambda v, f: "never" if v is None else format(v, f))
+    print(f"| {name} | {seed} | {fmt(r['S'], 'd')} | {r['P']:.0f} | "
+          f"{'-' if r['S'] is None else format(r['S'] / r['P'], '.2f')} | {fmt(r['left'], '.2f')} | "
+          f"{'yes' if r['good'] else 'no'} | {fmt(plain['S'], 'd')}, {fmt(plain['left'], '.2f')} | "
+          f"{r['wander_read']:.1f} | {r['wander']:.1f}{'' if run.get('exact', [None])[0] is None else ' (exact)'} "
+          f"| {run['cpu']:.0f} |", flush=True)
+    return r, plain
+
+
+def shares(runs: dict, tol: float, values: list[float]) -> None:
+    """Per setting, the stops meeting the goal, within 1 tol, and made, with other window shares."""
+    names = sorted({name for name, _ in runs})
+    print("| share | " + " | ".join(f"{n}: P <= S <= 2P, within 1 tol, stops ({len([k for k in runs if k[0] == n])} fits)"
+                                     for n in names) + " |")
+    print("|---|" + "---|" * len(names))
+    for share in values:
+        cells = []
+        for n in names:
+            judged = [judge(run, replay(run, tol, share), tol) for key, run in sorted(runs.items()) if key[0] == n]
+            cells.append(f"{sum(j['good'] for j in judged)}, {sum(j['near'] for j in judged)}, "
+                         f"{sum(j['S'] is not None for j in judged)}")
+        print(f"| {share:g} | " + " | ".join(cells) + " |")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tol", type=float, default=1e-3)
@@ -182,44 +211,38 @@ def main(argv=None) -> int:
     ap.add_argument("--save", type=pathlib.Path, help="keep the recordings in this pickle")
     ap.add_argument("--load", type=pathlib.Path, nargs="+", help="judge the recordings of these pickles")
     ap.add_argument("--evaluation-size", type=int, help="the mixtures' evaluation subsample (default: vmp's)")
+    ap.add_argument("--shares", type=float, nargs="+", help="also replay with these window shares")
     args = ap.parse_args(argv)
     EVALUATION["size"] = args.evaluation_size
     saved = {key: run for path in args.load or [] for key, run in pickle.loads(path.read_bytes()).items()}
     SETTINGS["lda"] = lda_setting(args.synthetic)
     print(f"tol = {args.tol:g}, evaluate_every = {EVERY}, patience = {PATIENCE}, window = max(patience "
           f"evaluations, {WINDOW:g} t); long runs of {args.steps} steps; BLAS: {limit_threads(1)}")
-    print("| setting | seed | stop S | P | S / P | left at S (tol) | P <= S <= 2P | lead 0: S, left | patience alone: S, left "
+    print("| setting | seed | stop S | P | S / P | left at S (tol) | P <= S <= 2P | patience alone: S, left "
           "| wander of the evaluated bound (tol) | wander of the judged bound (tol) | CPU s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    ratios, plain_ratios, total = [], [], 0
-    fmt = (lambda v, f: "never" if v is None else format(v, f))
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    ratios, plain_ratios, judged = [], [], {}
     for name in args.only:
-        good = near = early_good = early_near = 0
+        good = near = stops = 0
         for seed in args.seeds:
             run = saved[name, seed] if args.load else record(SETTINGS[name], seed, args.steps, name in EXACT)
             if args.save:
                 saved[name, seed] = {k: v for k, v in run.items() if k not in ("build", "options")}
                 args.save.write_bytes(pickle.dumps(saved))
-            r = judge(run, replay(run, args.tol), args.tol)
-            plain = judge(run, replay(run, args.tol, share=0.0), args.tol)
-            early = judge(run, replay(run, args.tol, lead=0), args.tol)
+            judged[name, seed] = run
+            r, plain = row(name, seed, run, args.tol)
             if seed == args.seeds[0] and not args.load:
                 assert real_stop(run, args.tol) == r["S"], "a fit with tol stops where the replay does"
-            good, near, total = good + r["good"], near + r["near"], total + 1
-            early_good, early_near = early_good + early["good"], early_near + early["near"]
+            good, near, stops = good + r["good"], near + r["near"], stops + (r["S"] is not None)
             ratios += [] if r["S"] is None else [r["S"] / r["P"]]
             plain_ratios += [] if plain["S"] is None else [plain["S"] / plain["P"]]
-            print(f"| {name} | {seed} | {fmt(r['S'], 'd')} | {r['P']:.0f} | "
-                  f"{'-' if r['S'] is None else format(r['S'] / r['P'], '.2f')} | {fmt(r['left'], '.2f')} | "
-                  f"{'yes' if r['good'] else 'no'} | {fmt(early['S'], 'd')}, {fmt(early['left'], '.2f')} | "
-                  f"{fmt(plain['S'], 'd')}, {fmt(plain['left'], '.2f')} | "
-                  f"{r['wander_read']:.1f} | {r['wander']:.1f}{'' if run.get('exact', [None])[0] is None else ' (exact)'} "
-                  f"| {run['cpu']:.0f} |", flush=True)
-        print(f"| {name} | all | | | | {near} of {len(args.seeds)} within 1 tol | {good} of {len(args.seeds)} | "
-              f"{early_good} of {len(args.seeds)} ({early_near} within 1 tol) | | | | |", flush=True)
+        print(f"| {name} | all | {stops} of {len(args.seeds)} stop | | | {near} of {len(args.seeds)} within 1 tol | "
+              f"{good} of {len(args.seeds)} | | | | |", flush=True)
     mean = (lambda v: float(np.mean(v)) if v else float("nan"))
-    print(f"stops S / P: {mean(ratios):.2f} on average over {len(ratios)} stops of {total} fits (goal 1 to 2); "
+    print(f"stops S / P: {mean(ratios):.2f} on average over {len(ratios)} stops of {len(judged)} fits (goal 1 to 2); "
           f"patience alone {mean(plain_ratios):.2f} over {len(plain_ratios)}; ratio {mean(ratios) / mean(plain_ratios):.2f}")
+    if args.shares:
+        shares(judged, args.tol, args.shares)
     return 0
 
 

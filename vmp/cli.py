@@ -676,9 +676,10 @@ def _fit_options(p) -> None:
                         f"q only")
     p.add_argument("--tol", type=_positive_float, default=None,
                    help=f"batch: stop when the relative ELBO change is below this (default: {TOL:g}); "
-                        "stochastic: stop when the evaluated bound has not improved by more than this, "
-                        "relative and beyond its standard error, over the last max(5 evaluations, 3/4 of "
-                        "the run) (default: run --iterations steps)")
+                        "stochastic: stop when the mean of the last 5 evaluations of the bound has not "
+                        "improved by more than this, relative and beyond its standard error, on the mean of "
+                        "5 evaluations before the last max(5 evaluations, 3/4 of the run) (default: run "
+                        "--iterations steps)")
     p.add_argument("--n-init", type=positive_int, default=1, metavar="N",
                    help="fit N times from seeds SEED, SEED + 1, ... and keep the fit with the best final "
                         "bound (local optima: mixtures, LDA, HMMs; default: 1)")

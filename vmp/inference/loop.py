@@ -358,9 +358,10 @@ def fit(model, *, method: str | None = None, iterations: int | None = None, n_in
     'default'), ``evaluate_every`` (steps between evaluations of the bound, default 10; 0: only
     at the ends), ``policies`` (SVIPlus, Annealing, Tempering, LocalTempering; Minibatch only) and
     ``monitors`` (default DomainMonitor('stop') and ElboMonitor(patience=3, action='warn')),
-    ``tol`` (stop when the evaluated bound has not improved by more than tol relative, and by
-    more than 2 standard errors of the change, over the last max(``patience`` evaluations, 3/4 of
-    the run) steps, ``patience`` default PATIENCE = 5 (:mod:`vmp.inference.stopping`); default
+    ``tol`` (stop when the mean of the last ``patience`` evaluations of the bound has not improved
+    by more than tol relative, and by more than 2 standard errors of the change, on the mean of
+    ``patience`` evaluations before the last max(``patience`` evaluations, 3/4 of the run) steps;
+    ``patience`` default PATIENCE = 5 (:mod:`vmp.inference.stopping`); default
     None: run the iterations). ``step=vmp.Adaptive()`` sets each node's rho from its own gradients (Ranganath
     et al. 2013), times a factor its nodes share (``coupled=True``, the default).
 

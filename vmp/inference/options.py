@@ -60,7 +60,8 @@ class StochasticOptions:
     option (a) 'per-node' or (b) 'global' (``update``), the step sizes (``step``: a schedule or
     a dict of them by node), the bound every ``evaluate_every`` steps on a fixed 'subsample' or
     in 'full' (``evaluate``), the ``monitors``, and the stopping rule's ``tol`` (None: run every
-    step) and ``patience`` (evaluations the rule's window holds at least;
+    step) and ``patience`` (evaluations the rule's window holds at least, and that each of its two
+    compared means averages;
     :mod:`vmp.inference.stopping`)."""
 
     subsample: Subsample

@@ -297,9 +297,10 @@ class StochasticVMP(Method):
 
     def verdict(self, engine, state: State, evaluations: dict, watched: list, t: int) -> Verdict | None:
         """A bound that is not finite ends the fit as diverged (unless a monitor backs off);
-        with ``tol``, the stopping rule (:mod:`vmp.inference.stopping`): the evaluated bound has
-        not improved by more than ``tol`` relative, and by more than 2 standard errors of the
-        change, over the last max(``patience`` evaluations, 3/4 of the run)."""
+        with ``tol``, the stopping rule (:mod:`vmp.inference.stopping`): the mean of the last
+        ``patience`` evaluations has not improved by more than ``tol`` relative, and by more than 2
+        standard errors of the change, on the mean of ``patience`` evaluations before the last
+        max(``patience`` evaluations, 3/4 of the run) steps."""
         if not np.isfinite(evaluations["elbo"][-1]) and not any(m.action == "backoff" for m in self.monitors):
             return Verdict(f"the ELBO is not finite at iteration {t}", diverged=True)
         plateau = state.loop.plateau
