@@ -57,12 +57,13 @@ def _quadratic(factor) -> Quadratic | None:
     p, x, mean, design = xm.operands[0], xm.operands[1], xm.operands[2], xm.operands[3]
     w = mean.leaf.node
     same_p = all(t.operands[0].leaf is p.leaf and t.operands[0].letters == p.letters for t in (xx, mm))
-    event = mean.letters
+    own, event = mean.letters[:-1], mean.letters[-1:]  # w's plate letters, its event letter
     ok = (same_p and isinstance(p.leaf, (NodeLeaf, ConstLeaf)) and set(p.letters) <= set(letters)
-          and w.family.spreads and not w.plates and not w.observed and len(event) == 1
+          and w.family.spreads and not w.observed and type(mean.leaf) is NodeLeaf and len(own) == len(w.plates)
+          and set(own) <= set(letters) and event.islower()
           and x.letters == letters and design.letters == letters + event and mm.operands[1].leaf is mean.leaf
           and mm.operands[2].leaf is design.leaf and mm.operands[3].leaf is design.leaf
-          and mm.operands[1].letters == mm.operands[2].letters[-1] + mm.operands[3].letters[-1]
+          and mm.operands[1].letters == own + mm.operands[2].letters[-1] + mm.operands[3].letters[-1]
           and mm.operands[2].letters[:-1] == letters == mm.operands[3].letters[:-1]
           and np.isclose(xx.coef, -0.5 * xm.coef) and np.isclose(mm.coef, -0.5 * xm.coef))
     reading = {ti for ti, t in enumerate(factor.terms) for o in t.operands if o.leaf is p.leaf and o.comp == 0}
@@ -151,12 +152,34 @@ class Centered(Strategy):
         natural = None if state is None else state.natural.get(w.name)
         if not isinstance(natural, tuple):
             return None
+        if restricted(ctx) and any(p.name in ctx.subset for p in w.plates):
+            return None
         plate_of = self.factor.plate_of
         x, m, c = (np.asarray(o.value(ctx, plate_of), float) for o in (q.x, q.mean, q.design))
         with np.errstate(all="ignore"):
-            residual = x - c @ m
-            out = residual * residual + w.family.spread(natural, c)
+            residual = x - np.einsum(f"{q.design.letters},{q.mean.letters}->{self.factor.child_letters}", c, m)
+            out = residual * residual + self.spread(natural, c)
         return out if np.all(np.isfinite(out)) else None
+
+    def grouped(self) -> tuple[str, str]:
+        """The child's letters in the order w's plates first, then the others, and the others."""
+        own = self.quadratic.mean.letters[:-1]
+        rest = "".join(l for l in self.factor.child_letters if l not in own)
+        return own + rest, rest
+
+    def spread(self, natural: tuple, c: np.ndarray) -> np.ndarray:
+        """c_n^T Sigma_w c_n over the child's elements, each c_n with its element's q(w): the
+        rows of each element of w's plates gathered (``Gaussian.spread``)."""
+        q, letters = self.quadratic, self.factor.child_letters
+        w = q.mean.leaf.node
+        if not w.plates:
+            return w.family.spread(natural, c)
+        order, rest = self.grouped()
+        e = q.mean.letters[-1]
+        by_w = np.einsum(f"{letters}{e}->{order}{e}", c)
+        kept = by_w.shape[:len(w.plates)]
+        var = w.family.spread(natural, by_w.reshape(kept + (-1, c.shape[-1])))
+        return np.einsum(f"{order}->{letters}", var.reshape(by_w.shape[:-1]))
 
     def contracted(self, call, squares: np.ndarray, output: str, shape: tuple, precision: bool = True) -> np.ndarray:
         """-k/2 sum over the letters not in ``output`` of w_n E[P_n] E[(x_n - c_n^T w)^2] (without
@@ -194,7 +217,8 @@ class Centered(Strategy):
     def rows(self, call):
         """(B, z) with B^T B = k sum_n w_n E[P_n] c_n c_n^T and B^T z = k sum_n w_n E[P_n] c_n x_n
         (this factor's message to w is (B^T z, -1/2 B^T B)): rows sqrt(k w_n E[P_n]) c_n and
-        sqrt(k w_n E[P_n]) x_n; None where a product is negative."""
+        sqrt(k w_n E[P_n]) x_n, per element of w's plates (shaped w's plates + (rows, D));
+        None where a product is negative."""
         q, letters, ctx = self.quadratic, self.factor.child_letters, call.ctx
         c = np.asarray(q.design.value(ctx, self.factor.plate_of), float)
         x = np.asarray(q.x.value(ctx, self.factor.plate_of), float)
@@ -205,7 +229,10 @@ class Centered(Strategy):
         if np.any(scale < 0):
             return None
         root = np.sqrt(scale)
-        return (root[..., None] * c).reshape(-1, c.shape[-1]), (root * x).reshape(-1)
+        order, e, kept = self.grouped()[0], q.mean.letters[-1], len(q.mean.letters) - 1
+        b = np.einsum(f"{letters}{e}->{order}{e}", root[..., None] * c)
+        z = np.einsum(f"{letters}->{order}", root * x)
+        return b.reshape(b.shape[:kept] + (-1, c.shape[-1])), z.reshape(z.shape[:kept] + (-1,))
 
     def message(self, node, call, inner):
         total = inner(node, call)
