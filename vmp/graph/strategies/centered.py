@@ -7,7 +7,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ...families import _gram
-from ..leaves import ConstLeaf, NodeLeaf, restricted
+from ..leaves import ConstLeaf, GatherLeaf, NodeLeaf, restricted
+from . import grouping
 from .base import Strategy
 
 #: the expanded sum is read centered where its value is below CANCELLED times the size of the
@@ -47,7 +48,9 @@ def _quadratic(factor) -> Quadratic | None:
         kinds = tuple(type(o.leaf) for o in ops[1:])
         if kinds == (NodeLeaf, NodeLeaf) and all(o.leaf.node is child and o.comp == 0 for o in ops[1:]):
             found["xx"] = ti
-        elif kinds == (NodeLeaf, NodeLeaf, ConstLeaf) and ops[1].leaf.node is child and ops[1].comp == ops[2].comp == 0:
+        kinds = tuple(NodeLeaf if k is GatherLeaf else k for k in kinds)  # w read itself or gathered
+        if kinds == (NodeLeaf, NodeLeaf, ConstLeaf) and type(ops[1].leaf) is NodeLeaf and ops[1].leaf.node is child \
+                and ops[1].comp == ops[2].comp == 0:
             found["xm"] = ti
         elif kinds == (NodeLeaf, ConstLeaf, ConstLeaf) and ops[1].comp == 1:
             found["mm"] = ti
@@ -59,8 +62,9 @@ def _quadratic(factor) -> Quadratic | None:
     same_p = all(t.operands[0].leaf is p.leaf and t.operands[0].letters == p.letters for t in (xx, mm))
     own, event = mean.letters[:-1], mean.letters[-1:]  # w's plate letters, its event letter
     ok = (same_p and isinstance(p.leaf, (NodeLeaf, ConstLeaf)) and set(p.letters) <= set(letters)
-          and w.family.spreads and not w.observed and type(mean.leaf) is NodeLeaf and len(own) == len(w.plates)
-          and set(own) <= set(letters) and event.islower()
+          and w.family.spreads and not w.observed and (grouping.readable(mean.leaf, letters, own) if w.plates else
+                                                          type(mean.leaf) is NodeLeaf and not own)
+          and event.islower()
           and x.letters == letters and design.letters == letters + event and mm.operands[1].leaf is mean.leaf
           and mm.operands[2].leaf is design.leaf and mm.operands[3].leaf is design.leaf
           and mm.operands[1].letters == own + mm.operands[2].letters[-1] + mm.operands[3].letters[-1]
@@ -158,28 +162,23 @@ class Centered(Strategy):
         x, m, c = (np.asarray(o.value(ctx, plate_of), float) for o in (q.x, q.mean, q.design))
         with np.errstate(all="ignore"):
             residual = x - np.einsum(f"{q.design.letters},{q.mean.letters}->{self.factor.child_letters}", c, m)
-            out = residual * residual + self.spread(natural, c)
+            out = residual * residual + self.spread(natural, c, ctx)
         return out if np.all(np.isfinite(out)) else None
 
-    def grouped(self) -> tuple[str, str]:
-        """The child's letters in the order w's plates first, then the others, and the others."""
-        own = self.quadratic.mean.letters[:-1]
-        rest = "".join(l for l in self.factor.child_letters if l not in own)
-        return own + rest, rest
+    def groups(self, ctx, plates: tuple) -> grouping.Groups:
+        """The child's elements grouped by the element of w (plates ``plates``) each reads."""
+        q, f = self.quadratic, self.factor
+        child = f.child_shape if ctx is None else ctx.shape(f.child.plates)
+        return grouping.groups(q.mean.leaf, f.child_letters, q.mean.letters[:-1], child, plates, ctx)
 
-    def spread(self, natural: tuple, c: np.ndarray) -> np.ndarray:
-        """c_n^T Sigma_w c_n over the child's elements, each c_n with its element's q(w): the
-        rows of each element of w's plates gathered (``Gaussian.spread``)."""
-        q, letters = self.quadratic, self.factor.child_letters
-        w = q.mean.leaf.node
+    def spread(self, natural: tuple, c: np.ndarray, ctx) -> np.ndarray:
+        """c_n^T Sigma_w c_n over the child's elements, each c_n with the q of the element of w
+        it reads: the design's rows regrouped per element (``grouping``, ``Gaussian.spread``)."""
+        w = self.quadratic.mean.leaf.node
         if not w.plates:
             return w.family.spread(natural, c)
-        order, rest = self.grouped()
-        e = q.mean.letters[-1]
-        by_w = np.einsum(f"{letters}{e}->{order}{e}", c)
-        kept = by_w.shape[:len(w.plates)]
-        var = w.family.spread(natural, by_w.reshape(kept + (-1, c.shape[-1])))
-        return np.einsum(f"{order}->{letters}", var.reshape(by_w.shape[:-1]))
+        g = self.groups(ctx, np.shape(natural[1])[:-2])
+        return grouping.ungroup(g, w.family.spread(natural, grouping.regroup(g, c)))
 
     def contracted(self, call, squares: np.ndarray, output: str, shape: tuple, precision: bool = True) -> np.ndarray:
         """-k/2 sum over the letters not in ``output`` of w_n E[P_n] E[(x_n - c_n^T w)^2] (without
@@ -214,11 +213,11 @@ class Centered(Strategy):
             group = self.contracted(call, squares, output, shape)
         return group + inner(call, per_element, rest)
 
-    def rows(self, call):
+    def rows(self, call, plates: tuple):
         """(B, z) with B^T B = k sum_n w_n E[P_n] c_n c_n^T and B^T z = k sum_n w_n E[P_n] c_n x_n
-        (this factor's message to w is (B^T z, -1/2 B^T B)): rows sqrt(k w_n E[P_n]) c_n and
-        sqrt(k w_n E[P_n]) x_n, per element of w's plates (shaped w's plates + (rows, D));
-        None where a product is negative."""
+        (this factor's message to w, of plates ``plates``, is (B^T z, -1/2 B^T B)): rows
+        sqrt(k w_n E[P_n]) c_n and sqrt(k w_n E[P_n]) x_n, per element of w (``grouping``:
+        shaped ``plates`` + (rows, D)); None where a product is negative."""
         q, letters, ctx = self.quadratic, self.factor.child_letters, call.ctx
         c = np.asarray(q.design.value(ctx, self.factor.plate_of), float)
         x = np.asarray(q.x.value(ctx, self.factor.plate_of), float)
@@ -229,17 +228,17 @@ class Centered(Strategy):
         if np.any(scale < 0):
             return None
         root = np.sqrt(scale)
-        order, e, kept = self.grouped()[0], q.mean.letters[-1], len(q.mean.letters) - 1
-        b = np.einsum(f"{letters}{e}->{order}{e}", root[..., None] * c)
-        z = np.einsum(f"{letters}->{order}", root * x)
-        return b.reshape(b.shape[:kept] + (-1, c.shape[-1])), z.reshape(z.shape[:kept] + (-1,))
+        if not q.mean.leaf.node.plates:
+            return (root[..., None] * c).reshape(-1, c.shape[-1]), (root * x).reshape(-1)
+        g = self.groups(ctx, plates)
+        return grouping.regroup(g, root[..., None] * c), grouping.regroup(g, root * x)
 
     def message(self, node, call, inner):
         total = inner(node, call)
         q = self.quadratic
         if total is not None and q is not None and node is q.mean.leaf.node and call.plate is None \
                 and all(leaf is q.mean.leaf for leaf in self.factor.targets if leaf.node is node):
-            _gram.declare(total[1], lambda: self.rows(call))
+            _gram.declare(total[1], lambda: self.rows(call, np.shape(total[1])[:-2]))
         if total is None or q is None or not isinstance(q.precision.leaf, NodeLeaf) \
                 or q.precision.leaf.node is not node or node.clamp is not None:
             return total
