@@ -25,7 +25,8 @@ messages declares the rows of its terms stacked (``joined``); the adapter that s
 messages takes them (``take``) and, where the precision as formed is ill-conditioned (``ILL``),
 keeps the factorization from its parts for the summed array (``_linalg.keep_factor``), which
 every reader of that matrix's factorization then gets; a stochastic step's blend of two such
-q keeps the blend of their roots (``blended``).
+q keeps the blend of their roots (``blended``), and a saved State stores the root beside the
+natural parameters (``kept_root``, ``restore``).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._linalg import Cholesky, Shared, _equilibrated, known_factor, sym, triangular
+from ._linalg import Cholesky, Shared, _equilibrated, keep_factor, known_factor, sym, triangular
 
 #: a precision whose equilibrated Cholesky factor has a pivot below ILL (squared: below 1e-8,
 #: a condition number above about 1e8) is factorized from its parts where it has them
@@ -248,3 +249,21 @@ def blended(out: tuple, old: tuple, new: tuple, rho) -> Gram | None:
     t = np.concatenate([np.broadcast_to(np.sqrt(1.0 - rate[..., 0]) * t0, plates + a.shape[-1:]),
                         np.broadcast_to(np.sqrt(rate[..., 0]) * t1, plates + a.shape[-1:])], axis=-1)
     return _kept(a, stack, t, np.asarray(out[0], dtype=float))
+
+
+def kept_root(natural) -> tuple | None:
+    """(R, t) of the factorization kept for a Gaussian's natural parameters ``natural`` (what a
+    saved state stores beside them), or None."""
+    if not isinstance(natural, tuple) or len(natural) != 2 or not isinstance(natural[1], np.ndarray):
+        return None
+    g = known_factor(natural[1], -2.0)
+    return (g.r, g.t) if isinstance(g, Gram) and g.t is not None else None
+
+
+def restore(natural: tuple, r: np.ndarray, t: np.ndarray) -> None:
+    """Keep for ``natural`` the factorization of its root (R, t) as ``kept_root`` gave it (the
+    stack S = R), where it gives ``natural``."""
+    a = -2.0 * sym(np.asarray(natural[1], dtype=float))
+    g = _kept(a, np.asarray(r, dtype=float), np.asarray(t, dtype=float), np.asarray(natural[0], dtype=float))
+    if g is not None:
+        keep_factor(natural[1], -2.0, g)
