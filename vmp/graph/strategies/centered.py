@@ -17,6 +17,13 @@ from .base import Strategy
 CANCELLED = 1e-4
 
 
+def _largest(second) -> float:
+    """D max|E[w w^T]|: E[w w^T] is positive semidefinite, so its largest entry is on its
+    diagonal (|A_ij| <= sqrt(A_ii A_jj))."""
+    second = np.asarray(second, float)
+    return second.shape[-1] * float(np.max(np.diagonal(second, axis1=-2, axis2=-1)))
+
+
 def cancelled(value, magnitude) -> bool:
     """Whether some element of ``value`` is below CANCELLED times the same element of ``magnitude``."""
     return bool(np.any(np.abs(value) < CANCELLED * np.abs(magnitude)))
@@ -123,9 +130,8 @@ class Centered(Strategy):
         if self.norms[0] is not design:
             self.norms = (design, np.einsum("...p,...p->...", design, design))
         norms = self.norms[1]
-        second = np.asarray(q.mean.leaf.value(1, ctx), float)
         x = np.asarray(q.x.value(ctx, plate_of), float)
-        return x * x + second.shape[-1] * np.max(np.abs(second)) * norms
+        return x * x + _largest(q.mean.leaf.value(1, ctx)) * norms
 
     def reduced(self, call) -> np.ndarray:
         """sum over the child's letters not P's of w_n (x_n^2 + D max|E[w w^T]| |c_n|^2): the
@@ -140,8 +146,7 @@ class Centered(Strategy):
             xx = np.einsum(spec, weight, np.asarray(x, float) ** 2)
             cc = np.einsum(spec, weight, np.einsum("...p,...p->...", design, design))
             kept = self.sums = (call.weight, x, design, xx, cc)
-        second = np.asarray(q.mean.leaf.value(1, ctx), float)
-        return kept[3] + second.shape[-1] * np.max(np.abs(second)) * kept[4]
+        return kept[3] + _largest(q.mean.leaf.value(1, ctx)) * kept[4]
 
     def squares(self, call) -> np.ndarray | None:
         """E[(x_n - c_n^T w)^2] over the child's elements (as ``call.ctx`` restricts them), or
