@@ -425,3 +425,29 @@ def test_a_saved_regression_at_scale_1e8_loads_with_its_factorization_in_another
     saved = np.load(tmp_path / "fit.npz")  # the bound in the design's singular basis, at the saved q(tau)
     nat = [saved[k] for k in saved.files if k.startswith("natural/tau/")]
     assert fitted == pytest.approx(_groups_bound([(design, obs)], (nat[1] + 1.0, -nat[0])), rel=1e-10)
+
+
+def test_an_ard_regression_per_group_at_scale_1e8_has_the_entropy_of_each_precision():
+    """w of plate g with an ARD prior per group (alpha of plates g x inputs), N = 2 < D = 4 rows
+    of scale 1e8 per group: each q(w_g)'s entropy is that of diag(E[alpha_g]) + X_g^T X_g by the
+    matrix determinant lemma, to 1e-12, and the bound never falls (formed densely: a
+    ConvergenceError at 4 of 4 seeds)."""
+    from vmp.families import Gaussian
+
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        x, y = rng.normal(size=(3, 2, 4)) * 1e8, rng.normal(size=(3, 2)) * 1e8
+        with vmp.Model("ard") as model:
+            with vmp.Plate("g", 3):
+                with vmp.Plate("inputs", 4):
+                    alpha = vmp.Gamma("alpha", 1.0, 1.0)
+                w = vmp.Gaussian("w", np.zeros(4), alpha)
+                with vmp.Plate("data", 2):
+                    vmp.Normal("x", vmp.dot(w, x), 1.0, observed=y)
+        bounds, monotone = _monotone(model.fit(iterations=10, tol=0, progress=False))
+        assert monotone, seed
+        e_alpha = model.state.moments["alpha"][0]
+        small = np.eye(2) + np.einsum("gnd,gd,gmd->gnm", x, 1.0 / e_alpha, x)
+        logdet = np.sum(np.log(e_alpha), axis=-1) + np.linalg.slogdet(small)[1]
+        entropy = 2.0 * (1.0 + np.log(2 * np.pi)) - 0.5 * logdet
+        assert Gaussian.entropy(model.state.natural["w"]) == pytest.approx(entropy, rel=1e-12, abs=1e-12), seed
