@@ -121,6 +121,18 @@ def _q_tau(model):
     return nat[1] + 1.0, -nat[0]
 
 
+def _regression(seed):
+    """w ~ N(0, I), tau ~ Gamma(1, 1), N = 2 < D = 3 rows: design and data of scale 1e8."""
+    rng = np.random.default_rng(seed)
+    design, obs = rng.normal(size=(2, 3)) * 1e8, rng.normal(size=2) * 1e8
+    with vmp.Model("regression") as model:
+        w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
+        tau = vmp.Gamma("tau", 1.0, 1.0)
+        with vmp.Plate("data", 2):
+            vmp.Normal("x", vmp.dot(w, design), tau, observed=obs)
+    return model, design, obs
+
+
 def test_regression_bound_never_decreases_with_fewer_rows_than_inputs_at_scale_1e8():
     """N = 2 < D = 3, design and data of scale 1e8, prior precision 1: q(w)'s precision
     I + E[tau] X^T X has entries of 1e16 whose rounding (about 2) is above the prior's 1 in the
@@ -128,13 +140,7 @@ def test_regression_bound_never_decreases_with_fewer_rows_than_inputs_at_scale_1
     or the fit raised a ConvergenceError), and the last equals the bound computed in X's
     right-singular basis, where the precision is diagonal, at the same q(tau)."""
     for seed in range(5):
-        rng = np.random.default_rng(seed)
-        design, obs = rng.normal(size=(2, 3)) * 1e8, rng.normal(size=2) * 1e8
-        with vmp.Model("regression") as model:
-            w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
-            tau = vmp.Gamma("tau", 1.0, 1.0)
-            with vmp.Plate("data", 2):
-                vmp.Normal("x", vmp.dot(w, design), tau, observed=obs)
+        model, design, obs = _regression(seed)
         result = model.fit(iterations=20, tol=0, progress=False)
         bounds = np.asarray(result.history["evaluations"]["elbo"])[1:]
         assert np.all(np.diff(bounds) >= -1e-12 * np.abs(bounds[1:])), seed
@@ -380,13 +386,7 @@ def test_a_stochastic_fit_of_a_regression_at_scale_1e8_blends_the_roots():
     divergence to it), and at the end it is the bound at q(w)'s optimum given q(tau), in the
     design's right-singular basis."""
     for seed in range(3):
-        rng = np.random.default_rng(seed)
-        design, obs = rng.normal(size=(2, 3)) * 1e8, rng.normal(size=2) * 1e8
-        with vmp.Model("regression") as model:
-            w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
-            tau = vmp.Gamma("tau", 1.0, 1.0)
-            with vmp.Plate("data", 2):
-                vmp.Normal("x", vmp.dot(w, design), tau, observed=obs)
+        model, design, obs = _regression(seed)
         fit = model.stochastic(subsample=vmp.Minibatch("data", 2), step=vmp.Constant(0.5), seed=0, progress=False)
         bounds = []
         for _ in range(60):
