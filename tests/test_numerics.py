@@ -451,3 +451,37 @@ def test_an_ard_regression_per_group_at_scale_1e8_has_the_entropy_of_each_precis
         logdet = np.sum(np.log(e_alpha), axis=-1) + np.linalg.slogdet(small)[1]
         entropy = 2.0 * (1.0 + np.log(2 * np.pi)) - 0.5 * logdet
         assert Gaussian.entropy(model.state.natural["w"]) == pytest.approx(entropy, rel=1e-12, abs=1e-12), seed
+
+
+def test_rows_grouped_per_element_of_a_gathered_w_round_trip_and_refuse_a_wasteful_padding():
+    """A child's rows regrouped by the element of w that a gather w[group] reads (each group's
+    rows in their order, zeros after) and back give the rows; groups so unequal that padding them
+    to the largest would take over PADDED times the rows are not regrouped (the dense path)."""
+    from vmp.graph.strategies import centered, grouping
+
+    rng = np.random.default_rng(0)
+    group = rng.integers(0, 4, size=9)
+    design = rng.normal(size=(9, 2))
+    with vmp.Model("g") as model:
+        with vmp.Plate("g", 4):
+            w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        with vmp.Plate("n", 9):
+            vmp.Normal("x", vmp.dot(w[group], design), 1.0, observed=rng.normal(size=9))
+    f = model.compile()[0]["x"]
+    q = centered._quadratic(f)
+    g = grouping.groups(q.mean.leaf, f.child_letters, q.mean.letters[:-1], (9,), (4,), None)
+    padded = grouping.regroup(g, design)
+    for k in range(4):
+        count = np.sum(group == k)
+        assert np.array_equal(padded[k, :count], design[group == k]) and not padded[k, count:].any()
+    assert np.array_equal(grouping.ungroup(g, padded[..., 0]), design[:, 0])
+    lopsided = np.zeros(grouping.PADDED_ANY // 100, dtype=int)
+    lopsided[:300] = np.arange(300)
+    with vmp.Model("lopsided") as model:
+        with vmp.Plate("g", 300):
+            w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        with vmp.Plate("n", lopsided.size):
+            vmp.Normal("x", vmp.dot(w[lopsided], np.ones((lopsided.size, 2))), 1.0, observed=np.ones(lopsided.size))
+    f = model.compile()[0]["x"]
+    q = centered._quadratic(f)
+    assert grouping.groups(q.mean.leaf, f.child_letters, q.mean.letters[:-1], (lopsided.size,), (300,), None) is None

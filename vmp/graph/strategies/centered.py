@@ -166,24 +166,29 @@ class Centered(Strategy):
         plate_of = self.factor.plate_of
         x, m, c = (np.asarray(o.value(ctx, plate_of), float) for o in (q.x, q.mean, q.design))
         with np.errstate(all="ignore"):
+            spread = self.spread(natural, c, ctx)
+            if spread is None:
+                return None
             residual = x - np.einsum(f"{q.design.letters},{q.mean.letters}->{self.factor.child_letters}", c, m)
-            out = residual * residual + self.spread(natural, c, ctx)
+            out = residual * residual + spread
         return out if np.all(np.isfinite(out)) else None
 
-    def groups(self, ctx, plates: tuple) -> grouping.Groups:
-        """The child's elements grouped by the element of w (plates ``plates``) each reads."""
+    def groups(self, ctx, plates: tuple) -> grouping.Groups | None:
+        """The child's elements grouped by the element of w (plates ``plates``) each reads (None:
+        groups too unequal to pad, ``grouping.PADDED``)."""
         q, f = self.quadratic, self.factor
         child = f.child_shape if ctx is None else ctx.shape(f.child.plates)
         return grouping.groups(q.mean.leaf, f.child_letters, q.mean.letters[:-1], child, plates, ctx)
 
-    def spread(self, natural: tuple, c: np.ndarray, ctx) -> np.ndarray:
+    def spread(self, natural: tuple, c: np.ndarray, ctx) -> np.ndarray | None:
         """c_n^T Sigma_w c_n over the child's elements, each c_n with the q of the element of w
-        it reads: the design's rows regrouped per element (``grouping``, ``Gaussian.spread``)."""
+        it reads: the design's rows regrouped per element (``grouping``, ``Gaussian.spread``);
+        None where they cannot be."""
         w = self.quadratic.mean.leaf.node
         if not w.plates:
             return w.family.spread(natural, c)
         g = self.groups(ctx, np.shape(natural[1])[:-2])
-        return grouping.ungroup(g, w.family.spread(natural, grouping.regroup(g, c)))
+        return None if g is None else grouping.ungroup(g, w.family.spread(natural, grouping.regroup(g, c)))
 
     def contracted(self, call, squares: np.ndarray, output: str, shape: tuple, precision: bool = True) -> np.ndarray:
         """-k/2 sum over the letters not in ``output`` of w_n E[P_n] E[(x_n - c_n^T w)^2] (without
@@ -236,7 +241,7 @@ class Centered(Strategy):
         if not q.mean.leaf.node.plates:
             return (root[..., None] * c).reshape(-1, c.shape[-1]), (root * x).reshape(-1)
         g = self.groups(ctx, plates)
-        return grouping.regroup(g, root[..., None] * c), grouping.regroup(g, root * x)
+        return None if g is None else (grouping.regroup(g, root[..., None] * c), grouping.regroup(g, root * x))
 
     def message(self, node, call, inner):
         total = inner(node, call)

@@ -2,7 +2,7 @@
 letters among the child's, or a gather ``w[index]`` along the child's plate), and arrays over
 the child's elements regrouped per element of w: shaped w's plates + (width, ...), each group's
 elements in their order, padded with zeros to the largest group (a zero row adds nothing to
-B^T B or B^T z)."""
+B^T B or B^T z), where that padding stays within PADDED times the elements."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -29,9 +29,15 @@ def readable(leaf, letters: str, own: str) -> bool:
     return type(leaf) is GatherLeaf and len(leaf.node.plates) == 1 and len(own) == 1 and own in letters
 
 
-def groups(leaf, letters: str, own: str, child: tuple, plates: tuple, ctx) -> Groups:
+#: groups are padded to the largest only while that holds at most PADDED times the child's
+#: elements (and any count up to PADDED_ANY): groups of very unequal sizes are not regrouped
+PADDED, PADDED_ANY = 4, 2**16
+
+
+def groups(leaf, letters: str, own: str, child: tuple, plates: tuple, ctx) -> Groups | None:
     """The Groups of the child's elements (shape ``child``, letters ``letters``) by the element of
-    ``leaf``'s node (plate shape ``plates``) each reads."""
+    ``leaf``'s node (plate shape ``plates``) each reads; None where padding the groups to the
+    largest would take more than PADDED times the elements."""
     if type(leaf) is GatherLeaf:
         along = np.asarray(leaf.indices(ctx))
         axis = letters.index(own)
@@ -46,7 +52,10 @@ def groups(leaf, letters: str, own: str, child: tuple, plates: tuple, ctx) -> Gr
     counts = np.bincount(k, minlength=int(np.prod(plates)))
     ks = k[order]
     position = np.arange(k.size) - (np.cumsum(counts) - counts)[ks]
-    return Groups(tuple(plates), tuple(child), order, (ks, position), int(counts.max()) if k.size else 0)
+    width = int(counts.max()) if k.size else 0
+    if counts.size * width > max(PADDED * k.size, PADDED_ANY):
+        return None
+    return Groups(tuple(plates), tuple(child), order, (ks, position), width)
 
 
 def regroup(g: Groups, a: np.ndarray) -> np.ndarray:
