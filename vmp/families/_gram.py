@@ -210,9 +210,9 @@ def factorized(natural: tuple, prior: tuple, parts: tuple | None) -> Gram | None
         return None
     try:
         lower = np.linalg.cholesky(np.broadcast_to(-2.0 * sym(prior[1]), a.shape))
-    except np.linalg.LinAlgError:
+        top = triangular(lower, np.broadcast_to(prior[0], plates + (d,))[..., None], lower=True)[..., 0]
+    except (np.linalg.LinAlgError, ValueError):  # (a prior not positive definite, or of other plates)
         return None
-    top = triangular(lower, np.broadcast_to(prior[0], plates + (d,))[..., None], lower=True)[..., 0]
     stack = np.concatenate([np.swapaxes(lower, -1, -2), rows], axis=-2)
     return _kept(a, stack, np.concatenate([top, z], axis=-1), np.asarray(natural[0], dtype=float))
 
