@@ -497,3 +497,29 @@ def test_rows_grouped_per_element_of_a_gathered_w_round_trip_and_refuse_a_wastef
     f = model.compile()[0]["x"]
     q = centered._quadratic(f)
     assert grouping.groups(q.mean.leaf, f.child_letters, q.mean.letters[:-1], (lopsided.size,), (300,), None) is None
+
+
+@pytest.mark.parametrize("design", ["fewer rows", "collinear"])
+def test_a_regression_at_scale_1e8_fitted_block_by_block_keeps_the_bound_monotone(design):
+    """vmp.Chunked sums the regression's message to w block by block; the sum declares the
+    blocks' rows, formed again when the precision is ill-conditioned, each block's compacted to
+    its QR factor. Scale 1e8: N = 4 < D = 6 in blocks of 2, or N = 8 rows of a design whose third
+    column is the sum of the others in blocks of 4 (blocks of more rows than D, compacted). Every
+    sweep's bound rises and the last is the bound in the design's singular basis (on main the
+    fits raised a ConvergenceError: 4 of 4 seeds with fewer rows, 2 of 4 collinear)."""
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        if design == "fewer rows":
+            x, y, size = rng.normal(size=(4, 6)) * 1e8, rng.normal(size=4) * 1e8, 2
+        else:
+            x = rng.normal(size=(8, 3)) * 1e8
+            x[:, 2] = x[:, 0] + x[:, 1]
+            y, size = x @ rng.normal(size=3) + rng.normal(size=8) * 1e5, 4
+        with vmp.Model("regression") as model:
+            w = vmp.Gaussian("w", np.zeros(x.shape[1]), np.eye(x.shape[1]))
+            tau = vmp.Gamma("tau", 1.0, 1.0)
+            with vmp.Plate("data", x.shape[0]):
+                vmp.Normal("x", vmp.dot(w, x), tau, observed=y)
+        bounds, monotone = _monotone(model.fit(iterations=12, tol=0, progress=False, executor=vmp.Chunked(size=size)))
+        assert monotone, seed
+        assert bounds[-1] == pytest.approx(_groups_bound([(x, y)], _q_tau(model)), rel=1e-12), seed

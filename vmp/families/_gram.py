@@ -52,7 +52,7 @@ def declare(a: np.ndarray, rows: Callable[[], tuple | None]) -> None:
     (B, z) = ``rows()`` (B shaped plates + (N, D), z plates + (N,), the plates those of ``a``;
     formed when taken; None if they cannot be), while ``a`` lives."""
     key = id(a)
-    _declared[key] = (weakref.ref(a, lambda _, key=key: _declared.pop(key, None)), rows)
+    _declared[key] = (weakref.ref(a, lambda _, key=key, kept=_declared: kept.pop(key, None)), rows)
 
 
 def take(a) -> Callable[[], tuple | None] | None:
@@ -66,19 +66,35 @@ def take(a) -> Callable[[], tuple | None] | None:
 
 
 def joined(parts: list) -> Callable[[], tuple | None] | None:
-    """The rows of a sum of messages whose rows are ``parts`` (each taken, ``take``): the stack
-    of theirs; None unless every term has rows."""
+    """The rows of a sum of messages whose rows are ``parts`` (each taken, ``take``, or a function
+    forming them again): the stack of theirs, each term's compacted as it is formed
+    (``compact``: at most D rows per plate element, whatever its number of rows); None unless
+    every term has rows."""
     if not parts or any(p is None for p in parts):
         return None
     if len(parts) == 1:
         return parts[0]
 
     def rows():
-        each = [p() for p in parts]
-        if any(r is None for r in each) or len({r[0].shape[:-2] for r in each}) != 1:
-            return None
+        each = []
+        for p in parts:
+            r = p()
+            if r is None or (each and r[0].shape[:-2] != each[0][0].shape[:-2]):
+                return None
+            each.append(compact(r))
         return np.concatenate([r[0] for r in each], axis=-2), np.concatenate([r[1] for r in each], axis=-1)
     return rows
+
+
+def compact(parts: tuple) -> tuple:
+    """Rows (B, z) as (R, Q^T z) for B = Q R (reduced QR per plate element): R^T R = B^T B and
+    R^T Q^T z = B^T z, in at most D rows (Householder QR is backward stable, Golub & Van Loan
+    section 5.2.2: R is B's to rounding of B's entries)."""
+    rows, z = parts
+    if rows.shape[-2] <= rows.shape[-1]:
+        return rows, z
+    q, r = np.linalg.qr(rows)
+    return r, np.einsum("...md,...m->...d", q, z)
 
 
 def ill(f, diagonal: np.ndarray) -> bool:
