@@ -31,7 +31,8 @@ def cancelled(value, magnitude) -> bool:
 
 class Quadratic(NamedTuple):
     """Terms ``terms`` = k (-1/2 P x x + P x (C w) - 1/2 P (C w)(C w)^T) of a Normal child x
-    observed, whose mean is the dot of a Gaussian node w (no plates) with a constant design C."""
+    observed, whose mean is the dot of a Gaussian node w (over its own plates, or gathered by
+    rows) with a constant design C."""
 
     terms: frozenset
     xx: int  # the term -k/2 P x x
@@ -83,8 +84,9 @@ def _quadratic(factor) -> Quadratic | None:
 
 
 class Centered(Strategy):
-    """A Normal child x_n of mean c_n^T w (w a Gaussian node, c_n a row of a constant design)
-    and precision P_n reads w through the three terms of
+    """A Normal child x_n of mean c_n^T w (w a Gaussian node, or the element of a plated one
+    that x_n reads, c_n a row of a constant design) and precision P_n reads w through the three
+    terms of
 
         E[P_n (x_n - c_n^T w)^2] = E[P_n] (x_n^2 - 2 x_n c_n^T E[w] + c_n^T E[w w^T] c_n)
                                  = E[P_n] ((x_n - c_n^T E[w])^2 + c_n^T Sigma_w c_n)
