@@ -206,6 +206,44 @@ def dot_constant_design():
     return m, "y"
 
 
+def dot_constant_design_plated():
+    """One regression per group: w of plate G, each group's rows of the design."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("G", 2):
+            w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
+            with vmp.Plate("N", 4):
+                vmp.Normal("y", vmp.dot(rng.normal(size=(2, 4, 3)), w), tau, observed=rng.normal(size=(2, 4)))
+    return m, "y"
+
+
+def dot_constant_design_gathered():
+    """One regression per group, each row's group by a gather w[group]."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        with vmp.Plate("G", 3):
+            w = vmp.Gaussian("w", np.zeros(2), np.eye(2))
+        with vmp.Plate("N", 5):
+            vmp.Normal("y", vmp.dot(w[np.array([0, 2, 2, 1, 0])], rng.normal(size=(5, 2))), tau,
+                       observed=rng.normal(size=5))
+    return m, "y"
+
+
+def dot_constant_design_shared():
+    """Two data sets of one regression's weights (their messages to w are summed)."""
+    rng = _rng()
+    with vmp.Model("c") as m:
+        tau = vmp.Gamma("tau", 2.0, 1.0)
+        w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
+        with vmp.Plate("N", 4):
+            vmp.Normal("y", vmp.dot(rng.normal(size=(4, 3)), w), tau, observed=rng.normal(size=4))
+        with vmp.Plate("M", 2):
+            vmp.Normal("v", vmp.dot(rng.normal(size=(2, 3)), w), tau, observed=rng.normal(size=2))
+    return m, "y"
+
+
 def dot_constant_factorized():
     rng = _rng()
     rows = np.array([0, 1, 1, 2, 0])
@@ -1028,7 +1066,9 @@ CASES = {f.__name__: f for f in [
     gaussian_wishart, gaussian_observed_weighted, normal_gamma, normal_scaled_precision,
     gaussian_scaled_wishart, gamma_rate, wishart_const, dirichlet_categorical, gated_gaussian,
     gated_normal_hidden_child, gated_categorical, gathered_categorical, dot_structured,
-    dot_factorized, dot_plain, dot_constant_design, dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
+    dot_factorized, dot_plain, dot_constant_design, dot_constant_design_plated, dot_constant_design_gathered,
+    dot_constant_design_shared,
+    dot_constant_factorized, sum_dot_and_biases, gaussian_sum_mean,
     gaussian_ard, gaussian_ard_observed, gaussian_isotropic, gaussian_isotropic_observed, gate_outer_plate, normal_partially_observed_parent, categorical_barren_rows,
     markov_chain, markov_chain_weighted, markov_chain_gate,
     poisson_gamma, poisson_scaled_rate, poisson_gated, exponential_gamma, multinomial_dirichlet, multinomial_gated,

@@ -156,6 +156,26 @@ def _rows_first(t: np.ndarray, plates: tuple[int, ...]) -> np.ndarray:
     return out.reshape(plates + (t.shape[0],))
 
 
+def triangular(t: np.ndarray, b: np.ndarray, lower: bool, trans: bool = False) -> np.ndarray:
+    """T^-1 b (T^-T b with ``trans``) for triangular T shaped plates + (D, D) and b shaped
+    plates + (D, K), by substitution (Golub & Van Loan algorithms 3.1.1 and 3.1.2): one matrix by
+    LAPACK's trtrs, a stack by D steps each over the whole stack."""
+    if t.ndim == 2:
+        from scipy.linalg import solve_triangular  # when asked for: scipy.linalg is slow to import
+
+        return solve_triangular(t, b, lower=lower, trans=1 if trans else 0)
+    if trans:
+        t, lower = np.swapaxes(t, -1, -2), not lower
+    d = t.shape[-1]
+    x = np.array(np.broadcast_to(b, np.broadcast_shapes(t.shape[:-2], b.shape[:-2]) + b.shape[-2:]), dtype=float)
+    for j in (range(d) if lower else range(d - 1, -1, -1)):
+        done = slice(0, j) if lower else slice(j + 1, d)
+        if j != (0 if lower else d - 1):
+            x[..., j, :] -= np.einsum("...k,...kn->...n", t[..., j, done], x[..., done, :])
+        x[..., j, :] /= t[..., j, j, None]
+    return x
+
+
 def _equilibrated(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(e, E A E) with e = diag(A)^-1/2 (E = diag(e)), so that E A E has a unit diagonal (the
     scaling that minimizes the condition number of a positive-definite matrix up to a factor D,
@@ -221,15 +241,18 @@ class Cholesky:
             - 2.0 * np.sum(np.log(self._e), axis=-1)
 
     def inv_quadratic(self, c: np.ndarray) -> np.ndarray:
-        """c^T A^-1 c per vector c (c shaped (..., D), one matrix A): ||L^-1 E c||^2 with
-        E A E = L L^T, by a triangular solve (formed from A^-1, it would be the rounding of A^-1's
-        entries times |c|^2, where the value may be smaller by the condition of A)."""
-        if self.vectorized or self.plates:
-            return np.einsum("...i,ij,...j->...", c, self.inv().reshape(self.d, self.d), c)
-        from scipy.linalg import solve_triangular  # when asked for: scipy.linalg is slow to import
-
+        """c^T A^-1 c per vector c: ||L^-1 E c||^2 with E A E = L L^T, by a triangular solve
+        (formed from A^-1, it would be the rounding of A^-1's entries times |c|^2, where the value
+        may be smaller by the condition of A). One matrix: c shaped (..., D); a stack: c shaped
+        plates + (K, D), K vectors per matrix, answered plates + (K,) (the column loop's stack
+        from A^-1)."""
         c = np.asarray(c, dtype=float)
-        y = solve_triangular(self._l, (self._e * c).reshape(-1, self.d).T, lower=True)
+        if self.vectorized:
+            return np.einsum("...ki,...ij,...kj->...k", c, self.inv(), c)
+        if self.plates:
+            y = triangular(self._l, np.swapaxes(self._e[..., None, :] * c, -1, -2), lower=True)
+            return np.einsum("...ik,...ik->...k", y, y)
+        y = triangular(self._l, (self._e * c).reshape(-1, self.d).T, lower=True)
         return np.einsum("ij,ij->j", y, y).reshape(c.shape[:-1])
 
     def _inv_stack(self) -> np.ndarray:
@@ -433,11 +456,13 @@ FACTOR_MEMO, FACTOR_MEMO_SIZE = 4, 2**20
 _memo: list = []
 
 
-#: factorizations formed from more than a matrix's values (``_gram.Gram``), by the matrix's
-#: bits and the scale (a copy of the array, a State copied or saved and loaded in this process,
-#: finds it): the last KNOWN_MEMO of them, and matrices of at most KNOWN_SIZE entries
-KNOWN_MEMO, KNOWN_SIZE = 64, 4096
+#: factorizations formed from more than a matrix's values (``_gram.Gram``): of a stack of at
+#: most KNOWN_SIZE entries by its bits and the scale (a copy of the array, a State copied or
+#: saved and loaded in this process, finds it), of a larger one by the array itself (read-only
+#: while kept); the last KNOWN_MEMO of each
+KNOWN_MEMO, KNOWN_SIZE = 64, 2**14
 _known: dict = {}
+_known_arrays: list = []
 
 
 def _bits(a: np.ndarray, scale: float | None):
@@ -445,11 +470,15 @@ def _bits(a: np.ndarray, scale: float | None):
 
 
 def keep_factor(a: np.ndarray, scale: float, f) -> None:
-    """Let ``factor(b, scale)`` be ``f`` for every matrix ``b`` with the bits of ``a`` (one matrix,
-    at most KNOWN_SIZE entries); ``a`` is made read-only."""
-    if a.ndim != 2 or a.size > KNOWN_SIZE:
+    """Let ``factor(b, scale)`` be ``f`` for every stack ``b`` (plates + (D, D)) with the bits of
+    ``a`` (at most KNOWN_SIZE entries; ``a`` itself above); ``a`` is made read-only."""
+    if a.ndim < 2:
         return
     a.flags.writeable = False
+    if a.size > KNOWN_SIZE:
+        _known_arrays.insert(0, (weakref.ref(a), scale, f))
+        del _known_arrays[KNOWN_MEMO:]
+        return
     key = _bits(a, scale)
     _known.pop(key, None)
     _known[key] = f
@@ -458,11 +487,13 @@ def keep_factor(a: np.ndarray, scale: float, f) -> None:
 
 
 def known_factor(a, scale: float | None):
-    """The factorization kept for a matrix with the bits of ``a`` at ``scale`` (``keep_factor``),
+    """The factorization kept for a stack with the bits of ``a`` at ``scale`` (``keep_factor``),
     or None."""
-    if not _known or not isinstance(a, np.ndarray) or a.ndim != 2 or a.size > KNOWN_SIZE:
+    if not isinstance(a, np.ndarray) or a.ndim < 2:
         return None
-    return _known.get(_bits(a, scale))
+    if a.size > KNOWN_SIZE:
+        return next((f for ref, sc, f in _known_arrays if ref() is a and sc == scale and not a.flags.writeable), None)
+    return _known.get(_bits(a, scale)) if _known else None
 
 
 def factor(a: np.ndarray, scale: float | None = None) -> Cholesky | Shared:

@@ -271,9 +271,19 @@ class Family(ABC):
         return None
 
     @staticmethod
+    def declare_parts(total: Arrays | None, parts: list) -> None:
+        """Say of a sum of messages ``total`` what its terms said of themselves (``parts``, each
+        taken by :meth:`parts`; ``Gaussian``); nothing here."""
+
+    @staticmethod
     def factor_from_parts(total: Arrays, prior: Arrays | None, parts: Any) -> None:
         """Given lambda^temp = ``prior`` + the message whose ``parts`` were taken, keep what
         reads ``total`` better from its parts than from its values (``Gaussian``); nothing here."""
+
+    @staticmethod
+    def blended(out: Arrays, old: Arrays, new: Arrays, rho: Any) -> None:
+        """Given ``out`` = (1 - rho) ``old`` + rho ``new``, keep what reads ``out`` better from
+        the parts of ``old`` and ``new`` than from its values (``Gaussian``); nothing here."""
 
     @classmethod
     def summed_symmetric(cls, total: Arrays) -> Arrays:

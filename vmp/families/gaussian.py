@@ -16,6 +16,15 @@ LOG2PI = np.log(2 * np.pi)
 PIN = 2.0 * np.pi * np.e
 
 
+def _ill(eta2: np.ndarray) -> bool:
+    """Whether Lambda = -2 eta_2 as formed is ill-conditioned or not positive definite
+    (``_gram.ill``), from the factorization its readers share."""
+    try:
+        return _gram.ill(factor(eta2, scale=-2.0), -2.0 * np.diagonal(eta2, axis1=-2, axis2=-1))
+    except np.linalg.LinAlgError:
+        return True
+
+
 class Gaussian(Family):
     name = "Gaussian"
     event_ndims = (1, 2)
@@ -85,8 +94,9 @@ class Gaussian(Family):
 
     @classmethod
     def spread(cls, natural: Arrays, c: np.ndarray) -> np.ndarray:
-        """Var[c^T x] = c^T Lambda^-1 c for each vector c (c shaped (..., D)) of a q without plates,
-        by a triangular solve with Lambda's factor (``Cholesky.inv_quadratic``)."""
+        """Var[c^T x] = c^T Lambda^-1 c for each vector c, by a triangular solve with Lambda's
+        factor (``Cholesky.inv_quadratic``): c shaped (..., D) for a q without plates, plates +
+        (K, D) (K vectors per element) for one with plates."""
         return factor(natural[1], scale=-2.0).inv_quadratic(c)
 
     @staticmethod
@@ -96,21 +106,40 @@ class Gaussian(Family):
         return None if message is None else _gram.take(message[1])
 
     @staticmethod
+    def declare_parts(total: Arrays | None, parts: list) -> None:
+        """Declare on a sum of messages ``total`` the rows of its terms, stacked (``_gram.joined``:
+        none unless every term has rows)."""
+        rows = _gram.joined(parts)
+        if rows is not None and total is not None and isinstance(total[1], np.ndarray):
+            _gram.declare(total[1], rows)
+
+    @staticmethod
     def factor_from_parts(total: Arrays, prior: Arrays | None, rows) -> None:
         """Where Lambda = -2 eta_2 of ``total`` = P + B^T B (P = the ``prior``'s, eta_1 = P m_0 +
         B^T z, (B, z) = ``rows()``) is ill-conditioned as formed (``_gram.ill``) or not positive
-        definite, its factorization from P and B (``_gram.Gram``) is kept for ``total``'s bits:
-        moments, entropy, validity and draws read it."""
-        if rows is None or prior is None or np.ndim(total[1]) != 2 or np.shape(prior[1]) != np.shape(total[1]):
+        definite, its factorization from P and B (``_gram.Gram``, per plate element) is kept for
+        ``total``'s bits: moments, entropy, validity and draws read it."""
+        if rows is None or prior is None or np.ndim(total[1]) < 2:
             return
-        try:
-            if not _gram.ill(factor(total[1], scale=-2.0)):
-                return
-        except np.linalg.LinAlgError:
-            pass
-        g = _gram.factorized((total[0], sym(total[1])), (prior[0], sym(prior[1])), rows())
+        if not _ill(total[1]):
+            return
+        g = _gram.factorized((total[0], total[1]), (prior[0], prior[1]), rows())
         if g is not None:
             keep_factor(total[1], -2.0, g)
+
+    @staticmethod
+    def blended(out: Arrays, old: Arrays, new: Arrays, rho) -> None:
+        """Where ``out`` = (1 - rho) ``old`` + rho ``new`` (a stochastic step) and ``old`` or ``new``
+        is factorized from its parts, and Lambda of ``out`` is ill-conditioned as formed, its
+        factorization from the stack of their roots (``_gram.blended``) is kept for ``out``'s
+        bits."""
+        if not any(isinstance(known_factor(n[1], -2.0), _gram.Gram) for n in (old, new)):
+            return
+        if not isinstance(out[1], np.ndarray) or not out[1].flags.owndata or not _ill(out[1]):
+            return
+        g = _gram.blended(out, old, new, rho)
+        if g is not None:
+            keep_factor(out[1], -2.0, g)
 
     @classmethod
     def log_normalizer(cls, natural: Arrays) -> np.ndarray:
@@ -147,10 +176,10 @@ class Gaussian(Family):
         factorizations, ``_linalg.factor``: one draw per element of a vectorized stack is
         ``draw``, in the stack's layout; a Sigma shared by a plate applied by one product,
         ``_linalg.matvec``)."""
-        known = known_factor(_gram.single(natural[1]), -2.0)
+        known = known_factor(_gram.single(natural[1]), -2.0) or known_factor(natural[1], -2.0)
         if known is not None:  # a precision factorized from its parts: mean + E L^-T z (E Lambda E = L L^T)
             eta1 = np.asarray(natural[0], dtype=float)
-            one = _gram.single(eta1[..., None])
+            one = _gram.single(eta1[..., None]) if not known.plates else None
             mean = known.solve(one[..., 0]) if one is not None else known.solve(eta1)
             z = rng.standard_normal(tuple(size) + np.broadcast_shapes(eta1.shape, np.shape(natural[1])[:-1]))
             return mean + known.spread_draws(z)

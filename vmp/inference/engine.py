@@ -76,9 +76,13 @@ class Engine:
     def children(self, state: State, node, ctx: Context | None = None) -> tuple | None:
         """sum over the factors f of ``node``'s children of eta_f->node, here (Winn & Bishop
         eq. (5)): what an executor sums over its pieces, each a restricted ``ctx``."""
-        total = None
+        total, parts = None, []
         for f in self.below[node.name]:
-            total = add(total, self.message(state, node, f, ctx))
+            message = self.message(state, node, f, ctx)
+            if message is not None:
+                parts.append(node.family.parts(message))  # before the sum is formed
+                total = add(total, message)
+        node.family.declare_parts(total, parts)
         return total
 
     def target(self, state: State, node, ctx: Context | None = None) -> tuple[np.ndarray, ...]:
@@ -163,7 +167,7 @@ class Engine:
         (Paquet Alg. 1, option (a)); elements coupled through a factor go one slice at a time,
         each slice reading the slices before it. Pure: returns (natural, moments)."""
         if self.coupled_plate(node) is None:
-            new = self.blend(state.natural[node.name], self.target(state, node, ctx), rho)
+            new = self.blend(state.natural[node.name], self.target(state, node, ctx), rho, node)
             return new, self.moments(node, new)
         return self.coordinate_step(state, node, ctx, rho)[:2]
 
@@ -176,7 +180,7 @@ class Engine:
         old = state.natural[node.name]
         if plate is None:
             target = self.target(state, node, ctx)
-            new = self.blend(old, target, rho)
+            new = self.blend(old, target, rho, node)
             return new, self.moments(node, new), tuple(t - a for t, a in zip(target, old))
         axis = node.plates.index(plate)
         current = state
@@ -197,12 +201,16 @@ class Engine:
         return new, current.moments[node.name], gradient
 
     @staticmethod
-    def blend(old, new, rho):
+    def blend(old, new, rho, node=None):
         """(1 - rho) old + rho new; rho a number or an array over the node's plates (one rate
-        per plate element, broadcast over each natural parameter's event axes)."""
+        per plate element, broadcast over each natural parameter's event axes). With ``node``,
+        its family keeps what reads the blend from its parts (``Family.blended``)."""
         if np.ndim(rho) == 0 and rho == 1.0:
             return new
-        return tuple((1.0 - along(rho, a)) * a + along(rho, a) * b for a, b in zip(old, new))
+        out = tuple((1.0 - along(rho, a)) * a + along(rho, a) * b for a, b in zip(old, new))
+        if node is not None:
+            node.family.blended(out, old, new, rho)
+        return out
 
     @staticmethod
     def moments(node, natural) -> tuple:

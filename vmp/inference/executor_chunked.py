@@ -71,10 +71,21 @@ class Chunked(Executor):
             return engine.children(state, node, ctx)
         total = None
         for lo, hi in self.blocks():
-            block = rows_context(self.plate.name, lo, hi, self._rows(engine, state, lo, hi))
-            total = add(total, engine.children(state, node, replace(block, weights=ctx.weights, plate=ctx.plate,
-                                                                    index=ctx.index)))
+            total = add(total, engine.children(state, node, self._block(engine, state, ctx, lo, hi)))
+        node.family.declare_parts(total, [self._parts(engine, state, node, ctx, lo, hi) for lo, hi in self.blocks()])
         return total
+
+    def _block(self, engine, state, ctx, lo: int, hi: int):
+        block = rows_context(self.plate.name, lo, hi, self._rows(engine, state, lo, hi))
+        return replace(block, weights=ctx.weights, plate=ctx.plate, index=ctx.index)
+
+    def _parts(self, engine, state, node, ctx, lo: int, hi: int):
+        """What block lo..hi's children sum says of itself (``Family.parts``), formed again when
+        asked: the blocks' sums are not kept (their rows are the data's)."""
+        def again():
+            part = node.family.parts(engine.children(state, node, self._block(engine, state, ctx, lo, hi)))
+            return None if part is None else part()
+        return again
 
     def local(self, engine, state, node, ctx):
         """lambda^temp of a local on the data plate (Winn & Bishop eq. (5) per row), block by

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..families import _gram
 from .checkpoint import readable, reading, write_atomic
 from .stopping import Plateau
 
@@ -116,11 +117,15 @@ class State:
 
     # ----- files ------------------------------------------------------------------------
     def save(self, path, **documents) -> None:
-        """Write the state (and any extra JSON-ready ``documents``) to one ``.npz`` file."""
+        """Write the state (and any extra JSON-ready ``documents``) to one ``.npz`` file, with the
+        root of each q whose precision is factorized from its parts (``families._gram``), which
+        :meth:`load` keeps for it again."""
         arrays: dict = {}
         meta = {"step": self.step, "rng": _encode(self.rng, "rng", arrays),
                 "natural": {k: [_put(arrays, f"natural/{k}/{i}", a) for i, a in enumerate(v)]
                             for k, v in self.natural.items()},
+                "roots": {k: [_put(arrays, f"roots/{k}/{i}", a) for i, a in enumerate(root)]
+                          for k, root in ((k, _gram.kept_root(v)) for k, v in self.natural.items()) if root},
                 "loop": _encode(self.loop, "loop", arrays),
                 "documents": _encode(documents, "documents", arrays)}
         arrays[_META] = np.array(json.dumps(meta))
@@ -136,6 +141,8 @@ class State:
                 arrays = {k: data[k] for k in data.files}
             meta = json.loads(str(arrays.pop(_META)))
             natural = {k: tuple(arrays[key["__array__"]] for key in keys) for k, keys in meta["natural"].items()}
+            for k, keys in meta.get("roots", {}).items():
+                _gram.restore(natural[k], *(arrays[key["__array__"]] for key in keys))
             moments = {}
             if families is not None:
                 moments = {k: tuple(families[k].moments(v)) for k, v in natural.items() if k in families}

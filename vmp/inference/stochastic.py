@@ -159,7 +159,7 @@ class StochasticVMP(Method):
                 if targets is None:
                     continue
                 rate = self._rate(current, node, targets[node.name], work)
-                new = engine.blend(current.natural[node.name], targets[node.name], rate)
+                new = engine.blend(current.natural[node.name], targets[node.name], rate, node)
             current = self._apply(engine, current, node, new, work)
         return current
 
@@ -174,7 +174,7 @@ class StochasticVMP(Method):
         for node in self.plan.stepped:
             rate = self._rate(current, node, targets[node.name], work)
             current = self._apply(engine, current, node, engine.blend(current.natural[node.name],
-                                                                      targets[node.name], rate), work)
+                                                                      targets[node.name], rate, node), work)
         return current
 
     def _rate(self, state: State, node, target, work: _Work):

@@ -7,13 +7,21 @@ from typing import NamedTuple
 import numpy as np
 
 from ...families import _gram
-from ..leaves import ConstLeaf, NodeLeaf, restricted
+from ..leaves import ConstLeaf, GatherLeaf, NodeLeaf, restricted
+from . import grouping
 from .base import Strategy
 
 #: the expanded sum is read centered where its value is below CANCELLED times the size of the
 #: terms it sums (``Centered.magnitude``: more than 4 of its 16 digits cancelled); above, the
 #: expanded terms give it to about 1e-11
 CANCELLED = 1e-4
+
+
+def _largest(second) -> float:
+    """D max|E[w w^T]|: E[w w^T] is positive semidefinite, so its largest entry is on its
+    diagonal (|A_ij| <= sqrt(A_ii A_jj))."""
+    second = np.asarray(second, float)
+    return second.shape[-1] * float(np.max(np.diagonal(second, axis1=-2, axis2=-1)))
 
 
 def cancelled(value, magnitude) -> bool:
@@ -23,7 +31,8 @@ def cancelled(value, magnitude) -> bool:
 
 class Quadratic(NamedTuple):
     """Terms ``terms`` = k (-1/2 P x x + P x (C w) - 1/2 P (C w)(C w)^T) of a Normal child x
-    observed, whose mean is the dot of a Gaussian node w (no plates) with a constant design C."""
+    observed, whose mean is the dot of a Gaussian node w (over its own plates, or gathered by
+    rows) with a constant design C."""
 
     terms: frozenset
     xx: int  # the term -k/2 P x x
@@ -47,7 +56,9 @@ def _quadratic(factor) -> Quadratic | None:
         kinds = tuple(type(o.leaf) for o in ops[1:])
         if kinds == (NodeLeaf, NodeLeaf) and all(o.leaf.node is child and o.comp == 0 for o in ops[1:]):
             found["xx"] = ti
-        elif kinds == (NodeLeaf, NodeLeaf, ConstLeaf) and ops[1].leaf.node is child and ops[1].comp == ops[2].comp == 0:
+        kinds = tuple(NodeLeaf if k is GatherLeaf else k for k in kinds)  # w read itself or gathered
+        if kinds == (NodeLeaf, NodeLeaf, ConstLeaf) and type(ops[1].leaf) is NodeLeaf and ops[1].leaf.node is child \
+                and ops[1].comp == ops[2].comp == 0:
             found["xm"] = ti
         elif kinds == (NodeLeaf, ConstLeaf, ConstLeaf) and ops[1].comp == 1:
             found["mm"] = ti
@@ -57,12 +68,14 @@ def _quadratic(factor) -> Quadratic | None:
     p, x, mean, design = xm.operands[0], xm.operands[1], xm.operands[2], xm.operands[3]
     w = mean.leaf.node
     same_p = all(t.operands[0].leaf is p.leaf and t.operands[0].letters == p.letters for t in (xx, mm))
-    event = mean.letters
+    own, event = mean.letters[:-1], mean.letters[-1:]  # w's plate letters, its event letter
     ok = (same_p and isinstance(p.leaf, (NodeLeaf, ConstLeaf)) and set(p.letters) <= set(letters)
-          and w.family.spreads and not w.plates and not w.observed and len(event) == 1
+          and w.family.spreads and not w.observed and (grouping.readable(mean.leaf, letters, own) if w.plates else
+                                                          type(mean.leaf) is NodeLeaf and not own)
+          and event.islower()
           and x.letters == letters and design.letters == letters + event and mm.operands[1].leaf is mean.leaf
           and mm.operands[2].leaf is design.leaf and mm.operands[3].leaf is design.leaf
-          and mm.operands[1].letters == mm.operands[2].letters[-1] + mm.operands[3].letters[-1]
+          and mm.operands[1].letters == own + mm.operands[2].letters[-1] + mm.operands[3].letters[-1]
           and mm.operands[2].letters[:-1] == letters == mm.operands[3].letters[:-1]
           and np.isclose(xx.coef, -0.5 * xm.coef) and np.isclose(mm.coef, -0.5 * xm.coef))
     reading = {ti for ti, t in enumerate(factor.terms) for o in t.operands if o.leaf is p.leaf and o.comp == 0}
@@ -71,8 +84,9 @@ def _quadratic(factor) -> Quadratic | None:
 
 
 class Centered(Strategy):
-    """A Normal child x_n of mean c_n^T w (w a Gaussian node, c_n a row of a constant design)
-    and precision P_n reads w through the three terms of
+    """A Normal child x_n of mean c_n^T w (w a Gaussian node, or the element of a plated one
+    that x_n reads, c_n a row of a constant design) and precision P_n reads w through the three
+    terms of
 
         E[P_n (x_n - c_n^T w)^2] = E[P_n] (x_n^2 - 2 x_n c_n^T E[w] + c_n^T E[w w^T] c_n)
                                  = E[P_n] ((x_n - c_n^T E[w])^2 + c_n^T Sigma_w c_n)
@@ -118,9 +132,8 @@ class Centered(Strategy):
         if self.norms[0] is not design:
             self.norms = (design, np.einsum("...p,...p->...", design, design))
         norms = self.norms[1]
-        second = np.asarray(q.mean.leaf.value(1, ctx), float)
         x = np.asarray(q.x.value(ctx, plate_of), float)
-        return x * x + second.shape[-1] * np.max(np.abs(second)) * norms
+        return x * x + _largest(q.mean.leaf.value(1, ctx)) * norms
 
     def reduced(self, call) -> np.ndarray:
         """sum over the child's letters not P's of w_n (x_n^2 + D max|E[w w^T]| |c_n|^2): the
@@ -135,8 +148,7 @@ class Centered(Strategy):
             xx = np.einsum(spec, weight, np.asarray(x, float) ** 2)
             cc = np.einsum(spec, weight, np.einsum("...p,...p->...", design, design))
             kept = self.sums = (call.weight, x, design, xx, cc)
-        second = np.asarray(q.mean.leaf.value(1, ctx), float)
-        return kept[3] + second.shape[-1] * np.max(np.abs(second)) * kept[4]
+        return kept[3] + _largest(q.mean.leaf.value(1, ctx)) * kept[4]
 
     def squares(self, call) -> np.ndarray | None:
         """E[(x_n - c_n^T w)^2] over the child's elements (as ``call.ctx`` restricts them), or
@@ -151,12 +163,34 @@ class Centered(Strategy):
         natural = None if state is None else state.natural.get(w.name)
         if not isinstance(natural, tuple):
             return None
+        if restricted(ctx) and any(p.name in ctx.subset for p in w.plates):
+            return None
         plate_of = self.factor.plate_of
         x, m, c = (np.asarray(o.value(ctx, plate_of), float) for o in (q.x, q.mean, q.design))
         with np.errstate(all="ignore"):
-            residual = x - c @ m
-            out = residual * residual + w.family.spread(natural, c)
+            spread = self.spread(natural, c, ctx)
+            if spread is None:
+                return None
+            residual = x - np.einsum(f"{q.design.letters},{q.mean.letters}->{self.factor.child_letters}", c, m)
+            out = residual * residual + spread
         return out if np.all(np.isfinite(out)) else None
+
+    def groups(self, ctx, plates: tuple) -> grouping.Groups | None:
+        """The child's elements grouped by the element of w (plates ``plates``) each reads (None:
+        groups too unequal to pad, ``grouping.PADDED``)."""
+        q, f = self.quadratic, self.factor
+        child = f.child_shape if ctx is None else ctx.shape(f.child.plates)
+        return grouping.groups(q.mean.leaf, f.child_letters, q.mean.letters[:-1], child, plates, ctx)
+
+    def spread(self, natural: tuple, c: np.ndarray, ctx) -> np.ndarray | None:
+        """c_n^T Sigma_w c_n over the child's elements, each c_n with the q of the element of w
+        it reads: the design's rows regrouped per element (``grouping``, ``Gaussian.spread``);
+        None where they cannot be."""
+        w = self.quadratic.mean.leaf.node
+        if not w.plates:
+            return w.family.spread(natural, c)
+        g = self.groups(ctx, np.shape(natural[1])[:-2])
+        return None if g is None else grouping.ungroup(g, w.family.spread(natural, grouping.regroup(g, c)))
 
     def contracted(self, call, squares: np.ndarray, output: str, shape: tuple, precision: bool = True) -> np.ndarray:
         """-k/2 sum over the letters not in ``output`` of w_n E[P_n] E[(x_n - c_n^T w)^2] (without
@@ -191,10 +225,11 @@ class Centered(Strategy):
             group = self.contracted(call, squares, output, shape)
         return group + inner(call, per_element, rest)
 
-    def rows(self, call):
+    def rows(self, call, plates: tuple):
         """(B, z) with B^T B = k sum_n w_n E[P_n] c_n c_n^T and B^T z = k sum_n w_n E[P_n] c_n x_n
-        (this factor's message to w is (B^T z, -1/2 B^T B)): rows sqrt(k w_n E[P_n]) c_n and
-        sqrt(k w_n E[P_n]) x_n; None where a product is negative."""
+        (this factor's message to w, of plates ``plates``, is (B^T z, -1/2 B^T B)): rows
+        sqrt(k w_n E[P_n]) c_n and sqrt(k w_n E[P_n]) x_n, per element of w (``grouping``:
+        shaped ``plates`` + (rows, D)); None where a product is negative."""
         q, letters, ctx = self.quadratic, self.factor.child_letters, call.ctx
         c = np.asarray(q.design.value(ctx, self.factor.plate_of), float)
         x = np.asarray(q.x.value(ctx, self.factor.plate_of), float)
@@ -205,14 +240,17 @@ class Centered(Strategy):
         if np.any(scale < 0):
             return None
         root = np.sqrt(scale)
-        return (root[..., None] * c).reshape(-1, c.shape[-1]), (root * x).reshape(-1)
+        if not q.mean.leaf.node.plates:
+            return (root[..., None] * c).reshape(-1, c.shape[-1]), (root * x).reshape(-1)
+        g = self.groups(ctx, plates)
+        return None if g is None else (grouping.regroup(g, root[..., None] * c), grouping.regroup(g, root * x))
 
     def message(self, node, call, inner):
         total = inner(node, call)
         q = self.quadratic
         if total is not None and q is not None and node is q.mean.leaf.node and call.plate is None \
                 and all(leaf is q.mean.leaf for leaf in self.factor.targets if leaf.node is node):
-            _gram.declare(total[1], lambda: self.rows(call))
+            _gram.declare(total[1], lambda: self.rows(call, np.shape(total[1])[:-2]))
         if total is None or q is None or not isinstance(q.precision.leaf, NodeLeaf) \
                 or q.precision.leaf.node is not node or node.clamp is not None:
             return total
