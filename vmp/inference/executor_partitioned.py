@@ -50,6 +50,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import VMPError
+from ..families import _gram
 from ..graph import held
 from ..graph.held import Held
 from ..graph.leaves import Context
@@ -58,7 +59,7 @@ from .partition import data_plate, local_names
 from .partition_model import compact_part, partition_blob
 from .partitioned_step import LocalStep, Round, changed, driver_context, drawn, remote_round, requests
 from .partitioned_step import local_step as _remote_step
-from .partitioned_worker import Sum, _bound, _held, _invalid, _local_target, _moments, _partial, _slice, _squares
+from .partitioned_worker import Sum, _bound, _held, _invalid, _local_target, _moments, _partial, _rows, _slice, _squares
 from .sparse import dense
 
 
@@ -321,20 +322,36 @@ class Partitioned(Executor):
         if any(node.name in c.overrides or c.scale is not None and np.ndim(c.scale) and k not in ctx.factors
                for k, c in contexts.items()):
             return engine.children(state, node, ctx)  # a minibatch's local being optimized: O(|S|), here
-        moments = self._globals(state, factors)
+        moments, natural = self._globals(state, factors), self._read(engine, state, factors)
         task = Sum.of(node, ctx)
 
-        def submit():
+        def submit(fn=_partial):
             futures = []
             for i in range(len(self.bounds) - 1):
                 part, spans, local = self._restrict(engine, state, contexts, i)
                 if part is not None:
-                    self._count((task, part, spans, moments))
-                    futures.append(self.workers.run(i, _partial, self._holders[i], task, part, spans, self.plate.name,
-                                                    moments, local))
+                    self._count((task, part, spans, moments, natural))
+                    futures.append(self.workers.run(i, fn, self._holders[i], task, part, spans, self.plate.name,
+                                                    moments, local, natural))
             return futures
 
-        return dense(self._reduce(submit))
+        total = dense(self._reduce(submit))
+        node.family.declare_parts(total, [lambda: self._stacked(lambda: submit(_rows))])
+        return total
+
+    def _stacked(self, submit):
+        """The rows the partitions' shares of a children sum declare, each compacted on its
+        worker (``partitioned_worker._rows``), stacked in partition order; None unless every
+        partition declares rows of the same plates."""
+        def once():
+            parts = self.workers.get(submit())
+            self.traffic["received"] += _nbytes(parts)
+            return parts
+
+        parts = self._retried(once, "a step")
+        if not parts or any(p is None or p[0].shape[:-2] != parts[0][0].shape[:-2] for p in parts):
+            return None
+        return np.concatenate([p[0] for p in parts], axis=-2), np.concatenate([p[1] for p in parts], axis=-1)
 
     # ----- a minibatch's local step where its rows are -----------------------------------------
     def local_step(self, engine, plan, state, rows, nodes=(), snapshot: bool = False):
@@ -387,6 +404,16 @@ class Partitioned(Executor):
         read = None if factors is None else {n.name for f in factors for n in f.nodes()}
         return {k: v for k, v in state.moments.items()
                 if k not in self.local_nodes and (read is None or k in read)}
+
+    def _read(self, engine, state, factors=None) -> dict:
+        """{name: (natural, root)} of the globals (those ``factors`` read, if given) that a
+        factor reads through the factorization of their precision (``Family.spreads``: a
+        Gaussian's c^T Sigma c), root the (R, t) kept for it (``_gram.kept_root``) or None:
+        a worker reads that q as this process does."""
+        read = None if factors is None else {n.name for f in factors for n in f.nodes()}
+        return {k: (tuple(v), _gram.kept_root(v)) for k, v in state.natural.items()
+                if k not in self.local_nodes and (read is None or k in read) and k in engine.nodes
+                and engine.nodes[k].family.spreads and isinstance(v, tuple)}
 
     def _count(self, payload) -> None:
         self.traffic["sent"] += _nbytes(payload)
@@ -529,7 +556,7 @@ class Partitioned(Executor):
         if weights is not None:
             return set(), 0.0
         self._bind(engine)
-        moments = self._globals(state)
+        moments, read = self._globals(state), self._read(engine, state)
 
         def submit():
             futures = []
@@ -537,9 +564,9 @@ class Partitioned(Executor):
                 lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
                 local = self._local_slices(engine, state, i)
                 natural = self._local_slices(engine, state, i, "natural")
-                self._count((lo, hi, moments))
+                self._count((lo, hi, moments, read))
                 futures.append(self.workers.run(i, _bound, self._holders[i], self.plate.name, lo, hi, moments, local,
-                                                natural))
+                                                natural, read))
             return futures
 
         total = self._reduce(submit)
