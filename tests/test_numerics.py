@@ -533,7 +533,7 @@ def _blocked_regression(seed: int, design: str):
     return model, x, y
 
 
-@pytest.fixture(params=["processes", "dask"])
+@pytest.fixture(scope="module", params=["processes", "dask"])
 def partitioned(request):
     """A Processes executor of 2 processes, or a DaskExecutor on a LocalCluster of 2 workers on
     loopback, each with 2 partitions."""
@@ -572,3 +572,20 @@ def test_a_regression_at_scale_1e8_fitted_on_workers_keeps_the_bound_monotone(pa
         assert np.array_equal(np.asarray(repeat.history["evaluations"]["elbo"]), result.history["evaluations"]["elbo"])
         assert all(np.array_equal(a, b) for k in ("w", "tau")
                    for a, b in zip(again.state.natural[k], model.state.natural[k]))
+
+
+def test_a_stochastic_fit_of_a_regression_at_scale_1e8_on_workers_blends_the_roots(partitioned):
+    """Steps of rate 1/2 over every row (N = 2 < D = 3, scale 1e8) on 2 partitions of one row:
+    the target's root is stacked from the partitions' rows and blended with the last q's. The
+    fit does not diverge (on main it diverged at 2 of 3 seeds and its bound fell at the third),
+    the bound rises at every step and ends at the bound in the design's singular basis."""
+    model, design, obs = _regression(0)
+    fit = model.stochastic(subsample=vmp.Minibatch("data", 2), step=vmp.Constant(0.5), seed=0, progress=False,
+                           executor=partitioned)
+    bounds = []
+    for _ in range(60):
+        fit.step()
+        bounds.append(model.elbo())
+    assert not fit.result().diverged
+    assert np.all(np.diff(bounds) >= -1e-12 * np.abs(bounds[1:]))
+    assert bounds[-1] == pytest.approx(_groups_bound([(design, obs)], _q_tau(model)), rel=1e-10)

@@ -538,15 +538,16 @@ class Partitioned(Executor):
         if node.name not in self.local_nodes \
                 or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
             return None
-        moments = self._globals(state, engine.touching[node.name])
+        moments, natural = self._globals(state, engine.touching[node.name]), self._read(engine, state,
+                                                                                          engine.touching[node.name])
         reads = [_Read(self, k, state.moments[k]) for k in self.local_nodes if k != node.name]
 
         def make(i):
             lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
             local = {r.name: r.future(self, engine, i) for r in reads}
-            self._count((node.name, lo, hi, moments))
+            self._count((node.name, lo, hi, moments, natural))
             return self.workers.keep(i, _local_target, self._holders[i], node.name, self.plate.name, lo, hi,
-                                     moments, local)
+                                     moments, local, natural)
 
         return Kept(self, node.name, make, node.plates.index(self.plate), len(state.natural[node.name]))
 

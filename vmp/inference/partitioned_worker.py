@@ -169,12 +169,14 @@ def _rows(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, moment
     return None if made is None else _gram.compact(made)
 
 
-def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
+def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict,
+                  natural: dict | None = None):
     """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
-    restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
+    restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker; the globals'
+    q as ``_globals`` holds them."""
     engine = holder.engine
     ctx = rows_context(plate, lo, hi, _in_numpy_memory(local), stable=True)
-    return tuple(engine.target(State(moments=_in_numpy_memory(moments)), engine.nodes[name], ctx=ctx))
+    return tuple(engine.target(_globals(moments, natural), engine.nodes[name], ctx=ctx))
 
 
 def _moments(holder: _Holder, name: str, natural: tuple) -> tuple:
