@@ -14,9 +14,13 @@ followed by a fixed binary tree of additions (the same tree every run: the same 
 same seed).
 
 What travels per message: the task (a node's name), the moments of the nodes off the data plate
-that its factors read (the globals: small), the restricted Context of a draw (its rows, scale and
-locals: O(|S|)), and back a natural-parameter sum (as the columns it touches when it is
-mostly zero: :mod:`~vmp.inference.sparse`). The locals of a batch fit (the nodes on the
+that its factors read (the globals: small), with a Gaussian global's natural parameters and the
+root its precision is factorized from where it has one (:mod:`~vmp.families._gram`: kept for
+them again on the worker, which then reads q as the driver does), the restricted Context of a
+draw (its rows, scale and locals: O(|S|)), and back a natural-parameter sum (as the columns it
+touches when it is mostly zero: :mod:`~vmp.inference.sparse`). Where the summed precision is
+ill-conditioned, each partition's rows of it, compacted to their QR factor, are asked of its
+worker and stacked (:meth:`Partitioned.children`). The locals of a batch fit (the nodes on the
 data plate) are updated where their rows live (:meth:`Partitioned.local`) and stay there: the
 fit's State holds a :class:`Kept` handle, whose moments, domain check, relative change and share
 of the bound (:meth:`Partitioned.bound`) are computed on the workers; they are gathered into the
