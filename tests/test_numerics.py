@@ -589,3 +589,39 @@ def test_a_stochastic_fit_of_a_regression_at_scale_1e8_on_workers_blends_the_roo
     assert not fit.result().diverged
     assert np.all(np.diff(bounds) >= -1e-12 * np.abs(bounds[1:]))
     assert bounds[-1] == pytest.approx(_groups_bound([(design, obs)], _q_tau(model)), rel=1e-10)
+
+
+def test_a_stochastic_fit_with_locals_at_scale_1e8_on_workers_is_the_serial_fit(partitioned):
+    """A regression (N = 2 < D = 3, scale 1e8) beside a local u_n on the same plate: a
+    Minibatch fit runs its local step and the globals' sums on the workers in one round of
+    tasks, which carries the Gaussian globals' roots; w's sum declares the partitions' rows,
+    asked of the workers where its precision is ill-conditioned. The fit does not diverge and
+    its q is the Serial fit's, whose E[w] is q(w)'s optimum given q(tau) in the design's
+    singular basis; so is a fit whose steps all read the round's globals (update="global").
+    Without the roots in the round these fits diverged (2 of 3 seeds; the global one at seed 0)."""
+    def fit(executor, steps=60, update="per-node"):
+        rng = np.random.default_rng(0)
+        design, obs = rng.normal(size=(2, 3)) * 1e8, rng.normal(size=2) * 1e8
+        with vmp.Model("regression") as model:
+            w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
+            tau = vmp.Gamma("tau", 1.0, 1.0)
+            with vmp.Plate("data", 2):
+                vmp.Normal("x", vmp.dot(w, design), tau, observed=obs)
+                vmp.Normal("y", vmp.Normal("u", 0.0, 1.0), 1.0, observed=rng.normal(size=2))
+        run = model.stochastic(subsample=vmp.Minibatch("data", 2), step=vmp.Constant(0.5), seed=0, progress=False,
+                               update=update, **({} if executor is None else {"executor": executor}))
+        for _ in range(steps):
+            run.step()
+        assert not run.result().diverged
+        return model, design, obs
+
+    for steps, update in ((60, "per-node"), (20, "global")):
+        serial, design, obs = fit(None, steps, update)
+        model, _, _ = fit(partitioned, steps, update)
+        for k in ("w", "tau"):
+            for a, b in zip(model.state.natural[k], serial.state.natural[k]):
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=0)
+    shape, rate = _q_tau(model)
+    u, s, vt = np.linalg.svd(design, full_matrices=False)
+    mean = vt.T @ (shape / rate * s * (u.T @ obs) / (1.0 + shape / rate * s * s))
+    np.testing.assert_allclose(vmp.families.Gaussian.moments(model.state.natural["w"])[0], mean, rtol=1e-8)

@@ -61,7 +61,7 @@ from ..graph.leaves import Context
 from .executor import Executor, add
 from .partition import data_plate, local_names
 from .partition_model import compact_part, partition_blob
-from .partitioned_step import LocalStep, Round, changed, driver_context, drawn, remote_round, requests
+from .partitioned_step import LocalStep, Round, changed, driver_context, drawn, drawn_rows, remote_round, requests
 from .partitioned_step import local_step as _remote_step
 from .partitioned_worker import Sum, _bound, _held, _invalid, _local_target, _moments, _partial, _rows, _slice, _squares
 from .sparse import dense
@@ -369,7 +369,8 @@ class Partitioned(Executor):
         local = {n.name for n in plan.local}
         edges = np.searchsorted(rows, self.bounds)
         parts = [(i, rows[a:b], int(a)) for i, (a, b) in enumerate(zip(edges[:-1], edges[1:])) if b > a]
-        round_ = Round(self._steps, rows, parts, {k: v for k, v in state.moments.items() if k not in local})
+        round_ = Round(self._steps, rows, parts, {k: v for k, v in state.moments.items() if k not in local},
+                       natural={k: v for k, v in self._read(engine, state).items() if k not in local})
         total = self._round(round_, requests(engine, plan, nodes, snapshot))
         round_.sums = total["sums"]
         return LocalStep(driver_context(self, plan, rows, round_), int(total["accesses"]), total["terms"])
@@ -379,7 +380,7 @@ class Partitioned(Executor):
         def submit():
             futures = []
             for i, rows, offset in round_.parts:
-                payload = (round_.key, rows, offset, round_.rows.size, round_.snapshot, asked)
+                payload = (round_.key, rows, offset, round_.rows.size, round_.snapshot, asked, round_.natural)
                 self._count(payload)
                 futures.append(self.workers.run(i, _remote_step, self._holders[i], *payload))
             return futures
@@ -389,12 +390,17 @@ class Partitioned(Executor):
 
     def _remote_sum(self, engine, state, node, ctx, round_: Round):
         """A global's children sum over the drawn rows: the round's, or one more round reading
-        the locals the workers keep (with the globals' moments that moved)."""
+        the locals the workers keep (with the globals' moments that moved, and the Gaussians'
+        (natural, root) among them); declares the partitions' rows (``drawn_rows``), asked of
+        the workers where the precision is ill-conditioned."""
         moved = changed(engine, state, node, ctx, round_)
-        if moved is None:
-            return dense(round_.sums[node.name])
         plate = None if ctx.plate is None else ctx.plate.name
-        return dense(self._round(round_, [(node.name, plate, ctx.index, moved)])["sums"][node.name])
+        natural = {k: v for k, v in self._read(engine, state).items() if k in (moved or {})}
+        ask = (node.name, plate, ctx.index, moved or {}, natural)
+        total = dense(round_.sums[node.name] if moved is None else self._round(round_, [ask])["sums"][node.name])
+        node.family.declare_parts(total, [lambda: self._stacked(lambda: [
+            self.workers.run(i, drawn_rows, self._holders[i], round_.key, rows, ask) for i, rows, _ in round_.parts])])
+        return total
 
     def drawn(self, round_: Round, name: str, axis: int) -> tuple:
         """The moments of the local ``name`` at the drawn rows of ``round_``, from its workers."""
