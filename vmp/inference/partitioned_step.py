@@ -12,6 +12,11 @@ holds, with the plan of its rows (:meth:`MinibatchPlan.on_part
 - each requested global's children sum (Paquet eq. (6) with scale N / |S|) over its rows,
   sparse where mostly zero (:mod:`~vmp.inference.sparse`).
 
+The round carries the globals' moments and, for a Gaussian global, its natural parameters with
+the root its precision is factorized from (:mod:`~vmp.families._gram`), kept for them again on
+the worker; where a global's summed precision is ill-conditioned, each partition's rows of its
+sum, compacted to their QR factor, are asked of its worker (:func:`drawn_rows`).
+
 The locals' q stays on the worker (the holder keeps the last step's) and never travels. The
 driver's Context of the step has the drawn subsets and, as the locals' moments, :class:`Remote`
 handles of them: a global's target under it (``Partitioned.children``) takes the sum of the
