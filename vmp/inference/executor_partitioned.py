@@ -14,9 +14,13 @@ followed by a fixed binary tree of additions (the same tree every run: the same 
 same seed).
 
 What travels per message: the task (a node's name), the moments of the nodes off the data plate
-that its factors read (the globals: small), the restricted Context of a draw (its rows, scale and
-locals: O(|S|)), and back a natural-parameter sum (as the columns it touches when it is
-mostly zero: :mod:`~vmp.inference.sparse`). The locals of a batch fit (the nodes on the
+that its factors read (the globals: small), with a Gaussian global's natural parameters and the
+root its precision is factorized from where it has one (:mod:`~vmp.families._gram`: kept for
+them again on the worker, which then reads q as the driver does), the restricted Context of a
+draw (its rows, scale and locals: O(|S|)), and back a natural-parameter sum (as the columns it
+touches when it is mostly zero: :mod:`~vmp.inference.sparse`). Where the summed precision is
+ill-conditioned, each partition's rows of it, compacted to their QR factor, are asked of its
+worker and stacked (:meth:`Partitioned.children`). The locals of a batch fit (the nodes on the
 data plate) are updated where their rows live (:meth:`Partitioned.local`) and stay there: the
 fit's State holds a :class:`Kept` handle, whose moments, domain check, relative change and share
 of the bound (:meth:`Partitioned.bound`) are computed on the workers; they are gathered into the
@@ -50,15 +54,16 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import VMPError
+from ..families import _gram
 from ..graph import held
 from ..graph.held import Held
 from ..graph.leaves import Context
 from .executor import Executor, add
 from .partition import data_plate, local_names
 from .partition_model import compact_part, partition_blob
-from .partitioned_step import LocalStep, Round, changed, driver_context, drawn, remote_round, requests
+from .partitioned_step import LocalStep, Round, changed, driver_context, drawn, drawn_rows, remote_round, requests
 from .partitioned_step import local_step as _remote_step
-from .partitioned_worker import Sum, _bound, _held, _invalid, _local_target, _moments, _partial, _slice, _squares
+from .partitioned_worker import Sum, _bound, _held, _invalid, _local_target, _moments, _partial, _rows, _slice, _squares
 from .sparse import dense
 
 
@@ -321,20 +326,36 @@ class Partitioned(Executor):
         if any(node.name in c.overrides or c.scale is not None and np.ndim(c.scale) and k not in ctx.factors
                for k, c in contexts.items()):
             return engine.children(state, node, ctx)  # a minibatch's local being optimized: O(|S|), here
-        moments = self._globals(state, factors)
+        moments, natural = self._globals(state, factors), self._read(engine, state, factors)
         task = Sum.of(node, ctx)
 
-        def submit():
+        def submit(fn=_partial):
             futures = []
             for i in range(len(self.bounds) - 1):
                 part, spans, local = self._restrict(engine, state, contexts, i)
                 if part is not None:
-                    self._count((task, part, spans, moments))
-                    futures.append(self.workers.run(i, _partial, self._holders[i], task, part, spans, self.plate.name,
-                                                    moments, local))
+                    self._count((task, part, spans, moments, natural))
+                    futures.append(self.workers.run(i, fn, self._holders[i], task, part, spans, self.plate.name,
+                                                    moments, local, natural))
             return futures
 
-        return dense(self._reduce(submit))
+        total = dense(self._reduce(submit))
+        node.family.declare_parts(total, [lambda: self._stacked(lambda: submit(_rows))])
+        return total
+
+    def _stacked(self, submit):
+        """The rows the partitions' shares of a children sum declare, each compacted on its
+        worker (``partitioned_worker._rows``), stacked in partition order; None unless every
+        partition declares rows of the same plates."""
+        def once():
+            parts = self.workers.get(submit())
+            self.traffic["received"] += _nbytes(parts)
+            return parts
+
+        parts = self._retried(once, "a step")
+        if not parts or any(p is None or p[0].shape[:-2] != parts[0][0].shape[:-2] for p in parts):
+            return None
+        return np.concatenate([p[0] for p in parts], axis=-2), np.concatenate([p[1] for p in parts], axis=-1)
 
     # ----- a minibatch's local step where its rows are -----------------------------------------
     def local_step(self, engine, plan, state, rows, nodes=(), snapshot: bool = False):
@@ -348,7 +369,8 @@ class Partitioned(Executor):
         local = {n.name for n in plan.local}
         edges = np.searchsorted(rows, self.bounds)
         parts = [(i, rows[a:b], int(a)) for i, (a, b) in enumerate(zip(edges[:-1], edges[1:])) if b > a]
-        round_ = Round(self._steps, rows, parts, {k: v for k, v in state.moments.items() if k not in local})
+        round_ = Round(self._steps, rows, parts, {k: v for k, v in state.moments.items() if k not in local},
+                       natural={k: v for k, v in self._read(engine, state).items() if k not in local})
         total = self._round(round_, requests(engine, plan, nodes, snapshot))
         round_.sums = total["sums"]
         return LocalStep(driver_context(self, plan, rows, round_), int(total["accesses"]), total["terms"])
@@ -358,7 +380,7 @@ class Partitioned(Executor):
         def submit():
             futures = []
             for i, rows, offset in round_.parts:
-                payload = (round_.key, rows, offset, round_.rows.size, round_.snapshot, asked)
+                payload = (round_.key, rows, offset, round_.rows.size, round_.snapshot, asked, round_.natural)
                 self._count(payload)
                 futures.append(self.workers.run(i, _remote_step, self._holders[i], *payload))
             return futures
@@ -368,12 +390,17 @@ class Partitioned(Executor):
 
     def _remote_sum(self, engine, state, node, ctx, round_: Round):
         """A global's children sum over the drawn rows: the round's, or one more round reading
-        the locals the workers keep (with the globals' moments that moved)."""
+        the locals the workers keep (with the globals' moments that moved, and the Gaussians'
+        (natural, root) among them); declares the partitions' rows (``drawn_rows``), asked of
+        the workers where the precision is ill-conditioned."""
         moved = changed(engine, state, node, ctx, round_)
-        if moved is None:
-            return dense(round_.sums[node.name])
         plate = None if ctx.plate is None else ctx.plate.name
-        return dense(self._round(round_, [(node.name, plate, ctx.index, moved)])["sums"][node.name])
+        natural = {k: v for k, v in self._read(engine, state).items() if k in (moved or {})}
+        ask = (node.name, plate, ctx.index, moved or {}, natural)
+        total = dense(round_.sums[node.name] if moved is None else self._round(round_, [ask])["sums"][node.name])
+        node.family.declare_parts(total, [lambda: self._stacked(lambda: [
+            self.workers.run(i, drawn_rows, self._holders[i], round_.key, rows, ask) for i, rows, _ in round_.parts])])
+        return total
 
     def drawn(self, round_: Round, name: str, axis: int) -> tuple:
         """The moments of the local ``name`` at the drawn rows of ``round_``, from its workers."""
@@ -387,6 +414,16 @@ class Partitioned(Executor):
         read = None if factors is None else {n.name for f in factors for n in f.nodes()}
         return {k: v for k, v in state.moments.items()
                 if k not in self.local_nodes and (read is None or k in read)}
+
+    def _read(self, engine, state, factors=None) -> dict:
+        """{name: (natural, root)} of the globals (those ``factors`` read, if given) that a
+        factor reads through the factorization of their precision (``Family.spreads``: a
+        Gaussian's c^T Sigma c), root the (R, t) kept for it (``_gram.kept_root``) or None:
+        a worker reads that q as this process does."""
+        read = None if factors is None else {n.name for f in factors for n in f.nodes()}
+        return {k: (tuple(v), _gram.kept_root(v)) for k, v in state.natural.items()
+                if k not in self.local_nodes and (read is None or k in read) and k in engine.nodes
+                and engine.nodes[k].family.spreads and isinstance(v, tuple)}
 
     def _count(self, payload) -> None:
         self.traffic["sent"] += _nbytes(payload)
@@ -511,15 +548,16 @@ class Partitioned(Executor):
         if node.name not in self.local_nodes \
                 or any(self.plate not in f.child.plates for f in engine.touching[node.name]):
             return None
-        moments = self._globals(state, engine.touching[node.name])
+        moments, natural = self._globals(state, engine.touching[node.name]), self._read(engine, state,
+                                                                                          engine.touching[node.name])
         reads = [_Read(self, k, state.moments[k]) for k in self.local_nodes if k != node.name]
 
         def make(i):
             lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
             local = {r.name: r.future(self, engine, i) for r in reads}
-            self._count((node.name, lo, hi, moments))
+            self._count((node.name, lo, hi, moments, natural))
             return self.workers.keep(i, _local_target, self._holders[i], node.name, self.plate.name, lo, hi,
-                                     moments, local)
+                                     moments, local, natural)
 
         return Kept(self, node.name, make, node.plates.index(self.plate), len(state.natural[node.name]))
 
@@ -529,7 +567,7 @@ class Partitioned(Executor):
         if weights is not None:
             return set(), 0.0
         self._bind(engine)
-        moments = self._globals(state)
+        moments, read = self._globals(state), self._read(engine, state)
 
         def submit():
             futures = []
@@ -537,9 +575,9 @@ class Partitioned(Executor):
                 lo, hi = int(self.bounds[i]), int(self.bounds[i + 1])
                 local = self._local_slices(engine, state, i)
                 natural = self._local_slices(engine, state, i, "natural")
-                self._count((lo, hi, moments))
+                self._count((lo, hi, moments, read))
                 futures.append(self.workers.run(i, _bound, self._holders[i], self.plate.name, lo, hi, moments, local,
-                                                natural))
+                                                natural, read))
             return futures
 
         total = self._reduce(submit)

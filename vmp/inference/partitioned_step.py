@@ -12,6 +12,11 @@ holds, with the plan of its rows (:meth:`MinibatchPlan.on_part
 - each requested global's children sum (Paquet eq. (6) with scale N / |S|) over its rows,
   sparse where mostly zero (:mod:`~vmp.inference.sparse`).
 
+The round carries the globals' moments and, for a Gaussian global, its natural parameters with
+the root its precision is factorized from (:mod:`~vmp.families._gram`), kept for them again on
+the worker; where a global's summed precision is ill-conditioned, each partition's rows of its
+sum, compacted to their QR factor, are asked of its worker (:func:`drawn_rows`).
+
 The locals' q stays on the worker (the holder keeps the last step's) and never travels. The
 driver's Context of the step has the drawn subsets and, as the locals' moments, :class:`Remote`
 handles of them: a global's target under it (``Partitioned.children``) takes the sum of the
@@ -27,10 +32,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import VMPError
+from ..families import _gram
 from ..graph import held
 from ..graph.held import Held
 from . import steps
-from .partitioned_worker import _in_numpy_memory
+from .partitioned_worker import _global_state
 from .sparse import sparse
 from .state import State
 from .subsample import Draw
@@ -39,14 +45,16 @@ from .subsample import Draw
 @dataclass
 class Round:
     """One minibatch's local step on the cluster: its key, the drawn rows per partition
-    (partition index, rows, offset in the drawn rows), the globals' moments it read and the
-    children sums its first round returned."""
+    (partition index, rows, offset in the drawn rows), the globals' moments it read, the
+    children sums its first round returned, and the Gaussian globals' (natural, root) it read
+    (``Partitioned._read``)."""
 
     key: int
     rows: np.ndarray
     parts: list
     snapshot: dict
     sums: dict = field(default_factory=dict)
+    natural: dict = field(default_factory=dict)
 
 
 class Remote(Held):
@@ -103,7 +111,7 @@ def requests(engine, plan, nodes, snapshot: bool) -> list:
         reads = {n.name for f in factors for n in f.nodes()}
         if factors and all(plan.on_batch(f) for f in factors) and engine.coupled_plate(node) is None \
                 and (snapshot or not reads & before):
-            out.append((node.name, None, None, {}))
+            out.append((node.name, None, None, {}, {}))
         before.add(node.name)
     return out
 
@@ -127,29 +135,54 @@ def changed(engine, state: State, node, ctx, round_: Round) -> dict | None:
     return moved
 
 
-def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot: dict, asked: list) -> dict:
+def local_step(holder, key: int, rows: np.ndarray, offset: int, n: int, snapshot: dict, asked: list,
+               natural: dict | None = None) -> dict:
     """On a worker: the local step of the drawn ``rows`` this holder holds (computed once per
     ``key``: the kept locals), their local terms at ``offset`` in a vector of the ``n`` drawn
     rows, the observed elements read, and the children sum of each global in ``asked`` (name,
-    plate, index, the globals' moments that moved since ``snapshot``)."""
+    plate, index, the globals' moments that moved since ``snapshot`` and the (natural, root) of
+    the Gaussians among them); ``natural``: the snapshot's Gaussian globals' (natural, root)
+    (``partitioned_worker._global_state``)."""
     engine, plan = holder.engine, holder.plan
     last = holder.last_step
     if last is None or last[0] != key:
-        state = State(moments=_in_numpy_memory(snapshot))
-        ctx, natural, accesses = steps.local_step(engine, plan, state, plan.context(np.array(rows)))
-        terms = steps.local_terms(engine, plan, ctx, natural, rows.size)
+        state = _global_state(snapshot, natural)
+        ctx, local, accesses = steps.local_step(engine, plan, state, plan.context(np.array(rows)))
+        terms = steps.local_terms(engine, plan, ctx, local, rows.size)
         holder.last_step = last = (key, state, ctx, accesses, terms)
-    _, state, ctx, accesses, terms = last
+    _, _, _, accesses, terms = last
     full = np.zeros(n)
     full[offset:offset + rows.size] = terms
-    sums = {}
-    draw = Draw(rows=rows, ctx=ctx)
-    for name, plate, index, moved in asked:
-        now = State(moments={**state.moments, **_in_numpy_memory(moved)}) if moved else state
-        node = engine.nodes[name]
-        ctx = plan.contexts(engine, draw, node).sliced(None if plate is None else engine.model.plates[plate], index)
-        sums[name] = sparse(engine.children(now, node, ctx))
+    sums = {ask[0]: sparse(_share(holder, rows, ask)) for ask in asked}
     return {"accesses": accesses, "terms": full, "sums": sums}
+
+
+def _share(holder, rows: np.ndarray, ask: tuple):
+    """The children sum of ``ask``'s global (name, plate, index, moved moments, their (natural,
+    root)) over the drawn ``rows`` this holder holds, reading the locals its last step kept."""
+    engine, plan = holder.engine, holder.plan
+    _, state, ctx, _, _ = holder.last_step
+    name, plate, index, moved, natural = ask
+    if moved:
+        now = _global_state(moved, natural)
+        state = State(natural={**state.natural, **now.natural}, moments={**state.moments, **now.moments})
+    node = engine.nodes[name]
+    ctx = plan.contexts(engine, Draw(rows=rows, ctx=ctx), node).sliced(
+        None if plate is None else engine.model.plates[plate], index)
+    return engine.children(state, node, ctx)
+
+
+def drawn_rows(holder, key: int, rows: np.ndarray, ask: tuple):
+    """On a worker: the rows (B, z) that its share of ``ask``'s children sum over the drawn
+    ``rows`` of step ``key`` declares (``Family.parts``), compacted to their QR factor
+    (``_gram.compact``), or None."""
+    last = holder.last_step
+    if last is None or last[0] != key:
+        raise VMPError(f"the locals of step {key} are no longer held (a later step replaced them)")
+    total = _share(holder, rows, ask)
+    parts = holder.engine.nodes[ask[0]].family.parts(total)
+    made = None if parts is None else parts()
+    return None if made is None else _gram.compact(made)
 
 
 def drawn(holder, key: int, name: str) -> tuple:

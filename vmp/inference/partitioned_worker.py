@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..families import _gram
 from ..graph.change import squares
 from ..graph.leaves import Context
 from .executor import Serial
@@ -128,21 +129,54 @@ class Sum:
                                replace(part, weights=self.weights, plate=plate, index=self.index))
 
 
-def _partial(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, moments: dict, local: dict):
-    """One partition's share of ``task`` (a children sum) on a worker: the globals' moments in a
-    State, the locals of the partition's rows as overrides of every restricted Context; sent
-    back sparse where it is zero outside a few columns (LDA: the words of the drawn tokens)."""
+def _global_state(moments: dict, natural: dict | None) -> State:
+    """The globals' q on a worker: their moments, and the natural parameters of those read
+    through the factorization of their precision (a Gaussian's: ``Centered``'s c^T Sigma c),
+    each (natural, root) with the root (R, t) the driver holds for it, kept for it here again
+    (``_gram.restore``: the factorization from parts, not from the matrix as formed)."""
+    kept = {}
+    for k, (value, root) in (natural or {}).items():
+        kept[k] = _in_numpy_memory(tuple(value))
+        if root is not None:
+            _gram.restore(kept[k], *_in_numpy_memory(tuple(root)))
+    return State(natural=kept, moments=_in_numpy_memory(moments))
+
+
+def _sum(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, moments: dict, local: dict,
+         natural: dict | None):
     part = Context(factors=_spanned(_in_numpy_memory(ctx), spans, plate, _in_numpy_memory(local), holder.model.nodes))
     task = replace(task, weights=_in_numpy_memory(task.weights))
-    return sparse(task.run(holder.engine, State(moments=_in_numpy_memory(moments)), part))
+    return task.run(holder.engine, _global_state(moments, natural), part)
 
 
-def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict):
+def _partial(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, moments: dict, local: dict,
+             natural: dict | None = None):
+    """One partition's share of ``task`` (a children sum) on a worker: the globals' q in a
+    State (``_global_state``), the locals of the partition's rows as overrides of every restricted
+    Context; sent back sparse where it is zero outside a few columns (LDA: the words of the
+    drawn tokens)."""
+    return sparse(_sum(holder, task, ctx, spans, plate, moments, local, natural))
+
+
+def _rows(holder: _Holder, task: Sum, ctx: dict, spans: dict, plate: str, moments: dict, local: dict,
+          natural: dict | None = None):
+    """The rows (B, z) that one partition's share of ``task`` declares (-2 eta_2 = B^T B,
+    eta_1 = B^T z: ``Family.parts``), compacted to their QR factor (``_gram.compact``: at most
+    D rows per plate element), or None where it declares none."""
+    total = _sum(holder, task, ctx, spans, plate, moments, local, natural)
+    rows = holder.engine.nodes[task.node].family.parts(total)
+    made = None if rows is None else rows()
+    return None if made is None else _gram.compact(made)
+
+
+def _local_target(holder: _Holder, name: str, plate: str, lo: int, hi: int, moments: dict, local: dict,
+                  natural: dict | None = None):
     """lambda^temp of the local ``name`` on rows lo..hi (its own factor and its children's,
-    restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker."""
+    restricted to the rows; Winn & Bishop eq. (5)), computed and kept on the worker; the globals'
+    q as ``_global_state`` holds them."""
     engine = holder.engine
     ctx = rows_context(plate, lo, hi, _in_numpy_memory(local), stable=True)
-    return tuple(engine.target(State(moments=_in_numpy_memory(moments)), engine.nodes[name], ctx=ctx))
+    return tuple(engine.target(_global_state(moments, natural), engine.nodes[name], ctx=ctx))
 
 
 def _moments(holder: _Holder, name: str, natural: tuple) -> tuple:
@@ -161,9 +195,11 @@ def _squares(new: tuple, old: tuple) -> np.ndarray:
     return np.array([sum(n for n, _ in sums), sum(d for _, d in sums)])
 
 
-def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: dict, natural: dict) -> float:
+def _bound(holder: _Holder, plate: str, lo: int, hi: int, moments: dict, local: dict, natural: dict,
+           read: dict | None = None) -> float:
     """The partition's share of the ELBO: the factors on the data plate restricted to rows
-    lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows."""
+    lo..hi (full-data weights) plus the entropies m_i H[q_i] of the locals' rows (``natural``);
+    the globals' q as ``_global_state`` holds them (``read``: those read through a factorization)."""
     engine = holder.engine
-    ctx = rows_context(plate, lo, hi, _in_numpy_memory(local), State(moments=_in_numpy_memory(moments)), stable=True)
+    ctx = rows_context(plate, lo, hi, _in_numpy_memory(local), _global_state(moments, read), stable=True)
     return rows_bound(engine, engine.model.plates[plate], ctx, _in_numpy_memory(natural))
