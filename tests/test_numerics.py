@@ -505,8 +505,8 @@ def test_a_regression_at_scale_1e8_fitted_block_by_block_keeps_the_bound_monoton
     blocks' rows, formed again when the precision is ill-conditioned, each block's compacted to
     its QR factor. Scale 1e8: N = 4 < D = 6 in blocks of 2, or N = 8 rows of a design whose third
     column is the sum of the others in blocks of 4 (blocks of more rows than D, compacted). Every
-    sweep's bound rises and the last is the bound in the design's singular basis (on main the
-    fits raised a ConvergenceError: 4 of 4 seeds with fewer rows, 2 of 4 collinear)."""
+    sweep's bound rises and the last is the bound in the design's singular basis (summed densely,
+    the fits raise a ConvergenceError: 4 of 4 seeds with fewer rows, 2 of 4 collinear)."""
     for seed in range(2):
         model, x, y = _blocked_regression(seed, design)
         size = x.shape[0] // 2
@@ -577,7 +577,7 @@ def test_a_regression_at_scale_1e8_fitted_on_workers_keeps_the_bound_monotone(pa
 def test_a_stochastic_fit_of_a_regression_at_scale_1e8_on_workers_blends_the_roots(partitioned):
     """Steps of rate 1/2 over every row (N = 2 < D = 3, scale 1e8) on 2 partitions of one row:
     the target's root is stacked from the partitions' rows and blended with the last q's. The
-    fit does not diverge (on main it diverged at 2 of 3 seeds and its bound fell at the third),
+    fit does not diverge (summed densely it diverges at 2 of 3 seeds and its bound falls at the third),
     the bound rises at every step and ends at the bound in the design's singular basis."""
     model, design, obs = _regression(0)
     fit = model.stochastic(subsample=vmp.Minibatch("data", 2), step=vmp.Constant(0.5), seed=0, progress=False,

@@ -153,8 +153,8 @@ def test_every_family_by_monte_carlo(f):
 def test_global_tempering_partition_function_of_poisson_counts():
     """log C(T) = log int Gamma(lam) prod_n sum_y Poi(y | t_n lam)^s dlam by quadrature, against the
     prior Monte Carlo of ``estimate_log_partition`` under a prior so narrow (sd 0.3% of the mean)
-    that its draws differ by less than the tolerance; on main the 1/y! was not raised to s
-    (off by nats per datapoint)."""
+    that its draws differ by less than the tolerance; a 1/y! not raised to s is off by nats per
+    datapoint."""
     from vmp.policies.tempering import estimate_log_partition
 
     shape, rate, t = 1e5, 1e5 / 3.0, np.array([0.5, 1.0, 2.0, 4.0])
