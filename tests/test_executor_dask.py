@@ -183,7 +183,7 @@ def test_same_bits_run_to_run(client, fit):
     before = len(_steals(client))
     results = []
     for run in range(3):  # run 0 on an idle cluster, then each worker busy in turn
-        busy = [client.submit(_busy, 0.2, pure=False, workers=[workers[run % 2]]) for _ in range(10 * (run > 0))]
+        busy = [client.submit(_busy, 0.1, pure=False, workers=[workers[run % 2]]) for _ in range(10 * (run > 0))]
         results.append(mixture().fit(seed=5, progress=False, executor=vmp.DaskExecutor(client), **options))
         client.gather(busy)
     # the busy tasks, the values sent (any worker may rebuild them) and the additions may move
