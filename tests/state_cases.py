@@ -1,5 +1,6 @@
 """Fits used by the state tests (checkpoint, resume, interrupt), importable by a fresh process:
-``python -m tests.state_cases resume NAME CHECKPOINT OUT`` resumes one from a checkpoint."""
+``python -m tests.state_cases resume NAME CHECKPOINT OUT [NAME CHECKPOINT OUT ...]`` resumes each
+named case from its checkpoint to 2 N steps and saves the result to OUT."""
 from __future__ import annotations
 
 import sys
@@ -69,7 +70,8 @@ def fit(name: str, iterations: int, **more):
 
 
 if __name__ == "__main__":
-    command, name, checkpoint, out = sys.argv[1:5]
-    assert command == "resume", command
-    _, result = fit(name, 2 * N, resume=checkpoint)
-    result.save(out)
+    command, triples = sys.argv[1], sys.argv[2:]
+    assert command == "resume" and triples and len(triples) % 3 == 0, sys.argv[1:]
+    for name, checkpoint, out in zip(triples[::3], triples[1::3], triples[2::3]):
+        _, result = fit(name, 2 * N, resume=checkpoint)
+        result.save(out)

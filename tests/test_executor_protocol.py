@@ -6,6 +6,7 @@ lines."""
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 from pathlib import Path
 
@@ -40,14 +41,21 @@ def modules() -> dict[str, Path]:
     return out
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """The syntax tree of ``path``, parsed once (the tests only read the trees)."""
+    return ast.parse(path.read_text())
+
+
+@functools.cache
 def imports(deferred: bool) -> nx.DiGraph:
     """module -> module it imports (a package's ``__init__`` too: importing a.b runs a first);
     with ``deferred`` the imports inside functions as well, else those run at import time
-    (outside ``if TYPE_CHECKING:``)."""
+    (outside ``if TYPE_CHECKING:``). Built once per value of ``deferred``; the tests only read it."""
     mods = modules()
     graph = nx.DiGraph()
     for name, path in mods.items():
-        tree = ast.parse(path.read_text())
+        tree = parsed(path)
         if deferred:
             statements = list(ast.walk(tree))
         else:
@@ -92,7 +100,7 @@ def test_no_code_asks_which_executor_or_handle_it_has():
     names = {c.__name__ for c in EXECUTORS + HANDLES} | {"Children"}
     found, hasattrs = [], []
     for path in ROOT.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if not isinstance(node, (ast.Call, ast.Compare)):
                 continue
             text = ast.unparse(node)
@@ -184,7 +192,7 @@ def test_the_import_walk_sees_a_circle():
 
 def long_functions(path: Path, limit: int = 60) -> list[tuple[str, int]]:
     """(name, lines) of each function in ``path`` longer than ``limit`` lines."""
-    tree = ast.parse(path.read_text())
+    tree = parsed(path)
     return [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(tree)
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > limit]
 
@@ -211,7 +219,7 @@ def test_the_protocol_is_what_the_engine_and_the_loop_call():
     for path in ROOT.rglob("*.py"):
         if path.name.startswith(("executor", "partitioned")):
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Attribute) and "executor" in ast.unparse(node.value).split(".")[-1]:
                 called.add(node.attr)
     assert declared - {"close"} <= called, declared - called

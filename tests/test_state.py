@@ -47,16 +47,26 @@ def _same_history(a: dict, b: dict) -> None:
             np.testing.assert_array_equal(x, y, err_msg=key)
 
 
+@pytest.fixture(scope="module")
+def resumed_fits(tmp_path_factory) -> dict:
+    """Each case's checkpoint after N steps, resumed to 2 N steps by one fresh process (which
+    computed none of the first halves): name -> (the first half's result, the resumed one)."""
+    folder = tmp_path_factory.mktemp("resume")
+    halves, triples = {}, []
+    for name in sorted(state_cases.CASES):
+        _, halves[name] = state_cases.fit(name, state_cases.N, checkpoint=folder / f"{name}-half.npz")
+        triples += [name, str(folder / f"{name}-half.npz"), str(folder / f"{name}-resumed.npz")]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    subprocess.run([sys.executable, "-m", "tests.state_cases", "resume", *triples], cwd=ROOT, env=env, check=True,
+                   timeout=300)
+    return {name: (half, vmp.load(folder / f"{name}-resumed.npz")) for name, half in halves.items()}
+
+
 @pytest.mark.parametrize("name", sorted(state_cases.CASES))
-def test_resume_in_a_fresh_process_gives_the_same_bits(name, tmp_path):
+def test_resume_in_a_fresh_process_gives_the_same_bits(name, resumed_fits):
     n = state_cases.N
     _, whole = state_cases.fit(name, 2 * n)
-    _, half = state_cases.fit(name, n, checkpoint=tmp_path / "half.npz")
-    out = tmp_path / "resumed.npz"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    subprocess.run([sys.executable, "-m", "tests.state_cases", "resume", name, str(tmp_path / "half.npz"), str(out)],
-                   cwd=ROOT, env=env, check=True, timeout=120)
-    resumed = vmp.load(out)
+    half, resumed = resumed_fits[name]
     _same_natural(whole.state, resumed.state)
     _same_history(whole.history, resumed.history)
     _same_policies(whole.state, resumed.state)

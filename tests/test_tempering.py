@@ -38,14 +38,16 @@ def _brute_force(beta, alpha, s, words=None):
     integrated by quadrature, the 2^3 assignments (and the 3^3 word sequences when ``words`` is
     None) summed."""
     log_b = 2 * gammaln(alpha) - gammaln(2 * alpha)
+    sequences = [words] if words is not None else list(itertools.product(range(3), repeat=3))
     total = 0.0
-    for w in [words] if words is not None else itertools.product(range(3), repeat=3):
-        for z in itertools.product(range(2), repeat=3):
-            def f(t, w=w, z=z):
-                th = (t, 1.0 - t)
-                return np.prod([(th[k] * beta[k, v]) ** s for k, v in zip(z, w)])
-            val, _ = quad(f, 0, 1, weight="alg", wvar=(s * (alpha - 1), s * (alpha - 1)), epsabs=1e-14)
-            total += val * np.exp(-s * log_b)
+    for z in itertools.product(range(2), repeat=3):
+        def f(t, z=z):
+            th = (t, 1.0 - t)
+            return np.prod([th[k] ** s for k in z])
+        val, _ = quad(f, 0, 1, weight="alg", wvar=(s * (alpha - 1), s * (alpha - 1)), epsabs=1e-14)
+        # the beta factors do not depend on theta: summed over the word sequences outside the integral
+        words_sum = sum(np.prod([beta[k, v] ** s for k, v in zip(z, w)]) for w in sequences)
+        total += val * words_sum * np.exp(-s * log_b)
     return np.log(total)
 
 
