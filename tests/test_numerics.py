@@ -121,8 +121,9 @@ def _q_tau(model):
     return nat[1] + 1.0, -nat[0]
 
 
-def _regression(seed):
-    """w ~ N(0, I), tau ~ Gamma(1, 1), N = 2 < D = 3 rows: design and data of scale 1e8."""
+def _regression(seed, local=False):
+    """w ~ N(0, I), tau ~ Gamma(1, 1), N = 2 < D = 3 rows: design and data of scale 1e8; with
+    ``local``, beside it y_n ~ N(u_n, 1), u_n ~ N(0, 1) on the same plate."""
     rng = np.random.default_rng(seed)
     design, obs = rng.normal(size=(2, 3)) * 1e8, rng.normal(size=2) * 1e8
     with vmp.Model("regression") as model:
@@ -130,6 +131,8 @@ def _regression(seed):
         tau = vmp.Gamma("tau", 1.0, 1.0)
         with vmp.Plate("data", 2):
             vmp.Normal("x", vmp.dot(w, design), tau, observed=obs)
+            if local:
+                vmp.Normal("y", vmp.Normal("u", 0.0, 1.0), 1.0, observed=rng.normal(size=2))
     return model, design, obs
 
 

@@ -80,14 +80,7 @@ def test_a_stochastic_fit_with_locals_at_scale_1e8_on_workers_is_the_serial_fit(
     singular basis; so is a fit whose steps all read the round's globals (update="global").
     Without the roots in the round these fits diverged (2 of 3 seeds; the global one at seed 0)."""
     def fit(executor, steps=60, update="per-node"):
-        rng = np.random.default_rng(0)
-        design, obs = rng.normal(size=(2, 3)) * 1e8, rng.normal(size=2) * 1e8
-        with vmp.Model("regression") as model:
-            w = vmp.Gaussian("w", np.zeros(3), np.eye(3))
-            tau = vmp.Gamma("tau", 1.0, 1.0)
-            with vmp.Plate("data", 2):
-                vmp.Normal("x", vmp.dot(w, design), tau, observed=obs)
-                vmp.Normal("y", vmp.Normal("u", 0.0, 1.0), 1.0, observed=rng.normal(size=2))
+        model, design, obs = _regression(0, local=True)
         run = model.stochastic(subsample=vmp.Minibatch("data", 2), step=vmp.Constant(0.5), seed=0, progress=False,
                                update=update, **({} if executor is None else {"executor": executor}))
         for _ in range(steps):
