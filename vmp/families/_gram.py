@@ -79,11 +79,19 @@ def joined(parts: list) -> Callable[[], tuple | None] | None:
         each = []
         for p in parts:
             r = p()
-            if r is None or (each and r[0].shape[:-2] != each[0][0].shape[:-2]):
+            if r is None:
                 return None
             each.append(compact(r))
-        return np.concatenate([r[0] for r in each], axis=-2), np.concatenate([r[1] for r in each], axis=-1)
+        return stacked(each)
     return rows
+
+
+def stacked(parts: list) -> tuple | None:
+    """Rows (B_j, z_j) of the terms of a sum stacked as ([B_1; B_2; ...], [z_1; z_2; ...]);
+    None unless every term has rows of the same plates."""
+    if not parts or any(p is None or p[0].shape[:-2] != parts[0][0].shape[:-2] for p in parts):
+        return None
+    return np.concatenate([p[0] for p in parts], axis=-2), np.concatenate([p[1] for p in parts], axis=-1)
 
 
 def compact(parts: tuple) -> tuple:
@@ -237,9 +245,9 @@ def root(natural: tuple) -> tuple | None:
     """(R, t) with R^T R = -2 eta_2 and R^T t = eta_1 of ``natural``: the kept Gram's, else from
     the equilibrated Cholesky factor of the matrix as formed (R = L^T E^-1, t = L^-1 E eta_1);
     None where that fails."""
-    g = known_factor(natural[1], -2.0)
-    if isinstance(g, Gram) and g.t is not None:
-        return g.r, g.t
+    kept = kept_root(natural)
+    if kept is not None:
+        return kept
     e, scaled = _equilibrated(-2.0 * sym(np.asarray(natural[1], dtype=float)))
     try:
         lower = np.linalg.cholesky(scaled)
@@ -270,7 +278,7 @@ def blended(out: tuple, old: tuple, new: tuple, rho) -> Gram | None:
 def kept_root(natural) -> tuple | None:
     """(R, t) of the factorization kept for a Gaussian's natural parameters ``natural`` (what a
     saved state stores beside them), or None."""
-    if not isinstance(natural, tuple) or len(natural) != 2 or not isinstance(natural[1], np.ndarray):
+    if not isinstance(natural, (tuple, list)) or len(natural) != 2 or not isinstance(natural[1], np.ndarray):
         return None
     g = known_factor(natural[1], -2.0)
     return (g.r, g.t) if isinstance(g, Gram) and g.t is not None else None

@@ -352,10 +352,7 @@ class Partitioned(Executor):
             self.traffic["received"] += _nbytes(parts)
             return parts
 
-        parts = self._retried(once, "a step")
-        if not parts or any(p is None or p[0].shape[:-2] != parts[0][0].shape[:-2] for p in parts):
-            return None
-        return np.concatenate([p[0] for p in parts], axis=-2), np.concatenate([p[1] for p in parts], axis=-1)
+        return _gram.stacked(self._retried(once, "a step"))
 
     # ----- a minibatch's local step where its rows are -----------------------------------------
     def local_step(self, engine, plan, state, rows, nodes=(), snapshot: bool = False):
